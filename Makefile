@@ -1,0 +1,34 @@
+# Two commands do everything on a fresh machine with only Python 3.11+:
+#   make lab    set up .venv and open the workbook in JupyterLab
+#   make test   set up .venv and run every test (package, notebooks, browser, local model)
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# llama-cpp-python compiles llama.cpp on first install; keep the build portable across CPUs.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+
+.PHONY: lab test bench lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/00_start_here.ipynb
+
+test: $(STAMP)
+	$(BIN)/python scripts/ensure_browser.py
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_parser.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check codeagent_lite tests benchmarks scripts
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

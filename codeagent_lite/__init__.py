@@ -1,0 +1,74 @@
+"""codeagent-lite: the JSON text model section of "从零搭建 Code Agent", as runnable code.
+
+Blog chapter: https://zhuanlan.zhihu.com/p/2077860124157277532
+
+Data path::
+
+    HistoryItem -> json_text_messages -> ProviderMessage -> json_text_adapter
+        -> ProviderResponse.text -> json_action_parser -> ToolCall | FinalAnswer
+"""
+
+from .diagnosis import Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose, format_ladder
+from .json_action_parser import (
+    action_json_schema,
+    check_action_type,
+    check_fields,
+    check_json_syntax,
+    check_top_level_object,
+    parse_json_action,
+)
+from .json_text_adapter import JsonTextModelAdapter, ProviderError, ProviderResponse, TextProvider
+from .json_text_messages import ProviderMessage, build_provider_messages
+from .kernel_types import Action, FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec
+from .model_adapter import (
+    InvalidModelOutputError,
+    ModelAdapter,
+    ModelCallBudget,
+    ModelProviderError,
+    ModelResponse,
+    TokenUsage,
+    ValidationLayer,
+)
+from .scripted_provider import ProviderCall, ScriptedProvider, ScriptExhaustedError
+
+BLOG_URL = "https://zhuanlan.zhihu.com/p/2077860124157277532"
+
+__all__ = [
+    "BLOG_URL",
+    "Action",
+    "Diagnosis",
+    "FinalAnswer",
+    "HistoryItem",
+    "InvalidModelOutputError",
+    "JsonTextModelAdapter",
+    "LayerOutcome",
+    "LayerStatus",
+    "Message",
+    "MessageRole",
+    "ModelAdapter",
+    "ModelCallBudget",
+    "ModelProviderError",
+    "ModelResponse",
+    "ProviderCall",
+    "ProviderError",
+    "ProviderMessage",
+    "ProviderResponse",
+    "ScriptExhaustedError",
+    "ScriptedProvider",
+    "TextProvider",
+    "TokenUsage",
+    "ToolCall",
+    "ToolResult",
+    "ToolSpec",
+    "ValidationLayer",
+    "action_json_schema",
+    "build_provider_messages",
+    "check_action_type",
+    "check_fields",
+    "check_json_syntax",
+    "check_top_level_object",
+    "describe_action",
+    "diagnose",
+    "format_ladder",
+    "parse_json_action",
+]

@@ -1,0 +1,112 @@
+"""Run the parser's four layers one at a time and record what each one said.
+
+``parse_json_action`` stops at the first refusal, which is right for an agent. A
+learner wants the whole ladder instead: which layers passed, which one refused and
+why, and which were never reached. The playground widget and ``python -m
+codeagent_lite check`` both use this module, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from .json_action_parser import check_action_type, check_fields, check_json_syntax, check_top_level_object
+from .kernel_types import Action, FinalAnswer, ToolCall
+from .model_adapter import InvalidModelOutputError, ValidationLayer
+
+__all__ = ["Diagnosis", "LayerOutcome", "LayerStatus", "describe_action", "diagnose", "format_ladder"]
+
+
+class LayerStatus(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_REACHED = "not reached"
+
+
+@dataclass(frozen=True, slots=True)
+class LayerOutcome:
+    layer: ValidationLayer
+    status: LayerStatus
+    error: InvalidModelOutputError | None = None
+
+    @property
+    def message(self) -> str | None:
+        return None if self.error is None else self.error.message
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """Every layer's outcome for one text, plus the action when all four passed."""
+
+    raw_text: str
+    outcomes: tuple[LayerOutcome, ...]
+    action: Action | None
+
+    @property
+    def accepted(self) -> bool:
+        return self.action is not None
+
+    @property
+    def error(self) -> InvalidModelOutputError | None:
+        return next((o.error for o in self.outcomes if o.error is not None), None)
+
+    @property
+    def rejected_by(self) -> ValidationLayer | None:
+        error = self.error
+        return None if error is None else error.layer
+
+
+def diagnose(raw_text: str) -> Diagnosis:
+    """Same layers, same order, same messages as ``parse_json_action``; never raises for bad text."""
+    outcomes: list[LayerOutcome] = []
+    action: Action | None = None
+    try:
+        value: Any = check_json_syntax(raw_text)
+        outcomes.append(LayerOutcome(ValidationLayer.JSON_SYNTAX, LayerStatus.PASSED))
+        obj = check_top_level_object(value)
+        outcomes.append(LayerOutcome(ValidationLayer.TOP_LEVEL_OBJECT, LayerStatus.PASSED))
+        action_type = check_action_type(obj)
+        outcomes.append(LayerOutcome(ValidationLayer.ACTION_TYPE, LayerStatus.PASSED))
+        action = check_fields(obj, action_type)
+        outcomes.append(LayerOutcome(ValidationLayer.FIELDS, LayerStatus.PASSED))
+    except InvalidModelOutputError as error:
+        error.raw_text = raw_text
+        failed = ValidationLayer(len(outcomes) + 1)
+        outcomes.append(LayerOutcome(failed, LayerStatus.FAILED, error))
+        for layer in ValidationLayer:
+            if layer > failed:
+                outcomes.append(LayerOutcome(layer, LayerStatus.NOT_REACHED))
+    return Diagnosis(raw_text=raw_text, outcomes=tuple(outcomes), action=action)
+
+
+def describe_action(action: Action) -> str:
+    """A one-line, learner-readable rendering of an accepted action."""
+    if isinstance(action, ToolCall):
+        return f"ToolCall(call_id={action.call_id!r}, tool_name={action.tool_name!r}, arguments={action.arguments!r})"
+    if isinstance(action, FinalAnswer):
+        return f"FinalAnswer(content={action.content!r})"
+    raise TypeError(f"not an action: {type(action).__name__}")
+
+
+_MARKS = {LayerStatus.PASSED: "✔", LayerStatus.FAILED: "✘", LayerStatus.NOT_REACHED: "·"}
+
+
+def format_ladder(diagnosis: Diagnosis) -> str:
+    """Plain-text ladder, one line per layer, then the verdict."""
+    lines = []
+    for outcome in diagnosis.outcomes:
+        mark = _MARKS[outcome.status]
+        label = f"layer {int(outcome.layer)}  {outcome.layer.title:<17}"
+        line = f"{mark} {label} {outcome.status.value}"
+        if outcome.error is not None:
+            line += f": {outcome.error.message}"
+        lines.append(line)
+    if diagnosis.action is not None:
+        lines.append(f"=> {describe_action(diagnosis.action)}")
+    else:
+        error = diagnosis.error
+        assert error is not None
+        lines.append(f"=> rejected at layer {int(error.layer or 0)}: expected {error.expected}, found {error.found}")
+    return "\n".join(lines)

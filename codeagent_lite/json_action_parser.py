@@ -1,0 +1,540 @@
+"""Inbound direction: untrusted model text -> a checked Kernel action.
+
+The text goes through four layers, in the chapter's order, and the first layer that
+refuses it raises ``InvalidModelOutputError`` naming itself:
+
+1. JSON syntax: exactly one strict RFC 8259 value, nothing repaired or guessed.
+2. Top-level object: the value is a JSON object.
+3. Action type: ``type`` is exactly ``"tool_call"`` or ``"final_answer"``.
+4. Fields: the field set and every field's type match the contract, with no coercion.
+
+Each layer is a small public function so a notebook can run one alone. Nothing here
+"fixes" a reply (strips code fences, closes brackets, picks the first of two objects):
+a repaired reply is a guess, and an agent must never execute a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
+
+from .kernel_types import Action, FinalAnswer, ToolCall
+from .model_adapter import InvalidModelOutputError, ValidationLayer
+
+__all__ = [
+    "ACTION_TYPES",
+    "FINAL_ANSWER_FIELDS",
+    "MAX_INTEGER_DIGITS",
+    "MAX_NESTING_DEPTH",
+    "TOOL_CALL_FIELDS",
+    "FinalAnswerPayload",
+    "ToolCallPayload",
+    "action_json_schema",
+    "check_action_type",
+    "check_fields",
+    "check_json_syntax",
+    "check_top_level_object",
+    "parse_json_action",
+]
+
+MAX_NESTING_DEPTH = 100
+"""Deepest nesting of objects and arrays accepted; real actions need three or four levels."""
+
+MAX_INTEGER_DIGITS = 4300
+"""Longest integer accepted (Python's own default limit), so huge numbers cannot stall parsing."""
+
+ACTION_TYPES = ("tool_call", "final_answer")
+TOOL_CALL_FIELDS = ("type", "call_id", "tool_name", "arguments")
+FINAL_ANSWER_FIELDS = ("type", "content")
+_CONTRACT_FIELDS = {"tool_call": TOOL_CALL_FIELDS, "final_answer": FINAL_ANSWER_FIELDS}
+
+_PREVIEW_CHARS = 24
+_JSON_WHITESPACE = " \t\n\r"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _line_and_column(text: str, pos: int) -> tuple[int, int]:
+    # Same convention as json.JSONDecodeError: both count from 1.
+    line = text.count("\n", 0, pos) + 1
+    column = pos - text.rfind("\n", 0, pos)
+    return line, column
+
+
+def _preview(text: str) -> str:
+    """A short quoted excerpt, so a rejection never echoes a whole (possibly huge) reply."""
+    if len(text) <= _PREVIEW_CHARS:
+        return repr(text)
+    return repr(text[:_PREVIEW_CHARS]) + "..."
+
+
+def _describe(value: object) -> str:
+    """Name a JSON value the way a learner reads JSON, not the way Python stores it."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {_preview(value)}"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _syntax_error(detail: str, *, expected: str, found: str, text: str, pos: int | None) -> InvalidModelOutputError:
+    line = column = None
+    where = ""
+    if pos is not None:
+        line, column = _line_and_column(text, pos)
+        where = f" at line {line}, column {column}"
+    return InvalidModelOutputError(
+        f"model output must be valid JSON: {detail}{where}",
+        layer=ValidationLayer.JSON_SYNTAX,
+        expected=expected,
+        found=found,
+        line=line,
+        column=column,
+    )
+
+
+# --------------------------------------------------------------------------- layer 1
+
+
+class _ValueProblem(Exception):
+    """Raised inside json's hooks; the exact place is found afterwards by ``_locate_value_problem``."""
+
+
+def _number_problem(token: str) -> str | None:
+    """Why a number token is unacceptable, or None. Shared by the fast hooks and the locator."""
+    if token in ("NaN", "Infinity", "-Infinity"):
+        return f"{token} is not a JSON number (non-finite numbers are not allowed)"
+    if any(c in token for c in ".eE"):
+        if not math.isfinite(float(token)):
+            return f"the number {_preview(token)} is too large for a finite float"
+        return None
+    digits = len(token) - token.startswith("-")
+    if digits > MAX_INTEGER_DIGITS:
+        return f"an integer with {digits} digits is too long (at most {MAX_INTEGER_DIGITS})"
+    return None
+
+
+def _pairs_to_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _ValueProblem
+    return obj
+
+
+def _parse_number(token: str) -> int | float:
+    if _number_problem(token) is not None:
+        raise _ValueProblem
+    return float(token) if any(c in token for c in ".eE") else int(token)
+
+
+def _parse_constant(token: str) -> float:
+    raise _ValueProblem
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs_to_object,
+    parse_float=_parse_number,
+    parse_int=_parse_number,
+    parse_constant=_parse_constant,
+    strict=True,
+)
+
+# Tokens of a JSON text, used only on the slow paths (depth and problem location).
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+', re.DOTALL)
+
+
+def _locate_value_problem(text: str) -> InvalidModelOutputError:
+    """Find the first duplicate key or unacceptable number, in text order.
+
+    Only called after json's hooks saw such a problem, so everything before it is
+    well-formed JSON and a simple token walk is enough to find where it is.
+    """
+    stack: list[set[str] | None] = []  # a set of keys seen for objects, None for arrays
+    expecting_key = False
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token in "{[":
+            stack.append(set() if token == "{" else None)
+            expecting_key = token == "{"
+        elif token in "}]":
+            stack.pop()
+            expecting_key = False
+        elif token == ",":
+            expecting_key = bool(stack) and stack[-1] is not None
+        elif token == ":":
+            expecting_key = False
+        elif token.startswith('"'):
+            keys = stack[-1] if stack else None
+            if expecting_key and keys is not None:
+                key = json.loads(token)
+                if key in keys:
+                    return _syntax_error(
+                        f"duplicate key {_preview(key)} in one object",
+                        expected="each key at most once per object",
+                        found=f"a second {_preview(key)}",
+                        text=text,
+                        pos=match.start(),
+                    )
+                keys.add(key)
+        else:
+            problem = _number_problem(token)
+            if problem is not None:
+                return _syntax_error(
+                    problem, expected="a finite JSON number", found=_preview(token), text=text, pos=match.start()
+                )
+    return _syntax_error(
+        "a duplicate key or an invalid number", expected="valid JSON", found="an invalid value", text=text, pos=None
+    )
+
+
+def _too_deep(text: str) -> InvalidModelOutputError | None:
+    # Counting brackets is cheap C code; the token walk runs only when the count could matter.
+    if text.count("{") + text.count("[") <= MAX_NESTING_DEPTH:
+        return None
+    depth = 0
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token in "{[":
+            depth += 1
+            if depth > MAX_NESTING_DEPTH:
+                return _syntax_error(
+                    f"nesting is deeper than {MAX_NESTING_DEPTH} levels",
+                    expected=f"at most {MAX_NESTING_DEPTH} nested objects or arrays",
+                    found=f"more than {MAX_NESTING_DEPTH}",
+                    text=text,
+                    pos=match.start(),
+                )
+        elif token in "}]":
+            depth -= 1
+    return None
+
+
+_PARTIAL_LITERALS = frozenset({"t", "tr", "tru", "f", "fa", "fal", "fals", "n", "nu", "nul", "-"})
+
+
+def _looks_cut_off(error: json.JSONDecodeError, text: str, end: int) -> bool:
+    if error.msg.startswith("Unterminated string") or error.pos >= end:
+        return True
+    return error.msg == "Expecting value" and text[error.pos : end] in _PARTIAL_LITERALS
+
+
+def _previous_significant(text: str, pos: int) -> str:
+    before = text[:pos].rstrip(_JSON_WHITESPACE)
+    return before[-1:] if before else ""
+
+
+def _explain_decode_error(error: json.JSONDecodeError, text: str) -> InvalidModelOutputError:
+    """Turn json's terse message into one that says what was expected and what came."""
+    pos = error.pos
+    end = len(text.rstrip(_JSON_WHITESPACE))
+    char = text[pos] if pos < len(text) else ""
+
+    if error.msg.startswith("Extra data"):
+        rest = text[pos:end]
+        try:
+            _DECODER.raw_decode(rest)
+        except (ValueError, _ValueProblem, RecursionError):
+            detail = "text after the JSON value"
+            if rest.startswith(("//", "/*", "#")):
+                detail += " (comments are not allowed in JSON)"
+            elif rest.startswith(("```", "~~~")):
+                detail += " (a markdown code fence?)"
+            return _syntax_error(
+                detail, expected="nothing after the JSON value", found=_preview(rest), text=text, pos=pos
+            )
+        return _syntax_error(
+            "more than one JSON value; the second one starts",
+            expected="exactly one JSON value",
+            found=f"another value {_preview(rest)}",
+            text=text,
+            pos=pos,
+        )
+    if _looks_cut_off(error, text, end):
+        return _syntax_error(
+            "the reply ends before the JSON value is complete; it looks cut off "
+            "(usually max_output_tokens was reached); the text ends",
+            expected="a complete JSON value",
+            found="the end of the text",
+            text=text,
+            pos=end,
+        )
+    if error.msg.startswith("Invalid control character"):
+        return _syntax_error(
+            f"raw control character U+{ord(char):04X} inside a string (escape it, e.g. \\n)",
+            expected="an escaped control character",
+            found=f"raw U+{ord(char):04X}",
+            text=text,
+            pos=pos,
+        )
+    if error.msg.startswith("Invalid \\escape") or error.msg.startswith("Invalid \\uXXXX escape"):
+        return _syntax_error(
+            "invalid escape sequence in a string",
+            expected='one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX',
+            found=_preview(text[pos : pos + 6]),
+            text=text,
+            pos=pos,
+        )
+    if char == "'":
+        return _syntax_error(
+            "single quotes are not JSON; strings and keys need double quotes",
+            expected='a double quote (")',
+            found="a single quote (')",
+            text=text,
+            pos=pos,
+        )
+    if char in "/#" and char:
+        return _syntax_error(
+            "comments are not allowed in JSON", expected="JSON", found=_preview(text[pos:end]), text=text, pos=pos
+        )
+    if char in "}]" and char and _previous_significant(text, pos) == ",":
+        return _syntax_error(
+            f"trailing comma before {char!r}",
+            expected="another item after the comma",
+            found=repr(char),
+            text=text,
+            pos=pos,
+        )
+    first = len(text) - len(text.lstrip(_JSON_WHITESPACE))
+    if error.msg == "Expecting value" and pos == first:
+        if "{" in text[pos:]:
+            detail = "text before the JSON value; the reply must start with the JSON itself, found"
+        else:
+            detail = "the reply is not JSON, found"
+        return _syntax_error(
+            f"{detail} {_preview(text[pos:end])}",
+            expected="a JSON value such as {...}",
+            found=_preview(text[pos:end]),
+            text=text,
+            pos=pos,
+        )
+    expected = error.msg.removeprefix("Expecting ").replace(" enclosed in double quotes", " in double quotes")
+    return _syntax_error(
+        f"expected {expected}, found {_preview(text[pos : pos + _PREVIEW_CHARS])}",
+        expected=expected,
+        found=_preview(text[pos : pos + _PREVIEW_CHARS]),
+        text=text,
+        pos=pos,
+    )
+
+
+def check_json_syntax(raw_text: str) -> Any:
+    """Layer 1: the text must be exactly one strict JSON value, whitespace around it allowed."""
+    if not isinstance(raw_text, str):
+        raise InvalidModelOutputError(
+            f"model output must be valid JSON: expected text, found {type(raw_text).__name__}",
+            layer=ValidationLayer.JSON_SYNTAX,
+            expected="text (str)",
+            found=type(raw_text).__name__,
+        )
+    stripped = raw_text.strip(_JSON_WHITESPACE)
+    if not stripped:
+        raise _syntax_error(
+            "the reply is empty",
+            expected="one JSON value",
+            found="empty text" if not raw_text else "only whitespace",
+            text=raw_text,
+            pos=None,
+        )
+    if raw_text.startswith("\ufeff"):
+        raise _syntax_error(
+            "the reply starts with a byte-order mark (U+FEFF)",
+            expected="the JSON value itself",
+            found="U+FEFF",
+            text=raw_text,
+            pos=0,
+        )
+    if stripped.startswith(("```", "~~~")):
+        raise _syntax_error(
+            "the reply is wrapped in a markdown code fence; send the bare JSON without ``` lines",
+            expected="a JSON value such as {...}",
+            found=_preview(stripped),
+            text=raw_text,
+            pos=raw_text.index(stripped[0]),
+        )
+    too_deep = _too_deep(raw_text)
+    if too_deep is not None:
+        raise too_deep
+    try:
+        return _DECODER.decode(raw_text)
+    except json.JSONDecodeError as error:
+        raise _explain_decode_error(error, raw_text) from None
+    except _ValueProblem:
+        raise _locate_value_problem(raw_text) from None
+    except RecursionError:
+        raise _syntax_error(
+            "nesting is too deep to parse",
+            expected=f"at most {MAX_NESTING_DEPTH} nested objects or arrays",
+            found="deeper nesting",
+            text=raw_text,
+            pos=None,
+        ) from None
+
+
+# --------------------------------------------------------------------------- layer 2
+
+
+def check_top_level_object(value: Any) -> dict[str, Any]:
+    """Layer 2: an action is a JSON object; an array of actions or a bare string is not one."""
+    if not isinstance(value, dict):
+        raise InvalidModelOutputError(
+            f"model output must be an object, found {_describe(value)}",
+            layer=ValidationLayer.TOP_LEVEL_OBJECT,
+            expected="a JSON object {...}",
+            found=_describe(value),
+        )
+    return value
+
+
+# --------------------------------------------------------------------------- layer 3
+
+
+def check_action_type(obj: dict[str, Any]) -> Literal["tool_call", "final_answer"]:
+    """Layer 3: ``type`` picks the contract; only the two action types exist (case-sensitive)."""
+    expected = "'tool_call' or 'final_answer'"
+    if "type" not in obj:
+        found = 'no "type" field'
+    else:
+        action_type = obj["type"]
+        if action_type == "tool_call":
+            return "tool_call"
+        if action_type == "final_answer":
+            return "final_answer"
+        found = _describe(action_type)
+    raise InvalidModelOutputError(
+        f"unsupported action type: expected {expected}, found {found}",
+        layer=ValidationLayer.ACTION_TYPE,
+        expected=expected,
+        found=found,
+    )
+
+
+# --------------------------------------------------------------------------- layer 4
+
+
+def _not_blank(value: str) -> str:
+    # str.strip() is the same blank test the Kernel types use, so the two can never disagree.
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+NonBlankStr = Annotated[StrictStr, Field(min_length=1), AfterValidator(_not_blank)]
+
+
+class ToolCallPayload(BaseModel):
+    """The tool_call contract: exactly these four fields, strict types, nothing coerced."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    type: Literal["tool_call"]
+    call_id: NonBlankStr
+    tool_name: NonBlankStr
+    arguments: dict[str, Any]
+
+
+class FinalAnswerPayload(BaseModel):
+    """The final_answer contract: exactly ``type`` and a non-blank ``content``."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    type: Literal["final_answer"]
+    content: NonBlankStr
+
+
+_PAYLOADS: dict[str, type[ToolCallPayload] | type[FinalAnswerPayload]] = {
+    "tool_call": ToolCallPayload,
+    "final_answer": FinalAnswerPayload,
+}
+_TYPE_NAMES = {"arguments": "an object"}
+
+
+def _field_set_error(obj: dict[str, Any], action_type: str) -> InvalidModelOutputError | None:
+    contract = _CONTRACT_FIELDS[action_type]
+    missing = [name for name in contract if name not in obj]
+    unexpected = [name for name in obj if name not in contract]
+    if not missing and not unexpected:
+        return None
+    parts = []
+    if missing:
+        parts.append("missing " + ", ".join(missing))
+    if unexpected:
+        parts.append("unexpected " + ", ".join(_preview(name) for name in unexpected))
+    expected = "exactly " + ", ".join(contract)
+    return InvalidModelOutputError(
+        f"{action_type} fields do not match the contract: {'; '.join(parts)} (expected {expected})",
+        layer=ValidationLayer.FIELDS,
+        expected=expected,
+        found="; ".join(parts),
+    )
+
+
+def _field_type_error(obj: dict[str, Any], error: ValidationError) -> InvalidModelOutputError:
+    # Report the first problem in contract order; one clear correction beats a list of five.
+    detail = error.errors(include_url=False)[0]
+    name = str(detail["loc"][0])
+    value = obj.get(name)
+    if detail["type"] in ("string_too_short", "value_error"):
+        message, expected = f"{name} must not be blank", "a non-blank string"
+    else:
+        wanted = _TYPE_NAMES.get(name, "a string")
+        message, expected = f"{name} must be {wanted}", wanted
+    return InvalidModelOutputError(
+        f"{message}, found {_describe(value)}",
+        layer=ValidationLayer.FIELDS,
+        expected=expected,
+        found=_describe(value),
+    )
+
+
+def check_fields(obj: dict[str, Any], action_type: Literal["tool_call", "final_answer"]) -> Action:
+    """Layer 4: the exact field set, then each field's type; ``arguments`` values are the tool's business."""
+    field_set_error = _field_set_error(obj, action_type)
+    if field_set_error is not None:
+        raise field_set_error
+    try:
+        payload = _PAYLOADS[action_type].model_validate(obj)
+    except ValidationError as error:
+        raise _field_type_error(obj, error) from None
+    if isinstance(payload, ToolCallPayload):
+        return ToolCall(call_id=payload.call_id, tool_name=payload.tool_name, arguments=dict(payload.arguments))
+    return FinalAnswer(content=payload.content)
+
+
+def action_json_schema() -> dict[str, Any]:
+    """JSON Schema of the two action shapes, generated from the same models layer 4 uses.
+
+    Prompts and grammar-constrained decoding use this, so what a model is told can
+    never drift from what the parser accepts.
+    """
+    adapter: TypeAdapter[ToolCallPayload | FinalAnswerPayload] = TypeAdapter(
+        Annotated[ToolCallPayload | FinalAnswerPayload, Field(discriminator="type")]
+    )
+    return adapter.json_schema()
+
+
+# --------------------------------------------------------------------------- all four
+
+
+def parse_json_action(raw_text: str) -> Action:
+    """Run the four layers in order; the first refusal raises ``InvalidModelOutputError``."""
+    try:
+        value = check_json_syntax(raw_text)
+        obj = check_top_level_object(value)
+        action_type = check_action_type(obj)
+        return check_fields(obj, action_type)
+    except InvalidModelOutputError as error:
+        error.raw_text = raw_text
+        raise

@@ -1,0 +1,82 @@
+"""An offline ``TextProvider`` that replays prepared replies.
+
+Notebooks and tests need a model that answers the same way every time, costs nothing
+and works without a network. ``ScriptedProvider`` replays a script of replies in
+order and records every call, so a test can also check what the adapter sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .json_text_adapter import ProviderError, ProviderResponse
+from .json_text_messages import ProviderMessage
+from .kernel_types import ToolSpec
+
+__all__ = ["ProviderCall", "ScriptExhaustedError", "ScriptedProvider"]
+
+
+class ScriptExhaustedError(ProviderError):
+    """The script ran out: the code under test asked the model more often than planned."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderCall:
+    """What the adapter passed to the provider for one call."""
+
+    messages: tuple[ProviderMessage, ...]
+    tools: tuple[ToolSpec, ...]
+    max_output_tokens: int
+
+
+Reply = str | ProviderResponse | ProviderError
+
+
+class ScriptedProvider:
+    """Replays ``replies`` one per call.
+
+    A ``str`` becomes a ``ProviderResponse`` with token counts estimated from the text
+    (roughly four characters per token, at least one), a ``ProviderResponse`` is
+    returned as is, and a ``ProviderError`` is raised, to rehearse failures.
+    """
+
+    def __init__(self, replies: Sequence[Reply]) -> None:
+        for reply in replies:
+            if not isinstance(reply, (str, ProviderResponse, ProviderError)):
+                raise TypeError(
+                    f"a scripted reply must be str, ProviderResponse or ProviderError, not {type(reply).__name__}"
+                )
+        self._replies = list(replies)
+        self.calls: list[ProviderCall] = []
+
+    @property
+    def remaining(self) -> int:
+        return len(self._replies) - len(self.calls)
+
+    def complete(
+        self,
+        *,
+        messages: Sequence[ProviderMessage],
+        tools: Sequence[ToolSpec],
+        max_output_tokens: int,
+    ) -> ProviderResponse:
+        if self.remaining <= 0:
+            raise ScriptExhaustedError(f"scripted provider has no reply left after {len(self.calls)} calls")
+        reply = self._replies[len(self.calls)]
+        self.calls.append(ProviderCall(tuple(messages), tuple(tools), max_output_tokens))
+        if isinstance(reply, ProviderError):
+            raise reply
+        if isinstance(reply, ProviderResponse):
+            return reply
+        return ProviderResponse(
+            text=reply,
+            input_tokens=sum(_estimate_tokens(m.content) for m in messages),
+            output_tokens=_estimate_tokens(reply),
+            finish_reason="stop",
+        )
+
+
+def _estimate_tokens(text: str) -> int:
+    # Deterministic stand-in for a tokenizer: good enough to show that usage adds up.
+    return max(1, (len(text) + 3) // 4)
