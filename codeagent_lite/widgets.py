@@ -1,0 +1,222 @@
+"""The parser playground: type raw model text, watch the four-layer ladder react.
+
+This module imports ipywidgets, so it is imported only by notebooks that show a
+widget (never by ``codeagent_lite/__init__.py``): the core package must stay usable
+without the Jupyter stack. The ladder comes from ``diagnose``, the same function the
+``check`` command uses, so the playground and the command line cannot disagree.
+
+The CSS classes and ``data-*`` attributes below are a contract with the real-browser
+test, which finds the ladder's rows by them; change them only together with it.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from typing import Any
+
+import ipywidgets
+
+from .diagnosis import Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose, format_ladder
+
+__all__ = [
+    "PRESETS",
+    "ParserPlayground",
+    "render_ladder_html",
+    "render_ladder_text",
+    "show_static_ladders",
+    "static_ladders_text",
+]
+
+_CLEAN_TOOL_CALL = (
+    '{"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {"path": "README.md"}}'
+)
+
+PRESETS: dict[str, str] = {
+    # Accepted: the two shapes the contract allows.
+    "clean tool call": _CLEAN_TOOL_CALL,
+    "clean final answer (Chinese text)": (
+        '{"type": "final_answer", "content": "README.md 的标题是「从零搭建 Code Agent」"}'
+    ),
+    # Layer 1: not exactly one strict JSON value.
+    "fenced ```json block": '```json\n{"type": "final_answer", "content": "42"}\n```',
+    "prose before the JSON": 'Sure! Here is the action:\n{"type": "final_answer", "content": "42"}',
+    "prose after the JSON": '{"type": "final_answer", "content": "42"}\nLet me know if you need anything else.',
+    "two JSON objects": (
+        '{"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {"path": "notes.md"}}\n'
+        '{"type": "tool_call", "call_id": "call_2", "tool_name": "delete_file", "arguments": {"path": "notes.md"}}'
+    ),
+    "duplicate key": (
+        '{"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", '
+        '"tool_name": "delete_file", "arguments": {"path": "notes.md"}}'
+    ),
+    "NaN in arguments": (
+        '{"type": "tool_call", "call_id": "call_1", "tool_name": "sleep", "arguments": {"seconds": NaN}}'
+    ),
+    "cut-off reply": (
+        '{"type": "tool_call", "call_id": "call_1", "tool_name": "write_file", '
+        '"arguments": {"path": "notes.md", "text": "First line'
+    ),
+    "single quotes": "{'type': 'final_answer', 'content': '42'}",
+    "trailing comma": '{"type": "final_answer", "content": "42",}',
+    # Layer 2: valid JSON, but not an object.
+    "top-level array": '[{"type": "final_answer", "content": "42"}]',
+    # Layer 3: an object whose type is not one of the two actions.
+    'unknown type "tool_result"': '{"type": "tool_result", "call_id": "call_1", "content": "ok", "is_error": false}',
+    # Layer 4: the right type, the wrong fields or field types.
+    "missing tool_name": '{"type": "tool_call", "call_id": "call_1", "arguments": {"path": "README.md"}}',
+    "arguments as a string": (
+        '{"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", '
+        '"arguments": "{\\"path\\": \\"README.md\\"}"}'
+    ),
+    "blank call_id": (
+        '{"type": "tool_call", "call_id": "  ", "tool_name": "read_file", "arguments": {"path": "README.md"}}'
+    ),
+}
+"""Instructive raw replies, in ladder order: accepted first, then by the layer that stops them."""
+
+_MARKS = {LayerStatus.PASSED: "✔", LayerStatus.FAILED: "✘", LayerStatus.NOT_REACHED: "·"}
+# The status as a CSS class word (``not reached`` has a space, which a class name cannot hold).
+_CLASS_WORDS = {LayerStatus.PASSED: "passed", LayerStatus.FAILED: "failed", LayerStatus.NOT_REACHED: "not-reached"}
+# Inline styles, because the ladder is shown by an HTML widget without a stylesheet of its own.
+_ROW_STYLES = {
+    LayerStatus.PASSED: "color:#1a7f37",
+    LayerStatus.FAILED: "color:#cf222e;font-weight:bold",
+    LayerStatus.NOT_REACHED: "color:#8c959f",
+}
+_DETAIL_STYLE = "margin-left:2.2em;font-weight:normal;color:#24292f;white-space:pre-wrap"
+
+
+def _escape(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _layer_row_html(outcome: LayerOutcome) -> str:
+    status = outcome.status
+    number = int(outcome.layer)
+    parts = [
+        f'<div class="cal-layer cal-layer-{_CLASS_WORDS[status]}" data-layer="{number}" '
+        f'data-status="{_escape(status.value)}" style="{_ROW_STYLES[status]}">',
+        f'<span class="cal-mark">{_MARKS[status]}</span> ',
+        f'<span class="cal-layer-title">layer {number} · {_escape(outcome.layer.title)}</span> ',
+        f'<span class="cal-status">{_escape(status.value)}</span>',
+    ]
+    error = outcome.error
+    if error is not None:
+        parts.append(f'<div class="cal-message" style="{_DETAIL_STYLE}">{_escape(error.message)}</div>')
+        parts.append(
+            f'<div class="cal-expected-found" style="{_DETAIL_STYLE}">'
+            f'expected: <span class="cal-expected">{_escape(str(error.expected))}</span><br>'
+            f'found: <span class="cal-found">{_escape(str(error.found))}</span></div>'
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def render_ladder_html(diagnosis: Diagnosis) -> str:
+    """The ladder as HTML; every piece of model text in it is escaped, because model text is untrusted."""
+    rows = [_layer_row_html(outcome) for outcome in diagnosis.outcomes]
+    action = diagnosis.action
+    if action is not None:
+        kind = type(action).__name__
+        rows.append(
+            f'<div class="cal-action" data-action="{_escape(kind)}" style="margin-top:0.4em;color:#0969da">'
+            f"⇒ {_escape(describe_action(action))}</div>"
+        )
+    else:
+        error = diagnosis.error
+        layer = int(error.layer) if error is not None and error.layer is not None else 0
+        rows.append(
+            f'<div class="cal-rejected" data-layer="{layer}" style="margin-top:0.4em;color:#cf222e">'
+            f"⇒ rejected at layer {layer}: the Kernel would get InvalidModelOutputError, not an action</div>"
+        )
+    return (
+        '<div class="cal-ladder" style="font-family:var(--jp-code-font-family, monospace);line-height:1.5">'
+        + "".join(rows)
+        + "</div>"
+    )
+
+
+def render_ladder_text(diagnosis: Diagnosis) -> str:
+    """Plain-text ladder: exactly what ``python -m codeagent_lite check`` prints."""
+    return format_ladder(diagnosis)
+
+
+def static_ladders_text(names: Iterable[str]) -> str:
+    """Each named preset's raw text and its plain-text ladder, for places where widgets cannot run."""
+    blocks = []
+    for name in names:
+        if name not in PRESETS:
+            raise KeyError(f"unknown preset {name!r}; known presets: {', '.join(PRESETS)}")
+        raw = PRESETS[name]
+        indented = "\n".join("    " + line for line in raw.split("\n"))
+        blocks.append(f"--- {name}\n{indented}\n{render_ladder_text(diagnose(raw))}")
+    return "\n\n".join(blocks)
+
+
+def show_static_ladders(names: Iterable[str]) -> None:
+    """Print ``static_ladders_text``: plain text reads well on GitHub and diffs cleanly under nbval."""
+    print(static_ladders_text(names))
+
+
+class ParserPlayground:
+    """A preset drop-down, a text box and the live ladder of whatever the box holds.
+
+    Editing the text re-runs ``diagnose`` on every keystroke (``continuous_update``);
+    the parser is fast enough that a learner sees the verdict change as they type.
+    """
+
+    def __init__(self, initial_preset: str = "clean tool call") -> None:
+        if initial_preset not in PRESETS:
+            raise KeyError(f"unknown preset {initial_preset!r}")
+        self.preset = ipywidgets.Dropdown(
+            options=list(PRESETS),
+            value=initial_preset,
+            description="Preset:",
+            layout=ipywidgets.Layout(width="32em"),
+        )
+        self.preset.add_class("cal-playground-preset")
+        self.text = ipywidgets.Textarea(
+            value=PRESETS[initial_preset],
+            placeholder="Paste or type a raw model reply here",
+            continuous_update=True,
+            rows=6,
+            layout=ipywidgets.Layout(width="100%"),
+        )
+        self.text.add_class("cal-playground-input")
+        self.ladder = ipywidgets.HTML()
+        self.ladder.add_class("cal-playground-ladder")
+        self.widget = ipywidgets.VBox([self.preset, self.text, self.ladder])
+        self.widget.add_class("cal-playground")
+        self._diagnosis = diagnose(self.text.value)
+        self.ladder.value = render_ladder_html(self._diagnosis)
+        self.preset.observe(self._on_preset_change, names="value")
+        self.text.observe(self._on_text_change, names="value")
+
+    @property
+    def diagnosis(self) -> Diagnosis:
+        """The diagnosis of the text currently in the box."""
+        return self._diagnosis
+
+    def _on_preset_change(self, change: dict[str, Any]) -> None:
+        name = change["new"]
+        # None means "the text was edited away from any preset"; keep the learner's text.
+        if name is not None:
+            self.text.value = PRESETS[name]
+
+    def _on_text_change(self, change: dict[str, Any]) -> None:
+        text = str(change["new"])
+        self._diagnosis = diagnose(text)
+        self.ladder.value = render_ladder_html(self._diagnosis)
+        chosen = self.preset.value
+        if chosen is not None and PRESETS[chosen] != text:
+            # Clear the drop-down so choosing the same preset again reloads it.
+            self.preset.value = None
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)  # type: ignore[no-untyped-call]
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
