@@ -1,0 +1,210 @@
+"""The encoder playground of notebook 02: build a short Kernel history, watch it become provider messages.
+
+Reading about ``build_provider_messages`` is one thing; adding a ``ToolResult`` whose
+``call_id`` matches nothing, or arguments holding ``NaN``, and seeing what the encoder
+does with it is what makes the rules stick. The widget only collects fields and shows
+text: every conversion goes through the package's own ``build_provider_messages``, so
+the playground cannot teach an encoding the package does not use.
+
+This module imports ipywidgets and is therefore never imported by ``codeagent_lite``
+itself; the core package stays usable without Jupyter.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+
+from .diagnosis import describe_action
+from .json_text_messages import ProviderMessage, build_provider_messages
+from .kernel_types import HistoryItem, Message, MessageRole, ToolCall, ToolResult
+
+__all__ = ["ITEM_KINDS", "EncoderPlayground", "describe_item", "format_conversion"]
+
+ITEM_KINDS = ("Message", "ToolCall", "ToolResult")
+
+EMPTY_HISTORY_TEXT = "(the history is empty: pick an item type, fill in its fields and press “Add to history”)"
+
+
+def describe_item(item: HistoryItem) -> str:
+    """A one-line rendering of a history item, with the role as plain text rather than an enum repr."""
+    if isinstance(item, Message):
+        return f"Message(role={item.role.value!r}, content={item.content!r})"
+    if isinstance(item, ToolCall):
+        return describe_action(item)
+    if isinstance(item, ToolResult):
+        return f"ToolResult(call_id={item.call_id!r}, content={item.content!r}, is_error={item.is_error!r})"
+    raise TypeError(f"not a history item: {type(item).__name__}")
+
+
+def _describe_message(message: ProviderMessage) -> str:
+    return f"ProviderMessage(role={message.role!r}, content={message.content!r})"
+
+
+def format_conversion(history: Sequence[HistoryItem]) -> str:
+    """Each history item, then the provider message it became: the before/after view the playground shows."""
+    if not history:
+        return EMPTY_HISTORY_TEXT
+    messages = build_provider_messages(history)
+    blocks = []
+    for number, (item, message) in enumerate(zip(history, messages, strict=True), start=1):
+        blocks.append(f"#{number} {describe_item(item)}\n   -> {_describe_message(message)}")
+    return "\n".join(blocks)
+
+
+def _parse_arguments(text: str) -> dict[str, object]:
+    # Learner input: every way it can be wrong becomes a ValueError with a readable message.
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(
+            f"arguments is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
+        ) from error
+    if not isinstance(value, dict):
+        raise ValueError(f"arguments must be a JSON object {{...}}, not {type(value).__name__}")
+    return value
+
+
+class EncoderPlayground:
+    """A small form that appends history items and shows ``build_provider_messages`` of the whole history.
+
+    The widgets are public attributes so tests (and curious learners) can set values
+    and call ``.click()`` on the buttons without a browser.
+    """
+
+    def __init__(self, history: Sequence[HistoryItem] = ()) -> None:
+        self._history: list[HistoryItem] = list(history)
+        build_provider_messages(self._history)  # refuse an unencodable starting history here, not on first render
+
+        self.kind = widgets.ToggleButtons(options=list(ITEM_KINDS), value="Message", description="Item type")
+
+        self.role = widgets.Dropdown(options=[role.value for role in MessageRole], value="user", description="role")
+        self.message_content = widgets.Textarea(value="", description="content", placeholder="Read README.md")
+        self.message_fields = widgets.VBox([self.role, self.message_content])
+
+        self.call_id = widgets.Text(value="call_1", description="call_id")
+        self.tool_name = widgets.Text(value="read_file", description="tool_name")
+        self.arguments = widgets.Textarea(value='{"path": "README.md"}', description="arguments")
+        self.call_fields = widgets.VBox([self.call_id, self.tool_name, self.arguments])
+
+        self.result_call_id = widgets.Text(value="call_1", description="call_id")
+        self.result_content = widgets.Textarea(value="", description="content", placeholder="# codeagent-lite")
+        self.is_error = widgets.Checkbox(value=False, description="is_error")
+        self.result_fields = widgets.VBox([self.result_call_id, self.result_content, self.is_error])
+
+        self.add_button = widgets.Button(description="Add to history", button_style="primary")
+        self.remove_button = widgets.Button(description="Remove last")
+        self.clear_button = widgets.Button(description="Clear")
+        self.status = widgets.Label(value="")
+        self.view = widgets.HTML(value="")
+
+        self.kind.observe(self._on_kind_change, names="value")
+        self.add_button.on_click(self._on_add)
+        self.remove_button.on_click(self._on_remove)
+        self.clear_button.on_click(self._on_clear)
+
+        self.widget = widgets.VBox(
+            [
+                self.kind,
+                self.message_fields,
+                self.call_fields,
+                self.result_fields,
+                widgets.HBox([self.add_button, self.remove_button, self.clear_button]),
+                self.status,
+                self.view,
+            ]
+        )
+        self._show_fields_for(ITEM_KINDS[0])
+        self._refresh()
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def history(self) -> tuple[HistoryItem, ...]:
+        return tuple(self._history)
+
+    @property
+    def messages(self) -> tuple[ProviderMessage, ...]:
+        return build_provider_messages(self._history)
+
+    @property
+    def shown_text(self) -> str:
+        """The text the view displays, without its HTML wrapping."""
+        return format_conversion(self._history)
+
+    def build_item(self) -> HistoryItem:
+        """The item the form currently describes; ValueError with a learner-readable message if it is invalid."""
+        kind = str(self.kind.value)
+        if kind == "Message":
+            return Message(role=MessageRole(str(self.role.value)), content=str(self.message_content.value))
+        if kind == "ToolCall":
+            return ToolCall(
+                call_id=str(self.call_id.value),
+                tool_name=str(self.tool_name.value),
+                arguments=_parse_arguments(str(self.arguments.value)),
+            )
+        if kind == "ToolResult":
+            return ToolResult(
+                call_id=str(self.result_call_id.value),
+                content=str(self.result_content.value),
+                is_error=bool(self.is_error.value),
+            )
+        raise ValueError(f"unknown item type {kind!r}; expected one of {', '.join(ITEM_KINDS)}")
+
+    # ------------------------------------------------------------------ actions
+
+    def add(self) -> bool:
+        """Append the form's item if the encoder accepts it; the status line says what happened either way."""
+        try:
+            item = self.build_item()
+        except ValueError as error:
+            self.status.value = f"✘ Not added: {error}"
+            return False
+        try:
+            build_provider_messages([item])
+        except ValueError as error:
+            # json.dumps(allow_nan=False) refuses NaN and Infinity: show the refusal instead of crashing.
+            self.status.value = f"✘ Not added: the encoder refuses it ({error}; NaN and Infinity are not JSON)"
+            return False
+        self._history.append(item)
+        self.status.value = f"✔ Added {type(item).__name__} as item #{len(self._history)}."
+        self._refresh()
+        return True
+
+    def remove_last(self) -> None:
+        if not self._history:
+            self.status.value = "Nothing to remove: the history is empty."
+            return
+        removed = self._history.pop()
+        self.status.value = f"Removed {type(removed).__name__} (was item #{len(self._history) + 1})."
+        self._refresh()
+
+    def clear(self) -> None:
+        self._history.clear()
+        self.status.value = "History cleared."
+        self._refresh()
+
+    # ------------------------------------------------------------------ widget plumbing
+
+    def _show_fields_for(self, kind: str) -> None:
+        boxes = {"Message": self.message_fields, "ToolCall": self.call_fields, "ToolResult": self.result_fields}
+        for box_kind, box in boxes.items():
+            box.layout.display = "" if box_kind == kind else "none"
+
+    def _refresh(self) -> None:
+        self.view.value = f"<pre style='white-space: pre-wrap'>{html.escape(self.shown_text)}</pre>"
+
+    def _on_kind_change(self, change: dict[str, object]) -> None:
+        self._show_fields_for(str(change["new"]))
+
+    def _on_add(self, _button: object) -> None:
+        self.add()
+
+    def _on_remove(self, _button: object) -> None:
+        self.remove_last()
+
+    def _on_clear(self, _button: object) -> None:
+        self.clear()
