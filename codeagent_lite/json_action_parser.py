@@ -80,7 +80,9 @@ def _describe(value: object) -> str:
     if value is True or value is False:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
-        return f"the number {value!r}"
+        number = repr(value)
+        # A 4000-digit integer is legal JSON but no part of a short correction message.
+        return f"the number {number if len(number) <= _PREVIEW_CHARS else number[:_PREVIEW_CHARS] + '...'}"
     if isinstance(value, str):
         return f"the string {_preview(value)}"
     if isinstance(value, list):
@@ -153,7 +155,9 @@ _DECODER = json.JSONDecoder(
 )
 
 # Tokens of a JSON text, used only on the slow paths (depth and problem location).
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+', re.DOTALL)
+# A string may be unterminated (a cut-off reply): it then runs to the end of the text, so
+# brackets inside it are never mistaken for nesting.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[{}\[\],:]|[^\s{}\[\],:"]+', re.DOTALL)
 
 
 def _locate_value_problem(text: str) -> InvalidModelOutputError:
@@ -189,7 +193,7 @@ def _locate_value_problem(text: str) -> InvalidModelOutputError:
                         pos=match.start(),
                     )
                 keys.add(key)
-        else:
+        elif token not in ("true", "false", "null"):
             problem = _number_problem(token)
             if problem is not None:
                 return _syntax_error(
@@ -459,6 +463,7 @@ _PAYLOADS: dict[str, type[ToolCallPayload] | type[FinalAnswerPayload]] = {
     "final_answer": FinalAnswerPayload,
 }
 _TYPE_NAMES = {"arguments": "an object"}
+_MAX_NAMED_FIELDS = 5
 
 
 def _field_set_error(obj: dict[str, Any], action_type: str) -> InvalidModelOutputError | None:
@@ -471,7 +476,10 @@ def _field_set_error(obj: dict[str, Any], action_type: str) -> InvalidModelOutpu
     if missing:
         parts.append("missing " + ", ".join(missing))
     if unexpected:
-        parts.append("unexpected " + ", ".join(_preview(name) for name in unexpected))
+        # Name a few: a reply with thousands of extra keys must not produce a huge message.
+        named = ", ".join(_preview(name) for name in unexpected[:_MAX_NAMED_FIELDS])
+        more = len(unexpected) - _MAX_NAMED_FIELDS
+        parts.append(f"unexpected {named}" + (f" and {more} more" if more > 0 else ""))
     expected = "exactly " + ", ".join(contract)
     return InvalidModelOutputError(
         f"{action_type} fields do not match the contract: {'; '.join(parts)} (expected {expected})",

@@ -1,0 +1,115 @@
+"""python -m codeagent_lite check: argument, --file, stdin; exit 0/1/2; the ladder is printed."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codeagent_lite.cli import EXIT_REJECTED, EXIT_USAGE, EXIT_VALID, main
+
+VALID = '{"type":"final_answer","content":"42"}'
+FENCED = "```json\n" + VALID + "\n```"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_main(argv: list[str], stdin_text: str = "") -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(argv, stdin=io.StringIO(stdin_text), stdout=out)
+    return code, out.getvalue()
+
+
+def test_exit_codes_are_conventional() -> None:
+    assert (EXIT_VALID, EXIT_REJECTED, EXIT_USAGE) == (0, 1, 2)
+
+
+def test_valid_text_as_an_argument() -> None:
+    code, output = run_main(["check", VALID])
+    assert code == 0
+    assert output.count("passed") == 4
+    assert "=> FinalAnswer(content='42')" in output
+
+
+def test_rejected_text_as_an_argument_shows_the_ladder() -> None:
+    code, output = run_main(["check", '{"type":"final_answer","content":42}'])
+    assert code == 1
+    assert "✔ layer 3" in output
+    assert "✘ layer 4" in output and "content must be a string" in output
+    assert "=> rejected at layer 4" in output
+
+
+@pytest.mark.parametrize("argv", [["check", "-"], ["check"]])
+def test_reads_stdin(argv: list[str]) -> None:
+    code, output = run_main(argv, stdin_text=FENCED)
+    assert code == 1
+    assert "✘ layer 1" in output and "code fence" in output
+    assert output.count("not reached") == 3
+    code, _ = run_main(argv, stdin_text=VALID + "\n")
+    assert code == 0
+
+
+def test_reads_a_file_keeping_its_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "reply.txt"
+    path.write_text('{"type":"final_answer",\r\n"content":"文件"}', encoding="utf-8", newline="")
+    code, output = run_main(["check", "--file", str(path)])
+    assert code == 0
+    assert "FinalAnswer(content='文件')" in output
+    path.write_text('{"type":"final_answer","content":"a\rb"}', encoding="utf-8", newline="")
+    code, output = run_main(["check", "-f", str(path)])
+    assert code == 1
+    assert "U+000D" in output  # the raw \r reached the parser unchanged
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["frobnicate"], ["check", "a", "b"], ["check", "--file"], ["check", VALID, "--file", "x.txt"]],
+)
+def test_bad_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, output = run_main(argv)
+    assert code == 2
+    assert output == ""
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_unreadable_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = run_main(["check", "--file", str(tmp_path / "missing.txt")])
+    assert code == 2
+    assert "cannot read the model text" in capsys.readouterr().err
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes(b'{"type":"final_answer","content":"caf\xe9"}')
+    code, _ = run_main(["check", "--file", str(latin1)])
+    assert code == 2
+
+
+def test_the_module_runs_as_a_command() -> None:
+    env_python = sys.executable
+    valid = subprocess.run(
+        [env_python, "-m", "codeagent_lite", "check", "-"],
+        input=VALID,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+    assert valid.returncode == 0, valid.stderr
+    assert "=> FinalAnswer(content='42')" in valid.stdout
+    rejected = subprocess.run(
+        [env_python, "-m", "codeagent_lite", "check", "[" * 100_000],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+    assert rejected.returncode == 1, rejected.stderr
+    assert "nesting is deeper than 100 levels" in rejected.stdout
+    usage = subprocess.run(
+        [env_python, "-m", "codeagent_lite"], capture_output=True, text=True, cwd=ROOT, timeout=60, check=False
+    )
+    assert usage.returncode == 2

@@ -1,0 +1,356 @@
+"""The four-layer parser: a table of every rejection the issue lists, and the accepted shapes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from codeagent_lite.json_action_parser import (
+    FinalAnswerPayload,
+    ToolCallPayload,
+    action_json_schema,
+    check_action_type,
+    check_fields,
+    check_json_syntax,
+    check_top_level_object,
+    parse_json_action,
+)
+from codeagent_lite.kernel_types import FinalAnswer, ToolCall
+from codeagent_lite.model_adapter import InvalidModelOutputError, ValidationLayer
+
+SYNTAX = "model output must be valid JSON"
+CUT_OFF = "looks cut off"
+ANSWER = '{"type":"final_answer","content":"x"}'
+CALL = '{"type":"tool_call","call_id":"c1","tool_name":"read_file","arguments":{"path":"a"}}'
+
+
+def rejection(text: Any) -> InvalidModelOutputError:
+    with pytest.raises(InvalidModelOutputError) as caught:
+        parse_json_action(text)
+    return caught.value
+
+
+# ----------------------------------------------------------------------------- layer 1
+# (case id, text, words the message must contain, (line, column) or None when there is no single place)
+LAYER_1_CASES: list[tuple[str, str, list[str], tuple[int, int] | None]] = [
+    ("empty", "", ["empty"], None),
+    ("only whitespace", " \n\t ", ["empty"], None),
+    ("code fence", '```json\n{"type":"final_answer","content":"x"}\n```', ["code fence"], (1, 1)),
+    ("indented tilde fence", '  ~~~\n{"a":1}\n~~~', ["code fence"], (1, 3)),
+    ("prose before", 'Sure! Here it is: {"type":"final_answer","content":"x"}', ["text before the JSON value"], (1, 1)),
+    ("prose only", "I cannot help with that.", ["not JSON"], (1, 1)),
+    ("prose after", ANSWER + "\nHope this helps!", ["text after the JSON value"], (2, 1)),
+    ("fence after", ANSWER + "\n```", ["text after the JSON value", "code fence"], (2, 1)),
+    ("two values", ANSWER + "\n" + ANSWER, ["more than one JSON value"], (2, 1)),
+    ("two values same line", "{} {}", ["more than one JSON value"], (1, 4)),
+    ("three values", "1 2 3", ["more than one JSON value"], (1, 3)),
+    ("single quotes", "{'type': 'final_answer', 'content': 'x'}", ["single quotes"], (1, 2)),
+    ("single-quoted value", "{\"type\": 'final_answer'}", ["single quotes"], (1, 10)),
+    ("line comment inside", '{"type":"final_answer", // why\n"content":"x"}', ["comments are not allowed"], (1, 25)),
+    ("block comment inside", '{/* c */"type":"final_answer","content":"x"}', ["comments are not allowed"], (1, 2)),
+    ("comment after", ANSWER + " // done", ["text after the JSON value", "comments"], (1, 39)),
+    ("trailing comma object", '{"type":"final_answer","content":"x",}', ["trailing comma"], (1, 38)),
+    ("trailing comma array", '{"a":[1,2,\n]}', ["trailing comma"], (2, 1)),
+    ("raw newline in string", '{"type":"final_answer","content":"a\nb"}', ["control character", "U+000A"], (1, 36)),
+    ("raw tab in string", '{"a":"x\ty"}', ["control character", "U+0009"], (1, 8)),
+    ("NaN", '{"a":NaN}', ["NaN", "not a JSON number"], (1, 6)),
+    ("Infinity", '{"a":\n  Infinity}', ["Infinity"], (2, 3)),
+    ("-Infinity", '{"a":[1,-Infinity]}', ["-Infinity"], (1, 9)),
+    ("1e400", '{"a":1e400}', ["too large for a finite float"], (1, 6)),
+    ("-1e400", '{"b":[0, -1e400]}', ["too large for a finite float"], (1, 10)),
+    ("duplicate top-level key", '{"type":"final_answer","type":"tool_call"}', ["duplicate key 'type'"], (1, 24)),
+    (
+        "duplicate key deep inside",
+        '{"type":"tool_call","call_id":"c","tool_name":"t","arguments":{"x":[{"p":1,"p":2}]}}',
+        ["duplicate key 'p'"],
+        (1, 76),
+    ),
+    ("duplicate key via escape", '{"a":1,"\\u0061":2}', ["duplicate key 'a'"], (1, 8)),
+    ("duplicate after a true", '{"a":true,\n"a":false}', ["duplicate key 'a'"], (2, 1)),
+    ("duplicate after null", '{"n":null,"f":false,"n":1}', ["duplicate key 'n'"], (1, 21)),
+    ("byte-order mark", '\ufeff{"type":"final_answer","content":"x"}', ["byte-order mark"], (1, 1)),
+    ("nesting 100000 deep", "[" * 100_000, ["nesting is deeper than 100"], (1, 101)),
+    ("nesting 101 deep, closed", "[" * 101 + "]" * 101, ["nesting is deeper than 100"], (1, 101)),
+    ("nesting inside an action", '{"type":"final_answer","content":' + "[" * 120 + "]" * 120 + "}", ["nesting"], None),
+    ("integer too long", '{"a":' + "9" * 5000 + "}", ["integer with 5000 digits is too long"], (1, 6)),
+    ("negative integer too long", "[-" + "1" * 4301 + "]", ["4301 digits"], (1, 2)),
+    ("cut off in a string", '{"type":"final_answer","content":"The answer is', [CUT_OFF, "max_output_tokens"], (1, 48)),
+    ("cut off after a value", '{"type":"final_answer","content":"x"', [CUT_OFF], (1, 37)),
+    ("cut off in a literal", '{"a":tr', [CUT_OFF], (1, 8)),
+    ("cut off after a colon", '{"a":\n', [CUT_OFF], (1, 6)),
+    ("cut off in a key", '{"ty', [CUT_OFF], (1, 5)),
+    ("cut off, brackets in the string", '{"content":"' + "[" * 300, [CUT_OFF], (1, 313)),
+    ("missing colon", '{"a" 1}', ["expected ':' delimiter"], (1, 6)),
+    ("unquoted key", "{type: 1}", ["property name"], (1, 2)),
+    ("invalid escape", '{"a":"\\x41"}', ["invalid escape"], (1, 7)),
+    ("python literal", '{"a": True}', ["expected value"], (1, 7)),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "place"), [case[1:] for case in LAYER_1_CASES], ids=[c[0] for c in LAYER_1_CASES]
+)
+def test_layer_1_refusals(text: str, words: list[str], place: tuple[int, int] | None) -> None:
+    error = rejection(text)
+    assert error.layer is ValidationLayer.JSON_SYNTAX
+    assert error.message.startswith(SYNTAX)
+    for word in words:
+        assert word in error.message
+    if place is not None:
+        assert (error.line, error.column) == place
+        assert f"at line {place[0]}, column {place[1]}" in error.message
+    assert error.raw_text == text
+    assert error.expected and error.found
+
+
+def test_layer_1_alone_returns_the_value() -> None:
+    assert check_json_syntax(' \n{"a": [1, 2.5, "三", null, true]}\t') == {"a": [1, 2.5, "三", None, True]}
+    assert check_json_syntax("[]") == []
+    assert check_json_syntax('"only a string"') == "only a string"
+
+
+def test_deepest_accepted_nesting_is_100() -> None:
+    assert check_json_syntax("[" * 100 + "]" * 100) is not None
+    assert check_json_syntax('{"a":"' + "[" * 500 + '"}') == {"a": "[" * 500}  # brackets in a string are text
+
+
+def test_longest_accepted_integer() -> None:
+    assert check_json_syntax("9" * 4300) == int("9" * 4300)
+    assert check_json_syntax("-" + "9" * 4300) == -int("9" * 4300)
+
+
+def test_a_non_string_is_refused_at_layer_1_not_crashed_on() -> None:
+    error = rejection(b'{"type":"final_answer","content":"x"}')
+    assert error.layer is ValidationLayer.JSON_SYNTAX
+    assert "bytes" in error.message
+
+
+def test_no_repairs_are_attempted() -> None:
+    # A fenced or truncated reply is never "fixed" into an action, even though the JSON inside is valid.
+    inside = '{"type":"tool_call","call_id":"c","tool_name":"delete_file","arguments":{"path":"x"}}'
+    for text in (f"```json\n{inside}\n```", f"Calling: {inside}", inside[:-1], inside + inside):
+        assert rejection(text).layer is ValidationLayer.JSON_SYNTAX
+
+
+# ----------------------------------------------------------------------------- layer 2
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("[" + ANSWER + "]", "an array"),
+        ('"final_answer"', "the string 'final_answer'"),
+        ("42", "the number 42"),
+        ("null", "null"),
+        ("true", "true"),
+    ],
+)
+def test_layer_2_top_level_must_be_an_object(text: str, found: str) -> None:
+    error = rejection(text)
+    assert error.layer is ValidationLayer.TOP_LEVEL_OBJECT
+    assert error.message == f"model output must be an object, found {found}"
+
+
+def test_layer_2_alone() -> None:
+    assert check_top_level_object({"a": 1}) == {"a": 1}
+    with pytest.raises(InvalidModelOutputError) as caught:
+        check_top_level_object([1])
+    assert caught.value.layer is ValidationLayer.TOP_LEVEL_OBJECT
+
+
+# ----------------------------------------------------------------------------- layer 3
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ('{"content":"x"}', 'no "type" field'),
+        ('{"type":null,"content":"x"}', "null"),
+        ('{"type":1,"content":"x"}', "the number 1"),
+        ('{"type":"tool_result","call_id":"c","content":"x","is_error":false}', "the string 'tool_result'"),
+        ('{"type":"Final_Answer","content":"x"}', "the string 'Final_Answer'"),
+        ('{"type":"TOOL_CALL"}', "the string 'TOOL_CALL'"),
+        ('{"type":"final_answer ","content":"x"}', "the string 'final_answer '"),
+        ('{"type":["final_answer"],"content":"x"}', "an array"),
+        ('{"type":true}', "true"),
+    ],
+)
+def test_layer_3_type_is_exact(text: str, found: str) -> None:
+    error = rejection(text)
+    assert error.layer is ValidationLayer.ACTION_TYPE
+    assert error.message.startswith("unsupported action type")
+    assert error.found == found
+    assert found in error.message
+
+
+def test_layer_3_alone() -> None:
+    assert check_action_type({"type": "tool_call"}) == "tool_call"
+    assert check_action_type({"type": "final_answer", "extra": 1}) == "final_answer"
+
+
+# ----------------------------------------------------------------------------- layer 4
+
+
+def tool_call(**changes: Any) -> str:
+    value: dict[str, Any] = {"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {}}
+    value.update(changes)
+    return json.dumps({k: v for k, v in value.items() if v is not _DROP})
+
+
+def final_answer(**changes: Any) -> str:
+    value: dict[str, Any] = {"type": "final_answer", "content": "42"}
+    value.update(changes)
+    return json.dumps({k: v for k, v in value.items() if v is not _DROP})
+
+
+_DROP = object()
+
+
+@pytest.mark.parametrize(
+    ("text", "exact_message"),
+    [
+        (tool_call(call_id=1), "call_id must be a string, found the number 1"),
+        (tool_call(call_id=None), "call_id must be a string, found null"),
+        (tool_call(tool_name=True), "tool_name must be a string, found true"),
+        (tool_call(tool_name=["read_file"]), "tool_name must be a string, found an array"),
+        (tool_call(arguments='{"path": "a"}'), 'arguments must be an object, found the string \'{"path": "a"}\''),
+        (tool_call(arguments=[]), "arguments must be an object, found an array"),
+        (tool_call(arguments=None), "arguments must be an object, found null"),
+        (tool_call(call_id=""), "call_id must not be blank, found the string ''"),
+        (tool_call(call_id="   "), "call_id must not be blank, found the string '   '"),
+        (tool_call(tool_name="\n"), "tool_name must not be blank, found the string '\\n'"),
+        (final_answer(content=42), "content must be a string, found the number 42"),
+        (final_answer(content=1.5), "content must be a string, found the number 1.5"),
+        (final_answer(content=True), "content must be a string, found true"),
+        (final_answer(content={"text": "42"}), "content must be a string, found an object"),
+        (final_answer(content=" "), "content must not be blank, found the string ' '"),
+    ],
+)
+def test_layer_4_field_types_without_coercion(text: str, exact_message: str) -> None:
+    error = rejection(text)
+    assert error.layer is ValidationLayer.FIELDS
+    assert error.message == exact_message
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (tool_call(arguments=_DROP), ["tool_call fields do not match the contract", "missing arguments"]),
+        (tool_call(args={}, arguments=_DROP), ["missing arguments", "unexpected 'args'"]),
+        (tool_call(call_id=_DROP, tool_name=_DROP), ["missing call_id, tool_name"]),
+        (tool_call(thought="why"), ["tool_call fields", "unexpected 'thought'"]),
+        (final_answer(content=_DROP), ["final_answer fields do not match the contract", "missing content"]),
+        (final_answer(answer="42", content=_DROP), ["missing content", "unexpected 'answer'"]),
+        (final_answer(arguments={}), ["final_answer fields", "unexpected 'arguments'"]),
+        (final_answer(call_id="c1"), ["unexpected 'call_id'"]),
+    ],
+)
+def test_layer_4_field_set(text: str, words: list[str]) -> None:
+    error = rejection(text)
+    assert error.layer is ValidationLayer.FIELDS
+    for word in words:
+        assert word in error.message
+    assert "expected exactly type, " in error.message
+
+
+def test_layer_4_1_is_not_the_string_1() -> None:
+    assert parse_json_action(tool_call(call_id="1")) == ToolCall("1", "read_file", {})
+    assert rejection(tool_call(call_id=1)).layer is ValidationLayer.FIELDS
+    assert parse_json_action(final_answer(content="1")) == FinalAnswer("1")
+    assert rejection(final_answer(content=1)).layer is ValidationLayer.FIELDS
+
+
+def test_layer_4_alone() -> None:
+    assert check_fields({"type": "final_answer", "content": "ok"}, "final_answer") == FinalAnswer("ok")
+    with pytest.raises(InvalidModelOutputError) as caught:
+        check_fields({"type": "tool_call", "content": "ok"}, "tool_call")
+    assert caught.value.layer is ValidationLayer.FIELDS
+
+
+# ----------------------------------------------------------------------------- accepted
+
+
+def test_the_chapters_two_examples_are_accepted() -> None:
+    call = """{
+  "type": "tool_call",
+  "call_id": "call_1",
+  "tool_name": "read_file",
+  "arguments": {
+    "path": "README.md"
+  }
+}"""
+    assert parse_json_action(call) == ToolCall("call_1", "read_file", {"path": "README.md"})
+    assert parse_json_action('{\n  "type": "final_answer",\n  "content": "42"\n}') == FinalAnswer("42")
+
+
+def test_argument_values_are_not_checked_here() -> None:
+    arguments = {"path": 3, "flags": [None, True, 1.5], "nested": {"deep": {"x": "中文"}}, "": "empty key"}
+    action = parse_json_action(tool_call(arguments=arguments))
+    assert action == ToolCall("call_1", "read_file", arguments)
+
+
+def test_whitespace_around_the_value_and_inside_is_fine() -> None:
+    assert parse_json_action("\r\n\t " + ANSWER + " \n") == FinalAnswer("x")
+    assert parse_json_action(CALL) == ToolCall("c1", "read_file", {"path": "a"})
+
+
+def test_field_order_does_not_matter() -> None:
+    assert parse_json_action('{"content":"x","type":"final_answer"}') == FinalAnswer("x")
+
+
+# ----------------------------------------------------------------------------- short messages
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Here is the file: " + "x" * 1_000_000,
+        '{"type":"final_answer","content":"' + "x" * 1_000_000,
+        ANSWER + " " + "y" * 1_000_000,
+        "[" + "1," * 500_000 + "]",
+        '{"type":"' + "t" * 1_000_000 + '"}',
+        '{"type":"final_answer","content":' + "7" * 4300 + "}",
+        '{"type":' + "9" * 4300 + "}",
+        final_answer(**{f"extra_{i}": i for i in range(50_000)}),
+        '{"type":"final_answer","content":"x","' + "k" * 1_000_000 + '":1}',
+        '{"a":1,"' + "k" * 1_000_000 + '":1,"' + "k" * 1_000_000 + '":2}',
+    ],
+    ids=[
+        "prose",
+        "cut off",
+        "text after",
+        "trailing comma",
+        "long type",
+        "long int content",
+        "long int type",
+        "50000 extra fields",
+        "long extra field",
+        "long duplicate key",
+    ],
+)
+def test_messages_stay_short_whatever_the_input_size(text: str) -> None:
+    error = rejection(text)
+    assert len(error.message) <= 300, error.message[:400]
+    assert error.raw_text is text  # the whole text stays available to code, just not in the message
+
+
+# ----------------------------------------------------------------------------- schema
+
+
+def test_schema_describes_both_shapes() -> None:
+    schema = action_json_schema()
+    text = json.dumps(schema)
+    for name in ("tool_call", "final_answer", "call_id", "tool_name", "arguments", "content"):
+        assert name in text
+    assert schema["discriminator"]["propertyName"] == "type"
+    definitions = schema["$defs"]
+    assert definitions["ToolCallPayload"]["additionalProperties"] is False
+    assert set(definitions["ToolCallPayload"]["required"]) == {"type", "call_id", "tool_name", "arguments"}
+    assert set(definitions["FinalAnswerPayload"]["required"]) == {"type", "content"}
+
+
+def test_payload_models_are_strict() -> None:
+    assert ToolCallPayload.model_config.get("strict") is True
+    assert FinalAnswerPayload.model_config.get("extra") == "forbid"

@@ -1,0 +1,104 @@
+"""Kernel types: frozen values with equality, and blank strings refused where the issue says."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from codeagent_lite.kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolResult, ToolSpec
+
+
+def test_message_role_values_are_the_provider_strings() -> None:
+    assert [role.value for role in MessageRole] == ["system", "user", "assistant"]
+    assert MessageRole.USER == "user"
+
+
+def test_message_accepts_the_plain_role_string_and_normalises_it() -> None:
+    message = Message("user", "hi")  # type: ignore[arg-type]
+    assert message.role is MessageRole.USER
+    assert message == Message(MessageRole.USER, "hi")
+
+
+def test_message_refuses_an_unknown_role() -> None:
+    with pytest.raises(ValueError):
+        Message("tool", "hi")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("build", "field_name"),
+    [
+        (lambda text: Message(MessageRole.USER, text), "content"),
+        (lambda text: ToolCall(call_id=text, tool_name="read_file"), "call_id"),
+        (lambda text: ToolCall(call_id="call_1", tool_name=text), "tool_name"),
+        (lambda text: ToolResult(call_id=text, content="ok"), "call_id"),
+        (lambda text: FinalAnswer(text), "content"),
+        (lambda text: ToolSpec(name=text, description="reads a file"), "name"),
+        (lambda text: ToolSpec(name="read_file", description=text), "description"),
+    ],
+)
+@pytest.mark.parametrize("blank", ["", " ", "\n\t "])
+def test_blank_strings_are_refused_with_the_field_name(build, field_name: str, blank: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError) as caught:
+        build(blank)
+    assert str(caught.value) == f"{field_name} must not be blank"
+
+
+def test_tool_result_content_may_be_blank() -> None:
+    # An empty file is a real observation; only the fields the issue lists must be non-blank.
+    assert ToolResult(call_id="call_1", content="").content == ""
+    assert ToolResult(call_id="call_1", content="  ").content == "  "
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: Message(MessageRole.USER, 42),
+        lambda: ToolCall(call_id=1, tool_name="t"),
+        lambda: ToolCall(call_id="c", tool_name="t", arguments=[]),
+        lambda: ToolCall(call_id="c", tool_name="t", arguments={1: "x"}),
+        lambda: ToolResult(call_id="c", content="x", is_error=1),
+        lambda: FinalAnswer(None),
+        lambda: ToolSpec(name="t", description="d", input_schema="{}"),
+    ],
+)
+def test_wrong_types_are_type_errors(build) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(TypeError):
+        build()
+
+
+@pytest.mark.parametrize(
+    ("value", "field_name", "new_value"),
+    [
+        (Message(MessageRole.USER, "hi"), "content", "bye"),
+        (ToolCall(call_id="c", tool_name="t", arguments={}), "call_id", "d"),
+        (ToolResult(call_id="c", content="ok"), "is_error", True),
+        (FinalAnswer("42"), "content", "43"),
+        (ToolSpec(name="t", description="d"), "name", "u"),
+    ],
+)
+def test_values_are_frozen(value: object, field_name: str, new_value: object) -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(value, field_name, new_value)
+
+
+def test_equality_is_by_value() -> None:
+    assert ToolCall("c", "t", {"path": "a"}) == ToolCall("c", "t", {"path": "a"})
+    assert ToolCall("c", "t", {"path": "a"}) != ToolCall("c", "t", {"path": "b"})
+    assert ToolResult("c", "x", is_error=True) != ToolResult("c", "x", is_error=False)
+    assert FinalAnswer("42") == FinalAnswer("42")
+    assert FinalAnswer("42") != Message(MessageRole.ASSISTANT, "42")
+
+
+def test_tool_call_arguments_are_copied_so_history_cannot_change_later() -> None:
+    arguments = {"path": "a.txt", "options": {"lines": [1, 2]}}
+    call = ToolCall("call_1", "read_file", arguments)
+    arguments["options"]["lines"].append(3)  # type: ignore[attr-defined]
+    arguments["path"] = "b.txt"
+    assert call.arguments == {"path": "a.txt", "options": {"lines": [1, 2]}}
+
+
+def test_defaults() -> None:
+    assert ToolCall("c", "t").arguments == {}
+    assert ToolResult("c", "x").is_error is False
+    assert ToolSpec("t", "d").input_schema == {"type": "object"}
