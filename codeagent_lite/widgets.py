@@ -21,6 +21,7 @@ from .diagnosis import Diagnosis, LayerOutcome, LayerStatus, describe_action, di
 
 __all__ = [
     "PRESETS",
+    "STATIC_PLACEHOLDER",
     "ParserPlayground",
     "render_ladder_html",
     "render_ladder_text",
@@ -74,6 +75,8 @@ PRESETS: dict[str, str] = {
     ),
 }
 """Instructive raw replies, in ladder order: accepted first, then by the layer that stops them."""
+
+STATIC_PLACEHOLDER = "ParserPlayground: a live widget; run the notebook in Jupyter to use it."
 
 _MARKS = {LayerStatus.PASSED: "✔", LayerStatus.FAILED: "✘", LayerStatus.NOT_REACHED: "·"}
 # The status as a CSS class word (``not reached`` has a space, which a class name cannot hold).
@@ -213,10 +216,14 @@ class ParserPlayground:
             # Clear the drop-down so choosing the same preset again reloads it.
             self.preset.value = None
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs))
+        # Where no widget can render (GitHub, a saved notebook without state), this text shows instead
+        # of the VBox's long repr.
+        bundle["text/plain"] = STATIC_PLACEHOLDER
+        return bundle
+
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
-        display(self.widget)  # type: ignore[no-untyped-call]
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        display(self._repr_mimebundle_(), raw=True)  # type: ignore[no-untyped-call]

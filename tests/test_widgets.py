@@ -12,11 +12,13 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 
+import IPython.display
 import pytest
 
 from codeagent_lite import FinalAnswer, ToolCall, ValidationLayer, diagnose, format_ladder
 from codeagent_lite.widgets import (
     PRESETS,
+    STATIC_PLACEHOLDER,
     ParserPlayground,
     render_ladder_html,
     render_ladder_text,
@@ -256,11 +258,17 @@ def test_editing_clears_the_preset_so_it_can_be_chosen_again() -> None:
     assert playground.diagnosis.rejected_by == ValidationLayer.JSON_SYNTAX
 
 
-def test_the_playground_displays_as_its_vbox() -> None:
+def test_the_playground_displays_as_its_vbox(monkeypatch: pytest.MonkeyPatch) -> None:
     playground = ParserPlayground()
     bundle = playground._repr_mimebundle_()
     view = bundle["application/vnd.jupyter.widget-view+json"]
     assert view["model_id"] == playground.widget.model_id
+    assert bundle["text/plain"] == STATIC_PLACEHOLDER  # not the VBox's 110-character repr
+
+    shown: list[tuple[tuple[object, ...], dict[str, object]]] = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs, **kwargs: shown.append((objs, kwargs)))
+    playground._ipython_display_()
+    assert shown == [((bundle,), {"raw": True})]
 
 
 # --------------------------------------------------------------------------- rendering
