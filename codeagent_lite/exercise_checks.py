@@ -1,0 +1,509 @@
+"""Self-checks for the exercise book (``notebooks/05_exercises.ipynb``).
+
+Each ``check_exercise_N`` takes the learner's objects, runs them against cases built
+from the package itself (never against hard-coded answers where the package can say
+what is right), prints one clear verdict and returns a ``CheckResult``.
+
+A check never raises: a stub's ``NotImplementedError`` is reported as "not implemented
+yet" and any other exception from the learner's code becomes a problem line. A learner
+who sees a traceback from the checker stops trusting the checker.
+
+Only the standard library and the package are imported here, so the checks run in any
+environment the package runs in.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .diagnosis import diagnose
+from .json_action_parser import parse_json_action
+from .json_text_adapter import ProviderError, ProviderResponse
+from .json_text_messages import ProviderMessage, build_provider_messages, encode_json
+from .kernel_types import FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec
+from .model_adapter import (
+    InvalidModelOutputError,
+    ModelCallBudget,
+    ModelProviderError,
+    ModelResponse,
+    TokenUsage,
+    ValidationLayer,
+)
+from .scripted_provider import ScriptedProvider
+
+__all__ = [
+    "EXERCISE_NAMES",
+    "PREDICTION_OUTPUTS",
+    "CheckResult",
+    "ToolCallRejected",
+    "check_exercise",
+    "check_exercise_1",
+    "check_exercise_2",
+    "check_exercise_3",
+    "check_exercise_4",
+    "check_exercise_5",
+    "check_exercise_6",
+]
+
+NOT_IMPLEMENTED = "not implemented yet (the stub still raises NotImplementedError)"
+
+EXERCISE_NAMES: dict[int, tuple[str, ...]] = {
+    1: ("my_encode_json", "encode_tool_call_rejected"),
+    2: ("my_check_top_level_object",),
+    3: ("predictions",),
+    4: ("MyJsonTextAdapter",),
+    5: ("correction_message",),
+    6: ("pair_results",),
+}
+"""The names each exercise's stub defines, in the order its check takes them."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The verdict of one self-check: no problems means passed."""
+
+    exercise: int
+    problems: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        """The lines the notebook shows: one verdict line, then any further problems."""
+        if self.passed:
+            return f"✔ Exercise {self.exercise} passed"
+        lines = [f"✘ Exercise {self.exercise}: not yet — {self.problems[0]}"]
+        lines.extend(f"    also: {problem}" for problem in self.problems[1:])
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRejected:
+    """Exercise 1's new history item: the runtime refused to run a tool call.
+
+    Not part of the chapter: the learner writes its encoding. Like a ``ToolResult`` it
+    is news from the environment about one earlier call, so it carries that ``call_id``.
+    """
+
+    call_id: str
+    tool_name: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        for name in ("call_id", "tool_name", "reason"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise TypeError(f"ToolCallRejected.{name} must be a str, not {type(value).__name__}")
+            if not value.strip():
+                raise ValueError(f"{name} must not be blank")
+
+
+def _short(value: object, limit: int = 70) -> str:
+    """repr() cut to ``limit`` characters, so a problem line stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _verdict(exercise: int, body: Callable[[], list[str]]) -> CheckResult:
+    try:
+        problems = body()
+    except NotImplementedError:
+        problems = [NOT_IMPLEMENTED]
+    except Exception as error:  # the learner's code may raise anything; report it, never crash the cell
+        problems = [f"your code raised {type(error).__name__}: {_short(str(error), 120)}"]
+    result = CheckResult(exercise=exercise, problems=tuple(problems))
+    print(result.summary())
+    return result
+
+
+# --------------------------------------------------------------------------- exercise 1
+
+
+def _problems_exercise_1(
+    my_encode_json: Callable[[Any], Any], encode_tool_call_rejected: Callable[[ToolCallRejected], Any]
+) -> list[str]:
+    problems: list[str] = []
+
+    mixed = my_encode_json({"tool_name": "read_file", "arguments": {"path": "a.txt", "limit": 2}})
+    if not isinstance(mixed, str):
+        return [f"my_encode_json must return a str, it returned {type(mixed).__name__}"]
+    if " " in mixed or "\n" in mixed:
+        problems.append(f"my_encode_json is not compact: got {_short(mixed)}; use separators=(',', ':')")
+    if '"tool_name"' in mixed and '"arguments"' in mixed and mixed.index('"tool_name"') < mixed.index('"arguments"'):
+        problems.append(f"my_encode_json does not sort keys: got {_short(mixed)}")
+    chinese = my_encode_json({"content": "权限不足"})
+    if "权限不足" not in str(chinese):
+        problems.append(f"my_encode_json escapes Chinese text: got {_short(chinese)}; keep it as-is")
+    try:
+        with_nan = my_encode_json({"score": math.nan})
+    except ValueError:
+        pass
+    else:
+        problems.append(f"my_encode_json wrote NaN into the JSON (got {_short(with_nan)}); it must refuse NaN")
+    sample = {"b": [1.5, None, True], "a": {"路径": "说明.md", "z": 0}}
+    if not problems and my_encode_json(sample) != encode_json(sample):
+        problems.append(f"my_encode_json({_short(sample)}) differs from the series' encoding {encode_json(sample)!r}")
+
+    for item in (
+        ToolCallRejected(call_id="call_07", tool_name="write_file", reason="权限不足：/etc/hosts 在工作区之外"),
+        ToolCallRejected(call_id="Call-B2", tool_name="run_shell", reason="command not allowed: rm -rf /"),
+    ):
+        message = encode_tool_call_rejected(item)
+        if not isinstance(message, ProviderMessage):
+            problems.append(f"encode_tool_call_rejected must return a ProviderMessage, not {type(message).__name__}")
+            break
+        if message.role != "user":
+            problems.append(
+                f"the role is {message.role!r}; a rejection is news from the environment, like a tool result"
+            )
+        expected = encode_json(
+            {"type": "tool_call_rejected", "call_id": item.call_id, "tool_name": item.tool_name, "reason": item.reason}
+        )
+        if message.content == expected:
+            continue
+        try:
+            decoded = json.loads(message.content)
+        except (TypeError, ValueError):
+            problems.append(f"the content is not JSON: {_short(message.content)}")
+            break
+        if not isinstance(decoded, dict):
+            problems.append(f"the content must be a JSON object, got {_short(message.content)}")
+        elif set(decoded) != {"type", "call_id", "tool_name", "reason"}:
+            problems.append(f"the content's keys are {sorted(decoded)}; expected call_id, reason, tool_name, type")
+        elif decoded["type"] != "tool_call_rejected":
+            problems.append(f'"type" is {decoded["type"]!r}; expected "tool_call_rejected"')
+        elif decoded["call_id"] != item.call_id:
+            problems.append(f"call_id {item.call_id!r} came out as {decoded['call_id']!r}; keep it verbatim")
+        else:
+            problems.append(f"the content is not encoded the series' way: got {_short(message.content)}")
+        break
+    return problems
+
+
+def check_exercise_1(
+    my_encode_json: Callable[[Any], Any], encode_tool_call_rejected: Callable[[ToolCallRejected], Any]
+) -> CheckResult:
+    """Exercise 1: the series' JSON rules, then a new history item encoded with them."""
+    return _verdict(1, lambda: _problems_exercise_1(my_encode_json, encode_tool_call_rejected))
+
+
+# --------------------------------------------------------------------------- exercise 2
+
+_NOT_OBJECTS: tuple[tuple[str, object], ...] = (
+    ("an array of actions", [{"type": "final_answer", "content": "hi"}]),
+    ("an empty array", []),
+    ("a string", "final_answer"),
+    ("a number", 42),
+    ("a float", 0.5),
+    ("true", True),
+    ("null", None),
+)
+
+
+def _problems_exercise_2(my_check_top_level_object: Callable[[Any], Any]) -> list[str]:
+    problems: list[str] = []
+    for obj in ({"type": "final_answer", "content": "hi"}, {}, {"type": 1}):
+        try:
+            returned = my_check_top_level_object(obj)
+        except InvalidModelOutputError as error:
+            problems.append(f"it rejected the object {_short(obj)} ({error}); layer 2 lets every object through")
+            continue
+        if returned != obj or not isinstance(returned, dict):
+            problems.append(f"for the object {_short(obj)} it returned {_short(returned)}; return the object itself")
+    for label, value in _NOT_OBJECTS:
+        try:
+            my_check_top_level_object(value)
+        except InvalidModelOutputError as error:
+            if error.layer is not ValidationLayer.TOP_LEVEL_OBJECT:
+                problems.append(f"the error for {label} has layer {error.layer!r}; expected TOP_LEVEL_OBJECT")
+            elif not str(error).startswith("model output must be an object"):
+                problems.append(f"the message for {label} is {str(error)!r}; start it 'model output must be an object'")
+            elif not error.expected or not error.found:
+                problems.append(f"the error for {label} does not fill expected= and found=")
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            problems.append(f"{label} ({_short(value)}) raised {type(error).__name__}, not InvalidModelOutputError")
+        else:
+            problems.append(f"{label} ({_short(value)}) was let through; layer 2 must reject it")
+    return problems
+
+
+def check_exercise_2(my_check_top_level_object: Callable[[Any], Any]) -> CheckResult:
+    """Exercise 2: layer 2 written by the learner."""
+    return _verdict(2, lambda: _problems_exercise_2(my_check_top_level_object))
+
+
+# --------------------------------------------------------------------------- exercise 3
+
+PREDICTION_OUTPUTS: dict[str, str] = {
+    "A": '```json\n{"type": "final_answer", "content": "done"}\n```',
+    "B": '[{"type": "final_answer", "content": "done"}]',
+    "C": '{"type": "Final_Answer", "content": "done"}',
+    "D": '{"type": "tool_call", "call_id": "c1", "tool_name": "read_file", "arguments": "{\\"path\\": \\"a.txt\\"}"}',
+    "E": '{"type": "tool_call", "call_id": "c1", "call_id": "c2", "tool_name": "read_file", "arguments": {}}',
+    "F": '"final_answer"',
+    "G": '{"type": "tool_result", "call_id": "c1", "content": "hello", "is_error": false}',
+    "H": '{"type": "final_answer", "content": "done", "confidence": 0.9}',
+    "I": '{"type": "final_answer", "content": "答案是 42"}',
+    "J": '{"type": "tool_call", "call_id": " ", "tool_name": "read_file", "arguments": {"path": "a.txt"}}',
+}
+"""Ten raw model outputs for exercise 3. The right answers come from ``diagnose``, not from a table."""
+
+
+def _prediction_problem(label: str, value: object) -> str | None:
+    """Why ``value`` is not a well-formed prediction, or None when it is one."""
+    if value is None or isinstance(value, ValidationLayer):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4:
+        return None
+    return f"{label}: {_short(value, 30)} is not a prediction (use 1, 2, 3, 4 or None)"
+
+
+def _as_layer(prediction: object) -> ValidationLayer | None:
+    # Only called on predictions that passed _prediction_problem: None, 1-4 or a ValidationLayer.
+    if isinstance(prediction, int):
+        return ValidationLayer(prediction)
+    return None
+
+
+def _problems_exercise_3(predictions: Mapping[str, object]) -> list[str]:
+    if not isinstance(predictions, Mapping):
+        return [f"predictions must be a dict from label to layer, not {type(predictions).__name__}"]
+    missing = [label for label in PREDICTION_OUTPUTS if label not in predictions]
+    placeholders = [label for label in PREDICTION_OUTPUTS if predictions.get(label, None) is Ellipsis]
+    if placeholders:
+        return [f"{len(placeholders)} of {len(PREDICTION_OUTPUTS)} outputs still have no prediction (the ... marks)"]
+    problems: list[str] = []
+    if missing:
+        problems.append(f"no prediction for {', '.join(missing)}")
+    unknown = [str(label) for label in predictions if label not in PREDICTION_OUTPUTS]
+    if unknown:
+        problems.append(f"unknown labels {', '.join(unknown)}")
+    malformed = [
+        problem
+        for label in PREDICTION_OUTPUTS
+        if label in predictions and (problem := _prediction_problem(label, predictions[label])) is not None
+    ]
+    problems.extend(malformed)
+    if problems:
+        return problems
+    wrong = [
+        label
+        for label, text in PREDICTION_OUTPUTS.items()
+        if _as_layer(predictions[label]) != diagnose(text).rejected_by
+    ]
+    if wrong:
+        right = len(PREDICTION_OUTPUTS) - len(wrong)
+        return [
+            f"{right} of {len(PREDICTION_OUTPUTS)} right; look again at {', '.join(wrong)} "
+            "(diagnose(PREDICTION_OUTPUTS[label]) shows the ladder)"
+        ]
+    return []
+
+
+def check_exercise_3(predictions: Mapping[str, object]) -> CheckResult:
+    """Exercise 3: the learner's predictions against what ``diagnose`` says."""
+    return _verdict(3, lambda: _problems_exercise_3(predictions))
+
+
+# --------------------------------------------------------------------------- exercise 4
+
+_HISTORY_4: tuple[HistoryItem, ...] = (
+    Message(MessageRole.SYSTEM, "Answer with exactly one JSON action."),
+    Message(MessageRole.USER, "README 里写了什么？"),
+    ToolCall(call_id="call_1", tool_name="read_file", arguments={"path": "README.md"}),
+    ToolResult(call_id="call_1", content="# codeagent-lite"),
+)
+_TOOLS_4 = (ToolSpec("read_file", "Read a text file in the workspace."),)
+
+
+def _problems_exercise_4(adapter_class: Callable[[Any], Any]) -> list[str]:
+    problems: list[str] = []
+    budget = ModelCallBudget(max_output_tokens=64)
+
+    good = ScriptedProvider([ProviderResponse('{"type":"final_answer","content":"一个教学项目"}', 120, 30)])
+    response = adapter_class(good).complete(_HISTORY_4, _TOOLS_4, budget)
+    if not isinstance(response, ModelResponse):
+        problems.append(f"a valid reply must give a ModelResponse, got {type(response).__name__}")
+    else:
+        if response.action != FinalAnswer("一个教学项目"):
+            problems.append(f"a valid reply gave the action {_short(response.action)}")
+        if response.usage != TokenUsage(120, 30):
+            problems.append(f"a valid reply reported usage {_short(response.usage)}; expected TokenUsage(120, 30)")
+    if good.calls:
+        call = good.calls[0]
+        if call.messages != build_provider_messages(_HISTORY_4):
+            problems.append("the provider did not receive build_provider_messages(history)")
+        if call.max_output_tokens != budget.max_output_tokens:
+            problems.append(f"max_output_tokens was {call.max_output_tokens}, not budget.max_output_tokens (64)")
+
+    bad = ScriptedProvider([ProviderResponse('[{"type":"final_answer","content":"hi"}]', 80, 7)])
+    try:
+        returned = adapter_class(bad).complete(_HISTORY_4, _TOOLS_4, budget)
+    except InvalidModelOutputError as error:
+        if error.usage != TokenUsage(80, 7):
+            problems.append(
+                f"the InvalidModelOutputError carries usage={_short(error.usage)}; the 87 tokens were spent, "
+                "so it must carry TokenUsage(80, 7)"
+            )
+        if error.layer is not ValidationLayer.TOP_LEVEL_OBJECT:
+            problems.append(f"the error lost the parser's layer (got {error.layer!r}, expected TOP_LEVEL_OBJECT)")
+        if error.raw_text != '[{"type":"final_answer","content":"hi"}]':
+            problems.append("the error lost the raw text the parser recorded")
+    else:
+        problems.append(
+            f"an invalid reply must raise InvalidModelOutputError, but complete() returned {_short(returned)}"
+        )
+
+    failing = ScriptedProvider([ProviderError("HTTP 503 from the model server")])
+    try:
+        adapter_class(failing).complete(_HISTORY_4, _TOOLS_4, budget)
+    except ModelProviderError as error:
+        if not isinstance(error.__cause__, ProviderError):
+            problems.append("the ModelProviderError lost its cause; raise it 'from' the ProviderError")
+    except ProviderError:
+        problems.append("a ProviderError escaped; the Kernel only knows ModelProviderError")
+    else:
+        problems.append("a failing provider must raise ModelProviderError")
+    return problems
+
+
+def check_exercise_4(adapter_class: Callable[[Any], Any]) -> CheckResult:
+    """Exercise 4: an adapter that still reports the tokens a rejected reply cost."""
+    return _verdict(4, lambda: _problems_exercise_4(adapter_class))
+
+
+# --------------------------------------------------------------------------- exercise 5
+
+MAX_CORRECTION_CHARS = 600
+_LONG_PROSE = "Sure! Let me think about which file to read first, step by step. " * 30
+
+_CORRECTION_CASES: tuple[str, ...] = (
+    '```json\n{"type": "final_answer", "content": "done"}\n```',
+    _LONG_PROSE + '{"type": "final_answer", "content": "done"}',
+    "[1, 2]",
+    '{"type": "tool_result", "call_id": "c1", "content": "x", "is_error": false}',
+    '{"type": "final_answer", "content": "' + "很长的回答。" * 300 + '", "note": "hi"}',
+)
+
+
+def _rejection(raw_text: str) -> InvalidModelOutputError:
+    try:
+        parse_json_action(raw_text)
+    except InvalidModelOutputError as error:
+        return error
+    raise AssertionError(f"exercise 5 case was accepted by the parser: {raw_text[:40]!r}")
+
+
+def _problems_exercise_5(correction_message: Callable[[InvalidModelOutputError], Any]) -> list[str]:
+    problems: list[str] = []
+    for raw_text in _CORRECTION_CASES:
+        error = _rejection(raw_text)
+        assert error.layer is not None and error.expected is not None and error.found is not None
+        text = correction_message(error)
+        if not isinstance(text, str):
+            return [f"correction_message must return a str, not {type(text).__name__}"]
+        where = f"for a layer-{int(error.layer)} rejection"
+        lowered = text.lower()
+        if f"layer {int(error.layer)}" not in lowered and error.layer.title.lower() not in lowered:
+            problems.append(f"{where} the message does not name the layer (layer {int(error.layer)})")
+        if error.expected not in text:
+            problems.append(f"{where} the message does not say what was expected ({error.expected!r})")
+        if error.found not in text:
+            problems.append(f"{where} the message does not say what was found ({error.found!r})")
+        if "exactly one json object" not in lowered:
+            problems.append(f"{where} the message does not ask for exactly one JSON object")
+        if len(raw_text) > 100 and raw_text in text:
+            problems.append(f"{where} the message echoes the whole raw reply ({len(raw_text)} characters)")
+        elif len(text) > MAX_CORRECTION_CHARS:
+            problems.append(f"{where} the message has {len(text)} characters; keep it under {MAX_CORRECTION_CHARS}")
+        if problems:
+            break
+    return problems
+
+
+def check_exercise_5(correction_message: Callable[[InvalidModelOutputError], Any]) -> CheckResult:
+    """Exercise 5: the correction a model gets back after a rejection."""
+    return _verdict(5, lambda: _problems_exercise_5(correction_message))
+
+
+# --------------------------------------------------------------------------- exercise 6
+
+_HISTORY_6: tuple[HistoryItem, ...] = (
+    Message(MessageRole.SYSTEM, "Answer with exactly one JSON action."),
+    Message(MessageRole.USER, "比较 a.txt 和 b.txt"),
+    Message(MessageRole.USER, "{this looks like JSON but is not"),
+    ToolCall(call_id="call_a", tool_name="read_file", arguments={"path": "a.txt"}),
+    ToolCall(call_id="call_B", tool_name="stat_file", arguments={"path": "b.txt"}),
+    ToolCall(call_id="call_b", tool_name="read_file", arguments={"path": "b.txt"}),
+    Message(MessageRole.USER, '["not", "a", "tool", "message"]'),
+    ToolResult(call_id="call_b", content="内容 B"),
+    ToolResult(call_id="call_a", content="内容 A"),
+    ToolResult(call_id="call_B", content="size=12", is_error=False),
+)
+_EXPECTED_6 = [("call_b", "read_file", "内容 B"), ("call_a", "read_file", "内容 A"), ("call_B", "stat_file", "size=12")]
+
+
+def _problems_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> list[str]:
+    problems: list[str] = []
+    messages = build_provider_messages(_HISTORY_6)
+    paired = pair_results(messages)
+    if paired is None or isinstance(paired, (str, bytes)) or not hasattr(paired, "__iter__"):
+        return [f"pair_results must return a list of (call_id, tool_name, content), not {type(paired).__name__}"]
+    got = [tuple(row) if isinstance(row, (list, tuple)) else row for row in paired]
+    if got != _EXPECTED_6:
+        if len(got) != len(_EXPECTED_6):
+            problems.append(f"expected {len(_EXPECTED_6)} pairs (one per tool result), got {len(got)}: {_short(got)}")
+        else:
+            wrong = [f"{want[0]!r}" for want, row in zip(_EXPECTED_6, got, strict=True) if row != want]
+            problems.append(
+                f"results for {', '.join(wrong)} were paired with the wrong call (got {_short(got, 140)}); "
+                "match on call_id exactly, not on position"
+            )
+
+    stray = encode_json({"type": "tool_result", "call_id": "call_x", "content": "?", "is_error": True})
+    orphan = (*messages, ProviderMessage("user", stray))
+    try:
+        pair_results(orphan)
+    except ValueError:
+        pass
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        problems.append(f"a result for an unknown call_id raised {type(error).__name__}; raise ValueError")
+    else:
+        problems.append("a result whose call_id matches no earlier call was accepted; raise ValueError")
+    return problems
+
+
+def check_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> CheckResult:
+    """Exercise 6 (optional): reading the encoded history back, pairing results with calls by call_id."""
+    return _verdict(6, lambda: _problems_exercise_6(pair_results))
+
+
+_CHECKS: dict[int, Callable[..., CheckResult]] = {
+    1: check_exercise_1,
+    2: check_exercise_2,
+    3: check_exercise_3,
+    4: check_exercise_4,
+    5: check_exercise_5,
+    6: check_exercise_6,
+}
+
+
+def check_exercise(number: int, namespace: Mapping[str, Any]) -> CheckResult:
+    """Run exercise ``number``'s check on the names its stub defines in ``namespace`` (a notebook's globals)."""
+    if number not in _CHECKS:
+        raise ValueError(f"there is no exercise {number}; the exercises are {sorted(_CHECKS)}")
+    missing = [name for name in EXERCISE_NAMES[number] if name not in namespace]
+    if missing:
+        result = CheckResult(number, (f"{', '.join(missing)} is not defined yet: run the exercise cell first",))
+        print(result.summary())
+        return result
+    return _CHECKS[number](*(namespace[name] for name in EXERCISE_NAMES[number]))
