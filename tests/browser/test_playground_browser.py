@@ -1,0 +1,141 @@
+"""The parser playground in a real browser: JupyterLab runs 04_action_parsing, chromium types into the widget.
+
+The widget's logic is tested without a kernel elsewhere; this test checks what only a browser
+can: that the notebook really shows the playground, that text typed into the page reaches the
+kernel, and that the ladder the learner sees follows it (a rejected text stops at the right
+layer, a valid one becomes the right action). It finds the widget through the CSS classes and
+``data-*`` attributes that ``codeagent_lite/widgets.py`` promises for exactly this purpose.
+A screenshot of the final state lands in pytest-playwright's output folder (``test-results/``).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+NOTEBOOK = "04_action_parsing.ipynb"
+PLAYGROUND_INPUT = ".jp-OutputArea-output .widget-textarea.cal-playground-input textarea"
+PLAYGROUND_LADDER = ".jp-OutputArea-output .widget-html.cal-playground-ladder .widget-html-content"
+PLAYGROUND_PRESET = ".jp-OutputArea-output .widget-dropdown.cal-playground-preset select"
+
+# Generous: the machine has 2 cores shared with other work; typical phases take 0.3-4 s.
+APP_TIMEOUT_MS = 90_000
+LADDER_TIMEOUT_MS = 20_000
+
+FENCED_REPLY = '```json\n{"type": "final_answer", "content": "42"}\n```'
+VALID_TOOL_CALL = (
+    '{"type": "tool_call", "call_id": "call_browser_7", "tool_name": "read_file", "arguments": {"path": "notes.md"}}'
+)
+
+NOTEBOOK_IS_OPEN = """(name) => {
+    const widget = window.jupyterapp?.shell?.currentWidget;
+    return !!(widget && widget.context && widget.context.path === name && widget.sessionContext);
+}"""
+WAIT_FOR_SESSION = """async () => {
+    const widget = window.jupyterapp.shell.currentWidget;
+    await widget.context.ready;
+    await widget.sessionContext.ready;
+}"""
+KERNEL_IS_IDLE = "() => window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'"
+KERNEL_STATE = """() => {
+    const context = window.jupyterapp?.shell?.currentWidget?.sessionContext;
+    const kernel = context?.session?.kernel;
+    const dialogs = Array.from(document.querySelectorAll('.jp-Dialog')).map((d) => d.innerText);
+    return {kernelName: kernel?.name ?? null, status: kernel?.status ?? null, dialogs: dialogs};
+}"""
+RUN_ALL_CELLS = "async () => await window.jupyterapp.commands.execute('notebook:run-all-cells')"
+ERROR_OUTPUTS = """() => Array.from(
+    document.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+).map((node) => node.innerText)"""
+
+
+def open_notebook_and_run_all(page: Any, lab: Any, timings: dict[str, float]) -> None:
+    started = time.monotonic()
+    page.goto(lab.url(f"/lab/tree/{NOTEBOOK}"))
+    page.wait_for_function(NOTEBOOK_IS_OPEN, arg=NOTEBOOK, timeout=APP_TIMEOUT_MS)
+    page.evaluate(WAIT_FOR_SESSION)
+    timings["page to app"] = time.monotonic() - started
+
+    started = time.monotonic()
+    try:
+        page.wait_for_function(KERNEL_IS_IDLE, timeout=APP_TIMEOUT_MS)
+    except Exception as error:
+        pytest.fail(f"the python3 kernel never became idle: {page.evaluate(KERNEL_STATE)} ({error})")
+    timings["kernel idle"] = time.monotonic() - started
+
+    started = time.monotonic()
+    finished_cleanly = page.evaluate(RUN_ALL_CELLS)
+    timings["run all"] = time.monotonic() - started
+    assert finished_cleanly is True, f"a cell of {NOTEBOOK} failed: {page.evaluate(ERROR_OUTPUTS)}"
+
+
+def layer_row(ladder: Any, layer: int, status: str) -> Any:
+    return ladder.locator(f'.cal-layer[data-layer="{layer}"][data-status="{status}"]')
+
+
+def expect_rejected_at(ladder: Any, layer: int, message_part: str) -> None:
+    """The ladder shows ``layer`` failed with a message, the layers before it passed, the ones after not reached."""
+    from playwright.sync_api import expect
+
+    expect(layer_row(ladder, layer, "failed")).to_have_count(1, timeout=LADDER_TIMEOUT_MS)
+    expect(layer_row(ladder, layer, "failed")).to_contain_text(message_part)
+    for earlier in range(1, layer):
+        expect(layer_row(ladder, earlier, "passed")).to_have_count(1)
+    for later in range(layer + 1, 5):
+        expect(layer_row(ladder, later, "not reached")).to_have_count(1)
+    expect(ladder.locator(".cal-action")).to_have_count(0)
+
+
+def test_playground_ladder_follows_what_the_learner_types(page: Any, jupyter_lab: Any, output_path: str) -> None:
+    from playwright.sync_api import expect
+
+    timings: dict[str, float] = {}
+    screenshot_dir = Path(output_path)
+    screenshot_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        open_notebook_and_run_all(page, jupyter_lab, timings)
+
+        text_box = page.locator(PLAYGROUND_INPUT)
+        ladder = page.locator(PLAYGROUND_LADDER)
+        expect(text_box).to_have_count(1, timeout=APP_TIMEOUT_MS)
+        expect(ladder).to_have_count(1)
+        text_box.scroll_into_view_if_needed()
+
+        started = time.monotonic()
+        # Layer 1: a fenced block is not bare JSON.
+        text_box.fill(FENCED_REPLY)
+        expect_rejected_at(ladder, 1, "code fence")
+
+        # Layer 2: JSON, but an array; typed key by key, as a learner would.
+        text_box.fill("")
+        text_box.press_sequentially("[1, 2]")
+        expect_rejected_at(ladder, 2, "array")
+
+        # Layer 4, through the preset drop-down rather than typing.
+        page.locator(PLAYGROUND_PRESET).select_option(label="blank call_id")
+        expect_rejected_at(ladder, 4, "call_id")
+
+        # All four layers pass: the ladder names the ToolCall with its call_id.
+        text_box.fill(VALID_TOOL_CALL)
+        action = ladder.locator('.cal-action[data-action="ToolCall"]')
+        expect(action).to_have_count(1, timeout=LADDER_TIMEOUT_MS)
+        expect(action).to_contain_text("call_browser_7")
+        expect(action).to_contain_text("read_file")
+        for layer in range(1, 5):
+            expect(layer_row(ladder, layer, "passed")).to_have_count(1)
+        timings["type to verdicts"] = time.monotonic() - started
+    except BaseException:
+        page.screenshot(path=str(screenshot_dir / "playground-failure.png"), full_page=True)
+        print(f"screenshot: {screenshot_dir / 'playground-failure.png'}")
+        ladders = page.locator(PLAYGROUND_LADDER)
+        if ladders.count() == 1:
+            print(f"the ladder showed:\n{ladders.inner_text(timeout=5_000)}")
+        raise
+    ladder.scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshot_dir / "playground.png"))
+    print("phase times: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in timings.items()))
