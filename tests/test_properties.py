@@ -1,0 +1,156 @@
+"""Property tests: the parser never crashes, round-trips what the encoder writes, and refuses every near miss."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codeagent_lite.json_action_parser import parse_json_action
+from codeagent_lite.json_text_messages import build_provider_messages, encode_json
+from codeagent_lite.kernel_types import FinalAnswer, ToolCall
+from codeagent_lite.model_adapter import InvalidModelOutputError, ValidationLayer
+
+# Quick enough for 2 shared cores; deadline off because a shared machine makes single examples jitter.
+settings.register_profile(
+    "codeagent_core",
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+PROFILE = settings.get_profile("codeagent_core")
+
+ACTION_TYPES = ("tool_call", "final_answer")
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
+json_values = st.recursive(
+    json_scalars,
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5),
+    max_leaves=20,
+)
+json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=6)
+non_blank = st.text(min_size=1).filter(lambda text: text.strip() != "")
+
+
+@st.composite
+def typed_objects(draw: st.DrawFn) -> dict[str, Any]:
+    """Objects that reach layers 3 and 4: a "type" drawn from the two action types, other keys arbitrary."""
+    obj = draw(json_objects)
+    obj["type"] = draw(st.sampled_from(ACTION_TYPES))
+    return obj
+
+
+tool_calls = st.builds(ToolCall, call_id=non_blank, tool_name=non_blank, arguments=json_objects)
+final_answers = st.builds(FinalAnswer, content=non_blank)
+
+
+def outcome(text: str) -> ToolCall | FinalAnswer | InvalidModelOutputError:
+    """Anything but InvalidModelOutputError propagates and fails the property."""
+    try:
+        return parse_json_action(text)
+    except InvalidModelOutputError as error:
+        assert error.layer in ValidationLayer
+        assert error.raw_text is text
+        return error
+
+
+@PROFILE
+@given(st.text())
+def test_arbitrary_text_only_ever_raises_invalid_model_output(text: str) -> None:
+    outcome(text)
+
+
+@PROFILE
+@given(st.text(alphabet=st.sampled_from('{}[],:"\\ \n01-.eE5tfnaul') | st.characters(), max_size=60))
+def test_json_shaped_noise_only_ever_raises_invalid_model_output(text: str) -> None:
+    outcome(text)
+
+
+@PROFILE
+@given(json_values | typed_objects(), st.sampled_from([None, 2]))
+def test_arbitrary_json_only_ever_raises_invalid_model_output(value: Any, indent: int | None) -> None:
+    text = json.dumps(value, indent=indent, ensure_ascii=indent is None)
+    result = outcome(text)
+    if isinstance(result, InvalidModelOutputError):
+        # A json.dumps text is valid JSON: only depth could stop it at layer 1, and these values are shallow.
+        assert result.layer is not ValidationLayer.JSON_SYNTAX
+
+
+@PROFILE
+@given(json_values)
+def test_text_around_a_json_value_is_never_accepted(value: Any) -> None:
+    text = json.dumps(value)
+    for wrapped in (f"```json\n{text}\n```", f"Here you go: {text}", f"{text} Done.", f"{text}\n{text}"):
+        assert outcome(wrapped).layer is ValidationLayer.JSON_SYNTAX  # type: ignore[union-attr]
+
+
+@PROFILE
+@given(tool_calls)
+def test_every_encoded_tool_call_parses_back_equal(call: ToolCall) -> None:
+    (message,) = build_provider_messages([call])
+    assert message.role == "assistant"
+    assert parse_json_action(message.content) == call
+
+
+@PROFILE
+@given(final_answers)
+def test_every_encoded_final_answer_parses_back_equal(answer: FinalAnswer) -> None:
+    text = encode_json({"type": "final_answer", "content": answer.content})
+    assert parse_json_action(text) == answer
+
+
+@st.composite
+def valid_actions(draw: st.DrawFn) -> dict[str, Any]:
+    if draw(st.booleans()):
+        call = draw(tool_calls)
+        return {"type": "tool_call", "call_id": call.call_id, "tool_name": call.tool_name, "arguments": call.arguments}
+    return {"type": "final_answer", "content": draw(final_answers).content}
+
+
+def wrong_type_for(field_name: str) -> st.SearchStrategy[Any]:
+    """A JSON value of a different kind than the contract wants for this field."""
+    if field_name == "arguments":
+        return json_scalars | st.lists(json_values, max_size=3)
+    return st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | json_objects
+
+
+@PROFILE
+@given(valid_actions(), st.data())
+def test_removing_one_field_is_refused(action: dict[str, Any], data: st.DataObject) -> None:
+    field_name = data.draw(st.sampled_from(sorted(action)))
+    del action[field_name]
+    error = outcome(encode_json(action))
+    assert isinstance(error, InvalidModelOutputError)
+    expected = ValidationLayer.ACTION_TYPE if field_name == "type" else ValidationLayer.FIELDS
+    assert error.layer is expected
+    if expected is ValidationLayer.FIELDS:
+        assert "fields do not match the contract" in error.message
+        assert f"missing {field_name}" in error.message
+
+
+@PROFILE
+@given(valid_actions(), st.text(max_size=12), json_values)
+def test_adding_one_field_is_refused_at_layer_4(action: dict[str, Any], name: str, value: Any) -> None:
+    if name in action:
+        name = "_" + name + "_extra"
+    action[name] = value
+    error = outcome(encode_json(action))
+    assert isinstance(error, InvalidModelOutputError)
+    assert error.layer is ValidationLayer.FIELDS
+    assert "unexpected" in error.message
+
+
+@PROFILE
+@given(valid_actions(), st.data())
+def test_changing_one_fields_type_is_refused(action: dict[str, Any], data: st.DataObject) -> None:
+    field_name = data.draw(st.sampled_from(sorted(action)))
+    action[field_name] = data.draw(wrong_type_for(field_name))
+    error = outcome(encode_json(action))
+    assert isinstance(error, InvalidModelOutputError)
+    if field_name == "type":
+        assert error.layer is ValidationLayer.ACTION_TYPE
+    else:
+        assert error.layer is ValidationLayer.FIELDS
+        assert error.message.startswith(f"{field_name} must be ")
