@@ -33,7 +33,7 @@ __all__ = [
 
 MINIMUM_PYTHON = (3, 11)
 
-INSTALL_HINT = "run `pip install -e '.[lab]'` in the repository root"
+INSTALL_HINT = 'run `make lab`, or `pip install -e ".[lab]"`, in the repository root, then restart the kernel'
 """The one command that installs the package with everything the notebooks need."""
 
 
