@@ -132,7 +132,8 @@ def server_is_ready(base_url: str, token: str) -> bool:
     request = urllib.request.Request(f"{base_url}/api/status", headers={"Authorization": f"token {token}"})
     try:
         with urllib.request.urlopen(request, timeout=2) as response:
-            return response.status == 200
+            status: int = response.status
+            return status == 200
     except (urllib.error.URLError, OSError):
         return False
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from codeagent_lite.widgets import PRESETS
+
 pytestmark = pytest.mark.browser
 
 NOTEBOOK = "04_action_parsing.ipynb"
@@ -27,6 +29,7 @@ PLAYGROUND_PRESET = ".jp-OutputArea-output .widget-dropdown.cal-playground-prese
 APP_TIMEOUT_MS = 90_000
 LADDER_TIMEOUT_MS = 20_000
 
+BLANK_CALL_ID_PRESET = "blank call_id"
 FENCED_REPLY = '```json\n{"type": "final_answer", "content": "42"}\n```'
 VALID_TOOL_CALL = (
     '{"type": "tool_call", "call_id": "call_browser_7", "tool_name": "read_file", "arguments": {"path": "notes.md"}}'
@@ -117,7 +120,8 @@ def test_playground_ladder_follows_what_the_learner_types(page: Any, jupyter_lab
         expect_rejected_at(ladder, 2, "array")
 
         # Layer 4, through the preset drop-down rather than typing.
-        page.locator(PLAYGROUND_PRESET).select_option(label="blank call_id")
+        assert BLANK_CALL_ID_PRESET in PRESETS, f"preset {BLANK_CALL_ID_PRESET!r} is gone from codeagent_lite.widgets"
+        page.locator(PLAYGROUND_PRESET).select_option(label=BLANK_CALL_ID_PRESET)
         expect_rejected_at(ladder, 4, "call_id")
 
         # All four layers pass: the ladder names the ToolCall with its call_id.
