@@ -1,0 +1,45 @@
+"""Real models behind the ``TextProvider`` protocol.
+
+Importing this package imports neither ``openai`` nor ``llama_cpp``: each provider
+loads its library when it is created, so the package works with only the extras that
+are installed (``openai`` for OpenAI-compatible servers, ``local`` for Gemma 3 270M).
+"""
+
+from .local_llama import (
+    LlamaServer,
+    LlamaServerError,
+    LoadedGemma,
+    LocalGemmaProvider,
+    LocalMode,
+    default_model_path,
+    ensure_model_file,
+    llama_server,
+    load_gemma,
+)
+from .openai_compatible import PLACEHOLDER_API_KEY, OpenAICompatibleProvider
+from .prompting import (
+    DEFAULT_EXAMPLES,
+    WorkedExample,
+    describe_action_shapes,
+    render_completion_prompt,
+    render_system_prompt,
+)
+
+__all__ = [
+    "DEFAULT_EXAMPLES",
+    "PLACEHOLDER_API_KEY",
+    "LlamaServer",
+    "LlamaServerError",
+    "LoadedGemma",
+    "LocalGemmaProvider",
+    "LocalMode",
+    "OpenAICompatibleProvider",
+    "WorkedExample",
+    "default_model_path",
+    "describe_action_shapes",
+    "ensure_model_file",
+    "llama_server",
+    "load_gemma",
+    "render_completion_prompt",
+    "render_system_prompt",
+]

@@ -1,0 +1,157 @@
+"""The prompts a JSON-text model sees: stable bytes, the parser's own schema, the tools."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from codeagent_lite import ProviderMessage, ToolSpec, action_json_schema, parse_json_action
+from codeagent_lite.json_text_messages import build_provider_messages, encode_json
+from codeagent_lite.kernel_types import Message, MessageRole, ToolCall, ToolResult
+from codeagent_lite.providers import prompting
+from codeagent_lite.providers.prompting import (
+    DEFAULT_EXAMPLES,
+    REPLY_LABEL,
+    WorkedExample,
+    describe_action_shapes,
+    render_completion_prompt,
+    render_system_prompt,
+)
+
+READ_FILE = ToolSpec(
+    name="read_file",
+    description="Read a UTF-8 text file inside the workspace.",
+    input_schema={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
+LIST_FILES = ToolSpec(
+    name="list_files",
+    description="List the files in a workspace folder.",
+    input_schema={"type": "object", "properties": {"path": {"type": "string"}}},
+)
+TOOLS = (READ_FILE, LIST_FILES)
+
+
+def test_system_prompt_is_deterministic() -> None:
+    assert render_system_prompt(TOOLS) == render_system_prompt(TOOLS)
+
+
+def test_system_prompt_does_not_depend_on_schema_key_order() -> None:
+    # The same tool written with its schema keys in another order must give the same bytes.
+    reordered = ToolSpec(
+        name="read_file",
+        description=READ_FILE.description,
+        input_schema={"required": ["path"], "properties": {"path": {"type": "string"}}, "type": "object"},
+    )
+    assert render_system_prompt((reordered, LIST_FILES)) == render_system_prompt(TOOLS)
+
+
+def test_system_prompt_contains_the_parser_schema() -> None:
+    prompt = render_system_prompt(TOOLS)
+    assert encode_json(action_json_schema()) in prompt
+    for shape in describe_action_shapes():
+        assert shape in prompt
+
+
+def test_system_prompt_states_the_protocol() -> None:
+    prompt = render_system_prompt(TOOLS)
+    assert "exactly one JSON object" in prompt
+    assert "no markdown code fences" in prompt
+    assert '"tool_result"' in prompt
+
+
+def test_system_prompt_lists_every_tool_with_its_schema() -> None:
+    prompt = render_system_prompt(TOOLS)
+    for tool in TOOLS:
+        assert f"- {tool.name}: {tool.description}" in prompt
+        assert encode_json(tool.input_schema) in prompt
+
+
+def test_system_prompt_without_tools_says_so() -> None:
+    prompt = render_system_prompt(())
+    assert "No tools are available" in prompt
+    assert "Tools:" not in prompt
+
+
+def test_action_shapes_name_every_contract_field() -> None:
+    tool_call, final_answer = describe_action_shapes()
+    assert tool_call == (
+        '{"type": "tool_call", "call_id": <string (non-blank)>, '
+        '"tool_name": <string (non-blank)>, "arguments": <object>}'
+    )
+    assert final_answer == '{"type": "final_answer", "content": <string (non-blank)>}'
+
+
+def test_action_shapes_follow_the_schema_when_it_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The prompt is rendered from action_json_schema(), so a new contract field must show up in it.
+    changed: dict[str, Any] = copy.deepcopy(action_json_schema())
+    final = changed["$defs"]["FinalAnswerPayload"]
+    final["properties"]["confidence"] = {"type": "number"}
+    final["required"].append("confidence")
+    monkeypatch.setattr(prompting, "action_json_schema", lambda: changed)
+    assert describe_action_shapes()[1] == (
+        '{"type": "final_answer", "content": <string (non-blank)>, "confidence": <number>}'
+    )
+    assert encode_json(changed) in render_system_prompt(TOOLS)
+
+
+def test_every_worked_example_reply_is_a_valid_action() -> None:
+    # A base model copies its examples: one bad example would teach it a bad shape.
+    for example in DEFAULT_EXAMPLES:
+        replies = [text for label, text in example.turns if label == "Reply"]
+        assert replies, example
+        for reply in replies:
+            parse_json_action(reply)
+
+
+def test_completion_prompt_ends_with_reply_label_and_no_trailing_space() -> None:
+    prompt = render_completion_prompt([ProviderMessage("user", "Read a.txt")], TOOLS)
+    assert prompt.endswith("\nReply:")
+    assert REPLY_LABEL == "Reply:"
+    assert not prompt.endswith(" ")
+
+
+def test_completion_prompt_is_deterministic_and_contains_tools_and_examples() -> None:
+    messages = [ProviderMessage("user", "Read a.txt")]
+    prompt = render_completion_prompt(messages, TOOLS)
+    assert prompt == render_completion_prompt(messages, TOOLS)
+    for tool in TOOLS:
+        assert f"- {tool.name}: {tool.description}" in prompt
+    for shape in describe_action_shapes():
+        assert shape in prompt
+    for example in DEFAULT_EXAMPLES:
+        assert example.render() in prompt
+
+
+def test_completion_prompt_labels_the_conversation() -> None:
+    history = [
+        Message(MessageRole.USER, "Read a.txt"),
+        ToolCall(call_id="c1", tool_name="read_file", arguments={"path": "a.txt"}),
+        ToolResult(call_id="c1", content="hello\nworld"),
+    ]
+    prompt = render_completion_prompt(build_provider_messages(history), TOOLS, examples=())
+    conversation = prompt.split("\n\n")[-1].splitlines()
+    assert conversation == [
+        "Task: Read a.txt",
+        'Reply: {"arguments":{"path":"a.txt"},"call_id":"c1","tool_name":"read_file","type":"tool_call"}',
+        'Result: {"call_id":"c1","content":"hello\\nworld","is_error":false,"type":"tool_result"}',
+        "Reply:",
+    ]
+
+
+def test_completion_prompt_keeps_each_turn_on_one_line() -> None:
+    prompt = render_completion_prompt([ProviderMessage("user", "line one\nline two")], TOOLS, examples=())
+    assert prompt.split("\n\n")[-1] == "Task: line one\\nline two\nReply:"
+
+
+def test_completion_prompt_uses_custom_examples() -> None:
+    example = WorkedExample((("Task", "Ping"), ("Reply", '{"type":"final_answer","content":"pong"}')))
+    prompt = render_completion_prompt([ProviderMessage("user", "Ping again")], TOOLS, examples=[example])
+    assert 'Task: Ping\nReply: {"type":"final_answer","content":"pong"}' in prompt
+    assert DEFAULT_EXAMPLES[0].render() not in prompt
+
+
+def test_completion_prompt_without_tools_says_so() -> None:
+    prompt = render_completion_prompt([ProviderMessage("user", "Hi")], (), examples=())
+    assert "No tools are available." in prompt
