@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public since Python 2.6, absent from typeshed
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
@@ -54,6 +55,7 @@ _CONTRACT_FIELDS = {"tool_call": TOOL_CALL_FIELDS, "final_answer": FINAL_ANSWER_
 
 _PREVIEW_CHARS = 24
 _JSON_WHITESPACE = " \t\n\r"
+_LEADING_WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -116,7 +118,7 @@ class _ValueProblem(Exception):
 
 
 def _number_problem(token: str) -> str | None:
-    """Why a number token is unacceptable, or None. Shared by the fast hooks and the locator."""
+    """Why a number token is unacceptable, or None. The decoder hooks below apply the same rules."""
     if token in ("NaN", "Infinity", "-Infinity"):
         return f"{token} is not a JSON number (non-finite numbers are not allowed)"
     if any(c in token for c in ".eE"):
@@ -136,10 +138,19 @@ def _pairs_to_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def _parse_number(token: str) -> int | float:
-    if _number_problem(token) is not None:
+def _parse_int(token: str) -> int:
+    # json calls this for integer tokens only; the length check comes before int() does quadratic work.
+    if len(token) - token.startswith("-") > MAX_INTEGER_DIGITS:
         raise _ValueProblem
-    return float(token) if any(c in token for c in ".eE") else int(token)
+    return int(token)
+
+
+def _parse_float(token: str) -> float:
+    # json calls this for tokens with a fraction or an exponent only.
+    value = float(token)
+    if not math.isfinite(value):
+        raise _ValueProblem
+    return value
 
 
 def _parse_constant(token: str) -> float:
@@ -148,8 +159,8 @@ def _parse_constant(token: str) -> float:
 
 _DECODER = json.JSONDecoder(
     object_pairs_hook=_pairs_to_object,
-    parse_float=_parse_number,
-    parse_int=_parse_number,
+    parse_float=_parse_float,
+    parse_int=_parse_int,
     parse_constant=_parse_constant,
     strict=True,
 )
@@ -157,7 +168,10 @@ _DECODER = json.JSONDecoder(
 # Tokens of a JSON text, used only on the slow paths (depth and problem location).
 # A string may be unterminated (a cut-off reply): it then runs to the end of the text, so
 # brackets inside it are never mistaken for nesting.
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[{}\[\],:]|[^\s{}\[\],:"]+', re.DOTALL)
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"?'
+_TOKEN = re.compile(_STRING + r'|[{}\[\],:]|[^\s{}\[\],:"]+', re.DOTALL)
+_STRING_TOKEN = re.compile(_STRING, re.DOTALL)
+_STRING_OR_BRACKET = re.compile(r'["{}\[\]]')
 
 
 def _locate_value_problem(text: str) -> InvalidModelOutputError:
@@ -204,14 +218,36 @@ def _locate_value_problem(text: str) -> InvalidModelOutputError:
     )
 
 
+def _string_end(text: str, start: int) -> int:
+    """Where the string token that starts at ``start`` ends (the same end as ``_STRING``).
+
+    json's own C string scanner skips a long string far faster than a regular
+    expression; the expression is the fallback for strings json itself refuses.
+    """
+    try:
+        end: int = scanstring(text, start + 1, False)[1]
+        return end
+    except json.JSONDecodeError as error:
+        if error.msg.startswith("Unterminated string"):
+            return len(text)
+        match = _STRING_TOKEN.match(text, start)
+        assert match is not None  # the pattern matches any text that starts with a quote
+        return match.end()
+
+
 def _too_deep(text: str) -> InvalidModelOutputError | None:
-    # Counting brackets is cheap C code; the token walk runs only when the count could matter.
+    """Find the first bracket nested deeper than the limit, outside strings, whether the JSON is valid or not."""
+    # Counting brackets is cheap C code; the walk runs only when the count could matter.
     if text.count("{") + text.count("[") <= MAX_NESTING_DEPTH:
         return None
     depth = 0
-    for match in _TOKEN.finditer(text):
-        token = match.group()
-        if token in "{[":
+    match = _STRING_OR_BRACKET.search(text)
+    while match is not None:
+        char, pos = match.group(), match.start()
+        next_pos = pos + 1
+        if char == '"':
+            next_pos = _string_end(text, pos)
+        elif char in "{[":
             depth += 1
             if depth > MAX_NESTING_DEPTH:
                 return _syntax_error(
@@ -219,11 +255,28 @@ def _too_deep(text: str) -> InvalidModelOutputError | None:
                     expected=f"at most {MAX_NESTING_DEPTH} nested objects or arrays",
                     found=f"more than {MAX_NESTING_DEPTH}",
                     text=text,
-                    pos=match.start(),
+                    pos=pos,
                 )
-        elif token in "}]":
+        else:
             depth -= 1
+        match = _STRING_OR_BRACKET.search(text, next_pos)
     return None
+
+
+def _nested_deeper_than_limit(value: Any) -> bool:
+    """Depth check on an already decoded value: it visits containers only, so long strings cost nothing."""
+    if not isinstance(value, (dict, list)):
+        return False
+    stack: list[tuple[dict[str, Any] | list[Any], int]] = [(value, 1)]
+    while stack:
+        container, depth = stack.pop()
+        if depth > MAX_NESTING_DEPTH:
+            return True
+        children = container.values() if isinstance(container, dict) else container
+        for child in children:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
 
 
 _PARTIAL_LITERALS = frozenset({"t", "tr", "tru", "f", "fa", "fal", "fals", "n", "nu", "nul", "-"})
@@ -343,8 +396,8 @@ def check_json_syntax(raw_text: str) -> Any:
             expected="text (str)",
             found=type(raw_text).__name__,
         )
-    stripped = raw_text.strip(_JSON_WHITESPACE)
-    if not stripped:
+    first = _LEADING_WHITESPACE.match(raw_text).end()  # type: ignore[union-attr]
+    if first == len(raw_text):
         raise _syntax_error(
             "the reply is empty",
             expected="one JSON value",
@@ -360,31 +413,37 @@ def check_json_syntax(raw_text: str) -> Any:
             text=raw_text,
             pos=0,
         )
-    if stripped.startswith(("```", "~~~")):
+    if raw_text.startswith(("```", "~~~"), first):
         raise _syntax_error(
             "the reply is wrapped in a markdown code fence; send the bare JSON without ``` lines",
             expected="a JSON value such as {...}",
-            found=_preview(stripped),
+            found=_preview(raw_text.strip(_JSON_WHITESPACE)),
             text=raw_text,
-            pos=raw_text.index(stripped[0]),
+            pos=first,
         )
-    too_deep = _too_deep(raw_text)
-    if too_deep is not None:
-        raise too_deep
+    # Decoding first keeps the common case at C speed. Too deep nesting is reported before
+    # any other problem, as if it had been checked first: a valid value is measured as
+    # decoded, and every failure first looks for it in the text. The C decoder itself
+    # stops at Python's recursion limit with RecursionError, never with a crash.
     try:
-        return _DECODER.decode(raw_text)
+        value = _DECODER.decode(raw_text)
     except json.JSONDecodeError as error:
-        raise _explain_decode_error(error, raw_text) from None
+        raise _too_deep(raw_text) or _explain_decode_error(error, raw_text) from None
     except _ValueProblem:
-        raise _locate_value_problem(raw_text) from None
+        raise _too_deep(raw_text) or _locate_value_problem(raw_text) from None
     except RecursionError:
-        raise _syntax_error(
+        raise _too_deep(raw_text) or _syntax_error(
             "nesting is too deep to parse",
             expected=f"at most {MAX_NESTING_DEPTH} nested objects or arrays",
             found="deeper nesting",
             text=raw_text,
             pos=None,
         ) from None
+    if _nested_deeper_than_limit(value):
+        too_deep = _too_deep(raw_text)
+        assert too_deep is not None  # a valid text nests exactly as deep as its value
+        raise too_deep
+    return value
 
 
 # --------------------------------------------------------------------------- layer 2
@@ -435,7 +494,9 @@ def _not_blank(value: str) -> str:
     return value
 
 
-NonBlankStr = Annotated[StrictStr, Field(min_length=1), AfterValidator(_not_blank)]
+# ``_not_blank`` already refuses "", so minLength only goes into the JSON Schema: as a runtime
+# constraint it makes pydantic re-encode every long string to count its characters.
+NonBlankStr = Annotated[StrictStr, Field(json_schema_extra={"minLength": 1}), AfterValidator(_not_blank)]
 
 
 class ToolCallPayload(BaseModel):
@@ -468,6 +529,8 @@ _MAX_NAMED_FIELDS = 5
 
 def _field_set_error(obj: dict[str, Any], action_type: str) -> InvalidModelOutputError | None:
     contract = _CONTRACT_FIELDS[action_type]
+    if len(obj) == len(contract) and all(name in obj for name in contract):
+        return None
     missing = [name for name in contract if name not in obj]
     unexpected = [name for name in obj if name not in contract]
     if not missing and not unexpected:

@@ -107,7 +107,7 @@ def ci_commands() -> list[str]:
         if not line or line.startswith("#"):
             continue
         first_word = shlex.split(line)[0]
-        if first_word in ("set", "cd"):  # shell set-up, not the test command
+        if first_word in ("set", "cd", "export"):  # shell and environment set-up, not the test command
             continue
         commands.append(line)
     return commands

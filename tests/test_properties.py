@@ -78,6 +78,44 @@ def test_arbitrary_json_only_ever_raises_invalid_model_output(value: Any, indent
         assert result.layer is not ValidationLayer.JSON_SYNTAX
 
 
+# Raw key spellings: "\\u0061" is another way to write "a", so it duplicates it.
+KEY_SPELLINGS = ['"a"', '"\\u0061"', '"b"', '"type"', '"content"']
+
+
+def _object_text(pairs: list[tuple[str, tuple[str, bool]]]) -> tuple[str, bool]:
+    keys = [json.loads(key) for key, _ in pairs]
+    text = "{" + ",".join(f"{key}:{value}" for key, (value, _) in pairs) + "}"
+    return text, len(set(keys)) < len(keys) or any(inner for _, (_, inner) in pairs)
+
+
+def _array_text(items: list[tuple[str, bool]]) -> tuple[str, bool]:
+    return "[" + ",".join(text for text, _ in items) + "]", any(inner for _, inner in items)
+
+
+# JSON texts written pair by pair, so objects can repeat a key at any depth: (text, has a duplicate key).
+texts_with_pairs = st.recursive(
+    json_scalars.map(lambda value: (json.dumps(value), False)),
+    lambda children: (
+        st.lists(children, max_size=4).map(_array_text)
+        | st.lists(st.tuples(st.sampled_from(KEY_SPELLINGS), children), max_size=4).map(_object_text)
+    ),
+    max_leaves=15,
+)
+
+
+@PROFILE
+@given(texts_with_pairs)
+def test_duplicate_keys_at_any_depth_are_refused_at_layer_1(case: tuple[str, bool]) -> None:
+    text, has_duplicate = case
+    result = outcome(text)
+    if has_duplicate:
+        assert isinstance(result, InvalidModelOutputError)
+        assert result.layer is ValidationLayer.JSON_SYNTAX
+        assert "duplicate key" in result.message
+    else:
+        assert getattr(result, "layer", None) is not ValidationLayer.JSON_SYNTAX
+
+
 @PROFILE
 @given(json_values)
 def test_text_around_a_json_value_is_never_accepted(value: Any) -> None:
