@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public since Python 2.6, absent from typeshed
 from typing import Annotated, Any, Literal
 
@@ -55,6 +56,7 @@ _CONTRACT_FIELDS = {"tool_call": TOOL_CALL_FIELDS, "final_answer": FINAL_ANSWER_
 
 _PREVIEW_CHARS = 24
 _JSON_WHITESPACE = " \t\n\r"
+_DEFAULT_RECURSION_LIMIT = 1000
 _LEADING_WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
@@ -423,8 +425,14 @@ def check_json_syntax(raw_text: str) -> Any:
         )
     # Decoding first keeps the common case at C speed. Too deep nesting is reported before
     # any other problem, as if it had been checked first: a valid value is measured as
-    # decoded, and every failure first looks for it in the text. The C decoder itself
-    # stops at Python's recursion limit with RecursionError, never with a crash.
+    # decoded, and every failure first looks for it in the text. json's C decoder stops at
+    # Python's recursion limit with RecursionError; that is safe at the default limit, but
+    # a program that raised the limit could let deep input overflow the C stack, so then
+    # the text is measured before it is decoded.
+    if sys.getrecursionlimit() > _DEFAULT_RECURSION_LIMIT:
+        too_deep = _too_deep(raw_text)
+        if too_deep is not None:
+            raise too_deep
     try:
         value = _DECODER.decode(raw_text)
     except json.JSONDecodeError as error:

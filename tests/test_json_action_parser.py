@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -114,6 +116,25 @@ def test_layer_1_alone_returns_the_value() -> None:
 def test_deepest_accepted_nesting_is_100() -> None:
     assert check_json_syntax("[" * 100 + "]" * 100) is not None
     assert check_json_syntax('{"a":"' + "[" * 500 + '"}') == {"a": "[" * 500}  # brackets in a string are text
+
+
+@pytest.mark.parametrize("recursion_limit", [None, 10_000_000])
+def test_deep_nesting_is_refused_even_with_a_raised_recursion_limit(recursion_limit: int | None) -> None:
+    # Run in a child process: the failure this guards against is a crash of the interpreter itself.
+    raise_limit = f"sys.setrecursionlimit({recursion_limit})" if recursion_limit else "pass"
+    script = (
+        "import sys\n"
+        "from codeagent_lite import InvalidModelOutputError, parse_json_action\n"
+        f"{raise_limit}\n"
+        "for text in ('[' * 1_000_000, '{\"a\":' * 300_000 + '1' + '}' * 300_000, '[' * 500_000 + ']' * 500_000):\n"
+        "    try:\n"
+        "        parse_json_action(text)\n"
+        "    except InvalidModelOutputError as error:\n"
+        "        print(int(error.layer), error.column)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["1", "101", "1", "501", "1", "101"]
 
 
 def test_longest_accepted_integer() -> None:
