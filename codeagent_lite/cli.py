@@ -11,6 +11,7 @@ loop stopped without a final answer), 2 the command itself was used wrongly.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from collections.abc import Sequence
@@ -223,8 +224,17 @@ def _read_text(args: argparse.Namespace, stdin: TextIO) -> str:
     return str(args.text)
 
 
+def _escape_what_cannot_be_shown(stream: TextIO) -> TextIO:
+    # A console whose encoding lacks ✔ or Chinese (a Windows code page, a latin-1 locale)
+    # gets backslash escapes instead of a UnicodeEncodeError halfway through the output.
+    if isinstance(stream, io.TextIOWrapper):
+        stream.reconfigure(errors="backslashreplace")
+    return stream
+
+
 def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    out = stdout if stdout is not None else sys.stdout
+    out = stdout if stdout is not None else _escape_what_cannot_be_shown(sys.stdout)
+    _escape_what_cannot_be_shown(sys.stderr)
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -113,3 +114,20 @@ def test_the_module_runs_as_a_command() -> None:
         [env_python, "-m", "codeagent_lite"], capture_output=True, text=True, cwd=ROOT, timeout=60, check=False
     )
     assert usage.returncode == 2
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii", "cp1252"])
+def test_a_console_that_cannot_show_the_marks_gets_escapes_not_a_crash(encoding: str) -> None:
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    result = subprocess.run(
+        [sys.executable, "-m", "codeagent_lite", "check", '{"type":"final_answer","content":"中文"}'],
+        capture_output=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode(encoding, "replace")
+    output = result.stdout.decode(encoding)
+    assert "\\u2714 layer 1" in output
+    assert "FinalAnswer(content='\\u4e2d\\u6587')" in output
