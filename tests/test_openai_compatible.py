@@ -29,15 +29,11 @@ from codeagent_lite import (
     ValidationLayer,
     action_json_schema,
 )
+from codeagent_lite.providers import PLACEHOLDER_API_KEY, OpenAICompatibleProvider, llama_server, render_system_prompt
 
+# The providers package imports openai only when a provider is created, so this check is enough.
 pytest.importorskip("openai", reason="the openai extra is not installed: pip install 'codeagent-lite[openai]'")
 
-from codeagent_lite.providers import (  # noqa: E402  (after the importorskip on purpose)
-    PLACEHOLDER_API_KEY,
-    OpenAICompatibleProvider,
-    llama_server,
-    render_system_prompt,
-)
 
 KEY_ENV = "CODEAGENT_LITE_TEST_KEY"
 FAKE_KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"

@@ -9,7 +9,7 @@ import pytest
 
 from codeagent_lite import ProviderMessage, ToolSpec, action_json_schema, parse_json_action
 from codeagent_lite.json_text_messages import build_provider_messages, encode_json
-from codeagent_lite.kernel_types import Message, MessageRole, ToolCall, ToolResult
+from codeagent_lite.kernel_types import HistoryItem, Message, MessageRole, ToolCall, ToolResult
 from codeagent_lite.providers import prompting
 from codeagent_lite.providers.prompting import (
     DEFAULT_EXAMPLES,
@@ -125,7 +125,7 @@ def test_completion_prompt_is_deterministic_and_contains_tools_and_examples() ->
 
 
 def test_completion_prompt_labels_the_conversation() -> None:
-    history = [
+    history: list[HistoryItem] = [
         Message(MessageRole.USER, "Read a.txt"),
         ToolCall(call_id="c1", tool_name="read_file", arguments={"path": "a.txt"}),
         ToolResult(call_id="c1", content="hello\nworld"),
