@@ -173,6 +173,8 @@ _DECODER = json.JSONDecoder(
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"?'
 _TOKEN = re.compile(_STRING + r'|[{}\[\],:]|[^\s{}\[\],:"]+', re.DOTALL)
 _STRING_TOKEN = re.compile(_STRING, re.DOTALL)
+# What json's scanner reads at the start of a token: a non-finite constant or a number (its NUMBER_RE).
+_NUMBER_OR_CONSTANT = re.compile(r"-?Infinity|NaN|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _STRING_OR_BRACKET = re.compile(r'["{}\[\]]')
 
 
@@ -209,11 +211,17 @@ def _locate_value_problem(text: str) -> InvalidModelOutputError:
                         pos=match.start(),
                     )
                 keys.add(key)
-        elif token not in ("true", "false", "null"):
-            problem = _number_problem(token)
-            if problem is not None:
+        else:
+            # A token may run on past its number ("1e400-"); json's hooks saw only the number part.
+            number = _NUMBER_OR_CONSTANT.match(token)
+            problem = None if number is None else _number_problem(number.group())
+            if number is not None and problem is not None:
                 return _syntax_error(
-                    problem, expected="a finite JSON number", found=_preview(token), text=text, pos=match.start()
+                    problem,
+                    expected="a finite JSON number",
+                    found=_preview(number.group()),
+                    text=text,
+                    pos=match.start(),
                 )
     return _syntax_error(
         "a duplicate key or an invalid number", expected="valid JSON", found="an invalid value", text=text, pos=None

@@ -76,6 +76,8 @@ LAYER_1_CASES: list[tuple[str, str, list[str], tuple[int, int] | None]] = [
     ("nesting 100000 deep", "[" * 100_000, ["nesting is deeper than 100"], (1, 101)),
     ("nesting 101 deep, closed", "[" * 101 + "]" * 101, ["nesting is deeper than 100"], (1, 101)),
     ("nesting inside an action", '{"type":"final_answer","content":' + "[" * 120 + "]" * 120 + "}", ["nesting"], None),
+    ("1e400 run on by a minus", "1e400-", ["too large for a finite float"], (1, 1)),
+    ("NaN run on by a letter", '{"a":NaNx}', ["NaN is not a JSON number"], (1, 6)),
     ("integer too long", '{"a":' + "9" * 5000 + "}", ["integer with 5000 digits is too long"], (1, 6)),
     ("negative integer too long", "[-" + "1" * 4301 + "]", ["4301 digits"], (1, 2)),
     ("cut off in a string", '{"type":"final_answer","content":"The answer is', [CUT_OFF, "max_output_tokens"], (1, 48)),

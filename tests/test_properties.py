@@ -62,8 +62,13 @@ def test_arbitrary_text_only_ever_raises_invalid_model_output(text: str) -> None
     outcome(text)
 
 
+# Pieces of JSON and of its usual mistakes, glued in random order.
+JSON_PIECES = [*"{}[],:\"\\ \n\t01-.eE+5'/*#`x\ufeff", '"type"', '"tool_call"', '"final_answer"', '"content"']
+JSON_PIECES += ['"a"', '"\\u0061"', "true", "false", "null", "tru", "1e400", "NaN", "-Infinity", "```", "//"]
+
+
 @PROFILE
-@given(st.text(alphabet=st.sampled_from('{}[],:"\\ \n01-.eE5tfnaul') | st.characters(), max_size=60))
+@given(st.lists(st.sampled_from(JSON_PIECES) | st.characters(), max_size=40).map("".join))
 def test_json_shaped_noise_only_ever_raises_invalid_model_output(text: str) -> None:
     outcome(text)
 
