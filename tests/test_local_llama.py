@@ -104,6 +104,7 @@ def test_free_text_is_deterministic_at_temperature_zero() -> None:
     first = provider.complete(messages=TASK, tools=TOOLS, max_output_tokens=48)
     second = provider.complete(messages=TASK, tools=TOOLS, max_output_tokens=48)
     assert first.text.strip()
+    assert "\n" not in first.text  # generation stops at the end of the reply line
     assert first == second
 
 
