@@ -173,11 +173,12 @@ def _step_heading(number: int, step: Step) -> str:
         return f"[{number}] tool result · call_id={step.tool_result.call_id!r} · {status}"
     verdict = step.kind.value.replace("_", " ")
     if step.kind is StepKind.REJECTION:
-        verdict = (
-            f"rejected at layer {int(step.layer)} ({step.layer.title})"
-            if step.layer is not None
-            else "rejected by the loop"
-        )
+        if step.layer is not None:
+            verdict = f"rejected at layer {int(step.layer)} ({step.layer.title})"
+        elif step.action is not None:
+            verdict = "rejected by the loop"  # the four layers passed; the loop refused the action
+        else:
+            verdict = "rejected"
     return f"[{number}] model call {step.model_call} · {verdict} · {_usage_text(step.usage)}"
 
 
@@ -221,7 +222,12 @@ def correction_message(error: InvalidModelOutputError) -> str:
     where = f"layer {int(error.layer)} ({error.layer.title})" if error.layer is not None else "validation"
     reason = _shorten(error.message, _MAX_REASON_CHARS)
     parts = [f"Your last reply was rejected at {where}: {reason}."]
-    if error.expected is not None and error.found is not None:
+    # Many parser messages already say both (layers 3 and 4); saying them twice only adds tokens.
+    if (
+        error.expected is not None
+        and error.found is not None
+        and not (error.expected in reason and error.found in reason)
+    ):
         parts.append(
             f"Expected {_shorten(error.expected, _MAX_REASON_CHARS)}, found {_shorten(error.found, _MAX_REASON_CHARS)}."
         )

@@ -189,6 +189,14 @@ def test_correction_message_names_layer_expected_found_and_asks_for_one_object()
     assert "<" not in message
 
 
+def test_correction_message_does_not_repeat_what_the_message_already_says() -> None:
+    with pytest.raises(InvalidModelOutputError) as caught:
+        parse_json_action('{"type": "tool_result"}')
+    message = correction_message(caught.value)
+    assert message.count("found the string 'tool_result'") == 1
+    assert "Expected" not in message
+
+
 def test_correction_message_never_echoes_a_huge_reply() -> None:
     huge = "Let me think. " + "blah " * 20_000
     with pytest.raises(InvalidModelOutputError) as caught:
@@ -196,6 +204,22 @@ def test_correction_message_never_echoes_a_huge_reply() -> None:
     message = correction_message(caught.value)
     assert len(message) < 800
     assert "blah blah blah blah blah blah" not in message
+
+
+class _LayerlessAdapter:
+    """An adapter that refuses without naming a layer, as a third-party adapter might."""
+
+    def complete(self, history: Sequence[Any], tools: Sequence[ToolSpec], budget: ModelCallBudget) -> Any:
+        raise InvalidModelOutputError("something odd", usage=TokenUsage(3, 1))
+
+
+def test_rejection_without_layer_or_raw_text_is_still_reported(tools: tuple[Tool, ...]) -> None:
+    transcript = run_agent(_LayerlessAdapter(), tools, "Go", max_consecutive_rejections=0)
+    assert transcript.stop_reason is StopReason.TOO_MANY_REJECTIONS
+    assert transcript.usage == TokenUsage(3, 1)
+    text = transcript.render()
+    assert "[1] model call 1 · rejected · 3 in + 1 out tokens" in text
+    assert "    ✘ something odd" in text
 
 
 def test_correction_message_without_a_layer() -> None:
@@ -411,7 +435,7 @@ def test_render_shows_each_step_with_verdicts_and_usage(tools: tuple[Tool, ...])
         "    ✘ layer 4  fields and types  failed: content must be a string, found the number 3",
         "    => rejected at layer 4: expected a string, found the number 3",
         "    correction sent: Your last reply was rejected at layer 4 (fields and types): content must be a string, "
-        "found the number 3. Expected a string, found the number 3. Reply with exactly one JSON object and nothing "
+        "found the number 3. Reply with exactly one JSON object and nothing "
         'else: a "tool_call" or a "final_answer" with exactly the fields shown before.',
         "[2] model call 2 · action · 20 in + 6 out tokens",
         "    ✔ all four layers passed",
