@@ -50,6 +50,18 @@ def _copy_object(owner: str, field_name: str, value: object) -> dict[str, Any]:
     for key in value:
         if not isinstance(key, str):
             raise TypeError(f"{owner}.{field_name} keys must be str, not {type(key).__name__}")
+    return _copy_json_like(value)
+
+
+def _copy_json_like(value: Any) -> Any:
+    # JSON-shaped data (dicts, lists, scalars) is copied directly: several times faster
+    # than copy.deepcopy, which matters because every parsed tool call passes through here.
+    if isinstance(value, dict):
+        return {key: _copy_json_like(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy_json_like(item) for item in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
     return copy.deepcopy(value)
 
 
