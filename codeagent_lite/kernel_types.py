@@ -50,7 +50,8 @@ def _copy_object(owner: str, field_name: str, value: object) -> dict[str, Any]:
     for key in value:
         if not isinstance(key, str):
             raise TypeError(f"{owner}.{field_name} keys must be str, not {type(key).__name__}")
-    return _copy_json_like(value)
+    copied: dict[str, Any] = _copy_json_like(value)
+    return copied
 
 
 def _copy_json_like(value: Any) -> Any:
