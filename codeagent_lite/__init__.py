@@ -8,6 +8,17 @@ Data path::
         -> ProviderResponse.text -> json_action_parser -> ToolCall | FinalAnswer
 """
 
+from .agent_loop import (
+    DEFAULT_BUDGET,
+    DEFAULT_SYSTEM_PROMPT,
+    Step,
+    StepKind,
+    StopReason,
+    Transcript,
+    correction_message,
+    run_agent,
+    run_tool,
+)
 from .diagnosis import Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose, format_ladder
 from .json_action_parser import (
     action_json_schema,
@@ -30,11 +41,14 @@ from .model_adapter import (
     ValidationLayer,
 )
 from .scripted_provider import ProviderCall, ScriptedProvider, ScriptExhaustedError
+from .workspace_tools import Tool, ToolError, list_files_tool, read_file_tool, resolve_in_workspace, workspace_tools
 
 BLOG_URL = "https://zhuanlan.zhihu.com/p/2077860124157277532"
 
 __all__ = [
     "BLOG_URL",
+    "DEFAULT_BUDGET",
+    "DEFAULT_SYSTEM_PROMPT",
     "Action",
     "Diagnosis",
     "FinalAnswer",
@@ -55,11 +69,17 @@ __all__ = [
     "ProviderResponse",
     "ScriptExhaustedError",
     "ScriptedProvider",
+    "Step",
+    "StepKind",
+    "StopReason",
     "TextProvider",
     "TokenUsage",
+    "Tool",
     "ToolCall",
+    "ToolError",
     "ToolResult",
     "ToolSpec",
+    "Transcript",
     "ValidationLayer",
     "action_json_schema",
     "build_provider_messages",
@@ -67,8 +87,15 @@ __all__ = [
     "check_fields",
     "check_json_syntax",
     "check_top_level_object",
+    "correction_message",
     "describe_action",
     "diagnose",
     "format_ladder",
+    "list_files_tool",
     "parse_json_action",
+    "read_file_tool",
+    "resolve_in_workspace",
+    "run_agent",
+    "run_tool",
+    "workspace_tools",
 ]
