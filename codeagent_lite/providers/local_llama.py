@@ -124,7 +124,14 @@ class LocalGemmaProvider:
     """A ``TextProvider`` backed by Gemma 3 270M running in this process.
 
     Pass ``model`` to share an already loaded model (``with_mode`` does that), or let
-    the provider load one from ``model_path`` (default: ``default_model_path()``).
+    the provider load one from ``model_path``: where the Gemma file is assembled
+    (default: ``default_model_path()``).
+
+    Decoding is greedy (temperature 0), so ``seed`` does not change the reply: the same
+    prompt gives the same text on the same build. llama.cpp reuses the evaluated prefix
+    of the previous prompt, which makes a series of calls much faster; in rare near-ties
+    the batch size of that evaluation can flip a token, so replay a *sequence* of calls
+    in the same order when you need identical output.
     """
 
     def __init__(
