@@ -220,6 +220,12 @@ def test_key_is_not_in_repr_str_or_attributes(key_env: str) -> None:
     assert all(FAKE_KEY not in repr(value) for name, value in vars(provider).items() if name != "_client")
 
 
+@pytest.mark.parametrize("base_url", ["localhost:8080", "http://", "ftp://example.com/v1", "http://256.1.1.1/v1"])
+def test_unusable_base_url_is_refused_up_front(base_url: str) -> None:
+    with pytest.raises(ValueError, match="base_url"):
+        provider_for(base_url, None)
+
+
 def test_ollama_and_openai_presets(monkeypatch: pytest.MonkeyPatch) -> None:
     ollama = OpenAICompatibleProvider.ollama("qwen2.5-coder")
     assert (ollama.base_url, ollama.model, ollama.api_key_env) == ("http://localhost:11434/v1", "qwen2.5-coder", None)

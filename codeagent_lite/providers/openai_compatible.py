@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.parse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -109,8 +110,9 @@ class OpenAICompatibleProvider:
         max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
         seed: int | None = None,
     ) -> None:
-        if not base_url.strip():
-            raise ValueError("base_url must not be blank")
+        parsed = urllib.parse.urlsplit(base_url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError(f"base_url must be an http:// or https:// address with a host, got {base_url!r}")
         if not model.strip():
             raise ValueError("model must not be blank")
         if timeout <= 0:
@@ -138,9 +140,13 @@ class OpenAICompatibleProvider:
                 )
         # The client keeps the only copy (it must send it as a header); nothing here stores it.
         openai_module = _import_openai()
-        self._client: openai.OpenAI = openai_module.OpenAI(
-            api_key=key, base_url=base_url, timeout=timeout, max_retries=0
-        )
+        try:
+            self._client: openai.OpenAI = openai_module.OpenAI(
+                api_key=key, base_url=base_url, timeout=timeout, max_retries=0
+            )
+        except Exception as error:
+            # The HTTP library's InvalidURL (e.g. host 256.1.1.1) is not a ValueError; say what it is about.
+            raise ValueError(f"invalid base_url {base_url!r}: {error}") from error
 
     # ------------------------------------------------------------------ presets
 
