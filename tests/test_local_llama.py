@@ -27,6 +27,7 @@ from codeagent_lite.providers import (
     LocalGemmaProvider,
     default_model_path,
     llama_server,
+    load_gemma,
     render_completion_prompt,
 )
 from codeagent_lite.providers.local_llama import MODEL_FILENAME
@@ -85,6 +86,16 @@ def test_unknown_mode_is_refused_before_loading() -> None:
 
 
 # --------------------------------------------------------------------------- the real model
+
+
+@requires_local_model
+@local_model
+def test_loading_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    # A notebook shows whatever lands on stderr under the cell; llama.cpp's notes go to load_log.
+    loaded = load_gemma()
+    assert capsys.readouterr() == ("", "")
+    assert loaded.path == default_model_path()
+    assert isinstance(loaded.load_log, str)
 
 
 @requires_local_model

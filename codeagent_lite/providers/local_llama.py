@@ -23,6 +23,8 @@ extra installs them).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -34,7 +36,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -98,6 +99,7 @@ class LoadedGemma:
     llama: Any
     path: Path
     seed: int
+    load_log: str = ""
 
 
 def load_gemma(
@@ -113,11 +115,15 @@ def load_gemma(
     except ImportError as error:
         raise ProviderError(f"llama-cpp-python is not installed; {_INSTALL_HINT}") from error
     path = ensure_model_file(model_path)
+    # Even with verbose=False llama.cpp prints a note about its cache through Python's
+    # stderr, which a notebook would show under the cell; it is kept in ``load_log``.
+    load_log = io.StringIO()
     try:
-        llama = Llama(str(path), n_ctx=n_ctx, seed=seed, n_threads=n_threads, verbose=False)
+        with contextlib.redirect_stderr(load_log):
+            llama = Llama(str(path), n_ctx=n_ctx, seed=seed, n_threads=n_threads, verbose=False)
     except (OSError, ValueError, RuntimeError) as error:
-        raise ProviderError(f"llama.cpp could not load {path}: {error}") from error
-    return LoadedGemma(llama=llama, path=path, seed=seed)
+        raise ProviderError(f"llama.cpp could not load {path}: {error} {load_log.getvalue().strip()}") from error
+    return LoadedGemma(llama=llama, path=path, seed=seed, load_log=load_log.getvalue())
 
 
 class LocalGemmaProvider:
@@ -271,7 +277,7 @@ def _stop(process: subprocess.Popen[bytes], grace_seconds: float) -> None:
         process.wait()
 
 
-@contextmanager
+@contextlib.contextmanager
 def llama_server(
     model_path: str | Path | None = None,
     *,
