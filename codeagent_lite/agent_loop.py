@@ -221,18 +221,22 @@ def correction_message(error: InvalidModelOutputError) -> str:
     """
     where = f"layer {int(error.layer)} ({error.layer.title})" if error.layer is not None else "validation"
     reason = _shorten(error.message, _MAX_REASON_CHARS)
-    parts = [f"Your last reply was rejected at {where}: {reason}."]
+    parts = [_end_sentence(f"Your last reply was rejected at {where}: {reason}")]
     # Many parser messages already say both (layers 3 and 4); saying them twice only adds tokens.
     if (
         error.expected is not None
         and error.found is not None
         and not (error.expected in reason and error.found in reason)
     ):
-        parts.append(
-            f"Expected {_shorten(error.expected, _MAX_REASON_CHARS)}, found {_shorten(error.found, _MAX_REASON_CHARS)}."
-        )
+        expected = _shorten(error.expected, _MAX_REASON_CHARS)
+        parts.append(_end_sentence(f"Expected {expected}, found {_shorten(error.found, _MAX_REASON_CHARS)}"))
     parts.append(_REPLY_INSTRUCTION)
     return " ".join(parts)
+
+
+def _end_sentence(text: str) -> str:
+    # A preview already ends in "..."; a second full stop would read as a typo.
+    return text if text.endswith(".") else text + "."
 
 
 def repeated_call_id_message(call_id: str, suggestion: str | None = None) -> str:
