@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -155,3 +156,63 @@ def test_completion_prompt_uses_custom_examples() -> None:
 def test_completion_prompt_without_tools_says_so() -> None:
     prompt = render_completion_prompt([ProviderMessage("user", "Hi")], (), examples=())
     assert "No tools are available." in prompt
+
+
+# --------------------------------------------------------------------------- the worked examples
+
+
+def _tool_call_ids(example: WorkedExample) -> list[str]:
+    return [json.loads(text)["call_id"] for label, text in example.turns if label == "Reply" and '"tool_call"' in text]
+
+
+def test_worked_examples_number_their_calls_call_1_call_2_in_order() -> None:
+    # A base model copies ids: examples that always say "call_1" teach it to repeat "call_1",
+    # which the agent loop refuses. Within each example the ids count up from call_1.
+    for example in DEFAULT_EXAMPLES:
+        ids = _tool_call_ids(example)
+        assert ids == [f"call_{number}" for number in range(1, len(ids) + 1)], example
+
+
+def test_some_worked_example_makes_a_second_call_after_a_result() -> None:
+    turns = [turn for example in DEFAULT_EXAMPLES for turn in zip(example.turns, example.turns[1:], strict=False)]
+    second_calls = [
+        (before, after)
+        for before, after in turns
+        if before[0] == "Result" and after[0] == "Reply" and '"call_id":"call_2"' in after[1]
+    ]
+    assert second_calls, "no example shows call_2 following the result of call_1"
+    assert json.loads(second_calls[0][0][1])["call_id"] == "call_1"
+
+
+def test_every_worked_example_result_answers_the_call_just_before_it() -> None:
+    for example in DEFAULT_EXAMPLES:
+        for (label, text), (next_label, next_text) in zip(example.turns, example.turns[1:], strict=False):
+            if next_label != "Result":
+                continue
+            assert label == "Reply", example
+            result = json.loads(next_text)
+            assert result["type"] == "tool_result" and result["is_error"] is False
+            assert result["call_id"] == json.loads(text)["call_id"]
+        assert example.turns[0][0] == "Task" and example.turns[-1][0] == "Reply", example
+
+
+def test_worked_example_replies_look_like_the_replies_in_the_conversation() -> None:
+    # Measured on Gemma 3 270M: when the examples' key order differed from the order the
+    # conversation shows the model's own earlier replies in, the model copied the Result line
+    # instead of answering. So every example reply is byte-for-byte what the conversation would show.
+    for example in DEFAULT_EXAMPLES:
+        for label, text in example.turns:
+            if label != "Reply":
+                continue
+            action = parse_json_action(text)
+            if isinstance(action, ToolCall):
+                assert build_provider_messages([action])[0].content == text
+            else:
+                assert encode_json(json.loads(text)) == text
+
+
+def test_default_examples_render_the_same_bytes_every_time() -> None:
+    first = render_completion_prompt([ProviderMessage("user", "Read a.txt")], TOOLS)
+    assert all(example.render() in first for example in DEFAULT_EXAMPLES)
+    assert first == render_completion_prompt([ProviderMessage("user", "Read a.txt")], TOOLS)
+    assert '"call_id":"call_2"' in first

@@ -122,92 +122,64 @@ class WorkedExample:
         return "\n".join(f"{label}: {text}" for label, text in self.turns)
 
 
-def _reply(value: dict[str, Any]) -> str:
-    # Field order as in the contract (type first): a base model copies the order it sees.
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def _call(call_id: str, tool_name: str, path: str) -> tuple[str, str]:
+    # encode_json (sorted keys, compact) is how build_provider_messages writes the model's own
+    # earlier replies into the conversation; the examples use the same bytes so that, after its
+    # first call, the model sees a conversation that looks exactly like its examples.
+    action = {"type": "tool_call", "call_id": call_id, "tool_name": tool_name, "arguments": {"path": path}}
+    return ("Reply", encode_json(action))
+
+
+def _result(call_id: str, content: str) -> tuple[str, str]:
+    return ("Result", encode_json({"type": "tool_result", "call_id": call_id, "content": content, "is_error": False}))
+
+
+def _final(content: str) -> tuple[str, str]:
+    return ("Reply", encode_json({"type": "final_answer", "content": content}))
 
 
 DEFAULT_EXAMPLES: tuple[WorkedExample, ...] = (
-    WorkedExample(
-        (
-            ("Task", "What is 2 + 3?"),
-            ("Reply", _reply({"type": "final_answer", "content": "2 + 3 = 5."})),
-        )
-    ),
-    WorkedExample(
-        (
-            ("Task", "Show me the file notes.txt."),
-            (
-                "Reply",
-                _reply(
-                    {
-                        "type": "tool_call",
-                        "call_id": "call_1",
-                        "tool_name": "read_file",
-                        "arguments": {"path": "notes.txt"},
-                    }
-                ),
-            ),
-        )
-    ),
+    WorkedExample((("Task", "What is 2 + 3?"), _final("2 + 3 = 5."))),
+    WorkedExample((("Task", "Show me the file notes.txt."), _call("call_1", "read_file", "notes.txt"))),
     WorkedExample(
         (
             ("Task", "Which files are in the src folder?"),
-            (
-                "Reply",
-                _reply(
-                    {"type": "tool_call", "call_id": "call_1", "tool_name": "list_files", "arguments": {"path": "src"}}
-                ),
-            ),
+            _call("call_1", "list_files", "src"),
+            _result("call_1", "app.py\nutil.py"),
+            _final("The src folder holds app.py and util.py."),
         )
     ),
-    WorkedExample(
-        (
-            ("Task", "Say hello in French."),
-            ("Reply", _reply({"type": "final_answer", "content": "Bonjour !"})),
-        )
-    ),
+    WorkedExample((("Task", "Say hello in French."), _final("Bonjour !"))),
     WorkedExample(
         (
             ("Task", "How many lines does todo.txt have?"),
-            (
-                "Reply",
-                _reply(
-                    {
-                        "type": "tool_call",
-                        "call_id": "call_1",
-                        "tool_name": "read_file",
-                        "arguments": {"path": "todo.txt"},
-                    }
-                ),
-            ),
-            (
-                "Result",
-                encode_json(
-                    {"type": "tool_result", "call_id": "call_1", "content": "buy milk\nfix bug\n", "is_error": False}
-                ),
-            ),
-            ("Reply", _reply({"type": "final_answer", "content": "todo.txt has 2 lines."})),
+            _call("call_1", "read_file", "todo.txt"),
+            _result("call_1", "buy milk\nfix bug\n"),
+            _final("todo.txt has 2 lines."),
         )
     ),
     WorkedExample(
         (
-            ("Task", "Read the file setup.cfg."),
-            (
-                "Reply",
-                _reply(
-                    {
-                        "type": "tool_call",
-                        "call_id": "call_1",
-                        "tool_name": "read_file",
-                        "arguments": {"path": "setup.cfg"},
-                    }
-                ),
-            ),
+            ("Task", "Read setup.cfg, then read the file it names."),
+            _call("call_1", "read_file", "setup.cfg"),
+            _result("call_1", "[options]\nconfig = app.toml\n"),
+            _call("call_2", "read_file", "app.toml"),
+            _result("call_2", 'name = "demo"\n'),
+            _final('setup.cfg names app.toml, which sets name = "demo".'),
         )
     ),
 )
-"""Six worked examples: three tool calls, two direct answers and one with a tool result.
+"""Six worked examples: two direct answers, one lone tool call, two exchanges where a result
+comes back and the reply answers, and one with two calls, ``call_1`` then ``call_2``.
+
+Measured with Gemma 3 270M on 6 tasks in a 3-file workspace, ``run_agent`` in each mode
+(12 runs): the earlier examples, where every call was ``call_1`` and replies were written
+type-first, reached 4 final answers (2 free text, 2 schema) with 30 rejected replies, 15 of
+them a repeated ``call_id``. These reach 6 (5 free text, 1 schema) with 19 rejected replies.
+Writing the replies in the conversation's own key order is what helps free text: with
+type-first examples the model copied the ``Result:`` line above it (a ``tool_result``,
+refused at layer 3). Schema mode's grammar forces ``type`` first, which these examples
+never show, and there it still often repeats ``call_1``.
 They use the demo tools ``read_file`` and ``list_files``; pass your own examples when
 your tools differ."""
 
