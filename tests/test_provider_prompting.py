@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from codeagent_lite.providers import prompting
 from codeagent_lite.providers.prompting import (
     DEFAULT_EXAMPLES,
     REPLY_LABEL,
+    SCHEMA_EXAMPLES,
     WorkedExample,
     describe_action_shapes,
     render_completion_prompt,
@@ -97,9 +99,10 @@ def test_action_shapes_follow_the_schema_when_it_changes(monkeypatch: pytest.Mon
     assert encode_json(changed) in render_system_prompt(TOOLS)
 
 
-def test_every_worked_example_reply_is_a_valid_action() -> None:
+@pytest.mark.parametrize("examples", [DEFAULT_EXAMPLES, SCHEMA_EXAMPLES], ids=["default", "schema"])
+def test_every_worked_example_reply_is_a_valid_action(examples: tuple[WorkedExample, ...]) -> None:
     # A base model copies its examples: one bad example would teach it a bad shape.
-    for example in DEFAULT_EXAMPLES:
+    for example in examples:
         replies = [text for label, text in example.turns if label == "Reply"]
         assert replies, example
         for reply in replies:
@@ -165,27 +168,33 @@ def _tool_call_ids(example: WorkedExample) -> list[str]:
     return [json.loads(text)["call_id"] for label, text in example.turns if label == "Reply" and '"tool_call"' in text]
 
 
-def test_worked_examples_number_their_calls_call_1_call_2_in_order() -> None:
+BOTH_SETS = pytest.mark.parametrize("examples", [DEFAULT_EXAMPLES, SCHEMA_EXAMPLES], ids=["default", "schema"])
+
+
+@BOTH_SETS
+def test_worked_examples_number_their_calls_call_1_call_2_in_order(examples: tuple[WorkedExample, ...]) -> None:
     # A base model copies ids: examples that always say "call_1" teach it to repeat "call_1",
     # which the agent loop refuses. Within each example the ids count up from call_1.
-    for example in DEFAULT_EXAMPLES:
+    for example in examples:
         ids = _tool_call_ids(example)
         assert ids == [f"call_{number}" for number in range(1, len(ids) + 1)], example
 
 
-def test_some_worked_example_makes_a_second_call_after_a_result() -> None:
-    turns = [turn for example in DEFAULT_EXAMPLES for turn in zip(example.turns, example.turns[1:], strict=False)]
+@BOTH_SETS
+def test_some_worked_example_makes_a_second_call_after_a_result(examples: tuple[WorkedExample, ...]) -> None:
+    turns = [turn for example in examples for turn in zip(example.turns, example.turns[1:], strict=False)]
     second_calls = [
         (before, after)
         for before, after in turns
-        if before[0] == "Result" and after[0] == "Reply" and '"call_id":"call_2"' in after[1]
+        if before[0] == "Result" and after[0] == "Reply" and json.loads(after[1]).get("call_id") == "call_2"
     ]
     assert second_calls, "no example shows call_2 following the result of call_1"
     assert json.loads(second_calls[0][0][1])["call_id"] == "call_1"
 
 
-def test_every_worked_example_result_answers_the_call_just_before_it() -> None:
-    for example in DEFAULT_EXAMPLES:
+@BOTH_SETS
+def test_every_worked_example_result_answers_the_call_just_before_it(examples: tuple[WorkedExample, ...]) -> None:
+    for example in examples:
         for (label, text), (next_label, next_text) in zip(example.turns, example.turns[1:], strict=False):
             if next_label != "Result":
                 continue
@@ -216,3 +225,30 @@ def test_default_examples_render_the_same_bytes_every_time() -> None:
     assert all(example.render() in first for example in DEFAULT_EXAMPLES)
     assert first == render_completion_prompt([ProviderMessage("user", "Read a.txt")], TOOLS)
     assert '"call_id":"call_2"' in first
+
+
+def test_schema_examples_are_the_same_exchanges_written_type_first() -> None:
+    # The schema grammar makes the model start every reply with "type"; its examples must show that order.
+    assert len(SCHEMA_EXAMPLES) == len(DEFAULT_EXAMPLES)
+    for schema_example, default_example in zip(SCHEMA_EXAMPLES, DEFAULT_EXAMPLES, strict=True):
+        assert [label for label, _ in schema_example.turns] == [label for label, _ in default_example.turns]
+        for (label, schema_text), (_, default_text) in zip(schema_example.turns, default_example.turns, strict=True):
+            if label == "Reply":
+                assert json.loads(schema_text) == json.loads(default_text)
+                assert schema_text.startswith('{"type":'), schema_text
+            else:
+                assert schema_text == default_text
+
+
+def test_the_local_provider_picks_the_examples_of_its_mode() -> None:
+    pytest.importorskip("llama_cpp")  # the schema mode builds its grammar with llama_cpp
+    from codeagent_lite.providers import LoadedGemma, LocalGemmaProvider
+
+    unloaded = LoadedGemma(llama=None, path=Path("unused.gguf"), seed=0)
+    free_text = LocalGemmaProvider("free_text", model=unloaded)
+    assert free_text.examples == DEFAULT_EXAMPLES
+    assert free_text.with_mode("schema").examples == SCHEMA_EXAMPLES
+    assert free_text.with_mode("schema").with_mode("free_text").examples == DEFAULT_EXAMPLES
+    mine = (WorkedExample((("Task", "Ping"), ("Reply", '{"type":"final_answer","content":"pong"}'))),)
+    chosen = LocalGemmaProvider("free_text", examples=mine, model=unloaded)
+    assert chosen.with_mode("schema").examples == mine

@@ -44,7 +44,7 @@ from ..json_action_parser import action_json_schema
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
-from .prompting import DEFAULT_EXAMPLES, WorkedExample, render_completion_prompt
+from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_completion_prompt
 
 __all__ = [
     "MODEL_FILENAME",
@@ -148,19 +148,24 @@ class LocalGemmaProvider:
         *,
         n_ctx: int = 2048,
         n_threads: int | None = None,
-        examples: Sequence[WorkedExample] = DEFAULT_EXAMPLES,
+        examples: Sequence[WorkedExample] | None = None,
         model: LoadedGemma | None = None,
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
         self.mode: LocalMode = mode
-        self.examples = tuple(examples)
+        # None: the examples written for this mode (SCHEMA_EXAMPLES put "type" first, as the grammar does).
+        self._chosen_examples = None if examples is None else tuple(examples)
+        if self._chosen_examples is not None:
+            self.examples = self._chosen_examples
+        else:
+            self.examples = SCHEMA_EXAMPLES if mode == "schema" else DEFAULT_EXAMPLES
         self.model = model if model is not None else load_gemma(model_path, seed=seed, n_ctx=n_ctx, n_threads=n_threads)
         self._grammar = self._schema_grammar() if mode == "schema" else None
 
     def with_mode(self, mode: LocalMode) -> LocalGemmaProvider:
         """The same loaded model in another mode, without loading it again."""
-        return LocalGemmaProvider(mode, examples=self.examples, model=self.model)
+        return LocalGemmaProvider(mode, examples=self._chosen_examples, model=self.model)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(mode={self.mode!r}, model_path={str(self.model.path)!r})"

@@ -21,7 +21,7 @@ bytes, so prompts can be compared, cached and tested.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ from ..kernel_types import ToolSpec
 __all__ = [
     "DEFAULT_EXAMPLES",
     "REPLY_LABEL",
+    "SCHEMA_EXAMPLES",
     "WorkedExample",
     "describe_action_shapes",
     "render_completion_prompt",
@@ -122,66 +123,88 @@ class WorkedExample:
         return "\n".join(f"{label}: {text}" for label, text in self.turns)
 
 
-def _call(call_id: str, tool_name: str, path: str) -> tuple[str, str]:
-    # encode_json (sorted keys, compact) is how build_provider_messages writes the model's own
-    # earlier replies into the conversation; the examples use the same bytes so that, after its
-    # first call, the model sees a conversation that looks exactly like its examples.
-    action = {"type": "tool_call", "call_id": call_id, "tool_name": tool_name, "arguments": {"path": path}}
-    return ("Reply", encode_json(action))
+def _conversation_order(action: dict[str, Any]) -> str:
+    # How build_provider_messages writes the model's own earlier replies into the conversation
+    # (encode_json: sorted keys, compact), so a free-text model that has made one call sees a
+    # conversation that looks exactly like its examples.
+    return encode_json(action)
 
 
-def _result(call_id: str, content: str) -> tuple[str, str]:
-    return ("Result", encode_json({"type": "tool_result", "call_id": call_id, "content": content, "is_error": False}))
+def _type_first_order(action: dict[str, Any]) -> str:
+    # The order the schema grammar forces (the contract's field order, "type" first).
+    return json.dumps(action, ensure_ascii=False, separators=(",", ":"))
 
 
-def _final(content: str) -> tuple[str, str]:
-    return ("Reply", encode_json({"type": "final_answer", "content": content}))
-
-
-DEFAULT_EXAMPLES: tuple[WorkedExample, ...] = (
-    WorkedExample((("Task", "What is 2 + 3?"), _final("2 + 3 = 5."))),
-    WorkedExample((("Task", "Show me the file notes.txt."), _call("call_1", "read_file", "notes.txt"))),
-    WorkedExample(
-        (
-            ("Task", "Which files are in the src folder?"),
-            _call("call_1", "list_files", "src"),
-            _result("call_1", "app.py\nutil.py"),
-            _final("The src folder holds app.py and util.py."),
+def _worked_examples(write: Callable[[dict[str, Any]], str]) -> tuple[WorkedExample, ...]:
+    def call(call_id: str, tool_name: str, path: str) -> tuple[str, str]:
+        return (
+            "Reply",
+            write({"type": "tool_call", "call_id": call_id, "tool_name": tool_name, "arguments": {"path": path}}),
         )
-    ),
-    WorkedExample((("Task", "Say hello in French."), _final("Bonjour !"))),
-    WorkedExample(
-        (
-            ("Task", "How many lines does todo.txt have?"),
-            _call("call_1", "read_file", "todo.txt"),
-            _result("call_1", "buy milk\nfix bug\n"),
-            _final("todo.txt has 2 lines."),
-        )
-    ),
-    WorkedExample(
-        (
-            ("Task", "Read setup.cfg, then read the file it names."),
-            _call("call_1", "read_file", "setup.cfg"),
-            _result("call_1", "[options]\nconfig = app.toml\n"),
-            _call("call_2", "read_file", "app.toml"),
-            _result("call_2", 'name = "demo"\n'),
-            _final('setup.cfg names app.toml, which sets name = "demo".'),
-        )
-    ),
-)
-"""Six worked examples: two direct answers, one lone tool call, two exchanges where a result
-comes back and the reply answers, and one with two calls, ``call_1`` then ``call_2``.
 
-Measured with Gemma 3 270M on 6 tasks in a 3-file workspace, ``run_agent`` in each mode
-(12 runs): the earlier examples, where every call was ``call_1`` and replies were written
-type-first, reached 4 final answers (2 free text, 2 schema) with 30 rejected replies, 15 of
-them a repeated ``call_id``. These reach 6 (5 free text, 1 schema) with 19 rejected replies.
-Writing the replies in the conversation's own key order is what helps free text: with
-type-first examples the model copied the ``Result:`` line above it (a ``tool_result``,
-refused at layer 3). Schema mode's grammar forces ``type`` first, which these examples
-never show, and there it still often repeats ``call_1``.
+    def result(call_id: str, content: str) -> tuple[str, str]:
+        # Results always come from the conversation (build_provider_messages), so always sorted keys.
+        return (
+            "Result",
+            encode_json({"type": "tool_result", "call_id": call_id, "content": content, "is_error": False}),
+        )
+
+    def final(content: str) -> tuple[str, str]:
+        return ("Reply", write({"type": "final_answer", "content": content}))
+
+    return (
+        WorkedExample((("Task", "What is 2 + 3?"), final("2 + 3 = 5."))),
+        WorkedExample((("Task", "Show me the file notes.txt."), call("call_1", "read_file", "notes.txt"))),
+        WorkedExample(
+            (
+                ("Task", "Which files are in the src folder?"),
+                call("call_1", "list_files", "src"),
+                result("call_1", "app.py\nutil.py"),
+                final("The src folder holds app.py and util.py."),
+            )
+        ),
+        WorkedExample((("Task", "Say hello in French."), final("Bonjour !"))),
+        WorkedExample(
+            (
+                ("Task", "How many lines does todo.txt have?"),
+                call("call_1", "read_file", "todo.txt"),
+                result("call_1", "buy milk\nfix bug\n"),
+                final("todo.txt has 2 lines."),
+            )
+        ),
+        WorkedExample(
+            (
+                ("Task", "Read setup.cfg, then read the file it names."),
+                call("call_1", "read_file", "setup.cfg"),
+                result("call_1", "[options]\nconfig = app.toml\n"),
+                call("call_2", "read_file", "app.toml"),
+                result("call_2", 'name = "demo"\n'),
+                final('setup.cfg names app.toml, which sets name = "demo".'),
+            )
+        ),
+    )
+
+
+DEFAULT_EXAMPLES: tuple[WorkedExample, ...] = _worked_examples(_conversation_order)
+"""Six worked examples for free text: two direct answers, one lone tool call, two exchanges
+where a result comes back and the reply answers, and one with two calls, ``call_1`` then
+``call_2`` (a base model copies ids: when every example said ``call_1``, it repeated
+``call_1`` and the agent loop refused the reply).
+
+The replies are written in the conversation's own key order. Measured with Gemma 3 270M,
+``run_agent`` on 6 tasks in a 3-file workspace: with type-first replies the free-text model
+copied the ``Result:`` line above it (a ``tool_result``, refused at layer 3) and finished 1
+of 6 tasks; with these it finishes 5 of 6 (the earlier all-``call_1`` examples: 2 of 6).
 They use the demo tools ``read_file`` and ``list_files``; pass your own examples when
 your tools differ."""
+
+SCHEMA_EXAMPLES: tuple[WorkedExample, ...] = _worked_examples(_type_first_order)
+"""The same exchanges with replies written ``type`` first, the order the schema grammar forces.
+
+Measured as above in schema mode: 4 of 6 tasks finished with these, 1 of 6 with the
+conversation-order examples (the model, made to start with ``"type"``, had no example in
+that order and put a stray ``"type"`` into ``arguments`` or repeated ``call_1``), 2 of 6
+with the earlier all-``call_1`` examples."""
 
 
 def _is_tool_result(content: str) -> bool:
