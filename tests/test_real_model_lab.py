@@ -216,3 +216,31 @@ def test_a_tiny_output_budget_cuts_the_real_reply_off_at_layer_1() -> None:
     assert attempt.usage is not None and attempt.usage.output_tokens == 6
     assert attempt.diagnosis is not None and attempt.diagnosis.rejected_by is ValidationLayer.JSON_SYNTAX
     assert "cut off" in render_attempt(attempt)
+
+
+def test_task_playground_asks_the_chosen_mode_and_shows_raw_text_and_ladder() -> None:
+    from codeagent_lite.real_model_lab import TaskPlayground
+
+    free = FixedProvider(ProviderResponse("Sure! " + FINAL, 40, 9, "stop"))
+    constrained = FixedProvider(ProviderResponse(TOOL_CALL, 40, 20, "stop"))
+    playground = TaskPlayground({"free_text": free, "schema": constrained}, (), task="Count the lines")
+    playground.mode.value = "schema"
+    attempt = playground.run_once()
+    assert constrained.requests and not free.requests
+    assert attempt.verdict == "accepted" and playground.last_attempt is attempt
+    assert playground.result.value.count('data-status="passed"') == 4
+    playground.mode.value = "free_text"
+    playground.task.value = "a <b> task"
+    attempt = playground.run_once()
+    assert free.requests[0][0] == (ProviderMessage("user", "a <b> task"),)
+    assert attempt.verdict == "layer 1 (JSON syntax)"
+    assert "Sure!" in playground.result.value
+    assert 'data-layer="1" data-status="failed"' in playground.result.value
+    assert playground._repr_mimebundle_()["text/plain"].startswith("TaskPlayground")
+
+
+def test_task_playground_needs_a_provider() -> None:
+    from codeagent_lite.real_model_lab import TaskPlayground
+
+    with pytest.raises(ValueError, match="at least one provider"):
+        TaskPlayground({}, ())
