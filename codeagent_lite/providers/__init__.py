@@ -19,6 +19,7 @@ from .local_llama import (
 from .openai_compatible import PLACEHOLDER_API_KEY, OpenAICompatibleProvider
 from .prompting import (
     DEFAULT_EXAMPLES,
+    SCHEMA_EXAMPLES,
     WorkedExample,
     describe_action_shapes,
     render_completion_prompt,
@@ -28,6 +29,7 @@ from .prompting import (
 __all__ = [
     "DEFAULT_EXAMPLES",
     "PLACEHOLDER_API_KEY",
+    "SCHEMA_EXAMPLES",
     "LlamaServer",
     "LlamaServerError",
     "LoadedGemma",
