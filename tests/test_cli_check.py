@@ -85,11 +85,10 @@ def test_unreadable_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert code == 2
 
 
-def test_the_module_runs_as_a_command() -> None:
-    env_python = sys.executable
-    valid = subprocess.run(
-        [env_python, "-m", "codeagent_lite", "check", "-"],
-        input=VALID,
+def _run_module(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "codeagent_lite", *args],
+        input=stdin,
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -97,22 +96,16 @@ def test_the_module_runs_as_a_command() -> None:
         timeout=60,
         check=False,
     )
+
+
+def test_the_module_runs_as_a_command() -> None:
+    valid = _run_module("check", "-", stdin=VALID)
     assert valid.returncode == 0, valid.stderr
     assert "=> FinalAnswer(content='42')" in valid.stdout
-    rejected = subprocess.run(
-        [env_python, "-m", "codeagent_lite", "check", "[" * 100_000],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        cwd=ROOT,
-        timeout=60,
-        check=False,
-    )
+    rejected = _run_module("check", "[" * 100_000)
     assert rejected.returncode == 1, rejected.stderr
     assert "nesting is deeper than 100 levels" in rejected.stdout
-    usage = subprocess.run(
-        [env_python, "-m", "codeagent_lite"], capture_output=True, text=True, cwd=ROOT, timeout=60, check=False
-    )
+    usage = _run_module()
     assert usage.returncode == 2
 
 
