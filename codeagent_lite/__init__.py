@@ -2,23 +2,22 @@
 
 Blog chapter: https://zhuanlan.zhihu.com/p/2077860124157277532
 
-Data path::
+The top level of this package is the chapter and nothing else, so the blog and the code
+can be read side by side::
 
     HistoryItem -> json_text_messages -> ProviderMessage -> json_text_adapter
         -> ProviderResponse.text -> json_action_parser -> ToolCall | FinalAnswer
+
+``kernel_types`` and ``model_adapter`` are the previous chapter's Kernel contract;
+``strict_json`` is layer 1 of the parser, ``diagnosis`` runs the four layers one by one,
+and ``scripted_provider`` is the offline provider the notebooks use. Everything beyond the
+chapter lives in named rooms, which the chapter never imports:
+
+* ``codeagent_lite.agent``: the loop that runs tools, and two demo tools;
+* ``codeagent_lite.providers``: real models (OpenAI-compatible servers, a local Gemma);
+* ``codeagent_lite.workbook``: playgrounds, exercise checks and helpers for the notebooks.
 """
 
-from .agent_loop import (
-    DEFAULT_BUDGET,
-    DEFAULT_SYSTEM_PROMPT,
-    Step,
-    StepKind,
-    StopReason,
-    Transcript,
-    correction_message,
-    run_agent,
-    run_tool,
-)
 from .diagnosis import Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose, format_ladder
 from .json_action_parser import (
     action_json_schema,
@@ -41,14 +40,11 @@ from .model_adapter import (
     ValidationLayer,
 )
 from .scripted_provider import ProviderCall, ScriptedProvider, ScriptExhaustedError
-from .workspace_tools import Tool, ToolError, list_files_tool, read_file_tool, resolve_in_workspace, workspace_tools
 
 BLOG_URL = "https://zhuanlan.zhihu.com/p/2077860124157277532"
 
 __all__ = [
     "BLOG_URL",
-    "DEFAULT_BUDGET",
-    "DEFAULT_SYSTEM_PROMPT",
     "Action",
     "Diagnosis",
     "FinalAnswer",
@@ -69,17 +65,11 @@ __all__ = [
     "ProviderResponse",
     "ScriptExhaustedError",
     "ScriptedProvider",
-    "Step",
-    "StepKind",
-    "StopReason",
     "TextProvider",
     "TokenUsage",
-    "Tool",
     "ToolCall",
-    "ToolError",
     "ToolResult",
     "ToolSpec",
-    "Transcript",
     "ValidationLayer",
     "action_json_schema",
     "build_provider_messages",
@@ -87,15 +77,8 @@ __all__ = [
     "check_fields",
     "check_json_syntax",
     "check_top_level_object",
-    "correction_message",
     "describe_action",
     "diagnose",
     "format_ladder",
-    "list_files_tool",
     "parse_json_action",
-    "read_file_tool",
-    "resolve_in_workspace",
-    "run_agent",
-    "run_tool",
-    "workspace_tools",
 ]

@@ -18,12 +18,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal, TextIO
 
-from .agent_loop import DEFAULT_SYSTEM_PROMPT, run_agent
+from .agent.loop import DEFAULT_SYSTEM_PROMPT, run_agent
+from .agent.workspace_tools import workspace_tools
 from .diagnosis import diagnose, format_ladder
 from .json_text_adapter import JsonTextModelAdapter, ProviderError, TextProvider
 from .model_adapter import ModelCallBudget
 from .scripted_provider import ScriptedProvider
-from .workspace_tools import workspace_tools
 
 EXIT_VALID = 0
 EXIT_REJECTED = 1

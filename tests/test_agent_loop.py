@@ -24,7 +24,7 @@ from codeagent_lite import (
     ToolSpec,
     ValidationLayer,
 )
-from codeagent_lite.agent_loop import (
+from codeagent_lite.agent.loop import (
     StepKind,
     StopReason,
     Transcript,
@@ -33,9 +33,9 @@ from codeagent_lite.agent_loop import (
     run_agent,
     run_tool,
 )
+from codeagent_lite.agent.workspace_tools import Tool, ToolError, workspace_tools
 from codeagent_lite.json_action_parser import parse_json_action
 from codeagent_lite.model_adapter import InvalidModelOutputError
-from codeagent_lite.workspace_tools import Tool, ToolError, workspace_tools
 
 
 def tool_call(call_id: str, tool_name: str = "read_file", **arguments: Any) -> str:

@@ -8,7 +8,12 @@ import re
 import pytest
 
 from codeagent_lite import Message, MessageRole, ProviderMessage, ToolCall, ToolResult, build_provider_messages
-from codeagent_lite.encoder_playground import EMPTY_HISTORY_TEXT, EncoderPlayground, describe_item, format_conversion
+from codeagent_lite.workbook.encoder_playground import (
+    EMPTY_HISTORY_TEXT,
+    EncoderPlayground,
+    describe_item,
+    format_conversion,
+)
 
 
 def shown(playground: EncoderPlayground) -> str:
@@ -208,7 +213,7 @@ def test_core_package_does_not_import_the_playground() -> None:
 
     code = (
         "import sys, codeagent_lite\n"
-        "print('ipywidgets' in sys.modules, 'codeagent_lite.encoder_playground' in sys.modules)"
+        "print('ipywidgets' in sys.modules, 'codeagent_lite.workbook.encoder_playground' in sys.modules)"
     )
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert output.split() == ["False", "False"]

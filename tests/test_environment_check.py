@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codeagent_lite.environment_check import (
+from codeagent_lite.workbook.environment_check import (
     INSTALL_HINT,
     PACKAGE_REQUIREMENTS,
     CheckResult,

@@ -29,7 +29,7 @@ from codeagent_lite import (
     build_provider_messages,
     parse_json_action,
 )
-from codeagent_lite.exercise_checks import (
+from codeagent_lite.workbook.exercise_checks import (
     EXERCISE_NAMES,
     NOT_IMPLEMENTED,
     PREDICTION_OUTPUTS,

@@ -22,10 +22,9 @@ from codeagent_lite import (
     ToolSpec,
     ValidationLayer,
     diagnose,
-    run_agent,
-    workspace_tools,
 )
-from codeagent_lite.real_model_lab import (
+from codeagent_lite.agent import run_agent, workspace_tools
+from codeagent_lite.workbook.real_model_lab import (
     DEMO_FILES,
     NOT_INSTALLED_MESSAGE,
     RAW_PREFIX,
@@ -192,7 +191,7 @@ def test_hide_folder_replaces_every_spelling(tmp_path: Path) -> None:
 
 
 def test_missing_local_packages_names_what_cannot_be_imported(monkeypatch: pytest.MonkeyPatch) -> None:
-    from codeagent_lite import real_model_lab
+    from codeagent_lite.workbook import real_model_lab
 
     monkeypatch.setattr(real_model_lab, "LOCAL_MODEL_PACKAGES", ("json", "no_such_package_xyz"))
     assert missing_local_packages() == ("no_such_package_xyz",)
@@ -219,7 +218,7 @@ def test_a_tiny_output_budget_cuts_the_real_reply_off_at_layer_1() -> None:
 
 
 def test_task_playground_asks_the_chosen_mode_and_shows_raw_text_and_ladder() -> None:
-    from codeagent_lite.real_model_lab import TaskPlayground
+    from codeagent_lite.workbook.real_model_lab import TaskPlayground
 
     free = FixedProvider(ProviderResponse("Sure! " + FINAL, 40, 9, "stop"))
     constrained = FixedProvider(ProviderResponse(TOOL_CALL, 40, 20, "stop"))
@@ -240,7 +239,7 @@ def test_task_playground_asks_the_chosen_mode_and_shows_raw_text_and_ladder() ->
 
 
 def test_task_playground_needs_a_provider() -> None:
-    from codeagent_lite.real_model_lab import TaskPlayground
+    from codeagent_lite.workbook.real_model_lab import TaskPlayground
 
     with pytest.raises(ValueError, match="at least one provider"):
         TaskPlayground({}, ())

@@ -16,7 +16,7 @@ import IPython.display
 import pytest
 
 from codeagent_lite import FinalAnswer, ToolCall, ValidationLayer, diagnose, format_ladder
-from codeagent_lite.widgets import (
+from codeagent_lite.workbook.parser_playground import (
     PRESETS,
     STATIC_PLACEHOLDER,
     ParserPlayground,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codeagent_lite.workspace_tools import (
+from codeagent_lite.agent.workspace_tools import (
     MAX_LIST_ENTRIES,
     MAX_READ_CHARS,
     Tool,

@@ -3,6 +3,11 @@
 Importing this package imports neither ``openai`` nor ``llama_cpp``: each provider
 loads its library when it is created, so the package works with only the extras that
 are installed (``openai`` for OpenAI-compatible servers, ``local`` for Gemma 3 270M).
+
+What this room may import: the ``TextProvider`` protocol and the types it carries
+(``ProviderMessage``, ``ProviderResponse``, ``ProviderError``, ``ToolSpec``), plus the action
+contract a provider describes to its model (``action_json_schema`` and ``encode_json``, so the
+prompt shows replies in the bytes the chapter encodes). Never ``agent`` or ``workbook``.
 """
 
 from .local_llama import (

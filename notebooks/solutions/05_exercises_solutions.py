@@ -27,7 +27,7 @@ from codeagent_lite import (
     build_provider_messages,
     parse_json_action,
 )
-from codeagent_lite.exercise_checks import ToolCallRejected
+from codeagent_lite.workbook.exercise_checks import ToolCallRejected
 from codeagent_lite.kernel_types import HistoryItem
 
 # --------------------------------------------------------------------------- exercise 1
@@ -153,7 +153,7 @@ def pair_results(messages: Sequence[ProviderMessage]) -> list[tuple[str, str, st
 
 
 if __name__ == "__main__":
-    from codeagent_lite.exercise_checks import check_exercise
+    from codeagent_lite.workbook.exercise_checks import check_exercise
 
     for number in range(1, 7):
         check_exercise(number, globals())

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from codeagent_lite.widgets import PRESETS
+from codeagent_lite.workbook.parser_playground import PRESETS
 
 pytestmark = pytest.mark.browser
 
@@ -120,7 +120,9 @@ def test_playground_ladder_follows_what_the_learner_types(page: Any, jupyter_lab
         expect_rejected_at(ladder, 2, "array")
 
         # Layer 4, through the preset drop-down rather than typing.
-        assert BLANK_CALL_ID_PRESET in PRESETS, f"preset {BLANK_CALL_ID_PRESET!r} is gone from codeagent_lite.widgets"
+        assert BLANK_CALL_ID_PRESET in PRESETS, (
+            f"preset {BLANK_CALL_ID_PRESET!r} is gone from codeagent_lite.workbook.parser_playground"
+        )
         page.locator(PLAYGROUND_PRESET).select_option(label=BLANK_CALL_ID_PRESET)
         expect_rejected_at(ladder, 4, "call_id")
 

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .agent_loop import StepKind, Transcript
-from .diagnosis import Diagnosis, diagnose, format_ladder
-from .json_text_adapter import ProviderError, TextProvider
-from .json_text_messages import build_provider_messages
-from .kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
-from .model_adapter import TokenUsage
+from ..agent.loop import StepKind, Transcript
+from ..diagnosis import Diagnosis, diagnose, format_ladder
+from ..json_text_adapter import ProviderError, TextProvider
+from ..json_text_messages import build_provider_messages
+from ..kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
+from ..model_adapter import TokenUsage
 
 __all__ = [
     "DEMO_FILES",
@@ -290,7 +290,7 @@ class TaskPlayground:
             raise ValueError("TaskPlayground needs at least one provider")
         import ipywidgets
 
-        from .widgets import render_ladder_html
+        from .parser_playground import render_ladder_html
 
         self._render_ladder_html = render_ladder_html
         self.providers = dict(providers)

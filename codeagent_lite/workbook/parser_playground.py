@@ -17,7 +17,7 @@ from typing import Any
 
 import ipywidgets
 
-from .diagnosis import Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose, format_ladder
+from ..diagnosis import Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose, format_ladder
 
 __all__ = [
     "PRESETS",

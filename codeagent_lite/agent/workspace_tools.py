@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
-from .kernel_types import ToolSpec
+from ..kernel_types import ToolSpec
 
 __all__ = [
     "MAX_LIST_ENTRIES",

@@ -20,12 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .diagnosis import diagnose
-from .json_action_parser import parse_json_action
-from .json_text_adapter import ProviderError, ProviderResponse
-from .json_text_messages import ProviderMessage, build_provider_messages, encode_json
-from .kernel_types import FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec
-from .model_adapter import (
+from ..diagnosis import diagnose
+from ..json_action_parser import parse_json_action
+from ..json_text_adapter import ProviderError, ProviderResponse
+from ..json_text_messages import ProviderMessage, build_provider_messages, encode_json
+from ..kernel_types import FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec
+from ..model_adapter import (
     InvalidModelOutputError,
     ModelCallBudget,
     ModelProviderError,
@@ -33,7 +33,7 @@ from .model_adapter import (
     TokenUsage,
     ValidationLayer,
 )
-from .scripted_provider import ScriptedProvider
+from ..scripted_provider import ScriptedProvider
 
 __all__ = [
     "EXERCISE_NAMES",

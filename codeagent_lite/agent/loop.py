@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from .diagnosis import describe_action, diagnose, format_ladder
-from .kernel_types import Action, FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult
-from .model_adapter import (
+from ..diagnosis import describe_action, diagnose, format_ladder
+from ..kernel_types import Action, FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult
+from ..model_adapter import (
     InvalidModelOutputError,
     ModelAdapter,
     ModelCallBudget,

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 
 import ipywidgets as widgets
 
-from .diagnosis import describe_action
-from .json_text_messages import ProviderMessage, build_provider_messages
-from .kernel_types import HistoryItem, Message, MessageRole, ToolCall, ToolResult
+from ..diagnosis import describe_action
+from ..json_text_messages import ProviderMessage, build_provider_messages
+from ..kernel_types import HistoryItem, Message, MessageRole, ToolCall, ToolResult
 
 __all__ = ["ITEM_KINDS", "EncoderPlayground", "describe_item", "format_conversion"]
 

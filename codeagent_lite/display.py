@@ -1,0 +1,128 @@
+"""How everything the package shows to a person or a model is written, said one way.
+
+Rejection messages go back to a model, ladders go to a learner's screen, transcripts go to a
+terminal. All of them quote untrusted text, and all of them must stay short and harmless
+whatever that text holds: a megabyte of reply, a terminal escape sequence, a lone surrogate.
+Keeping the few rules for that in one module means a learner reads them once, and a fix
+(say, to the length cap) reaches every place at the same time.
+
+Only the standard library is imported, so every module of the package may use this one.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .model_adapter import TokenUsage, ValidationLayer
+
+__all__ = [
+    "ELLIPSIS",
+    "QUOTE_CHARS",
+    "json_kind",
+    "layer_label",
+    "printable",
+    "quote",
+    "shorten",
+    "shorten_counted",
+    "usage_text",
+]
+
+ELLIPSIS = "…"
+"""The one mark for "cut here", everywhere."""
+
+QUOTE_CHARS = 24
+"""Default length of a quoted excerpt of untrusted text, quotes and ellipsis included."""
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, ending in ``…`` when something was cut."""
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, found {limit}")
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1] + ELLIPSIS
+
+
+def shorten_counted(text: str, limit: int) -> str:
+    """Like ``shorten``, but says how much was left out: for text a reader may need whole.
+
+    The marker is added after ``limit`` characters of the text, so the result can be a
+    little longer than ``limit``; the count is what tells a model (or a learner) that the
+    rest exists.
+    """
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, found {limit}")
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}{ELLIPSIS} [{len(text) - limit} more characters]"
+
+
+def quote(text: str, limit: int = QUOTE_CHARS) -> str:
+    """A quoted, escaped excerpt of untrusted text, at most ``limit`` characters long in the end.
+
+    ``repr`` makes every control character and lone surrogate visible as an escape, which
+    can make a character up to ten characters long; so the cap is applied to the quoted
+    result, not to the text before quoting.
+    """
+    if limit < 4:
+        raise ValueError(f"limit must be at least 4, found {limit}")
+    quoted = repr(text)
+    if len(quoted) <= limit:
+        return quoted
+    kept = min(len(text), limit)
+    while kept > 0 and len(repr(text[:kept])) + len(ELLIPSIS) > limit:
+        kept -= 1
+    return repr(text[:kept]) + ELLIPSIS
+
+
+def printable(text: str) -> str:
+    """``text`` with every control or format character written as an escape, for terminals and HTML.
+
+    A model (or a file it read) can put ``\\x1b[2J`` or a right-to-left override into its
+    reply; printed raw, that clears or garbles the learner's screen. Newlines and tabs are
+    layout and stay, and so do spaces (Chinese text uses U+3000); everything else of Unicode
+    category C (controls, format characters, surrogates, unassigned) and the line and
+    paragraph separators become ``\\x..``, ``\\u....`` or ``\\U........``.
+    """
+    if text.isprintable():
+        return text
+    out = []
+    for char in text:
+        if char in "\n\t" or char.isprintable() or unicodedata.category(char) == "Zs":
+            out.append(char)
+        else:
+            code = ord(char)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "".join(out)
+
+
+def json_kind(value: object) -> str:
+    """Name a decoded JSON value the way a learner reads JSON, not the way Python stores it."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        # A 4000-digit integer is legal JSON but no part of a short message.
+        return f"the number {shorten(repr(value), QUOTE_CHARS)}"
+    if isinstance(value, str):
+        return f"the string {quote(value)}"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def layer_label(layer: ValidationLayer) -> str:
+    """``layer 1 (JSON syntax)``: how every message names a validation layer."""
+    return f"layer {int(layer)} ({layer.title})"
+
+
+def usage_text(usage: TokenUsage | None) -> str:
+    """``12 in + 3 out = 15 tokens``: how every message states what a call cost."""
+    if usage is None:
+        return "usage unknown"
+    return f"{usage.input_tokens} in + {usage.output_tokens} out = {usage.total_tokens} tokens"

@@ -1,0 +1,15 @@
+"""The workbook room: everything that exists for the notebooks and the classroom.
+
+Each module is named after what a notebook calls it:
+
+* ``environment_check``: the "is this machine ready?" table of notebook 00;
+* ``encoder_playground``: the history-to-messages widget of notebook 02;
+* ``parser_playground``: the raw-text-to-ladder widget of notebook 04;
+* ``exercise_checks``: the self-checks of the exercise book, notebook 05;
+* ``real_model_lab``: the helpers and widget of notebook 06 (a real model).
+
+What this room may import: anything in the package (the chapter, ``agent``, ``providers``)
+and the Jupyter stack. Nothing else may import this room, so the chapter keeps working on a
+machine without Jupyter. This ``__init__`` imports none of its modules for the same reason:
+``import codeagent_lite.workbook.exercise_checks`` must not pull in ipywidgets.
+"""
