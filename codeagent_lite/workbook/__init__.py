@@ -6,7 +6,9 @@ Each module is named after what a notebook calls it:
 * ``encoder_playground``: the history-to-messages widget of notebook 02;
 * ``parser_playground``: the raw-text-to-ladder widget of notebook 04;
 * ``exercise_checks``: the self-checks of the exercise book, notebook 05;
-* ``real_model_lab``: the helpers and widget of notebook 06 (a real model).
+* ``real_model_lab``: the helpers and widget of notebook 06 (a real model);
+* ``language``: which edition (``notebooks/en`` or ``notebooks/zh``) is running, and the texts
+  the workbook prints in both languages.
 
 What this room may import: anything in the package (the chapter, ``agent``, ``providers``)
 and the Jupyter stack. Nothing else may import this room, so the chapter keeps working on a
