@@ -219,7 +219,7 @@ def main() -> int:
                 )
                 print_step(model_step, baseline.median_s)
                 seen.extend(hub_client.hub_processes(hub))
-        print(flush=True)
+        print(f"load average {' '.join(f'{value:.1f}' for value in os.getloadavg())} at the end", flush=True)
         summarize(memory.total / MB, steps, model_step, idle if model_step else 0.0)
     return 0
 

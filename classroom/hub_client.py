@@ -376,14 +376,37 @@ def run_notebook(
     return NotebookRun(student, notebook_path, tuple(cells), time.monotonic() - started, kernel_id)
 
 
-def _open_channel(hub: RunningHub, student: str, kernel_id: str) -> websocket.WebSocket:
+def _open_channel(hub: RunningHub, student: str, kernel_id: str, timeout_s: float = 120.0) -> websocket.WebSocket:
+    """Connect to the kernel's websocket, retrying as JupyterLab does while a busy machine is slow to answer."""
     url = hub.base_url.replace("http://", "ws://", 1) + f"/user/{student}/api/kernels/{kernel_id}/channels"
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return websocket.create_connection(
+                url,
+                header=[f"Authorization: token {hub.api_token}"],
+                timeout=max(1.0, min(30.0, deadline - time.monotonic())),
+                suppress_origin=True,
+            )
+        except (websocket.WebSocketException, OSError) as error:
+            refused = isinstance(error, websocket.WebSocketBadStatusException) and 400 <= error.status_code < 500
+            if refused or time.monotonic() >= deadline:
+                state = _kernel_state(hub, student, kernel_id)
+                reason = str(error).split(" -+-+- ")[0]  # websocket-client appends the headers (cookies) after this
+                waited = "refused" if refused else f"no connection within {timeout_s:.0f} s"
+                raise ClassroomError(
+                    f"kernel websocket for {student}: {waited} ({reason}); the kernel itself: {state}"
+                ) from error
+            time.sleep(1.0)
+
+
+def _kernel_state(hub: RunningHub, student: str, kernel_id: str) -> str:
+    """The kernel's execution state as its server reports it, for failure messages."""
     try:
-        return websocket.create_connection(
-            url, header=[f"Authorization: token {hub.api_token}"], timeout=30, suppress_origin=True
-        )
-    except (websocket.WebSocketException, OSError) as error:
-        raise ClassroomError(f"kernel websocket for {student}: could not connect ({error})") from error
+        kernel = hub.request("GET", f"/user/{student}/api/kernels/{kernel_id}", timeout=10)
+        return str(kernel.json().get("execution_state")) if kernel.status == 200 else f"HTTP {kernel.status}"
+    except ClassroomError as error:
+        return f"unknown ({error})"
 
 
 def _execute(channel: websocket.WebSocket, index: int, source: str, timeout_s: float) -> CellRun:
@@ -506,5 +529,6 @@ def classroom(base: Path, students: int, **kwargs: Any) -> Iterator[tuple[Runnin
     finally:
         seen.extend(hub_processes(hub))
         leftovers = stop_hub(hub, seen)
-        if leftovers:
-            raise ClassroomError(f"processes left after stopping the hub (killed now): {leftovers}")
+    # Reached only when the block itself succeeded, so a leftover never hides the block's own error.
+    if leftovers:
+        raise ClassroomError(f"processes left after stopping the hub (killed now): {leftovers}")

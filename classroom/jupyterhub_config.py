@@ -74,6 +74,33 @@ def _password(state: Path) -> str:
     return password
 
 
+def _prepare_shared_model(cache: Path) -> str:
+    """Put the local model's file into the class's shared cache before any student starts.
+
+    Notebook 06 assembles the 253 MB file on first use. Students share one copy (one file on disk, and the
+    operating system keeps one copy of its pages in memory for every kernel that maps it); if two kernels
+    assembled it at the same moment, one would find the other's half-written file and fail. So the hub does it
+    once, into a temporary name that is renamed when complete.
+    """
+    try:
+        from codeagent_lite.json_text_adapter import ProviderError
+        from codeagent_lite.providers.local_llama import MODEL_FILENAME, ensure_model_file
+    except ImportError:
+        return "not installed"
+    target = cache / "codeagent-lite" / MODEL_FILENAME
+    if target.is_file():
+        return "ready"
+    partial = target.with_name(f"{MODEL_FILENAME}.partial")
+    partial.unlink(missing_ok=True)
+    try:
+        ensure_model_file(partial)
+    except ProviderError as error:
+        partial.unlink(missing_ok=True)
+        return f"not prepared ({error})"
+    os.replace(partial, target)
+    return "prepared"
+
+
 if not PROXY.is_file():
     raise SystemExit(f"JupyterHub's proxy is not installed at {PROXY}: run `make classroom-proxy` (npm ci)")
 
@@ -158,6 +185,8 @@ c.Spawner.environment = {
     "XDG_CACHE_HOME": str(cache),
 }
 
+model_status = _prepare_shared_model(cache)
+
 # A token for scripts (the test, the benchmark): create students, start and stop their servers, reach them.
 api_token = os.environ.get("CAL_HUB_API_TOKEN", "")
 if api_token:
@@ -177,6 +206,7 @@ print(
     f"  students: {', '.join(students[:3])}{' ... ' + students[-1] if len(students) > 3 else ''}"
     f" ({len(students)}), teacher: {TEACHER}\n"
     f"  password for everyone: {password_note}\n"
-    f"  state folder: {state}\n",
+    f"  state folder: {state}\n"
+    f"  local model for notebook 06: {model_status}\n",
     flush=True,
 )

