@@ -54,4 +54,12 @@ classroom: $(STAMP) $(PROXY_STAMP)
 
 bench-classroom: $(STAMP) $(PROXY_STAMP)
 	$(BIN)/python benchmarks/bench_classroom.py
+
+# make lint also holds the classroom's Python to ruff and mypy --strict.
+.PHONY: lint-classroom
+lint: lint-classroom
+lint-classroom: $(STAMP)
+	$(BIN)/ruff check classroom
+	$(BIN)/ruff format --check classroom
+	MYPYPATH=classroom $(BIN)/mypy --strict classroom/hub_client.py benchmarks/bench_classroom.py
 # --- end classroom ---
