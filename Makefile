@@ -35,3 +35,31 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+# --- classroom (issue 10): JupyterHub's proxy from npm, the classroom server, its benchmark ---
+# `make test` needs the proxy too (tests/classroom starts a real hub), hence the extra prerequisite of test.
+PROXY_STAMP := classroom/node_modules/.installed
+STUDENTS ?= 3
+.PHONY: classroom classroom-proxy bench-classroom
+test: $(PROXY_STAMP)
+
+$(PROXY_STAMP): classroom/package.json classroom/package-lock.json
+	cd classroom && npm ci --no-audit --no-fund --loglevel=error
+	touch $(PROXY_STAMP)
+
+classroom-proxy: $(PROXY_STAMP)
+
+classroom: $(STAMP) $(PROXY_STAMP)
+	CAL_HUB_STUDENTS=$(STUDENTS) $(BIN)/jupyterhub -f classroom/jupyterhub_config.py
+
+bench-classroom: $(STAMP) $(PROXY_STAMP)
+	$(BIN)/python benchmarks/bench_classroom.py
+
+# make lint also holds the classroom's Python to ruff and mypy --strict.
+.PHONY: lint-classroom
+lint: lint-classroom
+lint-classroom: $(STAMP)
+	$(BIN)/ruff check classroom
+	$(BIN)/ruff format --check classroom
+	MYPYPATH=classroom $(BIN)/mypy --strict classroom/hub_client.py benchmarks/bench_classroom.py
+# --- end classroom ---
