@@ -1,0 +1,362 @@
+"""``verify(DIR)``: judge a learner's three files with the package's own contract.
+
+The checks live in ``contract``; ``tests/`` runs the same ones against ``codeagent_lite``.
+This module runs them against a learner's folder, in a child process
+(``verify_child``) that it can kill: each check has a time limit, a check that never
+returns is reported and the rest still run in a fresh child. Nothing the learner's code
+does (a syntax error, ``sys.exit``, ``os._exit``, a print, an endless loop) becomes a
+traceback of verify or a hang.
+
+The result is a ``VerifyReport``: ``str()`` gives the text the command line prints, and
+``_repr_html_`` the table a notebook shows. ``python -m codeagent_lite verify DIR`` exits
+0 when every check passes, 1 otherwise, 2 when it was used wrongly.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .contract import FILES, STEPS, Check, checks_up_to
+from .verify_child import clean
+
+__all__ = ["DEFAULT_TIME_LIMIT", "CheckResult", "VerifyReport", "VerifyUsageError", "verify"]
+
+DEFAULT_TIME_LIMIT = 5.0
+"""Seconds one check (or loading one file) may take; the reference needs a few milliseconds."""
+
+_STARTUP_LIMIT = 60.0  # the child importing codeagent_lite and pydantic, on a busy machine
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+class VerifyUsageError(ValueError):
+    """verify was asked something it cannot do (no such folder, no such step): exit status 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """One check's verdict. ``passed`` is None when the check could not run (its file did not load)."""
+
+    check: Check
+    passed: bool | None
+    got: str = ""
+    expected: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def sentence(self) -> str:
+        """Given, expected, got: one sentence a learner can act on (empty when the check passed)."""
+        if self.passed:
+            return ""
+        if self.passed is None:
+            return f"not run: {self.got}" if self.got else f"not run: {self.check.file}.py did not load"
+        expected = self.expected or self.check.expected
+        return f"given {self.check.given}, expected {expected}, got {self.got}."
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    """Every check's verdict for one folder, and the problems of whole files."""
+
+    label: str
+    steps: tuple[int, ...]
+    results: tuple[CheckResult, ...]
+    file_problems: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for result in self.results if result.passed)
+
+    @property
+    def failed(self) -> tuple[CheckResult, ...]:
+        return tuple(result for result in self.results if not result.passed)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.file_problems
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+    def __str__(self) -> str:
+        lines = [f"verify {self.label}: steps {self.steps[0]}-{self.steps[-1]}"]
+        lines += [f"  ! {problem}" for problem in self.file_problems]
+        lines += [f"  note: {note}" for note in self.notes]
+        for step in self.steps:
+            lines.append(f"step {step} · {STEPS[step]}")
+            for result in self.results:
+                if result.check.step != step:
+                    continue
+                mark = "✔" if result.passed else "·" if result.passed is None else "✘"
+                ours = " [ours]" if result.check.ours else ""
+                lines.append(f"  {mark} {result.check.id} {result.check.name}{ours}")
+                if not result.passed:
+                    lines.append(f"      {result.sentence}")
+                    if result.check.ours and result.passed is False:
+                        lines.append(f"      (a rule of this workbook: {result.check.ours})")
+                lines += [f"      note: {note}" for note in result.notes]
+        lines.append(f"{self.passed} of {len(self.results)} checks pass" + ("" if self.ok else f"; {self.summary()}"))
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        """Where to look first: the first failing check."""
+        first = next(iter(self.failed), None)
+        if first is None:
+            return "every check passes"
+        return f"start with {first.check.id} ({first.check.file}.py)"
+
+    def __repr__(self) -> str:
+        return f"VerifyReport({self.label!r}, {self.passed} of {len(self.results)} checks pass)"
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        rows = []
+        for step in self.steps:
+            rows.append(f'<tr><th colspan="3" style="text-align:left">step {step} · {esc(STEPS[step])}</th></tr>')
+            for result in self.results:
+                if result.check.step != step:
+                    continue
+                mark = "✔" if result.passed else "·" if result.passed is None else "✘"
+                colour = "#1a7f37" if result.passed else "#888" if result.passed is None else "#cf222e"
+                ours = f' <span title="{esc(result.check.ours)}">[ours]</span>' if result.check.ours else ""
+                detail = esc(result.sentence)
+                if result.check.ours and result.passed is False:
+                    detail += f"<br><i>a rule of this workbook: {esc(result.check.ours)}</i>"
+                detail += "".join(f"<br>note: {esc(note)}" for note in result.notes)
+                rows.append(
+                    f'<tr><td style="color:{colour};font-weight:bold">{mark}</td>'
+                    f'<td style="text-align:left">{esc(result.check.id)} {esc(result.check.name)}{ours}</td>'
+                    f'<td style="text-align:left">{detail}</td></tr>'
+                )
+        problems = "".join(f"<p style='color:#cf222e'>! {esc(problem)}</p>" for problem in self.file_problems)
+        problems += "".join(f"<p>note: {esc(note)}</p>" for note in self.notes)
+        total = f"<p><b>{self.passed} of {len(self.results)} checks pass</b>"
+        total += "" if self.ok else f"; {esc(self.summary())}"
+        table = f"<table>{''.join(rows)}</table>"
+        return f"<div><p>verify <code>{esc(self.label)}</code></p>{problems}{table}{total}</p></div>"
+
+
+# --------------------------------------------------------------------------- the parent side
+
+
+def _label(directory: str | os.PathLike[str]) -> str:
+    """How the folder is named in the report: as given when relative, else by its name (no machine paths)."""
+    given = Path(directory)
+    return given.as_posix() if not given.is_absolute() else given.name
+
+
+def _read_lines(stream: Any, into: queue.Queue[str | None]) -> None:
+    for line in stream:
+        into.put(line)
+    into.put(None)
+
+
+class _Child:
+    """One run of ``verify_child``; ``events`` yields its JSON lines, or None at a time-out or exit."""
+
+    def __init__(self, directory: Path, label: str, check_ids: Sequence[str]) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_ROOT), env.get("PYTHONPATH")]))
+        env["PYTHONIOENCODING"] = "utf-8"
+        # Closed in stop(); a file, not a pipe, so a learner flooding stderr cannot block the child.
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        self.process = subprocess.Popen(
+            # -P: the current folder is not put on sys.path, so a learner's json.py cannot shadow json.
+            [sys.executable, "-P", "-m", "codeagent_lite.workbook.verify_child"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=env,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=_read_lines, args=(self.process.stdout, self._lines), daemon=True).start()
+        job = {"directory": str(directory), "label": label, "check_ids": list(check_ids)}
+        try:
+            self.process.stdin.write(json.dumps(job))
+            self.process.stdin.close()
+        except OSError:
+            pass  # the child died at once; the first read says so
+
+    def next_event(self, timeout: float) -> dict[str, Any] | None:
+        """The next event, or None when the child sent nothing within ``timeout`` or ended."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            try:
+                line = self._lines.get(timeout=remaining)
+            except queue.Empty:
+                return None
+            if line is None:
+                return None
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue  # not ours: the protocol only ever writes JSON lines
+            if isinstance(event, dict):
+                return event
+
+    def exit_note(self) -> str:
+        code = self.process.poll()
+        if code is None:
+            return ""
+        return f"the process ended with exit status {code}"
+
+    def stderr_tail(self) -> str:
+        self._stderr.seek(0)
+        text = self._stderr.read().decode("utf-8", "replace").strip()
+        return text.splitlines()[-1] if text else ""
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self._stderr.close()
+
+
+def verify(
+    directory: str | os.PathLike[str], step: int | None = None, *, time_limit: float = DEFAULT_TIME_LIMIT
+) -> VerifyReport:
+    """Run the contract's checks of steps 1..``step`` (all four for None) on ``directory``'s files.
+
+    ``time_limit`` is per check, in seconds. Raises ``VerifyUsageError`` when the folder
+    does not exist, holds none of the three files, or ``step`` is not 1 to 4.
+    """
+    if step is not None and (isinstance(step, bool) or not isinstance(step, int) or step not in STEPS):
+        raise VerifyUsageError(f"step must be one of {', '.join(map(str, STEPS))}, found {step!r}")
+    if not time_limit > 0:
+        raise VerifyUsageError(f"time_limit must be a positive number of seconds, found {time_limit!r}")
+    label = _label(directory)
+    folder = Path(directory).resolve()
+    if not folder.is_dir():
+        raise VerifyUsageError(f"{label!r} is not a folder (run from the folder that holds it, or give its path)")
+    if not any((folder / f"{name}.py").is_file() for name in FILES):
+        raise VerifyUsageError(f"{label!r} holds none of {', '.join(f'{name}.py' for name in FILES)}")
+    checks = checks_up_to(step)
+    verdicts: dict[str, CheckResult] = {}
+    file_problems: dict[str, str] = {}
+    remaining = list(checks)
+    while remaining:
+        remaining = _run_child(folder, label, remaining, time_limit, verdicts, file_problems)
+    results = tuple(verdicts[check.id] for check in checks)
+    steps = tuple(sorted({check.step for check in checks}))
+    problems = tuple(text for key, text in file_problems.items() if not key.endswith(":printed"))
+    notes = tuple(text for key, text in file_problems.items() if key.endswith(":printed"))
+    return VerifyReport(label, steps, results, problems, notes)
+
+
+def _run_child(
+    folder: Path,
+    label: str,
+    checks: Sequence[Check],
+    time_limit: float,
+    verdicts: dict[str, CheckResult],
+    file_problems: dict[str, str],
+) -> list[Check]:
+    """Run ``checks`` in one child; return those still to run in a fresh child after a time-out."""
+    by_id = {check.id: check for check in checks}
+    child = _Child(folder, label, list(by_id))
+    try:
+        event = child.next_event(_STARTUP_LIMIT)
+        if event is None or event.get("event") != "ready":
+            reason = child.stderr_tail() or child.exit_note() or "no answer"
+            problem = f"verify could not start its checking process ({clean(reason)})"
+            file_problems["verify"] = problem
+            for check in checks:
+                verdicts[check.id] = CheckResult(check, None, got=problem)
+            return []
+        running: str | None = None
+        while True:
+            event = child.next_event(time_limit if running else _STARTUP_LIMIT)
+            if event is None:
+                return _after_stop(child, running, by_id, checks, time_limit, verdicts, file_problems)
+            kind, key = event.get("event"), str(event.get("key", ""))
+            if kind == "finished":
+                return []
+            if kind == "start":
+                running = key
+            elif kind == "done":
+                running = None
+                _record(event, key, by_id, verdicts, file_problems)
+    finally:
+        child.stop()
+
+
+def _record(
+    event: dict[str, Any],
+    key: str,
+    by_id: dict[str, Check],
+    verdicts: dict[str, CheckResult],
+    file_problems: dict[str, str],
+) -> None:
+    printed = str(event.get("printed") or "")
+    if key.startswith("load:"):
+        if not event.get("passed"):
+            file_problems[key[5:]] = str(event.get("got", ""))
+        elif printed:
+            file_problems[key[5:] + ":printed"] = printed
+        return
+    check = by_id.get(key)
+    if check is None:
+        return
+    if event.get("not_run"):
+        verdicts[key] = CheckResult(check, None, got=f"{check.file}.py did not load")
+        return
+    expected = event.get("expected")
+    verdicts[key] = CheckResult(
+        check,
+        bool(event.get("passed")),
+        got=str(event.get("got", "")),
+        expected=None if expected is None else str(expected),
+        notes=(printed,) if printed else (),
+    )
+
+
+def _after_stop(
+    child: _Child,
+    running: str | None,
+    by_id: dict[str, Check],
+    checks: Sequence[Check],
+    time_limit: float,
+    verdicts: dict[str, CheckResult],
+    file_problems: dict[str, str],
+) -> list[Check]:
+    """The child went quiet or died while ``running``: record that, and say what is left to run."""
+    child.process.poll()
+    died = child.exit_note()
+    if running is None:
+        reason = clean(child.stderr_tail() or died or "the checking process stopped answering")
+        for check in checks:
+            verdicts.setdefault(check.id, CheckResult(check, None, got=f"verify stopped: {reason}"))
+        return []
+    if died:
+        what = f"{died} (os._exit, a crash, or the process was killed) while running this"
+    else:
+        what = f"no answer within {time_limit:g} s (an endless loop, or input() waiting?); it was stopped"
+    if running.startswith("load:"):
+        file = running[5:]
+        file_problems[file] = f"{file}.py could not be loaded: {what}"
+        skipped = {check.id for check in checks if check.file == file and check.id not in verdicts}
+        for check_id in skipped:
+            verdicts[check_id] = CheckResult(by_id[check_id], None, got=f"{file}.py did not load")
+    elif running in by_id:
+        verdicts[running] = CheckResult(by_id[running], False, got=what)
+    return [check for check in checks if check.id not in verdicts]
