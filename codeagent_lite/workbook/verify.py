@@ -2,7 +2,7 @@
 
 The checks live in ``contract``; ``tests/`` runs the same ones against ``codeagent_lite``.
 This module runs them against a learner's folder, in a child process
-(``verify_child``) that it can kill: each check has a time limit, a check that never
+(``verify_child.run_job``) that it can kill: each check has a time limit, a check that never
 returns is reported and the rest still run in a fresh child. Nothing the learner's code
 does (a syntax error, ``sys.exit``, ``os._exit``, a print, an endless loop) becomes a
 traceback of verify or a hang.
@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import html
 import json
+import multiprocessing
+import multiprocessing.context
 import os
-import queue
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,15 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from .contract import FILES, STEPS, Check, checks_up_to
-from .verify_child import clean
+from .verify_child import clean, run_job
 
 __all__ = ["DEFAULT_TIME_LIMIT", "CheckResult", "VerifyReport", "VerifyUsageError", "verify"]
 
 DEFAULT_TIME_LIMIT = 5.0
 """Seconds one check (or loading one file) may take; the reference needs a few milliseconds."""
 
-_STARTUP_LIMIT = 60.0  # the child importing codeagent_lite and pydantic, on a busy machine
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
+_STARTUP_LIMIT = 60.0  # the first child starts the fork server, which imports pydantic, on a busy machine
 
 
 class VerifyUsageError(ValueError):
@@ -158,78 +154,59 @@ def _label(directory: str | os.PathLike[str]) -> str:
     return given.as_posix() if not given.is_absolute() else given.name
 
 
-def _read_lines(stream: Any, into: queue.Queue[str | None]) -> None:
-    for line in stream:
-        into.put(line)
-    into.put(None)
+def _context() -> multiprocessing.context.BaseContext:
+    """The fork server where the platform has one (a fork per run, no re-import), else spawn (Windows)."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["codeagent_lite.workbook.verify_child"])
+        return context
+    return multiprocessing.get_context("spawn")
 
 
 class _Child:
-    """One run of ``verify_child``; ``events`` yields its JSON lines, or None at a time-out or exit."""
+    """One run of ``verify_child.run_job``; ``next_event`` returns its events, or None at a time-out or exit."""
 
     def __init__(self, directory: Path, label: str, check_ids: Sequence[str]) -> None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_ROOT), env.get("PYTHONPATH")]))
-        env["PYTHONIOENCODING"] = "utf-8"
-        # Closed in stop(); a file, not a pipe, so a learner flooding stderr cannot block the child.
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
-        self.process = subprocess.Popen(
-            # -P: the current folder is not put on sys.path, so a learner's json.py cannot shadow json.
-            [sys.executable, "-P", "-m", "codeagent_lite.workbook.verify_child"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            env=env,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-        )
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=_read_lines, args=(self.process.stdout, self._lines), daemon=True).start()
+        context = _context()
+        self._events, sender = context.Pipe(duplex=False)
         job = {"directory": str(directory), "label": label, "check_ids": list(check_ids)}
-        try:
-            self.process.stdin.write(json.dumps(job))
-            self.process.stdin.close()
-        except OSError:
-            pass  # the child died at once; the first read says so
+        self.process = context.Process(target=run_job, args=(job, sender), daemon=True)  # type: ignore[attr-defined]
+        self.process.start()
+        sender.close()  # only the child writes; the pipe ends when the child does
+        self.ended = False
 
     def next_event(self, timeout: float) -> dict[str, Any] | None:
         """The next event, or None when the child sent nothing within ``timeout`` or ended."""
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or not self._events.poll(remaining):
                 return None
             try:
-                line = self._lines.get(timeout=remaining)
-            except queue.Empty:
-                return None
-            if line is None:
+                data = self._events.recv_bytes()
+            except (EOFError, OSError):
+                self.ended = True
                 return None
             try:
-                event = json.loads(line)
+                event = json.loads(data)
             except ValueError:
-                continue  # not ours: the protocol only ever writes JSON lines
+                continue  # not ours: the protocol only ever sends JSON objects
             if isinstance(event, dict):
                 return event
 
     def exit_note(self) -> str:
-        code = self.process.poll()
+        if self.ended:
+            self.process.join(timeout=5)  # its pipe is closed; the exit status follows at once
+        code = self.process.exitcode
         if code is None:
             return ""
         return f"the process ended with exit status {code}"
 
-    def stderr_tail(self) -> str:
-        self._stderr.seek(0)
-        text = self._stderr.read().decode("utf-8", "replace").strip()
-        return text.splitlines()[-1] if text else ""
-
     def stop(self) -> None:
-        if self.process.poll() is None:
+        if self.process.is_alive():
             self.process.kill()
-        self.process.wait()
-        self._stderr.close()
+        self.process.join()
+        self._events.close()
 
 
 def verify(
@@ -277,7 +254,7 @@ def _run_child(
     try:
         event = child.next_event(_STARTUP_LIMIT)
         if event is None or event.get("event") != "ready":
-            reason = child.stderr_tail() or child.exit_note() or "no answer"
+            reason = child.exit_note() or "no answer"
             problem = f"verify could not start its checking process ({clean(reason)})"
             file_problems["verify"] = problem
             for check in checks:
@@ -340,10 +317,9 @@ def _after_stop(
     file_problems: dict[str, str],
 ) -> list[Check]:
     """The child went quiet or died while ``running``: record that, and say what is left to run."""
-    child.process.poll()
     died = child.exit_note()
     if running is None:
-        reason = clean(child.stderr_tail() or died or "the checking process stopped answering")
+        reason = clean(died or "the checking process stopped answering")
         for check in checks:
             verdicts.setdefault(check.id, CheckResult(check, None, got=f"verify stopped: {reason}"))
         return []

@@ -8,12 +8,13 @@ and this side makes sure that whatever it does comes back as one line of JSON pe
   its clock), then ``{"event": "done", "key": K, ...}`` with the verdict;
 * ``K`` is ``load:<file>`` for importing a file, or a check id such as ``"3.7"``.
 
-The protocol has its own copy of the original standard output; ``print`` in learner code
-goes into a buffer (reported as a note), writes to file descriptor 1 go to ``os.devnull``,
-and ``input()`` meets an empty standard input instead of waiting.
+The events travel over a ``multiprocessing`` pipe; ``print`` in learner code goes into a
+buffer (reported as a note), writes to file descriptors 1 and 2 go to ``os.devnull``, and
+``input()`` meets an empty standard input instead of waiting.
 
-Run as ``python -m codeagent_lite.workbook.verify_child`` with a JSON job on standard input:
-``{"directory": ..., "label": ..., "check_ids": [...]}``.
+``verify`` starts ``run_job`` with ``{"directory": ..., "label": ..., "check_ids": [...]}``
+through multiprocessing's fork server where there is one (Linux, macOS): the server has
+imported this module once, so each run costs a fork instead of importing pydantic again.
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ import os
 import sys
 import traceback
 import types
+from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from .contract import CHECKS, Check, Mismatch
 
-__all__ = ["clean", "describe_exception", "load_package", "main"]
+__all__ = ["clean", "describe_exception", "load_package", "run_job"]
 
 _MAX_CHARS = 400
 _MAX_PRINTED = 80
@@ -77,7 +79,7 @@ def describe_exception(error: BaseException, directory: Path) -> str:
         name = Path(error.filename).name
         return f"a syntax error in {name} line {error.lineno}: {error.msg}"
     if isinstance(error, NotImplementedError):
-        return f"not written yet: NotImplementedError raised{place}"
+        return f"nothing yet: it is not written (NotImplementedError{place})"
     if isinstance(error, SystemExit):
         return f"SystemExit({error.code!r}) raised{place}: library code must never end the program"
     if isinstance(error, RecursionError):
@@ -123,7 +125,7 @@ def load_package(directory: Path) -> str:
 
 
 class _Runner:
-    def __init__(self, directory: Path, label: str, protocol: TextIO) -> None:
+    def __init__(self, directory: Path, label: str, protocol: Connection) -> None:
         self.directory = directory
         self.label = label
         self.protocol = protocol
@@ -132,8 +134,7 @@ class _Runner:
         self.problems: dict[str, str] = {}
 
     def send(self, **event: Any) -> None:
-        self.protocol.write(json.dumps(event, ensure_ascii=True) + "\n")
-        self.protocol.flush()
+        self.protocol.send_bytes(json.dumps(event, ensure_ascii=True).encode("ascii"))
 
     def _clean(self, text: str, limit: int = _MAX_CHARS) -> str:
         return clean(text, directory=self.directory, label=self.label, limit=limit)
@@ -183,7 +184,8 @@ class _Runner:
         except Mismatch as mismatch:
             got, expected = mismatch.got, mismatch.expected
         except BaseException as error:  # learner code: anything may come out, even SystemExit
-            got = f"it raised {describe_exception(error, self.directory)}"
+            described = describe_exception(error, self.directory)
+            got = described if isinstance(error, NotImplementedError) else f"it raised {described}"
         self.send(
             event="done",
             key=check.id,
@@ -194,27 +196,20 @@ class _Runner:
         )
 
 
-def main() -> int:
-    job = json.loads(sys.stdin.read())
-    # The protocol keeps the real standard output; everything else that writes to fd 1 is discarded.
-    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
+def run_job(job: dict[str, Any], connection: Connection) -> None:
+    """The child's entry point: run ``job``'s checks, one JSON event per message on ``connection``."""
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
+    os.dup2(devnull, 1)  # writes to fd 1 (os.write, C code) go nowhere instead of someone's terminal
+    os.dup2(devnull, 2)
     sys.stdin = io.StringIO("")  # input() in learner code ends with EOFError instead of waiting
     directory = Path(job["directory"]).resolve()
     wanted = set(job["check_ids"])
-    runner = _Runner(directory, str(job["label"]), protocol)
+    runner = _Runner(directory, str(job["label"]), connection)
     runner.send(event="ready")
     for check in CHECKS:
         if check.id in wanted:
             runner.run(check)
     runner.send(event="finished")
-    protocol.close()
-    return 0
-
-
-if __name__ == "__main__":
+    connection.close()
     # os._exit: a learner's atexit hook or a stuck non-daemon thread must not keep the process alive.
-    code = main()
-    sys.stderr.flush()
-    os._exit(code)
+    os._exit(0)
