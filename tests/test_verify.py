@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 import codeagent_lite
-from codeagent_lite.workbook.contract import CHECKS
 from codeagent_lite.cli import main
+from codeagent_lite.workbook.contract import CHECKS
 from codeagent_lite.workbook.verify import VerifyReport, VerifyUsageError, verify
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -404,7 +404,7 @@ def test_a_missing_file_is_a_failure_not_a_usage_error(reports: dict[str, Verify
 def test_bad_usage_raises_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(VerifyUsageError, match="is not a folder"):
         verify(tmp_path / "nowhere")
-    with pytest.raises(VerifyUsageError, match="holds none of json_text_messages.py"):
+    with pytest.raises(VerifyUsageError, match=r"holds none of json_text_messages\.py"):
         verify(tmp_path)
     with pytest.raises(VerifyUsageError, match="step must be one of 1, 2, 3, 4, found 5"):
         verify(SOLUTION, step=5)
