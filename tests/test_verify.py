@@ -22,7 +22,7 @@ import pytest
 import codeagent_lite
 from codeagent_lite.cli import main
 from codeagent_lite.workbook.contract import CHECKS
-from codeagent_lite.workbook.verify import VerifyReport, VerifyUsageError, verify
+from codeagent_lite.workbook.verify import VerifyReport, VerifyUsageError, compare, verify
 
 ROOT = Path(__file__).resolve().parent.parent
 STUBS = ROOT / "notebooks" / "my_json_text"
@@ -449,3 +449,38 @@ def test_the_command_line_exit_status() -> None:
     failed = run_cli("notebooks/my_json_text", "--step", "1", "--time-limit", "3")
     assert failed.returncode == 1
     assert "0 of 12 checks pass" in failed.stdout
+
+
+# --------------------------------------------------------------------------- yours beside ours
+
+
+def test_the_blog_stage_beside_ours_differs_exactly_where_json_loads_is_lax() -> None:
+    comparison = compare(BLOG_STAGE, 4)
+    differ = {row.label for row in comparison.rows if not row.same}
+    assert differ == {
+        "a duplicate tool_name",
+        "a duplicate path",
+        "NaN seconds",
+        "1e999 seconds",
+        "5000 nines",
+        "nesting 100 000 deep",
+        "a blank call_id",
+    }
+    duplicate = next(row for row in comparison.rows if row.label == "a duplicate tool_name")
+    assert duplicate.reference == "✘ rejected at layer 1 (JSON syntax)"
+    assert "tool_name='delete_file'" in duplicate.yours and "delete_file" in duplicate.cost
+    assert "7 of 13 differ" in str(comparison)
+    assert "<td" in comparison._repr_html_()
+
+
+@pytest.mark.parametrize("step", [1, 2, 3])
+def test_the_solution_beside_ours_is_the_same(step: int) -> None:
+    comparison = compare(SOLUTION, step)
+    assert comparison.rows and all(row.same for row in comparison.rows), str(comparison)
+
+
+def test_the_stubs_beside_ours_say_what_is_missing() -> None:
+    comparison = compare(STUBS, 2)
+    assert all("not written" in row.yours for row in comparison.rows)
+    with pytest.raises(VerifyUsageError):
+        compare(STUBS, 7)

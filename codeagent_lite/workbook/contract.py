@@ -41,11 +41,14 @@ from ..model_adapter import (
 
 __all__ = [
     "CHECKS",
+    "CORPUS",
     "FILES",
+    "SAMPLES",
     "STEPS",
     "Check",
     "Mismatch",
     "Rejection",
+    "Sample",
     "checks_up_to",
     "show",
 ]
@@ -968,3 +971,111 @@ def _assert_ids_unique() -> None:
 
 
 _assert_ids_unique()
+
+
+# --------------------------------------------------------------------------- samples: yours beside ours
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One input shown through a learner's file and through the reference, side by side.
+
+    Samples are not graded: they let a learner see what their code does next to what the
+    reference does, including where the two differ on purpose (``cost`` says what a
+    difference costs an agent).
+    """
+
+    id: str
+    step: int
+    file: str
+    label: str
+    run: Callable[[ModuleType], str]
+    cost: str = ""
+
+
+def _describe_parse(module: ModuleType, text: str) -> str:
+    try:
+        action = module.parse_json_action(text)
+    except InvalidModelOutputError as error:
+        return f"✘ rejected at {_layer(error.layer)}"
+    return f"✔ {show(action, 90)}"
+
+
+def _describe_messages(module: ModuleType, item: HistoryItem) -> str:
+    return "\n".join(f"{role}: {content}" for role, content in _messages(module, [item]))
+
+
+def _describe_adapter(module: ModuleType, provider: _FakeProvider) -> str:
+    try:
+        with _lend_reference_helpers(module):
+            response = _complete(module, provider)
+    except ModelProviderError as error:
+        return f"ModelProviderError, cause {error.__cause__!r}"
+    except InvalidModelOutputError as error:
+        return f"InvalidModelOutputError at {_layer(error.layer)}, usage={error.usage!r}"
+    return show(response, 160)
+
+
+def _adapter_sample(module: ModuleType, kind: str) -> str:
+    provider = _FakeProvider(module, text=_FENCED, usage=(120, 18)) if kind == "fenced" else _FakeProvider(module)
+    if kind == "failure":
+        provider.failure = module.ProviderError("HTTP 503: server overloaded")
+    return _describe_adapter(module, provider)
+
+
+def _message_sample(index: int, label: str, item: HistoryItem) -> Sample:
+    return Sample(f"s1.{index}", 1, "json_text_messages", label, lambda module: _describe_messages(module, item))
+
+
+def _parse_sample(index: int, label: str, text: str, cost: str = "") -> Sample:
+    return Sample(f"s3.{index}", 3, "json_action_parser", label, lambda module: _describe_parse(module, text), cost)
+
+
+CORPUS = {
+    "the blog's tool call": (_PRETTY_CALL, ""),
+    "a code fence": (_FENCED, ""),
+    "a top-level array": (f"[{_CALL}]", ""),
+    'type "tool_result"': ('{"type": "tool_result", "call_id": "call_1", "content": "ok", "is_error": false}', ""),
+    "a duplicate tool_name": (
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "read_file", "tool_name": "delete_file", "arguments": {}}',
+        "json.loads keeps the last value: the agent runs delete_file where the model also wrote read_file",
+    ),
+    "a duplicate path": (
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "rm", "arguments": {"path": "a.txt", "path": "/"}}',
+        "the tool receives '/', the second of two paths",
+    ),
+    "NaN seconds": (
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": NaN}}',
+        "nan reaches the tool, and every comparison with nan is False: a guard if seconds > 60 lets it through",
+    ),
+    "1e999 seconds": (
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": 1e999}}',
+        "inf reaches the tool: sleep forever",
+    ),
+    "5000 nines": (
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"n": ' + "9" * 5000 + "}}",
+        "json.loads raises ValueError, which the blog's except json.JSONDecodeError does not catch: a crash",
+    ),
+    "nesting 100 000 deep": (
+        "[" * 100_000 + "]" * 100_000,
+        "json.loads raises RecursionError: the agent crashes instead of asking for a correction",
+    ),
+    "a blank call_id": (
+        _call_with(call_id="   "),
+        "ToolCall refuses it with ValueError, not InvalidModelOutputError: the Kernel cannot correct the model",
+    ),
+    "a cut-off reply": ('{"type": "final_answer", "content": "The answer is', ""),
+    "two objects": ('{"type": "final_answer", "content": "1"}\n{"type": "final_answer", "content": "2"}', ""),
+}
+"""Replies for the blog-versus-ours table of notebook 04, with what a lax parser's answer costs."""
+
+SAMPLES: tuple[Sample, ...] = (
+    _message_sample(1, "a Message", Message(MessageRole.USER, "请帮我读一下 README.md")),
+    _message_sample(2, "a ToolCall", _TOOL_CALL),
+    _message_sample(3, "a ToolResult in Chinese", _TOOL_RESULT),
+    Sample("s2.1", 2, "json_text_adapter", "a valid reply", lambda module: _adapter_sample(module, "valid")),
+    Sample("s2.2", 2, "json_text_adapter", "the provider fails", lambda module: _adapter_sample(module, "failure")),
+    Sample("s2.3", 2, "json_text_adapter", "a fenced reply", lambda module: _adapter_sample(module, "fenced")),
+    *(_parse_sample(number, label, text, cost) for number, (label, (text, cost)) in enumerate(CORPUS.items(), 1)),
+)
+"""What notebooks 02-04 show beside the reference; step 3's samples are also step 4's corpus."""

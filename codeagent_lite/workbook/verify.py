@@ -15,6 +15,7 @@ The result is a ``VerifyReport``: ``str()`` gives the text the command line prin
 from __future__ import annotations
 
 import html
+import importlib
 import json
 import multiprocessing
 import multiprocessing.context
@@ -25,10 +26,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .contract import FILES, STEPS, Check, checks_up_to
+from .contract import FILES, SAMPLES, STEPS, Check, Sample, checks_up_to
 from .verify_child import clean, run_job
 
-__all__ = ["DEFAULT_TIME_LIMIT", "CheckResult", "VerifyReport", "VerifyUsageError", "verify"]
+__all__ = [
+    "DEFAULT_TIME_LIMIT",
+    "CheckResult",
+    "Comparison",
+    "ComparisonRow",
+    "VerifyReport",
+    "VerifyUsageError",
+    "compare",
+    "verify",
+]
 
 DEFAULT_TIME_LIMIT = 5.0
 """Seconds one check (or loading one file) may take; the reference needs a few milliseconds."""
@@ -169,7 +179,7 @@ class _Child:
     def __init__(self, directory: Path, label: str, check_ids: Sequence[str]) -> None:
         context = _context()
         self._events, sender = context.Pipe(duplex=False)
-        job = {"directory": str(directory), "label": label, "check_ids": list(check_ids)}
+        job = {"directory": str(directory), "label": label, "ids": list(check_ids)}
         self.process = context.Process(target=run_job, args=(job, sender), daemon=True)  # type: ignore[attr-defined]
         self.process.start()
         sender.close()  # only the child writes; the pipe ends when the child does
@@ -228,26 +238,52 @@ def verify(
     if not any((folder / f"{name}.py").is_file() for name in FILES):
         raise VerifyUsageError(f"{label!r} holds none of {', '.join(f'{name}.py' for name in FILES)}")
     checks = checks_up_to(step)
-    verdicts: dict[str, CheckResult] = {}
-    file_problems: dict[str, str] = {}
-    remaining = list(checks)
-    while remaining:
-        remaining = _run_child(folder, label, remaining, time_limit, verdicts, file_problems)
-    results = tuple(verdicts[check.id] for check in checks)
+    outcomes, file_problems = _run_items(folder, label, checks, time_limit)
+    results = tuple(
+        CheckResult(check, outcome.passed, outcome.got, outcome.expected, outcome.notes)
+        for check in checks
+        for outcome in [outcomes[check.id]]
+    )
     steps = tuple(sorted({check.step for check in checks}))
     problems = tuple(text for key, text in file_problems.items() if not key.endswith(":printed"))
     notes = tuple(text for key, text in file_problems.items() if key.endswith(":printed"))
     return VerifyReport(label, steps, results, problems, notes)
 
 
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """What came back for one check or sample (``shown``: a sample's description)."""
+
+    passed: bool | None
+    got: str = ""
+    expected: str | None = None
+    notes: tuple[str, ...] = ()
+    shown: str = ""
+
+
+_Item = Check | Sample
+
+
+def _run_items(
+    folder: Path, label: str, items: Sequence[_Item], time_limit: float
+) -> tuple[dict[str, _Outcome], dict[str, str]]:
+    """Run ``items`` in as many children as it takes: a fresh one after each time-out or crash."""
+    outcomes: dict[str, _Outcome] = {}
+    file_problems: dict[str, str] = {}
+    remaining = list(items)
+    while remaining:
+        remaining = _run_child(folder, label, remaining, time_limit, outcomes, file_problems)
+    return outcomes, file_problems
+
+
 def _run_child(
     folder: Path,
     label: str,
-    checks: Sequence[Check],
+    checks: Sequence[_Item],
     time_limit: float,
-    verdicts: dict[str, CheckResult],
+    verdicts: dict[str, _Outcome],
     file_problems: dict[str, str],
-) -> list[Check]:
+) -> list[_Item]:
     """Run ``checks`` in one child; return those still to run in a fresh child after a time-out."""
     by_id = {check.id: check for check in checks}
     child = _Child(folder, label, list(by_id))
@@ -258,7 +294,7 @@ def _run_child(
             problem = f"verify could not start its checking process ({clean(reason)})"
             file_problems["verify"] = problem
             for check in checks:
-                verdicts[check.id] = CheckResult(check, None, got=problem)
+                verdicts[check.id] = _Outcome(None, got=problem)
             return []
         running: str | None = None
         while True:
@@ -280,8 +316,8 @@ def _run_child(
 def _record(
     event: dict[str, Any],
     key: str,
-    by_id: dict[str, Check],
-    verdicts: dict[str, CheckResult],
+    by_id: dict[str, _Item],
+    verdicts: dict[str, _Outcome],
     file_problems: dict[str, str],
 ) -> None:
     printed = str(event.get("printed") or "")
@@ -295,33 +331,33 @@ def _record(
     if check is None:
         return
     if event.get("not_run"):
-        verdicts[key] = CheckResult(check, None, got=f"{check.file}.py did not load")
+        verdicts[key] = _Outcome(None, got=f"{check.file}.py did not load")
         return
     expected = event.get("expected")
-    verdicts[key] = CheckResult(
-        check,
+    verdicts[key] = _Outcome(
         bool(event.get("passed")),
         got=str(event.get("got", "")),
         expected=None if expected is None else str(expected),
         notes=(printed,) if printed else (),
+        shown=str(event.get("shown", "")),
     )
 
 
 def _after_stop(
     child: _Child,
     running: str | None,
-    by_id: dict[str, Check],
-    checks: Sequence[Check],
+    by_id: dict[str, _Item],
+    checks: Sequence[_Item],
     time_limit: float,
-    verdicts: dict[str, CheckResult],
+    verdicts: dict[str, _Outcome],
     file_problems: dict[str, str],
-) -> list[Check]:
+) -> list[_Item]:
     """The child went quiet or died while ``running``: record that, and say what is left to run."""
     died = child.exit_note()
     if running is None:
         reason = clean(died or "the checking process stopped answering")
         for check in checks:
-            verdicts.setdefault(check.id, CheckResult(check, None, got=f"verify stopped: {reason}"))
+            verdicts.setdefault(check.id, _Outcome(None, got=f"verify stopped: {reason}"))
         return []
     if died:
         what = f"{died} (os._exit, a crash, or the process was killed) while running this"
@@ -332,7 +368,96 @@ def _after_stop(
         file_problems[file] = f"{file}.py could not be loaded: {what}"
         skipped = {check.id for check in checks if check.file == file and check.id not in verdicts}
         for check_id in skipped:
-            verdicts[check_id] = CheckResult(by_id[check_id], None, got=f"{file}.py did not load")
+            verdicts[check_id] = _Outcome(None, got=f"{file}.py did not load")
     elif running in by_id:
-        verdicts[running] = CheckResult(by_id[running], False, got=what)
+        verdicts[running] = _Outcome(False, got=what)
     return [check for check in checks if check.id not in verdicts]
+
+
+# --------------------------------------------------------------------------- yours beside ours
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonRow:
+    """One sample: what the reference did, what the learner's file did, and what a difference costs."""
+
+    label: str
+    reference: str
+    yours: str
+    cost: str = ""
+
+    @property
+    def same(self) -> bool:
+        return self.reference == self.yours
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Samples of one step through the reference and through a learner's file, side by side."""
+
+    label: str
+    step: int
+    rows: tuple[ComparisonRow, ...]
+
+    def __str__(self) -> str:
+        lines = [f"{self.label} beside the reference: step {self.step} · {STEPS[self.step]}"]
+        for row in self.rows:
+            lines.append(f"{'=' if row.same else '≠'} {row.label}")
+            lines.append(f"    ours : {row.reference}")
+            if not row.same:
+                lines.append(f"    yours: {row.yours}")
+                if row.cost:
+                    lines.append(f"    cost : {row.cost}")
+        differ = sum(1 for row in self.rows if not row.same)
+        lines.append(f"{differ} of {len(self.rows)} differ" if differ else f"all {len(self.rows)} the same")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        head = (
+            "<tr><th></th><th>reply</th><th>ours (reference)</th><th>yours</th><th>what the difference costs</th></tr>"
+        )
+        rows = []
+        for row in self.rows:
+            mark = "=" if row.same else "≠"
+            colour = "#1a7f37" if row.same else "#cf222e"
+            yours = "same" if row.same else esc(row.yours)
+            rows.append(
+                f'<tr><td style="color:{colour};font-weight:bold">{mark}</td>'
+                f'<td style="text-align:left">{esc(row.label)}</td>'
+                f'<td style="text-align:left"><code>{esc(row.reference)}</code></td>'
+                f'<td style="text-align:left"><code>{yours}</code></td>'
+                f'<td style="text-align:left">{"" if row.same else esc(row.cost)}</td></tr>'
+            )
+        return (
+            f"<div><p><code>{esc(self.label)}</code> beside the reference</p><table>{head}{''.join(rows)}</table></div>"
+        )
+
+
+def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Comparison:
+    """Run step ``step``'s samples through ``directory``'s file and through the reference.
+
+    Step 4 shows the same corpus as step 3 (the parser is one file in two stages).
+    The learner's side runs in a killable child, like ``verify``; the reference runs here.
+    """
+    if isinstance(step, bool) or not isinstance(step, int) or step not in STEPS:
+        raise VerifyUsageError(f"step must be one of {', '.join(map(str, STEPS))}, found {step!r}")
+    label = _label(directory)
+    folder = Path(directory).resolve()
+    if not folder.is_dir():
+        raise VerifyUsageError(f"{label!r} is not a folder (run from the folder that holds it, or give its path)")
+    samples = [sample for sample in SAMPLES if sample.step == min(step, 3)]
+    outcomes, file_problems = _run_items(folder, label, samples, time_limit)
+    rows = []
+    for sample in samples:
+        module = importlib.import_module(f"codeagent_lite.{sample.file}")
+        reference = clean(sample.run(module))
+        outcome = outcomes[sample.id]
+        if outcome.passed:
+            yours = outcome.shown
+        elif outcome.passed is None:
+            yours = "not run: " + (file_problems.get(sample.file) or f"{sample.file}.py did not load")
+        else:
+            yours = outcome.got
+        rows.append(ComparisonRow(sample.label, reference, yours, sample.cost))
+    return Comparison(label, step, tuple(rows))

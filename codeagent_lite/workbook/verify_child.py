@@ -12,7 +12,7 @@ The events travel over a ``multiprocessing`` pipe; ``print`` in learner code goe
 buffer (reported as a note), writes to file descriptors 1 and 2 go to ``os.devnull``, and
 ``input()`` meets an empty standard input instead of waiting.
 
-``verify`` starts ``run_job`` with ``{"directory": ..., "label": ..., "check_ids": [...]}``
+``verify`` starts ``run_job`` with ``{"directory": ..., "label": ..., "ids": [...]}`` (ids of checks and of samples)
 through multiprocessing's fork server where there is one (Linux, macOS): the server has
 imported this module once, so each run costs a fork instead of importing pydantic again.
 """
@@ -34,7 +34,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from .contract import CHECKS, Check, Mismatch
+from .contract import CHECKS, SAMPLES, Check, Mismatch, Sample
 
 __all__ = ["clean", "describe_exception", "load_package", "run_job"]
 
@@ -168,7 +168,7 @@ class _Runner:
             printed=self._printed_note(buffer, file),
         )
 
-    def run(self, check: Check) -> None:
+    def run(self, check: Check | Sample) -> None:
         if check.file not in self.modules and check.file not in self.problems:
             self.load(check.file)
         module = self.modules.get(check.file)
@@ -178,9 +178,10 @@ class _Runner:
         self.send(event="start", key=check.id)
         buffer = io.StringIO()
         got = expected = None
+        shown = ""
         try:
             with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-                check.run(module)
+                shown = check.run(module) or ""
         except Mismatch as mismatch:
             got, expected = mismatch.got, mismatch.expected
         except BaseException as error:  # learner code: anything may come out, even SystemExit
@@ -193,6 +194,7 @@ class _Runner:
             got=self._clean(got or ""),
             expected=None if expected is None else self._clean(expected),
             printed=self._printed_note(buffer, check.file),
+            shown=self._clean(shown),
         )
 
 
@@ -203,12 +205,13 @@ def run_job(job: dict[str, Any], connection: Connection) -> None:
     os.dup2(devnull, 2)
     sys.stdin = io.StringIO("")  # input() in learner code ends with EOFError instead of waiting
     directory = Path(job["directory"]).resolve()
-    wanted = set(job["check_ids"])
+    wanted = set(job["ids"])
     runner = _Runner(directory, str(job["label"]), connection)
     runner.send(event="ready")
-    for check in CHECKS:
-        if check.id in wanted:
-            runner.run(check)
+    items: list[Check | Sample] = [*CHECKS, *SAMPLES]
+    for item in items:
+        if item.id in wanted:
+            runner.run(item)
     runner.send(event="finished")
     connection.close()
     # os._exit: a learner's atexit hook or a stuck non-daemon thread must not keep the process alive.
