@@ -117,6 +117,16 @@ class VerifyReport:
         lines.append(f"{self.passed} of {len(self.results)} checks pass" + ("" if self.ok else f"; {self.summary()}"))
         return "\n".join(lines)
 
+    def overview(self) -> str:
+        """One line per step: how many of its checks pass (the progress table of notebook 01)."""
+        lines = []
+        for step in self.steps:
+            results = [result for result in self.results if result.check.step == step]
+            passed = sum(1 for result in results if result.passed)
+            mark = "✔" if passed == len(results) else "✘"
+            lines.append(f"{mark} step {step} · {STEPS[step]}: {passed} of {len(results)} checks pass")
+        return "\n".join(lines)
+
     def summary(self) -> str:
         """Where to look first: the first failing check."""
         first = next(iter(self.failed), None)
@@ -411,6 +421,10 @@ class Comparison:
         differ = sum(1 for row in self.rows if not row.same)
         lines.append(f"{differ} of {len(self.rows)} differ" if differ else f"all {len(self.rows)} the same")
         return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        differ = sum(1 for row in self.rows if not row.same)
+        return f"Comparison({self.label!r}, step {self.step}: {differ} of {len(self.rows)} differ)"
 
     def _repr_html_(self) -> str:
         esc = html.escape
