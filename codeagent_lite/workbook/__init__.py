@@ -6,7 +6,9 @@ Each module is named after what a notebook calls it:
 * ``encoder_playground``: the history-to-messages widget of notebook 02;
 * ``parser_playground``: the raw-text-to-ladder widget of notebook 04;
 * ``exercise_checks``: the self-checks of the exercise book, notebook 05;
-* ``real_model_lab``: the helpers and widget of notebook 06 (a real model).
+* ``real_model_lab``: the helpers and widget of notebook 06 (a real model);
+* ``contract``, ``verify``, ``verify_child``: the build-it-yourself checks of notebooks 01-04 and
+  ``python -m codeagent_lite verify``; ``learner_ladder``: a learner's parser beside the reference's ladder.
 
 What this room may import: anything in the package (the chapter, ``agent``, ``providers``)
 and the Jupyter stack. Nothing else may import this room, so the chapter keeps working on a

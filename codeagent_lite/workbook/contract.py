@@ -50,7 +50,9 @@ __all__ = [
     "Rejection",
     "Sample",
     "checks_up_to",
+    "describe_parse",
     "show",
+    "text_samples",
 ]
 
 FILES = ("json_text_messages", "json_text_adapter", "json_action_parser")
@@ -993,7 +995,8 @@ class Sample:
     cost: str = ""
 
 
-def _describe_parse(module: ModuleType, text: str) -> str:
+def describe_parse(module: ModuleType, text: str) -> str:
+    """What ``module.parse_json_action`` does with ``text``: ``✔ <action>`` or ``✘ rejected at layer N (...)``."""
     try:
         action = module.parse_json_action(text)
     except InvalidModelOutputError as error:
@@ -1028,7 +1031,7 @@ def _message_sample(index: int, label: str, item: HistoryItem) -> Sample:
 
 
 def _parse_sample(index: int, label: str, text: str, cost: str = "") -> Sample:
-    return Sample(f"s3.{index}", 3, "json_action_parser", label, lambda module: _describe_parse(module, text), cost)
+    return Sample(f"s3.{index}", 3, "json_action_parser", label, lambda module: describe_parse(module, text), cost)
 
 
 CORPUS = {
@@ -1079,3 +1082,14 @@ SAMPLES: tuple[Sample, ...] = (
     *(_parse_sample(number, label, text, cost) for number, (label, (text, cost)) in enumerate(CORPUS.items(), 1)),
 )
 """What notebooks 02-04 show beside the reference; step 3's samples are also step 4's corpus."""
+
+
+def text_samples(texts: Sequence[str]) -> tuple[Sample, ...]:
+    """Samples for replies chosen at run time (the playground's): ``t.1``, ``t.2``, ... in order."""
+
+    def sample(index: int, text: str) -> Sample:
+        return Sample(
+            f"t.{index}", 3, "json_action_parser", f"reply {index}", lambda module: describe_parse(module, text)
+        )
+
+    return tuple(sample(index, text) for index, text in enumerate(texts, start=1))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .contract import FILES, SAMPLES, STEPS, Check, Sample, checks_up_to
+from .contract import FILES, SAMPLES, STEPS, Check, Sample, checks_up_to, text_samples
 from .verify_child import clean, run_job
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "VerifyReport",
     "VerifyUsageError",
     "compare",
+    "run_learner_parser",
     "verify",
 ]
 
@@ -186,10 +187,10 @@ def _context() -> multiprocessing.context.BaseContext:
 class _Child:
     """One run of ``verify_child.run_job``; ``next_event`` returns its events, or None at a time-out or exit."""
 
-    def __init__(self, directory: Path, label: str, check_ids: Sequence[str]) -> None:
+    def __init__(self, directory: Path, label: str, check_ids: Sequence[str], texts: Sequence[str] = ()) -> None:
         context = _context()
         self._events, sender = context.Pipe(duplex=False)
-        job = {"directory": str(directory), "label": label, "ids": list(check_ids)}
+        job = {"directory": str(directory), "label": label, "ids": list(check_ids), "texts": list(texts)}
         self.process = context.Process(target=run_job, args=(job, sender), daemon=True)  # type: ignore[attr-defined]
         self.process.start()
         sender.close()  # only the child writes; the pipe ends when the child does
@@ -275,14 +276,14 @@ _Item = Check | Sample
 
 
 def _run_items(
-    folder: Path, label: str, items: Sequence[_Item], time_limit: float
+    folder: Path, label: str, items: Sequence[_Item], time_limit: float, texts: Sequence[str] = ()
 ) -> tuple[dict[str, _Outcome], dict[str, str]]:
     """Run ``items`` in as many children as it takes: a fresh one after each time-out or crash."""
     outcomes: dict[str, _Outcome] = {}
     file_problems: dict[str, str] = {}
     remaining = list(items)
     while remaining:
-        remaining = _run_child(folder, label, remaining, time_limit, outcomes, file_problems)
+        remaining = _run_child(folder, label, remaining, time_limit, outcomes, file_problems, texts)
     return outcomes, file_problems
 
 
@@ -293,10 +294,11 @@ def _run_child(
     time_limit: float,
     verdicts: dict[str, _Outcome],
     file_problems: dict[str, str],
+    texts: Sequence[str] = (),
 ) -> list[_Item]:
     """Run ``checks`` in one child; return those still to run in a fresh child after a time-out."""
     by_id = {check.id: check for check in checks}
-    child = _Child(folder, label, list(by_id))
+    child = _Child(folder, label, list(by_id), texts)
     try:
         event = child.next_event(_STARTUP_LIMIT)
         if event is None or event.get("event") != "ready":
@@ -456,22 +458,42 @@ def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float =
     """
     if isinstance(step, bool) or not isinstance(step, int) or step not in STEPS:
         raise VerifyUsageError(f"step must be one of {', '.join(map(str, STEPS))}, found {step!r}")
-    label = _label(directory)
-    folder = Path(directory).resolve()
-    if not folder.is_dir():
-        raise VerifyUsageError(f"{label!r} is not a folder (run from the folder that holds it, or give its path)")
+    label, folder = _folder(directory)
     samples = [sample for sample in SAMPLES if sample.step == min(step, 3)]
     outcomes, file_problems = _run_items(folder, label, samples, time_limit)
     rows = []
     for sample in samples:
         module = importlib.import_module(f"codeagent_lite.{sample.file}")
         reference = clean(sample.run(module))
-        outcome = outcomes[sample.id]
-        if outcome.passed:
-            yours = outcome.shown
-        elif outcome.passed is None:
-            yours = "not run: " + (file_problems.get(sample.file) or f"{sample.file}.py did not load")
-        else:
-            yours = outcome.got
+        yours = _shown(outcomes[sample.id], sample, file_problems)
         rows.append(ComparisonRow(sample.label, reference, yours, sample.cost))
     return Comparison(label, step, tuple(rows))
+
+
+def run_learner_parser(
+    directory: str | os.PathLike[str], texts: Sequence[str], *, time_limit: float = DEFAULT_TIME_LIMIT
+) -> tuple[str, ...]:
+    """What the learner's ``parse_json_action`` does with each text, described by ``contract.describe_parse``.
+
+    A crash, a hang or a file that does not load comes back as the sentence verify would print.
+    """
+    label, folder = _folder(directory)
+    samples = text_samples(texts)
+    outcomes, file_problems = _run_items(folder, label, samples, time_limit, texts)
+    return tuple(_shown(outcomes[sample.id], sample, file_problems) for sample in samples)
+
+
+def _folder(directory: str | os.PathLike[str]) -> tuple[str, Path]:
+    label = _label(directory)
+    folder = Path(directory).resolve()
+    if not folder.is_dir():
+        raise VerifyUsageError(f"{label!r} is not a folder (run from the folder that holds it, or give its path)")
+    return label, folder
+
+
+def _shown(outcome: _Outcome, sample: Sample, file_problems: dict[str, str]) -> str:
+    if outcome.passed:
+        return outcome.shown
+    if outcome.passed is None:
+        return "not run: " + (file_problems.get(sample.file) or f"{sample.file}.py did not load")
+    return outcome.got

@@ -12,9 +12,10 @@ The events travel over a ``multiprocessing`` pipe; ``print`` in learner code goe
 buffer (reported as a note), writes to file descriptors 1 and 2 go to ``os.devnull``, and
 ``input()`` meets an empty standard input instead of waiting.
 
-``verify`` starts ``run_job`` with ``{"directory": ..., "label": ..., "ids": [...]}`` (ids of checks and of samples)
-through multiprocessing's fork server where there is one (Linux, macOS): the server has
-imported this module once, so each run costs a fork instead of importing pydantic again.
+``verify`` starts ``run_job`` with ``{"directory": ..., "label": ..., "ids": [...], "texts": [...]}``
+(the ids of checks and samples to run; ``texts`` are replies for ``contract.text_samples``) through
+multiprocessing's fork server where there is one (Linux, macOS): the server has imported this
+module once, so each run costs a fork instead of importing pydantic again.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from .contract import CHECKS, SAMPLES, Check, Mismatch, Sample
+from .contract import CHECKS, SAMPLES, Check, Mismatch, Sample, text_samples
 
 __all__ = ["clean", "describe_exception", "load_package", "run_job"]
 
@@ -208,7 +209,7 @@ def run_job(job: dict[str, Any], connection: Connection) -> None:
     wanted = set(job["ids"])
     runner = _Runner(directory, str(job["label"]), connection)
     runner.send(event="ready")
-    items: list[Check | Sample] = [*CHECKS, *SAMPLES]
+    items: list[Check | Sample] = [*CHECKS, *SAMPLES, *text_samples(job.get("texts", []))]
     for item in items:
         if item.id in wanted:
             runner.run(item)
