@@ -1,8 +1,9 @@
 """Command line: ``python -m codeagent_lite check [TEXT | --file PATH | -]``, ``... run TASK``, ``... verify DIR``.
 
 Exit status follows the usual convention so scripts can use it: 0 the text is a
-valid action (``run``: a final answer was reached), 1 a layer rejected it (``run``: the
-loop stopped without a final answer), 2 the command itself was used wrongly.
+valid action (``run``: a final answer was reached; ``verify``: every check passes), 1 a
+layer rejected it (``run``: the loop stopped without a final answer; ``verify``: a check
+failed), 2 the command itself was used wrongly.
 
 ``run`` imports the real providers only when asked for them, so ``check`` and
 ``run --provider scripted`` work without the optional ``openai`` and ``local`` extras.

@@ -177,6 +177,7 @@ SUBJECTS = {
         (("json_action_parser.py", LOAD, "    raise ValueError('\\x1b[2J' + __file__)\n"),), step=3
     ),
     "named like a standard module": Subject(name="json", step=1),
+    "memory bomb": Subject((("json_action_parser.py", LOAD, "    hoard = [0] * 10**10\n" + LOAD),), step=3),
     "missing parser": Subject((("json_action_parser.py", None, ""),), step=3),
 }
 
@@ -392,6 +393,12 @@ def test_a_folder_named_like_a_standard_module_still_loads(reports: dict[str, Ve
     assert reports["named like a standard module"].exit_code == 0
 
 
+def test_a_memory_bomb_is_a_memory_error_not_a_machine_out_of_memory(reports: dict[str, VerifyReport]) -> None:
+    report = reports["memory bomb"]
+    assert report.passed == 22  # steps 1 and 2; every parser check meets the MemoryError
+    assert "it raised MemoryError" in result_of(report, "3.1")
+
+
 def test_a_missing_file_is_a_failure_not_a_usage_error(reports: dict[str, VerifyReport]) -> None:
     report = reports["missing parser"]
     assert any("json_action_parser.py is missing from my_json_text" in p for p in report.file_problems)
@@ -408,6 +415,9 @@ def test_bad_usage_raises_a_clear_error(tmp_path: Path) -> None:
         verify(tmp_path)
     with pytest.raises(VerifyUsageError, match="step must be one of 1, 2, 3, 4, found 5"):
         verify(SOLUTION, step=5)
+    for bad in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(VerifyUsageError, match="time_limit must be more than 0 and at most 600 seconds"):
+            verify(SOLUTION, time_limit=bad)
 
 
 def test_the_report_reads_as_text_and_as_html(reports: dict[str, VerifyReport]) -> None:

@@ -44,6 +44,7 @@ __all__ = [
 DEFAULT_TIME_LIMIT = 5.0
 """Seconds one check (or loading one file) may take; the reference needs a few milliseconds."""
 
+_MAX_TIME_LIMIT = 600.0
 _STARTUP_LIMIT = 60.0  # the first child starts the fork server, which imports pydantic, on a busy machine
 
 
@@ -240,8 +241,7 @@ def verify(
     """
     if step is not None and (isinstance(step, bool) or not isinstance(step, int) or step not in STEPS):
         raise VerifyUsageError(f"step must be one of {', '.join(map(str, STEPS))}, found {step!r}")
-    if not time_limit > 0:
-        raise VerifyUsageError(f"time_limit must be a positive number of seconds, found {time_limit!r}")
+    _check_time_limit(time_limit)
     label = _label(directory)
     folder = Path(directory).resolve()
     if not folder.is_dir():
@@ -458,6 +458,7 @@ def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float =
     """
     if isinstance(step, bool) or not isinstance(step, int) or step not in STEPS:
         raise VerifyUsageError(f"step must be one of {', '.join(map(str, STEPS))}, found {step!r}")
+    _check_time_limit(time_limit)
     label, folder = _folder(directory)
     samples = [sample for sample in SAMPLES if sample.step == min(step, 3)]
     outcomes, file_problems = _run_items(folder, label, samples, time_limit)
@@ -477,10 +478,18 @@ def run_learner_parser(
 
     A crash, a hang or a file that does not load comes back as the sentence verify would print.
     """
+    _check_time_limit(time_limit)
     label, folder = _folder(directory)
     samples = text_samples(texts)
     outcomes, file_problems = _run_items(folder, label, samples, time_limit, texts)
     return tuple(_shown(outcomes[sample.id], sample, file_problems) for sample in samples)
+
+
+def _check_time_limit(time_limit: float) -> None:
+    if not 0 < time_limit <= _MAX_TIME_LIMIT:  # also refuses NaN
+        raise VerifyUsageError(
+            f"time_limit must be more than 0 and at most {_MAX_TIME_LIMIT:g} seconds, found {time_limit!r}"
+        )
 
 
 def _folder(directory: str | os.PathLike[str]) -> tuple[str, Path]:

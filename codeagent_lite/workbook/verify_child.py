@@ -199,12 +199,30 @@ class _Runner:
         )
 
 
+_MEMORY_LIMIT = 4 << 30  # bytes of address space: far above what any check needs, far below a runaway loop's
+
+
+def _limit_memory() -> None:
+    """A learner's ``[0] * 10**10`` becomes a MemoryError in this process, not a machine out of memory."""
+    try:
+        import resource  # not on Windows
+    except ImportError:
+        return
+    try:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = _MEMORY_LIMIT if hard == resource.RLIM_INFINITY else min(_MEMORY_LIMIT, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ValueError, OSError):
+        pass  # a platform that refuses address-space limits (macOS): the time limit still applies
+
+
 def run_job(job: dict[str, Any], connection: Connection) -> None:
     """The child's entry point: run ``job``'s checks, one JSON event per message on ``connection``."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # writes to fd 1 (os.write, C code) go nowhere instead of someone's terminal
     os.dup2(devnull, 2)
     sys.stdin = io.StringIO("")  # input() in learner code ends with EOFError instead of waiting
+    _limit_memory()
     directory = Path(job["directory"]).resolve()
     wanted = set(job["ids"])
     runner = _Runner(directory, str(job["label"]), connection)
