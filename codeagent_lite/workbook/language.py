@@ -1,0 +1,84 @@
+"""Which language the learner's notebook speaks, and the workbook's words in both languages.
+
+The workbook comes in two editions, ``notebooks/en/`` and ``notebooks/zh/``, whose code cells
+are identical (a test compares them), so no cell can say "now speak Chinese". The language
+is therefore read from where the notebook runs: a kernel started for ``notebooks/zh/x.ipynb``
+has ``notebooks/zh`` as its working directory. ``CAL_LANG`` overrides that (``zh``,
+``zh_CN.UTF-8``, ``en``, ...), for a terminal or a classroom server.
+
+Why a small catalog instead of the standard library's ``gettext``: the texts are few (the
+labels and feedback the workbook prints), ``gettext`` needs compiled ``.mo`` files and a
+build step to make them, and a reviewer checks a translation best with both languages side
+by side in one place. ``tests/test_language.py`` checks that every message exists in both
+languages with the same placeholders, which is the part of ``gettext``'s tooling we need.
+
+The parser's own rejection messages are not translated: they are the series' English phrases,
+part of its API and what goes back to the model. The Chinese notebooks explain them in Chinese.
+"""
+
+from __future__ import annotations
+
+import os
+import string
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["ENV_VAR", "LANGUAGES", "Language", "Messages", "edition_language", "placeholders"]
+
+Language = Literal["en", "zh"]
+LANGUAGES: tuple[Language, ...] = ("en", "zh")
+ENV_VAR = "CAL_LANG"
+
+
+def _language_of(code: str) -> Language | None:
+    prefix = code.strip().lower()[:2]
+    if prefix == "zh":
+        return "zh"
+    if prefix == "en":
+        return "en"
+    return None
+
+
+def edition_language(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Language:
+    """``CAL_LANG`` if it names a language we have, else the nearest ``zh``/``en`` folder, else English."""
+    environ = os.environ if environ is None else environ
+    chosen = _language_of(environ.get(ENV_VAR, ""))
+    if chosen is not None:
+        return chosen
+    folder = Path.cwd() if cwd is None else cwd
+    for part in reversed(folder.parts):
+        if part in LANGUAGES:
+            return _language_of(part) or "en"
+    return "en"
+
+
+class Messages:
+    """One module's texts, each in every language, looked up by key in the edition's language.
+
+    ``Messages({"hello": {"en": "Hello, {name}", "zh": "你好，{name}"}})`` then
+    ``messages.say("hello", name="x")``. The language is read at each call, so a notebook
+    that changes ``CAL_LANG`` sees the change at once.
+    """
+
+    def __init__(self, texts: Mapping[str, Mapping[Language, str]]) -> None:
+        for key, versions in texts.items():
+            missing = [language for language in LANGUAGES if language not in versions]
+            if missing:
+                raise ValueError(f"message {key!r} must exist in every language, found none for {', '.join(missing)}")
+            fields = {language: placeholders(text) for language, text in versions.items()}
+            if len(set(map(frozenset, fields.values()))) != 1:
+                raise ValueError(f"message {key!r} must use the same placeholders in every language, found {fields}")
+        self._texts = {key: dict(versions) for key, versions in texts.items()}
+
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self._texts)
+
+    def say(self, key: str, /, language: Language | None = None, **fields: object) -> str:
+        text = self._texts[key][language or edition_language()]
+        return text.format(**fields) if fields else text
+
+
+def placeholders(text: str) -> set[str]:
+    """The ``{name}`` fields a message fills in."""
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
