@@ -7,7 +7,6 @@ Each module is named after what a notebook calls it:
 * ``parser_playground``: the raw-text-to-ladder widget of notebook 04;
 * ``exercise_checks``: the self-checks of the exercise book, notebook 05;
 * ``real_model_lab``: the helpers and widget of notebook 06 (a real model);
-* ``real_model_lab``: the helpers and widget of notebook 06 (a real model);
 * ``language``: which edition (``notebooks/en`` or ``notebooks/zh``) is running, and the texts
   the workbook prints in both languages;
 * ``contract``, ``verify``, ``verify_child``: the build-it-yourself checks of notebooks 01-04 and
