@@ -2,4 +2,6 @@ import sys
 
 from .cli import main
 
-sys.exit(main())
+# Guarded: verify's worker processes import this module by name on platforms without fork (Windows).
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,8 +1,9 @@
-"""Command line: ``python -m codeagent_lite check [TEXT | --file PATH | -]`` and ``... run TASK``.
+"""Command line: ``python -m codeagent_lite check [TEXT | --file PATH | -]``, ``... run TASK``, ``... verify DIR``.
 
 Exit status follows the usual convention so scripts can use it: 0 the text is a
-valid action (``run``: a final answer was reached), 1 a layer rejected it (``run``: the
-loop stopped without a final answer), 2 the command itself was used wrongly.
+valid action (``run``: a final answer was reached; ``verify``: every check passes), 1 a
+layer rejected it (``run``: the loop stopped without a final answer; ``verify``: a check
+failed), 2 the command itself was used wrongly.
 
 ``run`` imports the real providers only when asked for them, so ``check`` and
 ``run --provider scripted`` work without the optional ``openai`` and ``local`` extras.
@@ -45,6 +46,7 @@ def _build_parser() -> argparse.ArgumentParser:
     source.add_argument("text", nargs="?", help="the raw model text; '-' or nothing reads standard input")
     source.add_argument("--file", "-f", metavar="PATH", help="read the raw model text from a UTF-8 file")
     _add_run_command(commands)
+    _add_verify_command(commands)
     return parser
 
 
@@ -114,6 +116,35 @@ def _add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     run.add_argument(
         "--max-output-tokens", type=_positive_int, default=256, metavar="N", help="per model call (default 256)"
     )
+
+
+def _add_verify_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    verify = commands.add_parser(
+        "verify",
+        help="judge your own json_text_messages.py, json_text_adapter.py and json_action_parser.py",
+        description=(
+            "Run the workbook's contract checks on a folder holding your three files: step 1 message encoding, "
+            "2 the adapter's flow, 3 the blog's four checks, 4 strict JSON. Exit 0 when every check passes."
+        ),
+    )
+    verify.add_argument("directory", metavar="DIR", help="the folder with your files, e.g. notebooks/my_json_text")
+    verify.add_argument("--step", type=_positive_int, metavar="N", help="run steps 1 to N only (1-4)")
+    verify.add_argument(
+        "--time-limit", type=float, default=5.0, metavar="SECONDS", help="per check, before it counts as hung (5)"
+    )
+
+
+def _verify(args: argparse.Namespace, out: TextIO) -> int:
+    # Imported only here: the workbook room is not needed by check or run.
+    from .workbook.verify import VerifyUsageError, verify
+
+    try:
+        report = verify(args.directory, args.step, time_limit=args.time_limit)
+    except VerifyUsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(report, file=out)
+    return report.exit_code
 
 
 class UsageError(Exception):
@@ -241,6 +272,8 @@ def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdo
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code else EXIT_VALID
+    if args.command == "verify":
+        return _verify(args, out)
     if args.command == "run":
         try:
             return _run(args, out)

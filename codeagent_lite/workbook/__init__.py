@@ -8,7 +8,9 @@ Each module is named after what a notebook calls it:
 * ``exercise_checks``: the self-checks of the exercise book, notebook 05;
 * ``real_model_lab``: the helpers and widget of notebook 06 (a real model);
 * ``language``: which edition (``notebooks/en`` or ``notebooks/zh``) is running, and the texts
-  the workbook prints in both languages.
+  the workbook prints in both languages;
+* ``contract``, ``verify``, ``verify_child``: the build-it-yourself checks of notebooks 01-04 and
+  ``python -m codeagent_lite verify``; ``learner_ladder``: a learner's parser beside the reference's ladder.
 
 What this room may import: anything in the package (the chapter, ``agent``, ``providers``)
 and the Jupyter stack. Nothing else may import this room, so the chapter keeps working on a

@@ -154,6 +154,8 @@ def prepare_folders(base: Path) -> tuple[Path, dict[str, str]]:
     """A private copy of the notebooks and private Jupyter folders; returns (root_dir, environment)."""
     root_dir = base / "notebooks"
     shutil.copytree(NOTEBOOKS, root_dir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    # The notebooks' verify cells read ../solutions (the teacher's solutions), so it sits beside the copy too.
+    shutil.copytree(REPO / "solutions", base / "solutions", ignore=shutil.ignore_patterns("__pycache__"))
     environment = dict(os.environ)
     environment.pop("JUPYTER_TOKEN", None)
     # Only the user-level folders move; the venv's own share/jupyter (the python3 kernelspec,

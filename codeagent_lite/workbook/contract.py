@@ -1,0 +1,1095 @@
+"""The contract a learner's three files are judged by: one list of checks, in notebook order.
+
+``python -m codeagent_lite verify DIR`` runs these checks against a learner's folder, and
+``tests/test_contract.py`` runs the very same checks against the package's own modules, so
+the workbook can never grade a learner on a rule its own reference breaks.
+
+Every check judges behaviour, never wording: the value returned, the exact bytes encoded,
+the exception type, the rejecting ``layer``, the ``usage`` kept, the ``__cause__`` kept, and
+at most one of the series' short phrases ("model output must be valid JSON", ...) somewhere
+in the message. Anything else a learner's messages say is their own business.
+
+A check is marked ``ours`` when the blog never states its rule (the ``json.dumps``
+arguments, the non-blank rule, strict JSON): the report says so, and says what the blog does.
+
+A check receives the learner's module and calls into it. Code that misbehaves (raises the
+wrong exception, prints, never returns) is not this module's concern: the runner in
+``verify_child`` catches it and the parent in ``verify`` enforces the time limit.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from .. import json_action_parser as reference_parser
+from .. import json_text_messages as reference_messages
+from ..kernel_types import Action, FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec
+from ..model_adapter import (
+    InvalidModelOutputError,
+    ModelCallBudget,
+    ModelProviderError,
+    ModelResponse,
+    TokenUsage,
+    ValidationLayer,
+)
+
+__all__ = [
+    "CHECKS",
+    "CORPUS",
+    "FILES",
+    "SAMPLES",
+    "STEPS",
+    "Check",
+    "Mismatch",
+    "Rejection",
+    "Sample",
+    "checks_up_to",
+    "describe_parse",
+    "show",
+    "text_samples",
+]
+
+FILES = ("json_text_messages", "json_text_adapter", "json_action_parser")
+"""The three files of the chapter, in the order the notebooks build them."""
+
+STEPS = {
+    1: "message encoding · 二、消息转换 (json_text_messages.py)",
+    2: "the adapter's flow · 三、Adapter 调度 (json_text_adapter.py)",
+    3: "the blog's four checks · 四、行动解析 (json_action_parser.py)",
+    4: "strict JSON and non-blank strings, beyond the blog (json_action_parser.py)",
+}
+
+_SHOWN_CHARS = 120
+
+# Kept at import: step 2 replaces the helpers by name, and for the package's own folder the
+# names it replaces are these very functions.
+_REFERENCE_BUILD = reference_messages.build_provider_messages
+_REFERENCE_PARSE = reference_parser.parse_json_action
+
+
+class Mismatch(Exception):
+    """The learner's code ran and returned, but not what the contract expects.
+
+    ``got`` says what came back; ``expected`` replaces the check's own expectation when the
+    failure needs a more precise one.
+    """
+
+    def __init__(self, got: str, expected: str | None = None) -> None:
+        super().__init__(got)
+        self.got = got
+        self.expected = expected
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One behaviour of one file, with the sentence parts a failure report needs."""
+
+    id: str
+    step: int
+    file: str
+    name: str
+    given: str
+    expected: str
+    run: Callable[[ModuleType], None]
+    ours: str | None = None
+    """When the blog never states this rule: what the workbook adds, in a few words."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """What a refusal must look like: the layer, and the series' phrase its message contains."""
+
+    layer: ValidationLayer
+    phrase: str
+
+
+def show(value: object, limit: int = _SHOWN_CHARS) -> str:
+    """``repr`` cut to ``limit`` characters: a check's sentence must stay one readable line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _layer(layer: object) -> str:
+    try:
+        known = ValidationLayer(layer)  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        return f"layer={layer!r}"
+    return f"layer {int(known)} ({known.title})"
+
+
+# --------------------------------------------------------------------------- step 1: messages
+
+
+def _messages(module: ModuleType, history: Sequence[HistoryItem]) -> list[tuple[str, str]]:
+    """Run the learner's ``build_provider_messages`` and read back (role, content) pairs."""
+    result = module.build_provider_messages(list(history))
+    try:
+        items = list(result)
+    except TypeError:
+        raise Mismatch(f"{show(result)}, which is not a sequence of messages") from None
+    pairs = []
+    for item in items:
+        if not isinstance(item, module.ProviderMessage):
+            raise Mismatch(f"{show(item)}, which is not a ProviderMessage")
+        role, content = getattr(item, "role", None), getattr(item, "content", None)
+        if not isinstance(role, str) or not isinstance(content, str):
+            raise Mismatch(f"{show(item)}, whose role and content are not both strings")
+        pairs.append((str(role), content))
+    return pairs
+
+
+def _one_message(module: ModuleType, item: HistoryItem) -> tuple[str, str]:
+    pairs = _messages(module, [item])
+    if len(pairs) != 1:
+        raise Mismatch(f"{len(pairs)} messages for one history item")
+    return pairs[0]
+
+
+def _decoded(content: str) -> Any:
+    try:
+        return json.loads(content)
+    except ValueError:
+        raise Mismatch(f"the content {show(content)}, which is not JSON") from None
+
+
+_TOOL_CALL = ToolCall("call_1", "read_file", {"path": "README.md", "limit": 40})
+_TOOL_CALL_FIELDS = {
+    "type": "tool_call",
+    "call_id": "call_1",
+    "tool_name": "read_file",
+    "arguments": {"path": "README.md", "limit": 40},
+}
+_TOOL_RESULT = ToolResult("call_1", "文件不存在：README.md", is_error=True)
+_TOOL_RESULT_FIELDS = {"type": "tool_result", "call_id": "call_1", "content": "文件不存在：README.md", "is_error": True}
+
+
+def _check_message_kept(module: ModuleType) -> None:
+    history = [
+        Message(MessageRole.SYSTEM, "Answer with one JSON action."),
+        Message(MessageRole.USER, "请帮我读一下 README.md"),
+        Message(MessageRole.ASSISTANT, "I will read it first."),
+    ]
+    got = _messages(module, history)
+    wanted = [(item.role.value, item.content) for item in history]
+    if got != wanted:
+        raise Mismatch(show(got, 200))
+
+
+def _check_tool_call_role(module: ModuleType) -> None:
+    role, _ = _one_message(module, _TOOL_CALL)
+    if role != "assistant":
+        raise Mismatch(f"role {role!r}")
+
+
+def _check_tool_call_fields(module: ModuleType) -> None:
+    _, content = _one_message(module, _TOOL_CALL)
+    decoded = _decoded(content)
+    if decoded != _TOOL_CALL_FIELDS:
+        raise Mismatch(f"content that decodes to {show(decoded)}")
+
+
+def _check_tool_result(module: ModuleType) -> None:
+    role, content = _one_message(module, _TOOL_RESULT)
+    decoded = _decoded(content)
+    if role != "user" or decoded != _TOOL_RESULT_FIELDS:
+        raise Mismatch(f"role {role!r} with content that decodes to {show(decoded)}")
+
+
+def _check_call_id_verbatim(module: ModuleType) -> None:
+    odd_id = " call 7 · 第七\t"
+    pairs = _messages(module, [ToolCall(odd_id, "read_file", {}), ToolResult(odd_id, "ok")])
+    ids = [_decoded(content).get("call_id") if isinstance(_decoded(content), dict) else None for _, content in pairs]
+    if ids != [odd_id, odd_id]:
+        raise Mismatch(f"call_id values {show(ids)}")
+
+
+def _check_order(module: ModuleType) -> None:
+    history: list[HistoryItem] = [
+        ToolCall("call_a", "read_file", {"path": "a.txt"}),
+        ToolCall("call_b", "read_file", {"path": "b.txt"}),
+        ToolResult("call_b", "contents of b.txt"),
+        ToolResult("call_a", "contents of a.txt"),
+        Message(MessageRole.USER, "thanks"),
+    ]
+    pairs = _messages(module, history)
+    summary = []
+    for role, content in pairs:
+        if role == "user" and not content.startswith("{"):
+            summary.append(content)
+        else:
+            value = _decoded(content)
+            summary.append(f"{value.get('type')}:{value.get('call_id')}" if isinstance(value, dict) else content)
+    wanted = ["tool_call:call_a", "tool_call:call_b", "tool_result:call_b", "tool_result:call_a", "thanks"]
+    if summary != wanted:
+        raise Mismatch(f"{len(pairs)} messages: {show(summary, 200)}")
+
+
+def _key_orders(content: str) -> list[list[str]]:
+    orders: list[list[str]] = []
+
+    def record(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        orders.append([key for key, _ in pairs])
+        return dict(pairs)
+
+    try:
+        json.loads(content, object_pairs_hook=record)
+    except ValueError:
+        raise Mismatch(f"the content {show(content)}, which is not JSON") from None
+    return orders
+
+
+def _check_sorted(module: ModuleType) -> None:
+    for item in (_TOOL_CALL, _TOOL_RESULT):
+        _, content = _one_message(module, item)
+        for order in _key_orders(content):
+            if order != sorted(order):
+                raise Mismatch(f"keys in the order {', '.join(order)} in {show(content)}")
+
+
+def _check_compact(module: ModuleType) -> None:
+    for item in (_TOOL_CALL, _TOOL_RESULT):
+        _, content = _one_message(module, item)
+        value = _decoded(content)
+        compact = {json.dumps(value, separators=(",", ":"), ensure_ascii=flag) for flag in (True, False)}
+        if content not in compact:
+            raise Mismatch(show(content))
+
+
+def _check_chinese_kept(module: ModuleType) -> None:
+    _, content = _one_message(module, _TOOL_RESULT)
+    if "文件不存在" not in content:
+        raise Mismatch(show(content))
+
+
+def _check_exact_bytes(module: ModuleType) -> None:
+    for item in (_TOOL_CALL, _TOOL_RESULT):
+        (reference,) = _REFERENCE_BUILD([item])
+        _, content = _one_message(module, item)
+        if content != reference.content:
+            raise Mismatch(show(content, 200), expected=f"exactly {show(reference.content, 200)}")
+
+
+def _check_nan_refused(module: ModuleType) -> None:
+    try:
+        pairs = _messages(module, [ToolCall("call_1", "sleep", {"seconds": float("nan")})])
+    except ValueError:
+        return
+    raise Mismatch(f"the message {show(pairs)}")
+
+
+def _check_unknown_item(module: ModuleType) -> None:
+    stranger = ToolSpec("read_file", "Read a file.")
+    try:
+        result = module.build_provider_messages([stranger])
+    except TypeError:
+        return
+    raise Mismatch(f"{show(result)} and no error")
+
+
+_STEP_1 = [
+    Check(
+        "1.1",
+        1,
+        "json_text_messages",
+        "a Message keeps its role and content",
+        "a system, a user and an assistant Message",
+        "ProviderMessages with role 'system', 'user', 'assistant' (item.role.value) and the same content",
+        _check_message_kept,
+    ),
+    Check(
+        "1.2",
+        1,
+        "json_text_messages",
+        "a ToolCall is sent with the assistant role",
+        show(_TOOL_CALL),
+        "one ProviderMessage with role 'assistant'",
+        _check_tool_call_role,
+    ),
+    Check(
+        "1.3",
+        1,
+        "json_text_messages",
+        "a ToolCall's content is its four fields as JSON",
+        show(_TOOL_CALL),
+        f"content that decodes to {show(_TOOL_CALL_FIELDS)}",
+        _check_tool_call_fields,
+    ),
+    Check(
+        "1.4",
+        1,
+        "json_text_messages",
+        "a ToolResult is sent as the user, with its four fields",
+        show(_TOOL_RESULT),
+        f"role 'user' with content that decodes to {show(_TOOL_RESULT_FIELDS)}",
+        _check_tool_result,
+    ),
+    Check(
+        "1.5",
+        1,
+        "json_text_messages",
+        "call_id is copied exactly",
+        "a ToolCall and a ToolResult whose call_id is ' call 7 · 第七\\t'",
+        "that call_id, character for character, in both messages",
+        _check_call_id_verbatim,
+    ),
+    Check(
+        "1.6",
+        1,
+        "json_text_messages",
+        "one message per item, in the history's order",
+        "two calls, their results in the other order, then a user Message",
+        "5 messages in the same order: call_a, call_b, result call_b, result call_a, 'thanks'",
+        _check_order,
+    ),
+    Check(
+        "1.7",
+        1,
+        "json_text_messages",
+        "keys are sorted, at every level",
+        "the ToolCall and ToolResult above",
+        "JSON keys in alphabetical order (arguments, call_id, tool_name, type)",
+        _check_sorted,
+        ours="json.dumps(..., sort_keys=True): the blog's _encode_json does not show its arguments",
+    ),
+    Check(
+        "1.8",
+        1,
+        "json_text_messages",
+        "no spaces between JSON tokens",
+        "the ToolCall and ToolResult above",
+        'compact JSON such as {"call_id":"call_1",...}, with no space after "," or ":"',
+        _check_compact,
+        ours="json.dumps(..., separators=(',', ':')): not shown in the blog",
+    ),
+    Check(
+        "1.9",
+        1,
+        "json_text_messages",
+        "Chinese text stays readable",
+        show(_TOOL_RESULT),
+        "content holding 文件不存在 as it is, not \\u6587\\u4ef6... escapes",
+        _check_chinese_kept,
+        ours="json.dumps(..., ensure_ascii=False): not shown in the blog",
+    ),
+    Check(
+        "1.10",
+        1,
+        "json_text_messages",
+        "the exact bytes of the reference encoding",
+        "the ToolCall and ToolResult above",
+        "the same text as codeagent_lite's encode_json",
+        _check_exact_bytes,
+        ours="the blog's _encode_json is our public encode_json; this pins all four json.dumps arguments",
+    ),
+    Check(
+        "1.11",
+        1,
+        "json_text_messages",
+        "NaN is refused, not written into the history",
+        "ToolCall('call_1', 'sleep', {'seconds': nan})",
+        "a ValueError (json.dumps(..., allow_nan=False)), because NaN is not JSON",
+        _check_nan_refused,
+        ours="allow_nan=False: the blog does not say",
+    ),
+    Check(
+        "1.12",
+        1,
+        "json_text_messages",
+        "an item of another type is refused",
+        "a ToolSpec, which is not a HistoryItem",
+        "a TypeError naming the type, instead of a guess or silence",
+        _check_unknown_item,
+        ours="the blog does not say what happens to anything but the three HistoryItem types",
+    ),
+]
+
+
+# --------------------------------------------------------------------------- step 2: the adapter
+
+_HISTORY: tuple[HistoryItem, ...] = (
+    Message(MessageRole.SYSTEM, "Answer with exactly one JSON action."),
+    Message(MessageRole.USER, "What is the title of README.md?"),
+)
+_TOOLS = (ToolSpec("read_file", "Read a UTF-8 text file.", {"type": "object"}),)
+_BUDGET = ModelCallBudget(max_output_tokens=200)
+_REPLY = (
+    '\n {"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {"path": "README.md"}} \n'
+)
+_REPLY_ACTION = ToolCall("call_1", "read_file", {"path": "README.md"})
+_FENCED = '```json\n{"type": "final_answer", "content": "42"}\n```'
+
+
+class _FakeProvider:
+    """A provider that records its calls and answers with the learner's own ``ProviderResponse``."""
+
+    def __init__(self, module: ModuleType, *, text: str = _REPLY, usage: tuple[int, int] = (17, 26)) -> None:
+        self._module = module
+        self._text = text
+        self._usage = usage
+        self.failure: BaseException | None = None
+        self.calls: list[dict[str, Any]] = []
+
+    def complete(self, *, messages: Any, tools: Any, max_output_tokens: Any) -> Any:
+        self.calls.append({"messages": messages, "tools": tools, "max_output_tokens": max_output_tokens})
+        if self.failure is not None:
+            raise self.failure
+        return self._module.ProviderResponse(text=self._text, input_tokens=self._usage[0], output_tokens=self._usage[1])
+
+
+@dataclass
+class _Spies:
+    built: list[tuple[list[Any], Any]]
+    parsed: list[str]
+
+
+@contextmanager
+def _lend_reference_helpers(module: ModuleType) -> Iterator[_Spies]:
+    """Replace the adapter's two helpers with recording wrappers around the reference ones.
+
+    Step 2 judges the adapter alone: an unfinished parser must not fail the adapter's
+    checks, and the wrappers show what the adapter passed to each helper. Both the
+    adapter module's own names and its siblings' are replaced, so
+    ``from .json_action_parser import parse_json_action`` and
+    ``from . import json_action_parser`` are both seen.
+    """
+    spies = _Spies(built=[], parsed=[])
+
+    def build_provider_messages(history: Any) -> Any:
+        items = list(history)
+        result = _REFERENCE_BUILD(items)
+        spies.built.append((items, result))
+        return result
+
+    def parse_json_action(raw_text: str) -> Action:
+        spies.parsed.append(raw_text)
+        return _REFERENCE_PARSE(raw_text)
+
+    replacements = {"build_provider_messages": build_provider_messages, "parse_json_action": parse_json_action}
+    package = module.__name__.rpartition(".")[0]
+    targets = [module]
+    for sibling in ("json_text_messages", "json_action_parser"):
+        loaded = sys.modules.get(f"{package}.{sibling}")
+        if loaded is not None:
+            targets.append(loaded)
+    saved = [
+        (target, name, target.__dict__[name]) for target in targets for name in replacements if name in target.__dict__
+    ]
+    try:
+        for target, name, _ in saved:
+            setattr(target, name, replacements[name])
+        yield spies
+    finally:
+        for target, name, original in saved:
+            setattr(target, name, original)
+
+
+def _complete(module: ModuleType, provider: _FakeProvider) -> Any:
+    adapter = module.JsonTextModelAdapter(provider)
+    return adapter.complete(list(_HISTORY), list(_TOOLS), _BUDGET)
+
+
+def _check_returns_action(module: ModuleType) -> None:
+    with _lend_reference_helpers(module):
+        response = _complete(module, _FakeProvider(module))
+    if not isinstance(response, ModelResponse) or response.action != _REPLY_ACTION:
+        raise Mismatch(show(response, 200))
+
+
+def _check_usage(module: ModuleType) -> None:
+    with _lend_reference_helpers(module):
+        response = _complete(module, _FakeProvider(module))
+    usage = getattr(response, "usage", None)
+    if not isinstance(usage, TokenUsage) or usage != TokenUsage(17, 26):
+        raise Mismatch(f"usage {show(usage)}")
+
+
+def _check_provider_arguments(module: ModuleType) -> None:
+    provider = _FakeProvider(module)
+    with _lend_reference_helpers(module) as spies:
+        _complete(module, provider)
+    if len(provider.calls) != 1:
+        raise Mismatch(f"{len(provider.calls)} calls to the provider")
+    call = provider.calls[0]
+    built = spies.built[-1][1] if spies.built else None
+    problems = []
+    if built is None or list(call["messages"]) != list(built):
+        problems.append(f"messages={show(call['messages'], 80)}")
+    if list(call["tools"]) != list(_TOOLS):
+        problems.append(f"tools={show(call['tools'], 80)}")
+    if call["max_output_tokens"] != _BUDGET.max_output_tokens:
+        problems.append(f"max_output_tokens={call['max_output_tokens']!r}")
+    if problems:
+        raise Mismatch("the provider was called with " + ", ".join(problems))
+
+
+def _check_builds_from_history(module: ModuleType) -> None:
+    with _lend_reference_helpers(module) as spies:
+        _complete(module, _FakeProvider(module))
+    histories = [items for items, _ in spies.built]
+    if histories != [list(_HISTORY)]:
+        raise Mismatch(f"build_provider_messages called {len(histories)} times, with {show(histories)}")
+
+
+def _check_parses_raw_text(module: ModuleType) -> None:
+    with _lend_reference_helpers(module) as spies:
+        _complete(module, _FakeProvider(module))
+    if spies.parsed != [_REPLY]:
+        raise Mismatch(f"parse_json_action called with {show(spies.parsed)}")
+
+
+def _check_provider_error(module: ModuleType) -> None:
+    provider = _FakeProvider(module)
+    original = module.ProviderError("HTTP 503: server overloaded")
+    provider.failure = original
+    try:
+        with _lend_reference_helpers(module):
+            response = _complete(module, provider)
+    except ModelProviderError as error:
+        if error.__cause__ is not original:
+            raise Mismatch(f"ModelProviderError with __cause__ {error.__cause__!r} (raise ... from error)") from None
+        return
+    raise Mismatch(f"no error but {show(response)}")
+
+
+def _check_other_errors_pass(module: ModuleType) -> None:
+    provider = _FakeProvider(module)
+    provider.failure = KeyError("a bug inside the provider")
+    try:
+        with _lend_reference_helpers(module):
+            response = _complete(module, provider)
+    except KeyError:
+        return
+    except ModelProviderError:
+        raise Mismatch("ModelProviderError, which hides a programming error as a network problem") from None
+    raise Mismatch(f"no error but {show(response)}")
+
+
+def _invalid_reply_error(module: ModuleType) -> InvalidModelOutputError:
+    provider = _FakeProvider(module, text=_FENCED, usage=(120, 18))
+    try:
+        with _lend_reference_helpers(module):
+            response = _complete(module, provider)
+    except InvalidModelOutputError as error:
+        return error
+    raise Mismatch(f"no error but {show(response)}")
+
+
+def _check_invalid_keeps_usage(module: ModuleType) -> None:
+    error = _invalid_reply_error(module)
+    if error.usage != TokenUsage(120, 18):
+        raise Mismatch(f"InvalidModelOutputError with usage={error.usage!r}")
+
+
+def _check_invalid_keeps_message(module: ModuleType) -> None:
+    error = _invalid_reply_error(module)
+    if "model output must be valid json" not in str(error).casefold():
+        raise Mismatch(f"the message {show(str(error))}")
+
+
+def _check_invalid_keeps_layer(module: ModuleType) -> None:
+    error = _invalid_reply_error(module)
+    if error.layer != ValidationLayer.JSON_SYNTAX:
+        raise Mismatch(f"InvalidModelOutputError with {_layer(error.layer)}")
+
+
+_STEP_2 = [
+    Check(
+        "2.1",
+        2,
+        "json_text_adapter",
+        "complete() returns a ModelResponse holding the parsed action",
+        f"a provider replying {show(_REPLY.strip(), 60)}",
+        f"ModelResponse(action={show(_REPLY_ACTION)}, ...)",
+        _check_returns_action,
+    ),
+    Check(
+        "2.2",
+        2,
+        "json_text_adapter",
+        "the provider's token counts become TokenUsage",
+        "a ProviderResponse with input_tokens=17, output_tokens=26",
+        "usage=TokenUsage(input_tokens=17, output_tokens=26)",
+        _check_usage,
+    ),
+    Check(
+        "2.3",
+        2,
+        "json_text_adapter",
+        "the provider gets the messages, the tools and the budget",
+        "complete(history, tools, ModelCallBudget(max_output_tokens=200))",
+        "one provider.complete(messages=<what build_provider_messages returned>, tools=tools, max_output_tokens=200)",
+        _check_provider_arguments,
+    ),
+    Check(
+        "2.4",
+        2,
+        "json_text_adapter",
+        "the history goes through build_provider_messages",
+        "a history of two Messages",
+        "one call build_provider_messages(history) with those two items",
+        _check_builds_from_history,
+    ),
+    Check(
+        "2.5",
+        2,
+        "json_text_adapter",
+        "the reply text goes to parse_json_action untouched",
+        f"a reply with spaces and newlines around it: {show(_REPLY, 40)}",
+        "one call parse_json_action(raw_response.text) with exactly that text",
+        _check_parses_raw_text,
+    ),
+    Check(
+        "2.6",
+        2,
+        "json_text_adapter",
+        "a ProviderError becomes ModelProviderError, with the cause kept",
+        "a provider raising ProviderError('HTTP 503: server overloaded')",
+        "ModelProviderError whose __cause__ is that ProviderError (raise ... from error)",
+        _check_provider_error,
+    ),
+    Check(
+        "2.7",
+        2,
+        "json_text_adapter",
+        "an invalid reply raises InvalidModelOutputError carrying the usage",
+        f"a provider replying {show(_FENCED, 40)} for 120 + 18 tokens",
+        "InvalidModelOutputError with usage=TokenUsage(input_tokens=120, output_tokens=18)",
+        _check_invalid_keeps_usage,
+    ),
+    Check(
+        "2.8",
+        2,
+        "json_text_adapter",
+        "the parser's explanation reaches the Kernel",
+        "the same fenced reply",
+        "an error message still containing 'model output must be valid JSON'",
+        _check_invalid_keeps_message,
+    ),
+    Check(
+        "2.9",
+        2,
+        "json_text_adapter",
+        "the rejecting layer reaches the Kernel",
+        "the same fenced reply",
+        "InvalidModelOutputError with layer 1 (JSON syntax), e.g. via error.with_usage(usage)",
+        _check_invalid_keeps_layer,
+        ours="the blog adds the usage; keeping layer (and expected/found) is how our agent loop explains a rejection",
+    ),
+    Check(
+        "2.10",
+        2,
+        "json_text_adapter",
+        "other exceptions are not disguised as provider failures",
+        "a provider whose code raises KeyError (a bug, not a network problem)",
+        "the KeyError itself, because only ProviderError becomes ModelProviderError",
+        _check_other_errors_pass,
+        ours="the blog converts ProviderError; that nothing else is converted is our reading of it",
+    ),
+]
+
+
+# --------------------------------------------------------------------------- steps 3 and 4: the parser
+
+
+def _parse_check(
+    step: int,
+    name: str,
+    text: str,
+    outcome: Action | Rejection,
+    *,
+    ours: str | None = None,
+    given: str | None = None,
+) -> Callable[[str], Check]:
+    """A check that feeds ``text`` to ``parse_json_action`` and expects an action or a rejection."""
+    if isinstance(outcome, Rejection):
+        expected = f"InvalidModelOutputError at {_layer(outcome.layer)}, its message containing {outcome.phrase!r}"
+    else:
+        expected = show(outcome)
+
+    def run(module: ModuleType) -> None:
+        try:
+            result = module.parse_json_action(text)
+        except InvalidModelOutputError as error:
+            if not isinstance(outcome, Rejection):
+                raise Mismatch(f"a rejection at {_layer(error.layer)}: {show(str(error))}") from None
+            if error.layer != outcome.layer:
+                raise Mismatch(f"a rejection at {_layer(error.layer)}: {show(str(error))}") from None
+            if outcome.phrase.casefold() not in str(error).casefold():
+                raise Mismatch(f"the right layer, but the message {show(str(error))}") from None
+            return
+        if isinstance(outcome, Rejection):
+            raise Mismatch(f"no error: it was accepted as {show(result)}")
+        if type(result) is not type(outcome) or result != outcome:
+            raise Mismatch(show(result))
+
+    def make(check_id: str) -> Check:
+        return Check(check_id, step, "json_action_parser", name, given or show(text, 90), expected, run, ours)
+
+    return make
+
+
+_L1 = ValidationLayer.JSON_SYNTAX
+_L2 = ValidationLayer.TOP_LEVEL_OBJECT
+_L3 = ValidationLayer.ACTION_TYPE
+_L4 = ValidationLayer.FIELDS
+_NOT_JSON = "model output must be valid JSON"
+_NOT_OBJECT = "model output must be an object"
+_BAD_TYPE = "unsupported action type"
+_CALL = '{"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {"path": "README.md"}}'
+_PRETTY_CALL = """
+{
+  "type": "tool_call",
+  "call_id": "call_1",
+  "tool_name": "read_file",
+  "arguments": {
+    "path": "README.md"
+  }
+}
+"""
+_README = ToolCall("call_1", "read_file", {"path": "README.md"})
+
+
+def _call_with(**fields: object) -> str:
+    base: dict[str, object] = {"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {}}
+    base.update(fields)
+    return json.dumps({key: value for key, value in base.items() if value is not _MISSING}, ensure_ascii=False)
+
+
+_MISSING = object()
+
+_STEP_3_CASES = [
+    _parse_check(3, "the blog's tool call becomes a ToolCall", _PRETTY_CALL, _README),
+    _parse_check(
+        3, "a final answer becomes a FinalAnswer", '{"type": "final_answer", "content": "42"}', FinalAnswer("42")
+    ),
+    _parse_check(
+        3,
+        "arguments' values are the tool's business",
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "read_file", "arguments": {"path": 123}}',
+        ToolCall("c1", "read_file", {"path": 123}),
+    ),
+    _parse_check(
+        3, "layer 1: prose is not JSON", 'Sure! {"type": "final_answer", "content": "42"}', Rejection(_L1, _NOT_JSON)
+    ),
+    _parse_check(3, "layer 1: a code fence is not JSON", _FENCED, Rejection(_L1, _NOT_JSON)),
+    _parse_check(
+        3,
+        "layer 1: a trailing comma is not JSON",
+        '{"type": "final_answer", "content": "42",}',
+        Rejection(_L1, _NOT_JSON),
+    ),
+    _parse_check(3, "layer 1: an empty reply is not JSON", "", Rejection(_L1, _NOT_JSON)),
+    _parse_check(3, "layer 2: an array is not an action", f"[{_CALL}]", Rejection(_L2, _NOT_OBJECT)),
+    _parse_check(3, "layer 2: a string is not an action", '"42"', Rejection(_L2, _NOT_OBJECT)),
+    _parse_check(3, "layer 2: null is not an action", "null", Rejection(_L2, _NOT_OBJECT)),
+    _parse_check(
+        3,
+        "layer 3: tool_result is not an action type",
+        '{"type": "tool_result", "call_id": "call_1", "content": "ok", "is_error": false}',
+        Rejection(_L3, _BAD_TYPE),
+    ),
+    _parse_check(3, "layer 3: type is case-sensitive", _call_with(type="Tool_Call"), Rejection(_L3, _BAD_TYPE)),
+    _parse_check(3, "layer 3: no type at all", '{"content": "42"}', Rejection(_L3, _BAD_TYPE)),
+    _parse_check(3, "layer 3: a type that is a list", _call_with(type=["tool_call"]), Rejection(_L3, _BAD_TYPE)),
+    _parse_check(
+        3,
+        "layer 4: a missing field",
+        _call_with(tool_name=_MISSING),
+        Rejection(_L4, "tool_call fields do not match the contract"),
+    ),
+    _parse_check(
+        3,
+        "layer 4: an extra field",
+        _call_with(reason="I want to look"),
+        Rejection(_L4, "tool_call fields do not match the contract"),
+    ),
+    _parse_check(
+        3,
+        "layer 4: a final answer with arguments",
+        '{"type": "final_answer", "content": "done", "arguments": {}}',
+        Rejection(_L4, "final_answer fields do not match the contract"),
+    ),
+    _parse_check(
+        3,
+        "layer 4: a final answer without content",
+        '{"type": "final_answer"}',
+        Rejection(_L4, "final_answer fields do not match the contract"),
+    ),
+    _parse_check(
+        3, "layer 4: call_id that is a number", _call_with(call_id=1), Rejection(_L4, "call_id must be a string")
+    ),
+    _parse_check(
+        3, "layer 4: tool_name that is null", _call_with(tool_name=None), Rejection(_L4, "tool_name must be a string")
+    ),
+    _parse_check(
+        3,
+        "layer 4: content that is true",
+        '{"type": "final_answer", "content": true}',
+        Rejection(_L4, "content must be a string"),
+    ),
+    _parse_check(
+        3,
+        "layer 4: arguments as a string",
+        _call_with(arguments='{"path": "README.md"}'),
+        Rejection(_L4, "arguments must be an object"),
+    ),
+    _parse_check(
+        3,
+        "layer 4: arguments as a list",
+        _call_with(arguments=["README.md"]),
+        Rejection(_L4, "arguments must be an object"),
+    ),
+]
+
+_STRICT = "strict JSON (RFC 8259): json.loads accepts this, the blog's parser starts with json.loads"
+_STEP_4_CASES = [
+    _parse_check(
+        4,
+        "a duplicate key is refused, not resolved",
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "read_file", "tool_name": "delete_file", "arguments": {}}',
+        Rejection(_L1, _NOT_JSON),
+        ours=_STRICT + " and keeps the last value: read_file becomes delete_file",
+    ),
+    _parse_check(
+        4,
+        "a duplicate key inside arguments",
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "rm", "arguments": {"path": "a.txt", "path": "/"}}',
+        Rejection(_L1, _NOT_JSON),
+        ours=_STRICT,
+    ),
+    _parse_check(
+        4,
+        "NaN is not a JSON number",
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": NaN}}',
+        Rejection(_L1, _NOT_JSON),
+        ours=_STRICT,
+    ),
+    _parse_check(
+        4,
+        "Infinity is not a JSON number",
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": Infinity}}',
+        Rejection(_L1, _NOT_JSON),
+        ours=_STRICT,
+    ),
+    _parse_check(
+        4,
+        "-Infinity is not a JSON number",
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": -Infinity}}',
+        Rejection(_L1, _NOT_JSON),
+        ours=_STRICT,
+    ),
+    _parse_check(
+        4,
+        "a number too large for a float",
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": 1e999}}',
+        Rejection(_L1, _NOT_JSON),
+        ours=_STRICT + " and turns 1e999 into inf",
+    ),
+    _parse_check(
+        4,
+        "a 5000-digit integer",
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"n": ' + "9" * 5000 + "}}",
+        Rejection(_L1, _NOT_JSON),
+        ours="json.loads raises ValueError (not JSONDecodeError) past 4300 digits",
+        given='a tool call whose arguments hold {"n": 999…9} with 5000 digits',
+    ),
+    _parse_check(
+        4,
+        "nesting 100 000 arrays deep",
+        "[" * 100_000 + "]" * 100_000,
+        Rejection(_L1, _NOT_JSON),
+        ours="json.loads raises RecursionError on deep nesting",
+        given="'[[[[…]]]]' nested 100 000 deep",
+    ),
+    _parse_check(
+        4,
+        "a cut-off reply",
+        '{"type": "final_answer", "content": "The answer is',
+        Rejection(_L1, _NOT_JSON),
+        ours="the reply stopped at max_output_tokens; nothing may close its brackets for it",
+    ),
+    _parse_check(
+        4,
+        "two JSON values in one reply",
+        '{"type": "final_answer", "content": "1"}\n{"type": "final_answer", "content": "2"}',
+        Rejection(_L1, _NOT_JSON),
+        ours="exactly one value: neither the first nor the last may be picked",
+    ),
+    _parse_check(
+        4,
+        "a byte-order mark before the JSON",
+        '\ufeff{"type": "final_answer", "content": "42"}',
+        Rejection(_L1, _NOT_JSON),
+        ours="RFC 8259 forbids a byte-order mark in JSON text",
+    ),
+    _parse_check(
+        4,
+        "a blank call_id",
+        _call_with(call_id="   "),
+        Rejection(_L4, "call_id must not be blank"),
+        ours="the non-blank rule: the blog checks types only",
+    ),
+    _parse_check(
+        4,
+        "an empty tool_name",
+        _call_with(tool_name=""),
+        Rejection(_L4, "tool_name must not be blank"),
+        ours="the non-blank rule: the blog checks types only",
+    ),
+    _parse_check(
+        4,
+        "a blank final answer",
+        '{"type": "final_answer", "content": " \\n "}',
+        Rejection(_L4, "content must not be blank"),
+        ours="the non-blank rule: the blog checks types only",
+    ),
+]
+
+
+def _numbered(step: int, makers: Sequence[Callable[[str], Check]]) -> list[Check]:
+    return [make(f"{step}.{number}") for number, make in enumerate(makers, start=1)]
+
+
+CHECKS: tuple[Check, ...] = (*_STEP_1, *_STEP_2, *_numbered(3, _STEP_3_CASES), *_numbered(4, _STEP_4_CASES))
+"""Every check, in step order; ``id`` is ``"<step>.<number>"``."""
+
+
+def checks_up_to(step: int | None) -> tuple[Check, ...]:
+    """The checks of steps 1..``step`` (all of them for None): each step builds on the one before."""
+    last = max(STEPS) if step is None else step
+    return tuple(check for check in CHECKS if check.step <= last)
+
+
+def _assert_ids_unique() -> None:
+    ids = [check.id for check in CHECKS]
+    if len(ids) != len(set(ids)):  # pragma: no cover - a mistake in this file
+        raise AssertionError(f"duplicate check ids in {ids}")
+
+
+_assert_ids_unique()
+
+
+# --------------------------------------------------------------------------- samples: yours beside ours
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One input shown through a learner's file and through the reference, side by side.
+
+    Samples are not graded: they let a learner see what their code does next to what the
+    reference does, including where the two differ on purpose (``cost`` says what a
+    difference costs an agent).
+    """
+
+    id: str
+    step: int
+    file: str
+    label: str
+    run: Callable[[ModuleType], str]
+    cost: str = ""
+
+
+def describe_parse(module: ModuleType, text: str) -> str:
+    """What ``module.parse_json_action`` does with ``text``: ``✔ <action>`` or ``✘ rejected at layer N (...)``."""
+    try:
+        action = module.parse_json_action(text)
+    except InvalidModelOutputError as error:
+        return f"✘ rejected at {_layer(error.layer)}"
+    return f"✔ {show(action, 90)}"
+
+
+def _describe_messages(module: ModuleType, item: HistoryItem) -> str:
+    return "\n".join(f"{role}: {content}" for role, content in _messages(module, [item]))
+
+
+def _describe_adapter(module: ModuleType, provider: _FakeProvider) -> str:
+    try:
+        with _lend_reference_helpers(module):
+            response = _complete(module, provider)
+    except ModelProviderError as error:
+        return f"ModelProviderError, cause {error.__cause__!r}"
+    except InvalidModelOutputError as error:
+        return f"InvalidModelOutputError at {_layer(error.layer)}, usage={error.usage!r}"
+    return show(response, 160)
+
+
+def _adapter_sample(module: ModuleType, kind: str) -> str:
+    provider = _FakeProvider(module, text=_FENCED, usage=(120, 18)) if kind == "fenced" else _FakeProvider(module)
+    if kind == "failure":
+        provider.failure = module.ProviderError("HTTP 503: server overloaded")
+    return _describe_adapter(module, provider)
+
+
+def _message_sample(index: int, label: str, item: HistoryItem) -> Sample:
+    return Sample(f"s1.{index}", 1, "json_text_messages", label, lambda module: _describe_messages(module, item))
+
+
+def _parse_sample(index: int, label: str, text: str, cost: str = "") -> Sample:
+    return Sample(f"s3.{index}", 3, "json_action_parser", label, lambda module: describe_parse(module, text), cost)
+
+
+CORPUS = {
+    "the blog's tool call": (_PRETTY_CALL, ""),
+    "a code fence": (_FENCED, ""),
+    "a top-level array": (f"[{_CALL}]", ""),
+    'type "tool_result"': ('{"type": "tool_result", "call_id": "call_1", "content": "ok", "is_error": false}', ""),
+    "a duplicate tool_name": (
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "read_file", "tool_name": "delete_file", "arguments": {}}',
+        "json.loads keeps the last value: the agent runs delete_file where the model also wrote read_file",
+    ),
+    "a duplicate path": (
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "rm", "arguments": {"path": "a.txt", "path": "/"}}',
+        "the tool receives '/', the second of two paths",
+    ),
+    "NaN seconds": (
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": NaN}}',
+        "nan reaches the tool, and every comparison with nan is False: a guard if seconds > 60 lets it through",
+    ),
+    "1e999 seconds": (
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": 1e999}}',
+        "inf reaches the tool: sleep forever",
+    ),
+    "5000 nines": (
+        '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"n": ' + "9" * 5000 + "}}",
+        "json.loads raises ValueError, which the blog's except json.JSONDecodeError does not catch: a crash",
+    ),
+    "nesting 100 000 deep": (
+        "[" * 100_000 + "]" * 100_000,
+        "json.loads raises RecursionError: the agent crashes instead of asking for a correction",
+    ),
+    "a blank call_id": (
+        _call_with(call_id="   "),
+        "ToolCall refuses it with ValueError, not InvalidModelOutputError: the Kernel cannot correct the model",
+    ),
+    "a cut-off reply": ('{"type": "final_answer", "content": "The answer is', ""),
+    "two objects": ('{"type": "final_answer", "content": "1"}\n{"type": "final_answer", "content": "2"}', ""),
+}
+"""Replies for the blog-versus-ours table of notebook 04, with what a lax parser's answer costs."""
+
+SAMPLES: tuple[Sample, ...] = (
+    _message_sample(1, "a Message", Message(MessageRole.USER, "请帮我读一下 README.md")),
+    _message_sample(2, "a ToolCall", _TOOL_CALL),
+    _message_sample(3, "a ToolResult in Chinese", _TOOL_RESULT),
+    Sample("s2.1", 2, "json_text_adapter", "a valid reply", lambda module: _adapter_sample(module, "valid")),
+    Sample("s2.2", 2, "json_text_adapter", "the provider fails", lambda module: _adapter_sample(module, "failure")),
+    Sample("s2.3", 2, "json_text_adapter", "a fenced reply", lambda module: _adapter_sample(module, "fenced")),
+    *(_parse_sample(number, label, text, cost) for number, (label, (text, cost)) in enumerate(CORPUS.items(), 1)),
+)
+"""What notebooks 02-04 show beside the reference; step 3's samples are also step 4's corpus."""
+
+
+def text_samples(texts: Sequence[str]) -> tuple[Sample, ...]:
+    """Samples for replies chosen at run time (the playground's): ``t.1``, ``t.2``, ... in order."""
+
+    def sample(index: int, text: str) -> Sample:
+        return Sample(
+            f"t.{index}", 3, "json_action_parser", f"reply {index}", lambda module: describe_parse(module, text)
+        )
+
+    return tuple(sample(index, text) for index, text in enumerate(texts, start=1))

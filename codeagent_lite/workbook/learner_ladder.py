@@ -1,0 +1,136 @@
+"""Your parser's ladder beside the reference's, for the same replies: notebook 04's playground, extended.
+
+The reference's ladder comes from ``diagnose`` (every layer's own verdict). A learner's
+``parse_json_action`` is one function, so its ladder is read from what it did: the layers
+before the one that refused passed, that one failed, the rest were never reached. A parser
+that crashes or hangs has no ladder, only that sentence. Rows where the two differ are marked
+``≠``. The learner's code runs in verify's killable child process, never in the notebook.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from .. import json_action_parser as reference_parser
+from ..diagnosis import diagnose
+from ..model_adapter import ValidationLayer
+from .contract import describe_parse
+from .verify import DEFAULT_TIME_LIMIT, run_learner_parser
+
+__all__ = ["LadderPair", "LadderPairs", "learner_ladders"]
+
+_PASSED, _FAILED, _NOT_REACHED = "✔ passed", "✘ refused", "· not reached"
+_REJECTED = re.compile(r"^✘ rejected at layer (\d)")
+
+
+def _ladder(rejected_at: int | None, accepted: bool) -> tuple[str, ...] | None:
+    if accepted:
+        return tuple(_PASSED for _ in ValidationLayer)
+    if rejected_at is None:
+        return None
+    return tuple(
+        _PASSED if layer < rejected_at else _FAILED if layer == rejected_at else _NOT_REACHED
+        for layer in ValidationLayer
+    )
+
+
+def _verdict(described: str) -> str:
+    """``✔ ToolCall(...)`` -> ``ToolCall(...)``; a rejection or a crash stays as it is."""
+    return described[2:] if described.startswith("✔ ") else described
+
+
+@dataclass(frozen=True, slots=True)
+class LadderPair:
+    """One reply: the reference's ladder and verdict, and the learner's."""
+
+    name: str
+    text: str
+    ours: tuple[str, ...]
+    ours_verdict: str
+    yours: tuple[str, ...] | None
+    your_verdict: str
+
+    @property
+    def same(self) -> bool:
+        return self.ours == self.yours and self.ours_verdict == self.your_verdict
+
+
+@dataclass(frozen=True, slots=True)
+class LadderPairs:
+    """Every reply's pair of ladders, shown as text and as an HTML table."""
+
+    label: str
+    pairs: tuple[LadderPair, ...]
+
+    def __str__(self) -> str:
+        lines = [f"{'':10}{'ours':16}{self.label}"]
+        for pair in self.pairs:
+            lines.append(f"{'=' if pair.same else '≠'} {pair.name}")
+            yours = pair.yours or ("",) * len(pair.ours)
+            for layer, ours, theirs in zip(ValidationLayer, pair.ours, yours, strict=True):
+                mark = " " if ours == theirs or pair.yours is None else "≠"
+                lines.append(f"  {mark} layer {int(layer)}  {ours:15} {theirs}".rstrip())
+            mark = "  " if pair.ours_verdict == pair.your_verdict else "≠ "
+            lines.append(f"  {mark}=> ours: {pair.ours_verdict}")
+            lines.append(f"     yours: {pair.your_verdict}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        differ = sum(1 for pair in self.pairs if not pair.same)
+        return f"LadderPairs({self.label!r}: {differ} of {len(self.pairs)} differ)"
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        rows = []
+        for pair in self.pairs:
+            rows.append(
+                f'<tr><th colspan="4" style="text-align:left">{"=" if pair.same else "≠"} {esc(pair.name)}</th></tr>'
+            )
+            yours = pair.yours or ("",) * len(pair.ours)
+            for layer, ours, theirs in zip(ValidationLayer, pair.ours, yours, strict=True):
+                differs = pair.yours is not None and ours != theirs
+                style = ' style="color:#cf222e;font-weight:bold"' if differs else ""
+                rows.append(
+                    f"<tr><td>{'≠' if differs else ''}</td><td>layer {int(layer)} ({esc(layer.title)})</td>"
+                    f"<td>{esc(ours)}</td><td{style}>{esc(theirs)}</td></tr>"
+                )
+            differs = pair.ours_verdict != pair.your_verdict
+            style = ' style="color:#cf222e;font-weight:bold"' if differs else ""
+            rows.append(
+                f"<tr><td>{'≠' if differs else ''}</td><td>verdict</td><td><code>{esc(pair.ours_verdict)}</code></td>"
+                f"<td{style}><code>{esc(pair.your_verdict)}</code></td></tr>"
+            )
+        head = f"<tr><th></th><th></th><th>ours</th><th>{esc(self.label)}</th></tr>"
+        return f"<table>{head}{''.join(rows)}</table>"
+
+
+def learner_ladders(
+    directory: str | os.PathLike[str],
+    replies: Mapping[str, str] | Iterable[str],
+    *,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+) -> LadderPairs:
+    """Run each reply through the learner's ``parse_json_action`` and through the reference's layers.
+
+    ``replies`` maps a name to a raw reply (``PRESETS`` of the parser playground fits), or is
+    a list of replies named by their position.
+    """
+    named = dict(replies) if isinstance(replies, Mapping) else {f"reply {i}": t for i, t in enumerate(replies, 1)}
+    outcomes = run_learner_parser(directory, list(named.values()), time_limit=time_limit)
+    pairs = []
+    for (name, text), yours in zip(named.items(), outcomes, strict=True):
+        diagnosis = diagnose(text)
+        rejected = diagnosis.rejected_by
+        ours = _ladder(None if rejected is None else int(rejected), diagnosis.accepted)
+        assert ours is not None  # the reference always either accepts or names its layer
+        ours_verdict = _verdict(describe_parse(reference_parser, text))
+        match = _REJECTED.match(yours)
+        your_ladder = _ladder(int(match.group(1)) if match else None, yours.startswith("✔ "))
+        your_verdict = _verdict(yours)
+        pairs.append(LadderPair(name, text, ours, ours_verdict, your_ladder, your_verdict))
+    given = os.fspath(directory)
+    return LadderPairs(given if not os.path.isabs(given) else os.path.basename(given), tuple(pairs))

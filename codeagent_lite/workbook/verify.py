@@ -1,0 +1,508 @@
+"""``verify(DIR)``: judge a learner's three files with the package's own contract.
+
+The checks live in ``contract``; ``tests/`` runs the same ones against ``codeagent_lite``.
+This module runs them against a learner's folder, in a child process
+(``verify_child.run_job``) that it can kill: each check has a time limit, a check that never
+returns is reported and the rest still run in a fresh child. Nothing the learner's code
+does (a syntax error, ``sys.exit``, ``os._exit``, a print, an endless loop) becomes a
+traceback of verify or a hang.
+
+The result is a ``VerifyReport``: ``str()`` gives the text the command line prints, and
+``_repr_html_`` the table a notebook shows. ``python -m codeagent_lite verify DIR`` exits
+0 when every check passes, 1 otherwise, 2 when it was used wrongly.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import json
+import multiprocessing
+import multiprocessing.context
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .contract import FILES, SAMPLES, STEPS, Check, Sample, checks_up_to, text_samples
+from .verify_child import clean, run_job
+
+__all__ = [
+    "DEFAULT_TIME_LIMIT",
+    "CheckResult",
+    "Comparison",
+    "ComparisonRow",
+    "VerifyReport",
+    "VerifyUsageError",
+    "compare",
+    "run_learner_parser",
+    "verify",
+]
+
+DEFAULT_TIME_LIMIT = 5.0
+"""Seconds one check (or loading one file) may take; the reference needs a few milliseconds."""
+
+_MAX_TIME_LIMIT = 600.0
+_STARTUP_LIMIT = 60.0  # the first child starts the fork server, which imports pydantic, on a busy machine
+
+
+class VerifyUsageError(ValueError):
+    """verify was asked something it cannot do (no such folder, no such step): exit status 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """One check's verdict. ``passed`` is None when the check could not run (its file did not load)."""
+
+    check: Check
+    passed: bool | None
+    got: str = ""
+    expected: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def sentence(self) -> str:
+        """Given, expected, got: one sentence a learner can act on (empty when the check passed)."""
+        if self.passed:
+            return ""
+        if self.passed is None:
+            return f"not run: {self.got}" if self.got else f"not run: {self.check.file}.py did not load"
+        expected = self.expected or self.check.expected
+        return f"given {self.check.given}, expected {expected}, got {self.got}."
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    """Every check's verdict for one folder, and the problems of whole files."""
+
+    label: str
+    steps: tuple[int, ...]
+    results: tuple[CheckResult, ...]
+    file_problems: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for result in self.results if result.passed)
+
+    @property
+    def failed(self) -> tuple[CheckResult, ...]:
+        return tuple(result for result in self.results if not result.passed)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.file_problems
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+    def __str__(self) -> str:
+        lines = [f"verify {self.label}: steps {self.steps[0]}-{self.steps[-1]}"]
+        lines += [f"  ! {problem}" for problem in self.file_problems]
+        lines += [f"  note: {note}" for note in self.notes]
+        for step in self.steps:
+            lines.append(f"step {step} · {STEPS[step]}")
+            for result in self.results:
+                if result.check.step != step:
+                    continue
+                mark = "✔" if result.passed else "·" if result.passed is None else "✘"
+                ours = " [ours]" if result.check.ours else ""
+                lines.append(f"  {mark} {result.check.id} {result.check.name}{ours}")
+                if not result.passed:
+                    lines.append(f"      {result.sentence}")
+                    if result.check.ours and result.passed is False:
+                        lines.append(f"      (a rule of this workbook: {result.check.ours})")
+                lines += [f"      note: {note}" for note in result.notes]
+        lines.append(f"{self.passed} of {len(self.results)} checks pass" + ("" if self.ok else f"; {self.summary()}"))
+        return "\n".join(lines)
+
+    def overview(self) -> str:
+        """One line per step: how many of its checks pass (the progress table of notebook 01)."""
+        lines = []
+        for step in self.steps:
+            results = [result for result in self.results if result.check.step == step]
+            passed = sum(1 for result in results if result.passed)
+            mark = "✔" if passed == len(results) else "✘"
+            lines.append(f"{mark} step {step} · {STEPS[step]}: {passed} of {len(results)} checks pass")
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        """Where to look first: the first failing check."""
+        first = next(iter(self.failed), None)
+        if first is None:
+            return "every check passes"
+        return f"start with {first.check.id} ({first.check.file}.py)"
+
+    def __repr__(self) -> str:
+        return f"VerifyReport({self.label!r}, {self.passed} of {len(self.results)} checks pass)"
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        rows = []
+        for step in self.steps:
+            rows.append(f'<tr><th colspan="3" style="text-align:left">step {step} · {esc(STEPS[step])}</th></tr>')
+            for result in self.results:
+                if result.check.step != step:
+                    continue
+                mark = "✔" if result.passed else "·" if result.passed is None else "✘"
+                colour = "#1a7f37" if result.passed else "#888" if result.passed is None else "#cf222e"
+                ours = f' <span title="{esc(result.check.ours)}">[ours]</span>' if result.check.ours else ""
+                detail = esc(result.sentence)
+                if result.check.ours and result.passed is False:
+                    detail += f"<br><i>a rule of this workbook: {esc(result.check.ours)}</i>"
+                detail += "".join(f"<br>note: {esc(note)}" for note in result.notes)
+                rows.append(
+                    f'<tr><td style="color:{colour};font-weight:bold">{mark}</td>'
+                    f'<td style="text-align:left">{esc(result.check.id)} {esc(result.check.name)}{ours}</td>'
+                    f'<td style="text-align:left">{detail}</td></tr>'
+                )
+        problems = "".join(f"<p style='color:#cf222e'>! {esc(problem)}</p>" for problem in self.file_problems)
+        problems += "".join(f"<p>note: {esc(note)}</p>" for note in self.notes)
+        total = f"<p><b>{self.passed} of {len(self.results)} checks pass</b>"
+        total += "" if self.ok else f"; {esc(self.summary())}"
+        table = f"<table>{''.join(rows)}</table>"
+        return f"<div><p>verify <code>{esc(self.label)}</code></p>{problems}{table}{total}</p></div>"
+
+
+# --------------------------------------------------------------------------- the parent side
+
+
+def _label(directory: str | os.PathLike[str]) -> str:
+    """How the folder is named in the report: as given when relative, else by its name (no machine paths)."""
+    given = Path(directory)
+    return given.as_posix() if not given.is_absolute() else given.name
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """The fork server where the platform has one (a fork per run, no re-import), else spawn (Windows)."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["codeagent_lite.workbook.verify_child"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+class _Child:
+    """One run of ``verify_child.run_job``; ``next_event`` returns its events, or None at a time-out or exit."""
+
+    def __init__(self, directory: Path, label: str, check_ids: Sequence[str], texts: Sequence[str] = ()) -> None:
+        context = _context()
+        self._events, sender = context.Pipe(duplex=False)
+        job = {"directory": str(directory), "label": label, "ids": list(check_ids), "texts": list(texts)}
+        self.process = context.Process(target=run_job, args=(job, sender), daemon=True)  # type: ignore[attr-defined]
+        self.process.start()
+        sender.close()  # only the child writes; the pipe ends when the child does
+        self.ended = False
+
+    def next_event(self, timeout: float) -> dict[str, Any] | None:
+        """The next event, or None when the child sent nothing within ``timeout`` or ended."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._events.poll(remaining):
+                return None
+            try:
+                data = self._events.recv_bytes()
+            except (EOFError, OSError):
+                self.ended = True
+                return None
+            try:
+                event = json.loads(data)
+            except ValueError:
+                continue  # not ours: the protocol only ever sends JSON objects
+            if isinstance(event, dict):
+                return event
+
+    def exit_note(self) -> str:
+        if self.ended:
+            self.process.join(timeout=5)  # its pipe is closed; the exit status follows at once
+        code = self.process.exitcode
+        if code is None:
+            return ""
+        return f"the process ended with exit status {code}"
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self._events.close()
+
+
+def verify(
+    directory: str | os.PathLike[str], step: int | None = None, *, time_limit: float = DEFAULT_TIME_LIMIT
+) -> VerifyReport:
+    """Run the contract's checks of steps 1..``step`` (all four for None) on ``directory``'s files.
+
+    ``time_limit`` is per check, in seconds. Raises ``VerifyUsageError`` when the folder
+    does not exist, holds none of the three files, or ``step`` is not 1 to 4.
+    """
+    if step is not None and (isinstance(step, bool) or not isinstance(step, int) or step not in STEPS):
+        raise VerifyUsageError(f"step must be one of {', '.join(map(str, STEPS))}, found {step!r}")
+    _check_time_limit(time_limit)
+    label = _label(directory)
+    folder = Path(directory).resolve()
+    if not folder.is_dir():
+        raise VerifyUsageError(f"{label!r} is not a folder (run from the folder that holds it, or give its path)")
+    if not any((folder / f"{name}.py").is_file() for name in FILES):
+        raise VerifyUsageError(f"{label!r} holds none of {', '.join(f'{name}.py' for name in FILES)}")
+    checks = checks_up_to(step)
+    outcomes, file_problems = _run_items(folder, label, checks, time_limit)
+    results = tuple(
+        CheckResult(check, outcome.passed, outcome.got, outcome.expected, outcome.notes)
+        for check in checks
+        for outcome in [outcomes[check.id]]
+    )
+    steps = tuple(sorted({check.step for check in checks}))
+    problems = tuple(text for key, text in file_problems.items() if not key.endswith(":printed"))
+    notes = tuple(text for key, text in file_problems.items() if key.endswith(":printed"))
+    return VerifyReport(label, steps, results, problems, notes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """What came back for one check or sample (``shown``: a sample's description)."""
+
+    passed: bool | None
+    got: str = ""
+    expected: str | None = None
+    notes: tuple[str, ...] = ()
+    shown: str = ""
+
+
+_Item = Check | Sample
+
+
+def _run_items(
+    folder: Path, label: str, items: Sequence[_Item], time_limit: float, texts: Sequence[str] = ()
+) -> tuple[dict[str, _Outcome], dict[str, str]]:
+    """Run ``items`` in as many children as it takes: a fresh one after each time-out or crash."""
+    outcomes: dict[str, _Outcome] = {}
+    file_problems: dict[str, str] = {}
+    remaining = list(items)
+    while remaining:
+        remaining = _run_child(folder, label, remaining, time_limit, outcomes, file_problems, texts)
+    return outcomes, file_problems
+
+
+def _run_child(
+    folder: Path,
+    label: str,
+    checks: Sequence[_Item],
+    time_limit: float,
+    verdicts: dict[str, _Outcome],
+    file_problems: dict[str, str],
+    texts: Sequence[str] = (),
+) -> list[_Item]:
+    """Run ``checks`` in one child; return those still to run in a fresh child after a time-out."""
+    by_id = {check.id: check for check in checks}
+    child = _Child(folder, label, list(by_id), texts)
+    try:
+        event = child.next_event(_STARTUP_LIMIT)
+        if event is None or event.get("event") != "ready":
+            reason = child.exit_note() or "no answer"
+            problem = f"verify could not start its checking process ({clean(reason)})"
+            file_problems["verify"] = problem
+            for check in checks:
+                verdicts[check.id] = _Outcome(None, got=problem)
+            return []
+        running: str | None = None
+        while True:
+            event = child.next_event(time_limit if running else _STARTUP_LIMIT)
+            if event is None:
+                return _after_stop(child, running, by_id, checks, time_limit, verdicts, file_problems)
+            kind, key = event.get("event"), str(event.get("key", ""))
+            if kind == "finished":
+                return []
+            if kind == "start":
+                running = key
+            elif kind == "done":
+                running = None
+                _record(event, key, by_id, verdicts, file_problems)
+    finally:
+        child.stop()
+
+
+def _record(
+    event: dict[str, Any],
+    key: str,
+    by_id: dict[str, _Item],
+    verdicts: dict[str, _Outcome],
+    file_problems: dict[str, str],
+) -> None:
+    printed = str(event.get("printed") or "")
+    if key.startswith("load:"):
+        if not event.get("passed"):
+            file_problems[key[5:]] = str(event.get("got", ""))
+        elif printed:
+            file_problems[key[5:] + ":printed"] = printed
+        return
+    check = by_id.get(key)
+    if check is None:
+        return
+    if event.get("not_run"):
+        verdicts[key] = _Outcome(None, got=f"{check.file}.py did not load")
+        return
+    expected = event.get("expected")
+    verdicts[key] = _Outcome(
+        bool(event.get("passed")),
+        got=str(event.get("got", "")),
+        expected=None if expected is None else str(expected),
+        notes=(printed,) if printed else (),
+        shown=str(event.get("shown", "")),
+    )
+
+
+def _after_stop(
+    child: _Child,
+    running: str | None,
+    by_id: dict[str, _Item],
+    checks: Sequence[_Item],
+    time_limit: float,
+    verdicts: dict[str, _Outcome],
+    file_problems: dict[str, str],
+) -> list[_Item]:
+    """The child went quiet or died while ``running``: record that, and say what is left to run."""
+    died = child.exit_note()
+    if running is None:
+        reason = clean(died or "the checking process stopped answering")
+        for check in checks:
+            verdicts.setdefault(check.id, _Outcome(None, got=f"verify stopped: {reason}"))
+        return []
+    if died:
+        what = f"{died} (os._exit, a crash, or the process was killed) while running this"
+    else:
+        what = f"no answer within {time_limit:g} s (an endless loop, or input() waiting?); it was stopped"
+    if running.startswith("load:"):
+        file = running[5:]
+        file_problems[file] = f"{file}.py could not be loaded: {what}"
+        skipped = {check.id for check in checks if check.file == file and check.id not in verdicts}
+        for check_id in skipped:
+            verdicts[check_id] = _Outcome(None, got=f"{file}.py did not load")
+    elif running in by_id:
+        verdicts[running] = _Outcome(False, got=what)
+    return [check for check in checks if check.id not in verdicts]
+
+
+# --------------------------------------------------------------------------- yours beside ours
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonRow:
+    """One sample: what the reference did, what the learner's file did, and what a difference costs."""
+
+    label: str
+    reference: str
+    yours: str
+    cost: str = ""
+
+    @property
+    def same(self) -> bool:
+        return self.reference == self.yours
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Samples of one step through the reference and through a learner's file, side by side."""
+
+    label: str
+    step: int
+    rows: tuple[ComparisonRow, ...]
+
+    def __str__(self) -> str:
+        lines = [f"{self.label} beside the reference: step {self.step} · {STEPS[self.step]}"]
+        for row in self.rows:
+            lines.append(f"{'=' if row.same else '≠'} {row.label}")
+            lines.append(f"    ours : {row.reference}")
+            if not row.same:
+                lines.append(f"    yours: {row.yours}")
+                if row.cost:
+                    lines.append(f"    cost : {row.cost}")
+        differ = sum(1 for row in self.rows if not row.same)
+        lines.append(f"{differ} of {len(self.rows)} differ" if differ else f"all {len(self.rows)} the same")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        differ = sum(1 for row in self.rows if not row.same)
+        return f"Comparison({self.label!r}, step {self.step}: {differ} of {len(self.rows)} differ)"
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        head = (
+            "<tr><th></th><th>reply</th><th>ours (reference)</th><th>yours</th><th>what the difference costs</th></tr>"
+        )
+        rows = []
+        for row in self.rows:
+            mark = "=" if row.same else "≠"
+            colour = "#1a7f37" if row.same else "#cf222e"
+            yours = "same" if row.same else esc(row.yours)
+            rows.append(
+                f'<tr><td style="color:{colour};font-weight:bold">{mark}</td>'
+                f'<td style="text-align:left">{esc(row.label)}</td>'
+                f'<td style="text-align:left"><code>{esc(row.reference)}</code></td>'
+                f'<td style="text-align:left"><code>{yours}</code></td>'
+                f'<td style="text-align:left">{"" if row.same else esc(row.cost)}</td></tr>'
+            )
+        return (
+            f"<div><p><code>{esc(self.label)}</code> beside the reference</p><table>{head}{''.join(rows)}</table></div>"
+        )
+
+
+def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Comparison:
+    """Run step ``step``'s samples through ``directory``'s file and through the reference.
+
+    Step 4 shows the same corpus as step 3 (the parser is one file in two stages).
+    The learner's side runs in a killable child, like ``verify``; the reference runs here.
+    """
+    if isinstance(step, bool) or not isinstance(step, int) or step not in STEPS:
+        raise VerifyUsageError(f"step must be one of {', '.join(map(str, STEPS))}, found {step!r}")
+    _check_time_limit(time_limit)
+    label, folder = _folder(directory)
+    samples = [sample for sample in SAMPLES if sample.step == min(step, 3)]
+    outcomes, file_problems = _run_items(folder, label, samples, time_limit)
+    rows = []
+    for sample in samples:
+        module = importlib.import_module(f"codeagent_lite.{sample.file}")
+        reference = clean(sample.run(module))
+        yours = _shown(outcomes[sample.id], sample, file_problems)
+        rows.append(ComparisonRow(sample.label, reference, yours, sample.cost))
+    return Comparison(label, step, tuple(rows))
+
+
+def run_learner_parser(
+    directory: str | os.PathLike[str], texts: Sequence[str], *, time_limit: float = DEFAULT_TIME_LIMIT
+) -> tuple[str, ...]:
+    """What the learner's ``parse_json_action`` does with each text, described by ``contract.describe_parse``.
+
+    A crash, a hang or a file that does not load comes back as the sentence verify would print.
+    """
+    _check_time_limit(time_limit)
+    label, folder = _folder(directory)
+    samples = text_samples(texts)
+    outcomes, file_problems = _run_items(folder, label, samples, time_limit, texts)
+    return tuple(_shown(outcomes[sample.id], sample, file_problems) for sample in samples)
+
+
+def _check_time_limit(time_limit: float) -> None:
+    if not 0 < time_limit <= _MAX_TIME_LIMIT:  # also refuses NaN
+        raise VerifyUsageError(
+            f"time_limit must be more than 0 and at most {_MAX_TIME_LIMIT:g} seconds, found {time_limit!r}"
+        )
+
+
+def _folder(directory: str | os.PathLike[str]) -> tuple[str, Path]:
+    label = _label(directory)
+    folder = Path(directory).resolve()
+    if not folder.is_dir():
+        raise VerifyUsageError(f"{label!r} is not a folder (run from the folder that holds it, or give its path)")
+    return label, folder
+
+
+def _shown(outcome: _Outcome, sample: Sample, file_problems: dict[str, str]) -> str:
+    if outcome.passed:
+        return outcome.shown
+    if outcome.passed is None:
+        return "not run: " + (file_problems.get(sample.file) or f"{sample.file}.py did not load")
+    return outcome.got
