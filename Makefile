@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/00_start_here.ipynb
+	$(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/en/00_start_here.ipynb
 
 test: $(STAMP)
 	$(BIN)/python scripts/ensure_browser.py

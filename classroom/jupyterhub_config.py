@@ -149,11 +149,16 @@ c.JupyterHub.spawner_class = "simple"
 c.SimpleLocalProcessSpawner.home_dir_template = str(homes / "{username}")
 c.Spawner.cmd = [str(VENV_BIN / "jupyterhub-singleuser")]
 c.Spawner.args = ["--allow-root"] if os.geteuid() == 0 else []
-c.Spawner.default_url = "/lab/tree/notebooks/00_start_here.ipynb"
+c.Spawner.default_url = "/lab/tree/notebooks/en/00_start_here.ipynb"
 c.Spawner.notebook_dir = "~"
 c.Spawner.start_timeout = spawn_timeout
 c.Spawner.http_timeout = spawn_timeout
 c.JupyterHub.concurrent_spawn_limit = MAX_STUDENTS
+
+
+def _copy_unless_present(source: str, destination: str) -> None:
+    if not os.path.exists(destination):
+        shutil.copy2(source, destination)
 
 
 def copy_workbook(spawner: Any) -> None:
@@ -163,10 +168,15 @@ def copy_workbook(spawner: Any) -> None:
     """
     home = Path(spawner.home_dir_template.format(username=spawner.user.name))
     target = home / "notebooks"
-    target.mkdir(parents=True, exist_ok=True)
-    for notebook in sorted(NOTEBOOKS.glob("*.ipynb")):
-        if not (target / notebook.name).exists():
-            shutil.copy2(notebook, target / notebook.name)
+    # Both editions (en/, zh/), the learner's stub package and the glossary, in the same layout as the repository,
+    # so the notebooks' relative links work.
+    shutil.copytree(
+        NOTEBOOKS,
+        target,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("solutions", ".ipynb_checkpoints", "__pycache__"),
+        copy_function=_copy_unless_present,
+    )
     config_path = [CLASSROOM / "jupyter_config" / "exchange"]
     if spawner.user.name != TEACHER:
         config_path.insert(0, CLASSROOM / "jupyter_config" / "student")

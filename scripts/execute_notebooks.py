@@ -1,11 +1,11 @@
 """Execute notebooks in a fresh kernel and save them with outputs, ready for nbval.
 
-Usage: python scripts/execute_notebooks.py [NOTEBOOK ...]   (default: every notebooks/*.ipynb)
+Usage: python scripts/execute_notebooks.py [NOTEBOOK ...]   (default: every notebooks/{en,zh}/NN_*.ipynb)
 
-Each notebook runs top to bottom in a new ``python3`` kernel with ``notebooks/`` as the
-working directory, exactly as nbval will run it. Saved widget state is dropped (it
-holds random model ids and is rebuilt on every run); outputs and execution counts stay,
-because nbval compares them.
+Each notebook runs top to bottom in a new ``python3`` kernel with its own folder
+(``notebooks/en`` or ``notebooks/zh``) as the working directory, exactly as nbval will run
+it. Saved widget state is dropped (it holds random model ids and is rebuilt on every run);
+outputs and execution counts stay, because nbval compares them.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def execute(path: Path) -> float:
 
 
 def main(argv: list[str]) -> int:
-    paths = [Path(arg).resolve() for arg in argv] or sorted(NOTEBOOKS.glob("[0-9]*.ipynb"))
+    paths = [Path(arg).resolve() for arg in argv] or sorted(NOTEBOOKS.glob("*/[0-9]*.ipynb"))
     for path in paths:
         print(f"{path.relative_to(ROOT)}: executed in {execute(path):.1f} s")
     return 0

@@ -45,7 +45,7 @@ from codeagent_lite.workbook.exercise_checks import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK = ROOT / "notebooks" / "05_exercises.ipynb"
+NOTEBOOK = ROOT / "notebooks" / "en" / "05_exercises.ipynb"
 SOLUTIONS = ROOT / "notebooks" / "solutions" / "05_exercises_solutions.py"
 EXERCISES = sorted(EXERCISE_NAMES)
 

@@ -363,7 +363,7 @@ def test_notebooks_in_subfolders_are_found(tmp_path: Path) -> None:
 
 
 def test_a_broken_copy_of_a_real_notebook_is_caught(tmp_path: Path) -> None:
-    notebook = nbformat.read(NOTEBOOK_DIR / "04_action_parsing.ipynb", as_version=4)
+    notebook = nbformat.read(NOTEBOOK_DIR / "en" / "04_action_parsing.ipynb", as_version=4)
     code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
     code_cells[0].outputs.append(new_output("stream", name="stdout", text="/home/learner/codeagent-lite\n"))
     code_cells[1].execution_count = None

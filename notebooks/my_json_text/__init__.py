@@ -6,10 +6,10 @@ Fill in the bodies that raise ``NotImplementedError``, one file per notebook:
 * ``json_text_adapter.py``   notebook 03 (三、Adapter 调度), verify step 2
 * ``json_action_parser.py``  notebook 04 (四、行动解析), verify steps 3 and 4
 
-From a notebook (its folder is ``notebooks/``)::
+From a notebook of either edition (its folder is ``notebooks/en`` or ``notebooks/zh``)::
 
     from codeagent_lite.workbook.verify import verify
-    verify("my_json_text", step=1)
+    verify("../my_json_text", step=1)
 
 From a terminal at the repository's root::
 

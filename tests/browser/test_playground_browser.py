@@ -20,7 +20,7 @@ from codeagent_lite.workbook.parser_playground import PRESETS
 
 pytestmark = pytest.mark.browser
 
-NOTEBOOK = "04_action_parsing.ipynb"
+NOTEBOOK = "en/04_action_parsing.ipynb"
 PLAYGROUND_INPUT = ".jp-OutputArea-output .widget-textarea.cal-playground-input textarea"
 PLAYGROUND_LADDER = ".jp-OutputArea-output .widget-html.cal-playground-ladder .widget-html-content"
 PLAYGROUND_PRESET = ".jp-OutputArea-output .widget-dropdown.cal-playground-preset select"

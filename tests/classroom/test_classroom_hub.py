@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO / "classroom"))
 import hub_client  # noqa: E402  (classroom/ is a folder of files, not a package)
 
 STUDENTS = 3
-NOTEBOOK = "notebooks/03_adapter_flow.ipynb"
+NOTEBOOK = "notebooks/en/03_adapter_flow.ipynb"
 COURSE = "codeagent-lite"
 ASSIGNMENT = "hello"
 EXCHANGE_CONFIG = REPO / "classroom" / "jupyter_config" / "exchange"
@@ -73,8 +73,12 @@ def test_every_student_runs_notebook_03_and_gets_the_saved_outputs(hub: hub_clie
 def test_the_workbook_is_served_without_its_solutions(hub: hub_client.RunningHub) -> None:
     listing = hub.expect("GET", f"/user/{hub.students[0]}/api/contents/notebooks", (200,)).json()
     names = {entry["name"] for entry in listing["content"]}
-    assert {path.name for path in (REPO / "notebooks").glob("*.ipynb")} <= names
+    assert {"en", "my_json_text", "glossary.md"} <= names
     assert "solutions" not in names
+    edition = hub.expect("GET", f"/user/{hub.students[0]}/api/contents/notebooks/en", (200,)).json()
+    assert {path.name for path in (REPO / "notebooks" / "en").glob("*.ipynb")} <= {
+        entry["name"] for entry in edition["content"]
+    }
 
 
 def test_students_share_one_model_file_prepared_by_the_hub(hub: hub_client.RunningHub) -> None:
