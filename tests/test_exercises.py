@@ -3,11 +3,14 @@
 A self-check that cannot fail would tell every learner "passed", so besides the stubs each
 check is also fed plausible wrong answers (the mistakes learners actually make) and must
 name what is wrong with each.
+
+The stubs come from the learners' copy (notebooks/en/05_exercises.ipynb, nbgrader's student release);
+the solutions from the teacher's copy, the nbgrader source notebook in classroom/source/, whose
+answer cells hold them between ### BEGIN SOLUTION and ### END SOLUTION.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -46,12 +49,12 @@ from codeagent_lite.workbook.exercise_checks import (
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "en" / "05_exercises.ipynb"
-SOLUTIONS = ROOT / "notebooks" / "solutions" / "05_exercises_solutions.py"
+SOURCE = ROOT / "classroom" / "source" / "exercises" / "05_exercises.ipynb"
 EXERCISES = sorted(EXERCISE_NAMES)
 
 
-def _cells() -> list[dict[str, Any]]:
-    cells: list[dict[str, Any]] = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+def _cells(path: Path = NOTEBOOK) -> list[dict[str, Any]]:
+    cells: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["cells"]
     return cells
 
 
@@ -60,10 +63,10 @@ def _source(cell: dict[str, Any]) -> str:
     return source if isinstance(source, str) else "".join(source)
 
 
-def _tagged(kind: str) -> dict[int, dict[str, Any]]:
+def _tagged(kind: str, path: Path = NOTEBOOK) -> dict[int, dict[str, Any]]:
     """Cells tagged ``kind`` (exercise-stub or exercise-check), by exercise number; duplicates fail."""
     found: dict[int, dict[str, Any]] = {}
-    for cell in _cells():
+    for cell in _cells(path):
         tags = cell.get("metadata", {}).get("tags", [])
         if kind not in tags:
             continue
@@ -81,10 +84,10 @@ def _run_stub(number: int) -> dict[str, Any]:
 
 
 def _solutions() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("exercises_solutions", SOLUTIONS)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    """The teacher's answer cells run in order, as one module (the solution regions are plain code there)."""
+    module = ModuleType("exercises_solutions")
+    for number, cell in sorted(_tagged("exercise-stub", SOURCE).items()):
+        exec(compile(_source(cell), f"<exercise {number} solution>", "exec"), vars(module))
     return module
 
 
@@ -131,10 +134,12 @@ def test_saved_notebook_shows_what_the_check_says_about_the_stub(
 
 def test_solutions_are_not_in_the_exercise_book() -> None:
     # Fragments only the solutions contain: the exercise book must not give them away.
-    text = NOTEBOOK.read_text(encoding="utf-8")
-    for fragment in ("error.with_usage(usage)", 'role="user"', "calls[decoded["):
-        assert fragment in SOLUTIONS.read_text(encoding="utf-8")
-        assert fragment not in text
+    student = "\n".join(_source(cell) for cell in _cells())
+    teacher = "\n".join(_source(cell) for cell in _cells(SOURCE))
+    for fragment in ("error.with_usage(usage)", 'role="user"', "calls[decoded[", '"E": 1,', "BEGIN SOLUTION"):
+        assert fragment in teacher
+        assert fragment not in student
+    assert not (ROOT / "notebooks" / "solutions").exists(), "solutions must not ship beside the student copy"
 
 
 def test_notebook_headings_are_bilingual_and_the_blog_is_cited_once() -> None:

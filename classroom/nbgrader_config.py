@@ -1,0 +1,22 @@
+"""The nbgrader course that grades the workbook's exercise book (run nbgrader from inside classroom/).
+
+Each assignment is a folder under source/: source/exercises/05_exercises.ipynb is notebook 05 with its solution
+regions, points and hidden tests, and `nbgrader generate_assignment exercises` turns it into the student copy
+that ships as notebooks/en/05_exercises.ipynb (scripts/release_exercises.py does that and saves it executed).
+The README's "For teachers: grading" section walks through the whole term.
+"""
+
+c = get_config()  # type: ignore[name-defined]  # noqa: F821  (nbgrader provides get_config when it loads this file)
+
+c.CourseDirectory.course_id = "codeagent-lite"
+c.CourseDirectory.root = "."
+
+# The student copy keeps each stub's own `raise NotImplementedError` (written after the solution region), so the
+# region becomes a marker comment only. nbgrader's default stub is a bare `raise` at the region's indentation,
+# which in exercise 3 (a dict of predictions at the top level of its cell) would make the cell itself raise, and
+# "Run all" would stop there.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}
+
+# Grading runs the learners' code: a cell that loops forever costs at most this long (nbgrader then interrupts it
+# and counts the cell as failed).
+c.Execute.timeout = 30

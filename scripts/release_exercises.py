@@ -1,0 +1,117 @@
+"""Make the learners' exercise book with nbgrader itself, then save it executed for nbval.
+
+Usage: python scripts/release_exercises.py
+
+The nbgrader course lives in ``classroom/``: ``classroom/source/<assignment>/`` holds the teacher's notebook
+(solution regions, points, hidden tests). For each edition below, this script copies the course into a
+temporary folder, runs the real ``nbgrader generate_assignment`` there, copies the student release into
+``notebooks/`` and executes it in a fresh kernel (``scripts/execute_notebooks.py``), so what learners open and
+what a classroom's ``nbgrader release_assignment`` hands out are the same notebook.
+``tests/classroom/test_grading_release.py`` regenerates the release and compares it cell by cell.
+
+A second language edition is one more ``Edition`` entry: its own source notebook under ``classroom/source/``
+and the place its student copy goes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+COURSE = ROOT / "classroom"
+NOTEBOOKS = ROOT / "notebooks"
+# The bin folder of the environment running this script: nbgrader runs `alembic` from PATH when it opens the
+# gradebook, so that folder must come first on PATH even when the environment is not activated.
+ENV_BIN = Path(sys.executable).parent
+
+
+@dataclass(frozen=True, slots=True)
+class Edition:
+    """One language edition of an assignment: where nbgrader finds it and where its student copy is kept."""
+
+    assignment: str
+    notebook: str
+    student_copy: Path
+
+
+EDITIONS: tuple[Edition, ...] = (Edition("exercises", "05_exercises.ipynb", NOTEBOOKS / "en" / "05_exercises.ipynb"),)
+
+
+class NbgraderFailed(RuntimeError):
+    """An nbgrader command exited non-zero; the message holds the command and what it printed."""
+
+
+def nbgrader_environment(home: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for nbgrader commands: this environment's bin first on PATH, and a private HOME.
+
+    HOME and the Jupyter config, data and runtime folders point inside ``home`` so that a run neither reads a
+    teacher's own nbgrader settings nor leaves files in their home folder.
+    """
+    environment = dict(os.environ if base is None else base)
+    environment["PATH"] = os.pathsep.join([str(ENV_BIN), environment.get("PATH", "")])
+    environment["HOME"] = str(home)
+    environment["JUPYTER_CONFIG_DIR"] = str(home / ".jupyter")
+    environment["JUPYTER_DATA_DIR"] = str(home / ".local" / "share" / "jupyter")
+    environment["JUPYTER_RUNTIME_DIR"] = str(home / ".local" / "share" / "jupyter" / "runtime")
+    environment.pop("JUPYTER_PATH", None)
+    environment.pop("JUPYTER_CONFIG_PATH", None)
+    home.mkdir(parents=True, exist_ok=True)
+    return environment
+
+
+def run_nbgrader(
+    arguments: Sequence[str], course: Path, environment: Mapping[str, str], timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run ``nbgrader ARGUMENTS`` inside ``course`` and return what it printed; a failure raises with its log."""
+    command = [str(ENV_BIN / "nbgrader"), *arguments]
+    result = subprocess.run(
+        command, cwd=course, env=dict(environment), capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if result.returncode != 0:
+        raise NbgraderFailed(
+            f"`nbgrader {' '.join(arguments)}` exited with {result.returncode}:\n{result.stdout}\n{result.stderr}"
+        )
+    return result
+
+
+def copy_course(destination: Path) -> Path:
+    """A working copy of the course (config and source notebooks only), so nbgrader never writes into the repo."""
+    destination.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(COURSE / "nbgrader_config.py", destination / "nbgrader_config.py")
+    shutil.copytree(COURSE / "source", destination / "source", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    return destination
+
+
+def generate_release(edition: Edition, workdir: Path) -> Path:
+    """Run ``nbgrader generate_assignment`` on a copy of the course in ``workdir``; return the release notebook."""
+    course = copy_course(workdir / "course")
+    environment = nbgrader_environment(workdir / "home")
+    run_nbgrader(["generate_assignment", edition.assignment, "--force"], course, environment)
+    return course / "release" / edition.assignment / edition.notebook
+
+
+def main(argv: Sequence[str]) -> int:
+    if argv:
+        print(__doc__)
+        return 2
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from execute_notebooks import execute
+
+    for edition in EDITIONS:
+        with tempfile.TemporaryDirectory(prefix="codeagent-release-") as workdir:
+            release = generate_release(edition, Path(workdir))
+            shutil.copyfile(release, edition.student_copy)
+        seconds = execute(edition.student_copy)
+        print(f"{edition.student_copy.relative_to(ROOT)}: released by nbgrader, executed in {seconds:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,376 @@
+"""A term of grading, end to end, with the real nbgrader commands a teacher types.
+
+In a temporary course folder (its own HOME and Jupyter folders): ``generate_assignment`` builds the student
+copy from ``classroom/source/``, ``release_assignment`` puts it in an exchange and a student
+``fetch_assignment``s it; ten simulated submissions are placed where ``collect`` puts them; ``autograde``,
+``export`` and ``generate_feedback`` then run over all of them. The test asserts the exact score each submission
+deserves, which cells earned it, and that every student gets an HTML feedback page.
+
+The submissions are the ones a teacher meets: all correct, partly wrong, untouched, one whose cell raises, one
+that edits the visible tests to pass, and one per hidden-test trap (a wrong answer that the visible self-check
+lets through). Each trap must lose exactly its hidden-test cell, which proves that hidden test catches it.
+
+Why submissions are copied into ``submitted/`` instead of going through ``nbgrader submit``: the exchange names
+a submission after the operating-system user who runs ``submit``, so ten students would need ten accounts.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _release_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("release_exercises", ROOT / "scripts" / "release_exercises.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+release = _release_script()
+EDITION = release.EDITIONS[0]
+ASSIGNMENT = EDITION.assignment
+NOTEBOOK = EDITION.notebook
+SOURCE = ROOT / "classroom" / "source" / ASSIGNMENT / NOTEBOOK
+TIMESTAMP = "2026-12-01 10:00:00.000000 UTC\n"
+MARKER = re.compile(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$")
+
+
+def _source_cells() -> dict[str, nbformat.NotebookNode]:
+    notebook = nbformat.read(SOURCE, as_version=4)
+    return {cell.metadata["nbgrader"]["grade_id"]: cell for cell in notebook.cells if "nbgrader" in cell.metadata}
+
+
+def _points() -> dict[str, float]:
+    return {
+        grade_id: float(cell.metadata["nbgrader"]["points"])
+        for grade_id, cell in _source_cells().items()
+        if cell.metadata["nbgrader"].get("grade")
+    }
+
+
+def _solution(number: int) -> str:
+    """The teacher's answer for exercise ``number`` as a student would type it: the region markers dropped."""
+    source = _source_cells()[f"exercise_{number}_answer"].source
+    return "\n".join(line for line in source.splitlines() if not MARKER.match(line))
+
+
+CORRECT = {f"exercise_{n}_answer": _solution(n) for n in range(1, 7)}
+
+# --------------------------------------------------------------------------- the wrong answers
+
+LAYER_2_REJECTS_EMPTY = """\
+from typing import Any
+
+from codeagent_lite import InvalidModelOutputError, ValidationLayer
+
+
+def my_check_top_level_object(value: Any) -> dict[str, Any]:
+    if not value or not isinstance(value, dict):  # "an empty object is no action" - but layer 2 must let it pass
+        raise InvalidModelOutputError(
+            "model output must be an object",
+            layer=ValidationLayer.TOP_LEVEL_OBJECT,
+            expected="a JSON object",
+            found=type(value).__name__,
+        )
+    return value
+"""
+
+LAYER_2_CALLS_THE_PACKAGE = """\
+from typing import Any
+
+from codeagent_lite import check_top_level_object
+
+
+def my_check_top_level_object(value: Any) -> dict[str, Any]:
+    return check_top_level_object(value)
+"""
+
+LAYER_2_QUESTION_MARKS = """\
+from typing import Any
+
+from codeagent_lite import InvalidModelOutputError, ValidationLayer
+
+
+def my_check_top_level_object(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    raise InvalidModelOutputError(
+        "model output must be an object", layer=ValidationLayer.TOP_LEVEL_OBJECT, expected="?", found="?"
+    )
+"""
+
+PREDICTIONS_WITH_TWO_MISTAKES = _solution(3).replace('"E": 1,', '"E": 4,').replace('"G": 3,', '"G": 4,')
+
+PREDICTIONS_COMPUTED = """\
+from codeagent_lite import diagnose
+from codeagent_lite.workbook.exercise_checks import PREDICTION_OUTPUTS
+
+predictions = {label: diagnose(text).rejected_by for label, text in PREDICTION_OUTPUTS.items()}
+"""
+
+ADAPTER_RAISES_WITHOUT_FROM = _solution(4).replace(
+    "raise error.with_usage(usage) from error", "raise error.with_usage(usage)"
+)
+
+ADAPTER_CELL_THAT_RAISES = (
+    "from codeagent_lite import TokenCounter  # no such name: the whole cell fails\n\n" + _solution(4)
+)
+
+CORRECTION_STUFFED = """\
+from codeagent_lite import InvalidModelOutputError
+
+
+def correction_message(error: InvalidModelOutputError) -> str:
+    return (
+        "Rejected: layer 1 JSON syntax, layer 2 top-level object, layer 3 action type, layer 4 fields and types. "
+        f"Expected {error.expected}; found {error.found}. Send exactly one JSON object."
+    )
+"""
+
+
+def _fake_passing_checks(notebook: nbformat.NotebookNode) -> None:
+    """What a student who wants points without work does: the self-check and hidden cells of exercise 2 rewritten."""
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id == "exercise_2_check":
+            cell.source = 'print("✔ Exercise 2 passed")'
+            cell.metadata["nbgrader"]["points"] = 20
+            cell.metadata["editable"] = True
+        elif grade_id == "exercise_2_hidden":
+            cell.source = "pass"
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One student's notebook: the release with these answer cells replaced, then ``edit`` applied."""
+
+    student: str
+    answers: dict[str, str]
+    score: float
+    failed: frozenset[str]
+    edit: Callable[[nbformat.NotebookNode], None] | None = field(default=None)
+
+
+def _with(**answers: str | None) -> dict[str, str]:
+    """The correct answers with some replaced; ``None`` leaves that exercise's cell as released (untouched)."""
+    chosen = dict(CORRECT)
+    for name, code in answers.items():
+        if code is None:
+            del chosen[f"{name}_answer"]
+        else:
+            chosen[f"{name}_answer"] = code
+    return chosen
+
+
+ALL_CHECKS = frozenset(_points())
+SUBMISSIONS = (
+    Submission("all_correct", CORRECT, 15, frozenset()),
+    Submission(
+        "partly_wrong",
+        _with(exercise_2=LAYER_2_REJECTS_EMPTY, exercise_3=PREDICTIONS_WITH_TWO_MISTAKES, exercise_4=None),
+        5,
+        frozenset({f"exercise_{n}_{kind}" for n in (2, 3, 4) for kind in ("check", "hidden")}),
+    ),
+    Submission("untouched", {}, 0, ALL_CHECKS),
+    Submission(
+        "cell_raises",
+        _with(exercise_4=ADAPTER_CELL_THAT_RAISES),
+        12,
+        frozenset({"exercise_4_check", "exercise_4_hidden"}),
+    ),
+    Submission(
+        "edits_visible_tests",
+        _with(exercise_2=None),
+        11,
+        frozenset({"exercise_2_check", "exercise_2_hidden"}),
+        _fake_passing_checks,
+    ),
+    Submission(
+        "trap_package_layer_2", _with(exercise_2=LAYER_2_CALLS_THE_PACKAGE), 13, frozenset({"exercise_2_hidden"})
+    ),
+    Submission("trap_question_marks", _with(exercise_2=LAYER_2_QUESTION_MARKS), 13, frozenset({"exercise_2_hidden"})),
+    Submission(
+        "trap_computed_predictions", _with(exercise_3=PREDICTIONS_COMPUTED), 14, frozenset({"exercise_3_hidden"})
+    ),
+    Submission(
+        "trap_raise_without_from", _with(exercise_4=ADAPTER_RAISES_WITHOUT_FROM), 14, frozenset({"exercise_4_hidden"})
+    ),
+    Submission("trap_stuffed_correction", _with(exercise_5=CORRECTION_STUFFED), 14, frozenset({"exercise_5_hidden"})),
+)
+
+
+# --------------------------------------------------------------------------- one term, run once for all tests
+
+
+@dataclass(frozen=True)
+class GradedCourse:
+    course: Path
+    fetched: Path
+    grades: dict[str, dict[str, str]]
+    cell_scores: dict[str, dict[str, float]]
+    log: str
+
+
+def _submit(course: Path, release_copy: Path, submission: Submission) -> None:
+    notebook = nbformat.read(release_copy, as_version=4)
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in submission.answers:
+            cell.source = submission.answers[grade_id]
+    if submission.edit is not None:
+        submission.edit(notebook)
+    folder = course / "submitted" / submission.student / ASSIGNMENT
+    folder.mkdir(parents=True)
+    nbformat.write(notebook, folder / NOTEBOOK)
+    (folder / "timestamp.txt").write_text(TIMESTAMP, encoding="utf-8")
+
+
+def _cell_scores(course: Path) -> dict[str, dict[str, float]]:
+    from nbgrader.api import Gradebook
+
+    scores: dict[str, dict[str, float]] = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        for submission in SUBMISSIONS:
+            notebook = gradebook.find_submission_notebook(
+                NOTEBOOK.removesuffix(".ipynb"), ASSIGNMENT, submission.student
+            )
+            scores[submission.student] = {grade.name: float(grade.score) for grade in notebook.grades}
+    return scores
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
+    workdir = tmp_path_factory.mktemp("classroom")
+    course = release.copy_course(workdir / "course")
+    teacher = release.nbgrader_environment(workdir / "teacher-home")
+    exchange = f"--Exchange.root={workdir / 'exchange'}"
+    log: list[str] = []
+
+    def nbgrader(*arguments: str, cwd: Path = course, environment: dict[str, str] = teacher) -> None:
+        result = release.run_nbgrader(arguments, cwd, environment)
+        log.append(f"$ nbgrader {' '.join(arguments)}\n{result.stdout}{result.stderr}")
+
+    nbgrader("generate_assignment", ASSIGNMENT, "--force")
+    nbgrader("release_assignment", ASSIGNMENT, exchange, "--force")
+    learner = workdir / "learner"
+    learner.mkdir()
+    nbgrader(
+        "fetch_assignment",
+        ASSIGNMENT,
+        "--course=codeagent-lite",
+        exchange,
+        cwd=learner,
+        environment=release.nbgrader_environment(workdir / "learner-home"),
+    )
+    release_copy = course / "release" / ASSIGNMENT / NOTEBOOK
+    for submission in SUBMISSIONS:
+        _submit(course, release_copy, submission)
+    nbgrader("autograde", ASSIGNMENT, "--force")
+    nbgrader("export", "--to", "grades.csv")
+    nbgrader("generate_feedback", ASSIGNMENT, "--force")
+    with (course / "grades.csv").open(encoding="utf-8", newline="") as handle:
+        grades = {row["student_id"]: row for row in csv.DictReader(handle)}
+    return GradedCourse(course, learner / ASSIGNMENT / NOTEBOOK, grades, _cell_scores(course), "\n".join(log))
+
+
+# --------------------------------------------------------------------------- what the teacher gets
+
+
+def test_the_assignment_is_worth_15_points() -> None:
+    assert sum(_points().values()) == 15
+
+
+@pytest.mark.parametrize("submission", SUBMISSIONS, ids=[s.student for s in SUBMISSIONS])
+def test_grades_csv_holds_the_score_each_submission_deserves(graded: GradedCourse, submission: Submission) -> None:
+    row = graded.grades[submission.student]
+    assert row["assignment"] == ASSIGNMENT
+    assert float(row["max_score"]) == 15
+    assert float(row["raw_score"]) == submission.score, graded.cell_scores[submission.student]
+
+
+@pytest.mark.parametrize("submission", SUBMISSIONS, ids=[s.student for s in SUBMISSIONS])
+def test_each_submission_loses_exactly_the_cells_it_deserves_to(graded: GradedCourse, submission: Submission) -> None:
+    scores = graded.cell_scores[submission.student]
+    assert set(scores) == ALL_CHECKS
+    failed = {grade_id for grade_id, score in scores.items() if score == 0}
+    assert failed == submission.failed
+    full = {grade_id for grade_id, score in scores.items() if score == _points()[grade_id]}
+    assert full == ALL_CHECKS - submission.failed
+    assert sum(scores.values()) == submission.score
+
+
+def test_the_expected_scores_follow_from_the_points() -> None:
+    # The literal scores above are the points minus the cells each submission loses; keep the two in step.
+    for submission in SUBMISSIONS:
+        assert submission.score == 15 - sum(_points()[grade_id] for grade_id in submission.failed), submission.student
+
+
+def test_grades_csv_lists_every_student_once(graded: GradedCourse) -> None:
+    assert sorted(graded.grades) == sorted(s.student for s in SUBMISSIONS)
+
+
+def test_grading_restores_the_visible_tests_a_student_edited(graded: GradedCourse) -> None:
+    autograded = nbformat.read(graded.course / "autograded" / "edits_visible_tests" / ASSIGNMENT / NOTEBOOK, 4)
+    cell = next(c for c in autograded.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "exercise_2_check")
+    assert "check_exercise_2(my_check_top_level_object)" in cell.source
+    assert cell.metadata["nbgrader"]["points"] == 2
+    assert "Attribute 'points' for cell exercise_2_check has changed" in graded.log
+
+
+@pytest.mark.parametrize("submission", SUBMISSIONS, ids=[s.student for s in SUBMISSIONS])
+def test_every_student_gets_an_html_feedback_page(graded: GradedCourse, submission: Submission) -> None:
+    page = graded.course / "feedback" / submission.student / ASSIGNMENT / NOTEBOOK.replace(".ipynb", ".html")
+    html = page.read_text(encoding="utf-8")
+    assert html.lstrip().lower().startswith("<!doctype html")
+    assert re.search(rf"Score:\s*{submission.score:g}(\.0)?\s*/\s*15", html), f"no score line in {page.name}"
+
+
+def test_the_workbooks_student_copy_is_what_nbgrader_generates(graded: GradedCourse) -> None:
+    # notebooks/en/05_exercises.ipynb, the release generate_assignment just wrote and the copy a student fetched
+    # from the exchange are one notebook, cell for cell (sources and metadata; only the saved outputs differ).
+    # If this fails after editing classroom/source/, run: python scripts/release_exercises.py
+    shipped = [_comparable(cell) for cell in nbformat.read(EDITION.student_copy, as_version=4).cells]
+    generated = nbformat.read(graded.course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    assert [_comparable(cell) for cell in generated.cells] == shipped
+    fetched = nbformat.read(graded.fetched, as_version=4)
+    assert [_comparable(cell) for cell in fetched.cells] == shipped
+
+
+def _comparable(cell: nbformat.NotebookNode) -> dict[str, Any]:
+    metadata = {key: value for key, value in cell.metadata.items() if key != "execution"}
+    return {"cell_type": cell.cell_type, "id": cell.get("id"), "source": cell.source, "metadata": metadata}
+
+
+def test_the_hidden_tests_explain_what_they_caught(graded: GradedCourse) -> None:
+    # The feedback a trap gets names its mistake, so a student can learn from the lost point.
+    expected = {
+        "trap_package_layer_2": "calls the package's check_top_level_object",
+        "trap_question_marks": "does not say that an object was expected",
+        "trap_computed_predictions": "computed, not predicted",
+        "trap_raise_without_from": "raise it `from` the parser's InvalidModelOutputError",
+        "trap_stuffed_correction": "name only the layer that refused the reply",
+    }
+    for student, phrase in expected.items():
+        autograded = nbformat.read(graded.course / "autograded" / student / ASSIGNMENT / NOTEBOOK, as_version=4)
+        errors = [
+            output.evalue
+            for cell in autograded.cells
+            for output in cell.get("outputs", [])
+            if output.output_type == "error"
+        ]
+        assert any(phrase in error for error in errors), (student, errors)
