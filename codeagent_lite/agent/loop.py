@@ -24,7 +24,7 @@ import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import ClassVar, TypeAlias
+from typing import ClassVar, Literal, TypeAlias
 
 from ..diagnosis import diagnose, format_ladder
 from ..display import layer_label, printable, quote, shorten, shorten_counted, usage_text
@@ -113,7 +113,7 @@ class StopReason(StrEnum):
 class ActionStep:
     """The model's reply passed all four layers and the loop accepted the action."""
 
-    kind: ClassVar[StepKind] = StepKind.ACTION
+    kind: ClassVar[Literal[StepKind.ACTION]] = StepKind.ACTION
     model_call: int
     usage: TokenUsage
     action: Action
@@ -125,7 +125,7 @@ class RejectionStep:
     is None only for an adapter that did not say which layer refused. ``correction`` is the
     message added to the history for the model, None when the run stopped instead."""
 
-    kind: ClassVar[StepKind] = StepKind.REJECTION
+    kind: ClassVar[Literal[StepKind.REJECTION]] = StepKind.REJECTION
     model_call: int
     usage: TokenUsage | None
     layer: ValidationLayer | None
@@ -138,7 +138,7 @@ class RejectionStep:
 class RepeatedCallIdStep:
     """All four layers passed, but the loop refused the tool call: its ``call_id`` was used before."""
 
-    kind: ClassVar[StepKind] = StepKind.REJECTION
+    kind: ClassVar[Literal[StepKind.REJECTION]] = StepKind.REJECTION
     layer: ClassVar[None] = None
     model_call: int
     usage: TokenUsage
@@ -151,7 +151,7 @@ class RepeatedCallIdStep:
 class ProviderErrorStep:
     """The model could not be asked; the run stops here. What the failed call cost is unknown."""
 
-    kind: ClassVar[StepKind] = StepKind.PROVIDER_ERROR
+    kind: ClassVar[Literal[StepKind.PROVIDER_ERROR]] = StepKind.PROVIDER_ERROR
     usage: ClassVar[None] = None
     model_call: int
     message: str
@@ -162,7 +162,7 @@ class ToolResultStep:
     """A tool ran. ``result`` is what the model was sent; ``output_chars`` is how long the tool's
     own output was, larger than ``result.content`` when the loop capped it."""
 
-    kind: ClassVar[StepKind] = StepKind.TOOL_RESULT
+    kind: ClassVar[Literal[StepKind.TOOL_RESULT]] = StepKind.TOOL_RESULT
     model_call: ClassVar[None] = None
     usage: ClassVar[None] = None
     result: ToolResult

@@ -50,6 +50,7 @@ is a broken or hostile server, and reading it whole would cost the learner's mem
 
 _EXCERPT_CHARS = 300
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_CONVENTIONAL_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 
 
 # The part of a chat completion this provider relies on. Checked field by field so a
@@ -156,18 +157,25 @@ def _describe_char(char: str) -> str:
     return f"the control character U+{ord(char):04X}"
 
 
+def _shown_variable(name: str) -> str:
+    # Variables are named in capitals (OPENAI_API_KEY); a mixed-case "name" may be a key pasted in.
+    if _CONVENTIONAL_NAME.fullmatch(name):
+        return name
+    return f"named by api_key_env ({len(name)} characters, not shown: it may be the key itself)"
+
+
 def _read_api_key(api_key_env: str) -> str:
     """The key from the environment, without the line ending a CRLF ``.env`` file leaves on it."""
     key = os.environ.get(api_key_env, "").strip()
     if not key:
         raise ProviderError(
-            f"environment variable {api_key_env} is not set; put the API key there "
+            f"environment variable {_shown_variable(api_key_env)} is not set; put the API key there "
             "(or pass api_key_env=None for a local server that needs no key)"
         )
     for position, char in enumerate(key, start=1):
         if char == " " or not (char.isascii() and char.isprintable()):
             raise ProviderError(
-                f"the API key in {api_key_env} cannot be sent: character {position} of {len(key)} is "
+                f"the API key in {_shown_variable(api_key_env)} cannot be sent: character {position} of {len(key)} is "
                 f"{_describe_char(char)}, and an HTTP header holds printable ASCII only "
                 "(look for a pasted quote or space)"
             )
