@@ -27,6 +27,9 @@ _MIN_SECRET_CHARS = 4
 """Shorter "secrets" (a user name like ``a``) would blank out ordinary words; they are not hunted."""
 
 
+_NAMED_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"}
+
+
 def _spellings(char: str) -> str:
     """A regular expression for one character written literally or escaped the usual ways."""
     code = ord(char)
@@ -39,8 +42,10 @@ def _spellings(char: str) -> str:
     ]
     if code < 0x80:
         options.append(f"%{code:02x}")  # percent-encoding (URLs, form bodies)
-    if char == "/":
-        options.append(r"\\/")  # JSON may escape the solidus
+    if char in _NAMED_ENTITIES:
+        options.append(_NAMED_ENTITIES[char])  # HTML named entity
+    if char in '"\\/':
+        options.append(r"\\" + re.escape(char))  # JSON's two-character escapes: \" \\ \/
     if char == " ":
         options.append(r"\+")  # form encoding writes a space as +
     return "(?:" + "|".join(options) + ")"
