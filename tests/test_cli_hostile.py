@@ -118,7 +118,7 @@ def test_run_with_an_absurdly_nested_script_exits_2(tmp_path: Path, workspace: P
 
 def test_check_file_dev_zero_is_bounded() -> None:
     started = time.monotonic()
-    code, out, err = in_process(["check", "--file", "/dev/zero"])
+    code, _, err = in_process(["check", "--file", "/dev/zero"])
     assert code == EXIT_USAGE and f"longer than {cli.MAX_INPUT_BYTES} bytes" in err
     assert time.monotonic() - started < 20
 

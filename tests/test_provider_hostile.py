@@ -7,6 +7,7 @@ echoed in any spelling, and nothing but a ``ProviderError`` without the key may 
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import socket
@@ -29,8 +30,8 @@ from codeagent_lite.display import printable
 
 pytest.importorskip("openai", reason="the openai extra is not installed: pip install 'codeagent-lite[openai]'")
 
-from codeagent_lite.providers import openai_compatible  # noqa: E402
-from codeagent_lite.providers.openai_compatible import OpenAICompatibleProvider  # noqa: E402
+from codeagent_lite.providers import openai_compatible
+from codeagent_lite.providers.openai_compatible import OpenAICompatibleProvider
 
 KEY_ENV = "CODEAGENT_LITE_HOSTILE_KEY"
 KEY = "sk-live/DO+NOT=LEAK_0123456789abcdef"
@@ -95,10 +96,8 @@ class Server:
                 if answer.content_length:
                     self.send_header("Content-Length", str(len(answer.body)))
                 self.end_headers()
-                try:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up, as it should
                     self._write(answer)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up, as it should
 
             def _write(self, answer: Answer) -> None:
                 if answer.trickle_seconds <= 0:
