@@ -84,6 +84,7 @@ class Server:
     def __init__(self) -> None:
         self.answer = Answer()
         self.authorizations: list[str] = []
+        self.handled = threading.Semaphore(0)  # released each time an answer is done or abandoned
         state = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -98,6 +99,7 @@ class Server:
                 self.end_headers()
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up, as it should
                     self._write(answer)
+                state.handled.release()
 
             def _write(self, answer: Answer) -> None:
                 if answer.trickle_seconds <= 0:
@@ -272,11 +274,31 @@ def test_a_conventional_variable_name_is_still_named(monkeypatch: pytest.MonkeyP
 def test_a_trickling_server_is_stopped_at_the_deadline(server: Server) -> None:
     body = json.dumps(VALID).encode()
     server.answer = Answer(body=body, trickle_seconds=0.05)  # about 8 s for the whole body
+    while server.handled.acquire(blocking=False):
+        pass
     started = time.monotonic()
     error = refusal(provider(server.base_url, timeout=1.0))
     elapsed = time.monotonic() - started
     assert "timed out" in str(error)
     assert elapsed < 3.0, f"a 1 s deadline took {elapsed:.1f} s"
+    # The call given up does not read on in the background: the transport drops the connection.
+    assert server.handled.acquire(timeout=4.0), "the abandoned request kept reading"
+
+
+def test_the_call_keeps_its_deadline_even_when_one_read_blocks_longer(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a transport whose reads may block for 30 s, the call still ends at its own deadline."""
+    import httpx2
+
+    monkeypatch.setattr(
+        openai_compatible, "bounded_http_client", lambda seconds, max_body_bytes: httpx2.Client(timeout=30.0)
+    )
+    server.answer = Answer(body=b"{" + b" " * 50, trickle_seconds=0.5)
+    started = time.monotonic()
+    error = refusal(provider(server.base_url, timeout=1.0))
+    assert "timed out: no answer within 1 s" in str(error)
+    assert time.monotonic() - started < 5.0
 
 
 def test_a_silent_server_is_stopped_at_the_deadline() -> None:
