@@ -211,7 +211,7 @@ def _is_tool_result(content: str) -> bool:
     # build_provider_messages sends tool results as user messages holding this JSON object.
     try:
         value = json.loads(content)
-    except ValueError:
+    except (ValueError, RecursionError):  # a task or correction can be any text, "[[[[..." included
         return False
     return isinstance(value, dict) and value.get("type") == "tool_result"
 
