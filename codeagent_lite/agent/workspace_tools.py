@@ -388,7 +388,11 @@ def _list_folder(root: Path, path: str, shown: str) -> list[str]:
 
 
 def list_files_tool(workspace: str | os.PathLike[str]) -> Tool:
-    """``list_files(path=".")``: one folder's entries, sorted by name; folders end in "/", symlinks in "@"."""
+    """``list_files(path=".")``: one folder's entries, sorted by name; folders end in "/", symlinks in "@".
+
+    A name that is not plain printable text is shown as a quoted literal (see ``_entry_line``). The
+    description sent to the model does not say so: measured prompts for Gemma 3 270M depend on
+    its exact words, and such names are rare and explain themselves."""
     root = _check_workspace(workspace)
 
     def list_files(arguments: Mapping[str, Any]) -> str:
@@ -409,7 +413,7 @@ def list_files_tool(workspace: str | os.PathLike[str]) -> Tool:
         name="list_files",
         description=(
             "List the entries of a folder inside the workspace, sorted by name. "
-            "Folders end with '/', symbolic links with '@'; a name that is not plain text is shown quoted."
+            "Folders end with '/', symbolic links with '@'."
         ),
         input_schema=_input_schema(ListFilesArguments),
     )
