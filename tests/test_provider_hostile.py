@@ -289,10 +289,10 @@ def test_the_call_keeps_its_deadline_even_when_one_read_blocks_longer(
     server: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With a transport whose reads may block for 30 s, the call still ends at its own deadline."""
-    import httpx2
+    from codeagent_lite.providers.bounded_http import http_library
 
     monkeypatch.setattr(
-        openai_compatible, "bounded_http_client", lambda seconds, max_body_bytes: httpx2.Client(timeout=30.0)
+        openai_compatible, "bounded_http_client", lambda seconds, max_body_bytes: http_library().Client(timeout=30.0)
     )
     server.answer = Answer(body=b"{" + b" " * 50, trickle_seconds=0.5)
     started = time.monotonic()
