@@ -154,6 +154,15 @@ def _only_with(args: argparse.Namespace, provider: str, options: dict[str, str])
             raise UsageError(f"{flag} only applies to --provider {provider}")
 
 
+def _require_local_engine() -> None:
+    """Without llama-cpp-python, say where its build stands and how to get it (exit 2, no traceback)."""
+    from .providers.local_engine import engine_status
+
+    status = engine_status()
+    if not status.ready:
+        raise UsageError(f"{status.summary()}\n{status.how_to_get_it()}")
+
+
 def _build_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
     """The provider ``--provider`` names, and a line describing it (never the API key itself)."""
     _only_with(args, "scripted", {"script": "--script"})
@@ -175,6 +184,7 @@ def _build_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
     # Imported only here: these modules are not needed by check or scripted runs. They load
     # llama_cpp / openai when a provider is created and raise ProviderError if the extra is missing.
     if args.provider == "local":
+        _require_local_engine()
         from .providers.local_llama import LocalGemmaProvider
 
         mode: Literal["free_text", "schema"] = "schema" if args.mode == "schema" else "free_text"
