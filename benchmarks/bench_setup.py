@@ -54,6 +54,7 @@ class Result:
     engine_state: str = ""
     engine_seconds: float | None = None
     engine_reason: str = ""
+    load: float | None = None  # the 1-minute load average when the lab came up: other work on the machine
     notes: list[str] = field(default_factory=list)
 
 
@@ -190,6 +191,7 @@ def bench_make_lab(scenario: str, work: Path, engine_timeout: float) -> Result:
     try:
         with running(["make", "lab", f"LAB_ARGS={lab_args(port)}"], clone, env, work / "make-lab.log") as lab:
             result.lab_seconds = wait_for_lab(lab, port, started, timeout=600)
+            result.load = os.getloadavg()[0]
             if result.lab_seconds is None:
                 result.notes.append(
                     "lab never answered; end of its log:\n" + (work / "make-lab.log").read_text()[-1500:]
@@ -231,19 +233,23 @@ def bench_baseline(work: Path) -> Result:
         command.append("--allow-root")
     with running(command, work, env, work / "lab.log") as lab:
         result.lab_seconds = wait_for_lab(lab, port, started, timeout=600)
+        result.load = os.getloadavg()[0]
     return result
 
 
 def report(results: list[Result]) -> None:
     baseline = next((r.lab_seconds for r in results if r.scenario == "baseline"), None)
     print(f"\nfresh clone -> JupyterLab /api/status 200, empty pip cache, {os.cpu_count()} cores")
-    print(f"{'scenario':<12} {'lab live':>9} {'vs baseline':>12} {'notebooks 00-06':>16} {'local engine':>30}")
+    print(
+        f"{'scenario':<12} {'lab live':>9} {'vs baseline':>12} {'load':>5} {'notebooks 00-06':>16} {'local engine':>30}"
+    )
     for r in results:
         lab = "-" if r.lab_seconds is None else f"{r.lab_seconds:.1f} s"
         ratio = "-" if r.lab_seconds is None or not baseline else f"{r.lab_seconds / baseline:.2f}x"
         books = "-" if r.notebooks_ok is None else f"{'ok' if r.notebooks_ok else 'FAILED'} {r.notebooks_seconds:.0f} s"
         engine = "-" if not r.engine_state else f"{r.engine_state} after {r.engine_seconds:.0f} s"
-        print(f"{r.scenario:<12} {lab:>9} {ratio:>12} {books:>16} {engine:>30}")
+        load = "-" if r.load is None else f"{r.load:.1f}"
+        print(f"{r.scenario:<12} {lab:>9} {ratio:>12} {load:>5} {books:>16} {engine:>30}")
         if r.engine_reason:
             print(f"{'':<12} engine: {r.engine_reason}")
         for note in r.notes:
