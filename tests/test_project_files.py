@@ -196,6 +196,13 @@ def test_ci_runs_the_readme_test_command() -> None:
         assert command in readme, f".ci/run runs {command!r}, which README.md does not show"
 
 
-@pytest.mark.parametrize("name", ["pyproject.toml", "environment.yml", "README.md", ".ci/run"])
+def test_the_readme_opens_with_the_two_commands() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first_block = readme.split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#", 1)[0].strip() for line in first_block.splitlines() if line.strip()]
+    assert commands == ["make lab", "make test"]
+
+
+@pytest.mark.parametrize("name", ["pyproject.toml", "environment.yml", "postBuild", "README.md", ".ci/run"])
 def test_project_files_exist(name: str) -> None:
     assert (ROOT / name).is_file()
