@@ -31,6 +31,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -80,17 +81,30 @@ def lab_args(port: int) -> str:
 
 @contextlib.contextmanager
 def running(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """Run ``command`` in its own process group; stop that whole group (and only it) afterwards."""
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            command,
-            cwd=cwd,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+    """Run ``command`` in its own process group, its output stamped with the seconds since it started.
+
+    The whole group (and only it) is stopped afterwards.
+    """
+    started = time.monotonic()
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+    def copy() -> None:
+        assert process.stdout is not None
+        with log.open("w", encoding="utf-8") as out:
+            for raw in process.stdout:
+                out.write(f"{time.monotonic() - started:7.1f} | {raw.decode(errors='replace').rstrip()}\n")
+                out.flush()
+
+    copier = threading.Thread(target=copy, daemon=True)
+    copier.start()
     try:
         yield process
     finally:
@@ -101,6 +115,27 @@ def running(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> It
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+        copier.join(timeout=5)
+
+
+PHASES = (
+    ("venv", "-m venv"),
+    ("install", "pip install"),
+    ("engine start", "scripts/local_engine.py start"),
+    ("lab start", "jupyter lab"),
+)
+
+
+def phase_times(log: Path) -> str:
+    """When each step of `make lab` began, read from the stamped log: where the time goes."""
+    found = []
+    with contextlib.suppress(OSError):
+        lines = log.read_text(encoding="utf-8").splitlines()
+        for name, sign in PHASES:
+            stamp = next((line.split(" | ", 1)[0].strip() for line in lines if sign in line), None)
+            if stamp is not None:
+                found.append(f"{name} at {stamp} s")
+    return "steps: " + ", ".join(found) if found else ""
 
 
 def wait_for_lab(process: subprocess.Popen[bytes], port: int, started: float, timeout: float) -> float | None:
@@ -198,6 +233,7 @@ def bench_make_lab(scenario: str, work: Path, engine_timeout: float) -> Result:
                 )
                 return result
             print(f"  {scenario}: lab live after {result.lab_seconds:.1f} s", flush=True)
+            result.notes.append(phase_times(work / "make-lab.log") + f", lab live at {result.lab_seconds:.1f} s")
             ok, seconds, errors = run_notebooks(clone, env, outputs)
             result.notebooks_ok, result.notebooks_seconds = ok, seconds
             if not ok:
