@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh machine with only Python 3.11+:
-#   make lab    set up .venv and open the workbook in JupyterLab (well under a minute; no compiler needed)
+#   make lab    set up .venv and open the workbook in JupyterLab (prebuilt wheels only; no compiler needed)
 #   make test   set up .venv with everything and run every test (package, notebooks, browser, local model)
 PYTHON ?= python3
 VENV ?= .venv
