@@ -328,6 +328,15 @@ def _only_with(args: argparse.Namespace, provider: str, options: dict[str, str])
             raise UsageError(f"{flag} only applies to --provider {provider}")
 
 
+def _require_local_engine() -> None:
+    """Without llama-cpp-python, say where its build stands and how to get it (exit 2, no traceback)."""
+    from .providers.local_engine import engine_status
+
+    status = engine_status()
+    if not status.ready:
+        raise UsageError(f"{status.summary()}\n{status.how_to_get_it()}")
+
+
 def _check_provider_options(args: argparse.Namespace) -> None:
     _only_with(args, "scripted", {"script": "--script"})
     _only_with(args, "local", {"mode": "--mode"})
@@ -352,6 +361,7 @@ def _scripted_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
 def _local_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
     # Imported only here: not needed by check or scripted runs. It loads llama_cpp when the
     # provider is created and raises ProviderError if the extra is missing.
+    _require_local_engine()
     from .providers.local_llama import LocalGemmaProvider
 
     mode: Literal["free_text", "schema"] = "schema" if args.mode == "schema" else "free_text"
