@@ -1,4 +1,4 @@
-"""The four-layer parser: a table of every rejection the issue lists, and the accepted shapes."""
+"""The four-layer parser: a table of every kind of rejection, and the accepted shapes."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ from typing import Any
 import pytest
 
 from codeagent_lite.json_action_parser import (
-    FinalAnswerPayload,
-    ToolCallPayload,
     action_json_schema,
     check_action_type,
     check_fields,
@@ -147,7 +145,60 @@ def test_longest_accepted_integer() -> None:
 def test_a_non_string_is_refused_at_layer_1_not_crashed_on() -> None:
     error = rejection(b'{"type":"final_answer","content":"x"}')
     assert error.layer is ValidationLayer.JSON_SYNTAX
-    assert "bytes" in error.message
+    assert error.message == "model output must be valid JSON: the reply must be a string, found bytes"
+    assert (error.expected, error.found) == ("a string", "bytes")
+
+
+def test_many_small_sibling_arrays_are_not_deep_nesting() -> None:
+    # 120 arrays side by side nest two levels deep, not 121: each "]" closes one level again.
+    arguments = {f"list_{i}": [i] for i in range(120)}
+    text = json.dumps({"type": "tool_call", "call_id": "c", "tool_name": "t", "arguments": arguments})
+    assert parse_json_action(text) == ToolCall("c", "t", arguments)
+    closed_then_deep = "[" + "[]," * 150 + "[" * 99 + "]" * 99 + "]"
+    assert check_json_syntax(closed_then_deep) is not None
+    error = rejection("[" + "[]," * 150 + "[" * 100 + "]" * 100 + "]")
+    assert error.column == 1 + 450 + 100
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "code"),
+    [
+        ('{"type":"tool_call","call_id":"\\ud800","tool_name":"t","arguments":{}}', 31, "D800"),
+        ('{"type":"final_answer","content":"a\\uDFFFb"}', 34, "DFFF"),
+        ('{"type":"final_answer","content":"x","\\ud83d":1}', 38, "D83D"),
+        ('["ok \\ud83d\\ude00", "\\udc00\\ud800"]', 21, "DC00"),
+        ('{"type":"tool_call","call_id":"\ud800","tool_name":"t","arguments":{}}', 32, "D800"),
+        ('{"type":"final_answer","content":"\udfff"', 35, "DFFF"),
+    ],
+    ids=["escaped high", "escaped low", "escaped key", "reversed pair", "raw high", "raw low, cut off"],
+)
+def test_a_lone_surrogate_is_refused_at_layer_1(text: str, column: int, code: str) -> None:
+    error = rejection(text)
+    assert error.layer is ValidationLayer.JSON_SYNTAX
+    assert error.message == (
+        f"model output must be valid JSON: lone surrogate U+{code} cannot be encoded as UTF-8 at line 1, column {column}"
+    )
+    assert error.found == f"a lone U+{code}"
+    assert "valid Unicode" in str(error.expected)
+    error.message.encode("utf-8")  # the message itself can always be sent on
+
+
+def test_a_surrogate_pair_and_an_escaped_backslash_are_fine() -> None:
+    assert check_json_syntax('"\\\\ud800 \\ud83d\\ude00"') == "\\ud800 \U0001f600"
+    assert check_json_syntax('["\\\\ud800", "\\u00e9"]') == ["\\ud800", "é"]
+
+
+def test_check_fields_refuses_a_type_that_does_not_match_the_contract() -> None:
+    with pytest.raises(InvalidModelOutputError) as caught:
+        check_fields({"type": "final_answer", "call_id": "c", "tool_name": "t", "arguments": {}}, "tool_call")
+    assert caught.value.message == "type must be 'tool_call', found the string 'final_answer'"
+    assert caught.value.layer is ValidationLayer.FIELDS
+
+
+def test_each_refusal_is_a_new_error_carrying_the_raw_text() -> None:
+    first, second = rejection("[1]"), rejection("[1]")
+    assert first is not second
+    assert first.raw_text == "[1]"
 
 
 def test_no_repairs_are_attempted() -> None:
@@ -374,6 +425,17 @@ def test_schema_describes_both_shapes() -> None:
     assert set(definitions["FinalAnswerPayload"]["required"]) == {"type", "content"}
 
 
-def test_payload_models_are_strict() -> None:
-    assert ToolCallPayload.model_config.get("strict") is True
-    assert FinalAnswerPayload.model_config.get("extra") == "forbid"
+def test_schema_lists_the_fields_layer_4_checks_in_the_same_order() -> None:
+    schema = action_json_schema()
+    definitions = schema["$defs"]
+    assert list(definitions["ToolCallPayload"]["properties"]) == ["type", "call_id", "tool_name", "arguments"]
+    assert definitions["ToolCallPayload"]["properties"]["type"]["const"] == "tool_call"
+    assert definitions["FinalAnswerPayload"]["properties"]["type"]["const"] == "final_answer"
+    assert definitions["ToolCallPayload"]["properties"]["arguments"]["type"] == "object"
+    assert definitions["ToolCallPayload"]["properties"]["call_id"] == {
+        "minLength": 1,
+        "title": "Call Id",
+        "type": "string",
+    }
+    assert definitions["FinalAnswerPayload"]["additionalProperties"] is False
+    assert [option["$ref"] for option in schema["oneOf"]] == ["#/$defs/ToolCallPayload", "#/$defs/FinalAnswerPayload"]
