@@ -16,7 +16,6 @@ a repaired reply is a guess, and an agent must never execute a guess.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import Enum
 from typing import Any, Literal
 
 from .display import json_kind, quote
@@ -90,24 +89,19 @@ def check_action_type(obj: dict[str, Any]) -> ActionType:
 # --------------------------------------------------------------------------- layer 4
 
 
-class FieldKind(Enum):
-    """What one field of an action must hold. Values are the words messages use."""
-
-    ACTION_TYPE = "the action type"
-    NON_BLANK_STRING = "a string"
-    OBJECT = "an object"
-
+FieldKind = Literal["the action type", "a non-blank string", "an object"]
+"""What one field must hold. Plain strings rather than an Enum: they read like the blog's rules."""
 
 CONTRACTS: Mapping[ActionType, Mapping[str, FieldKind]] = {
     "tool_call": {
-        "type": FieldKind.ACTION_TYPE,
-        "call_id": FieldKind.NON_BLANK_STRING,
-        "tool_name": FieldKind.NON_BLANK_STRING,
-        "arguments": FieldKind.OBJECT,
+        "type": "the action type",
+        "call_id": "a non-blank string",
+        "tool_name": "a non-blank string",
+        "arguments": "an object",
     },
     "final_answer": {
-        "type": FieldKind.ACTION_TYPE,
-        "content": FieldKind.NON_BLANK_STRING,
+        "type": "the action type",
+        "content": "a non-blank string",
     },
 }
 """The one definition of both actions: layer 4 checks it, ``action_json_schema`` describes it.
@@ -118,10 +112,8 @@ CONTRACTS: Mapping[ActionType, Mapping[str, FieldKind]] = {
 _MAX_NAMED_FIELDS = 5
 
 
-def _field_set_problem(obj: dict[str, Any], contract: Mapping[str, FieldKind]) -> str | None:
-    """``missing ...; unexpected ...`` when the field set is not exactly the contract's, else None."""
-    if obj.keys() == contract.keys():
-        return None
+def _field_set_problem(obj: dict[str, Any], contract: Mapping[str, FieldKind]) -> str:
+    """``missing ...; unexpected ...``: how the field set differs from the contract's."""
     missing = [name for name in contract if name not in obj]
     unexpected = [name for name in obj if name not in contract]
     parts = []
@@ -137,14 +129,14 @@ def _field_set_problem(obj: dict[str, Any], contract: Mapping[str, FieldKind]) -
 
 def _field_problem(name: str, kind: FieldKind, value: Any, action_type: ActionType) -> tuple[str, str] | None:
     """``(message, expected)`` when one field breaks its rule, else None. No value is coerced."""
-    if kind is FieldKind.ACTION_TYPE and value != action_type:
+    if kind == "the action type" and value != action_type:
         return f"{name} must be {action_type!r}", repr(action_type)
-    if kind is FieldKind.NON_BLANK_STRING and not isinstance(value, str):
+    if kind == "a non-blank string" and not isinstance(value, str):
         return f"{name} must be a string", "a string"
     # str.strip() is the blank test the Kernel types use too, so the two never disagree.
-    if kind is FieldKind.NON_BLANK_STRING and not value.strip():
+    if kind == "a non-blank string" and not value.strip():
         return f"{name} must not be blank", "a non-blank string"
-    if kind is FieldKind.OBJECT and not isinstance(value, dict):
+    if kind == "an object" and not isinstance(value, dict):
         return f"{name} must be an object", "an object"
     return None
 
@@ -156,8 +148,8 @@ def _fields_error(message: str, expected: str, found: str) -> InvalidModelOutput
 def check_fields(obj: dict[str, Any], action_type: ActionType) -> Action:
     """Layer 4: the exact field set, then each field's type; ``arguments`` values are the tool's business."""
     contract = CONTRACTS[action_type]
-    field_set_problem = _field_set_problem(obj, contract)
-    if field_set_problem is not None:
+    if obj.keys() != contract.keys():
+        field_set_problem = _field_set_problem(obj, contract)
         expected = "exactly " + ", ".join(contract)
         message = f"{action_type} fields do not match the contract: {field_set_problem} (expected {expected})"
         raise _fields_error(message, expected, field_set_problem)
@@ -183,9 +175,9 @@ _SCHEMA_DESCRIPTIONS: Mapping[ActionType, str] = {
 
 def _property_schema(name: str, kind: FieldKind, action_type: ActionType) -> dict[str, Any]:
     title = name.replace("_", " ").title()
-    if kind is FieldKind.ACTION_TYPE:
+    if kind == "the action type":
         return {"const": action_type, "title": title, "type": "string"}
-    if kind is FieldKind.NON_BLANK_STRING:
+    if kind == "a non-blank string":
         # JSON Schema cannot say "not only whitespace"; minLength 1 is the closest it gets.
         return {"minLength": 1, "title": title, "type": "string"}
     return {"additionalProperties": True, "title": title, "type": "object"}

@@ -7,14 +7,23 @@ runs in four steps, and this file reads in the same order:
 
 1. checks on the raw text (not text at all, empty, a byte-order mark, a code fence,
    a lone surrogate that UTF-8 cannot carry);
-2. a depth scan, before decoding, so deep nesting can never exhaust the stack;
+2. the depth rule: nesting deeper than 100 levels is refused, and reported before any
+   other problem;
 3. decoding with ``json``'s fast C decoder, whose hooks refuse duplicate keys and the
    numbers strict JSON forbids (one set of number rules, ``_number_problem``);
 4. when decoding fails, classifiers that each turn one kind of failure into a
    ``Refusal`` (detail, expected, found, position).
 
 Every refusal becomes an ``InvalidModelOutputError`` in one place, ``decode_strict_json``.
-Steps 2 and 4 walk the text with one tokenizer, ``_TOKEN``.
+Steps 2 and 3 find the place of a problem with one tokenizer, ``_TOKEN``.
+
+Why step 2 does not always scan the text before decoding: the scan is a Python-level
+walk and costs five to ten times ``json.loads`` on a long reply, while a reply an agent
+can use nests three or four levels. So the text is scanned only when the answer could be
+"too deep": when decoding failed, when the decoded value is deeper than the limit, or
+before decoding when a program raised Python's recursion limit (json's C decoder stops
+deep input with ``RecursionError`` at the default limit; above it, deep input could
+overflow the C stack and crash the interpreter).
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +48,7 @@ MAX_INTEGER_DIGITS = 4300
 """Longest integer accepted (Python's own default limit), so huge numbers cannot stall parsing."""
 
 _JSON_WHITESPACE = " \t\n\r"
+_DEFAULT_RECURSION_LIMIT = 1000
 _FENCES = ("```", "~~~")
 
 
@@ -78,8 +89,9 @@ def _as_error(refusal: Refusal, text: str) -> InvalidModelOutputError:
 
 # A string token may be unterminated (a cut-off reply): it then runs to the end of the text,
 # so brackets inside it are never mistaken for nesting. Anything that is not a string or a
-# punctuation mark is a bare word: a number, true/false/null, or garbage.
-_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"?'
+# punctuation mark is a bare word: a number, true/false/null, or garbage. The possessive
+# quantifiers (*+) never give back what they matched, which halves the time on long strings.
+_STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?'
 _TOKEN = re.compile(_STRING + r'|[{}\[\],:]|[^\s{}\[\],:"]+', re.DOTALL)
 # The depth scan needs only strings (to skip them) and brackets, so it skips the rest unseen.
 _STRING_OR_BRACKET = re.compile(_STRING + r"|[{}\[\]]", re.DOTALL)
@@ -102,13 +114,11 @@ def _raw_text_problem(text: str) -> Refusal | None:
             quote(stripped),
             len(text) - len(text.lstrip(_JSON_WHITESPACE)),
         )
-    return _raw_surrogate(text)
+    return None if text.isascii() else _raw_surrogate(text)
 
 
 def _first_lone_surrogate(text: str) -> int | None:
     """Where ``text`` holds half a surrogate pair, or None: such text cannot be encoded as UTF-8."""
-    if text.isascii():
-        return None
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
@@ -135,15 +145,19 @@ def _raw_surrogate(text: str) -> Refusal | None:
 # --------------------------------------------------------------------------- step 2: the depth scan
 
 
+def _may_nest_too_deep(text: str) -> bool:
+    # Counting brackets is cheap C code: with at most 100 of them, no nesting can exceed 100.
+    return text.count("{") + text.count("[") > MAX_NESTING_DEPTH
+
+
 def _depth_problem(text: str) -> Refusal | None:
     """The first bracket nested deeper than the limit, outside strings, valid JSON or not."""
-    # Counting brackets is cheap C code; the walk runs only when the count could matter.
-    if text.count("{") + text.count("[") <= MAX_NESTING_DEPTH:
+    if not _may_nest_too_deep(text):
         return None
     depth = 0
     for match in _STRING_OR_BRACKET.finditer(text):
         token = match.group()
-        if token in "{[":
+        if token in ("{", "["):
             depth += 1
             if depth > MAX_NESTING_DEPTH:
                 return Refusal(
@@ -152,9 +166,32 @@ def _depth_problem(text: str) -> Refusal | None:
                     f"more than {MAX_NESTING_DEPTH}",
                     match.start(),
                 )
-        elif token in "}]":
+        elif token in ("}", "]"):
             depth -= 1
     return None
+
+
+def _found_too_deep(text: str) -> Refusal:
+    # Called only when the decoder or the value already showed nesting beyond the limit.
+    refusal = _depth_problem(text)
+    assert refusal is not None, "the text nests exactly as deep as its value"
+    return refusal
+
+
+def _value_is_too_deep(value: Any) -> bool:
+    """Depth of a decoded value: it visits containers only, so long strings cost nothing."""
+    open_containers: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while open_containers:
+        container, depth = open_containers.pop()
+        if depth > MAX_NESTING_DEPTH:
+            return True
+        children = container.values() if isinstance(container, dict) else container
+        open_containers.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def _decoder_could_overflow() -> bool:
+    return sys.getrecursionlimit() > _DEFAULT_RECURSION_LIMIT
 
 
 # --------------------------------------------------------------------------- step 3: decoding
@@ -434,16 +471,22 @@ def _explain(error: json.JSONDecodeError, text: str) -> Refusal:
 
 def _refusal_for(raw_text: str) -> tuple[Refusal | None, Any]:
     """Steps 1 to 4: a refusal, or None and the decoded value."""
-    refusal = _raw_text_problem(raw_text) or _depth_problem(raw_text)
+    refusal = _raw_text_problem(raw_text)
+    if refusal is None and _decoder_could_overflow():
+        refusal = _depth_problem(raw_text)
     if refusal is not None:
         return refusal, None
     try:
         value = _DECODER.decode(raw_text)
+    except RecursionError:
+        return _found_too_deep(raw_text), None
     except json.JSONDecodeError as error:
-        return _explain(error, raw_text), None
+        return _depth_problem(raw_text) or _explain(error, raw_text), None
     except _RuleBroken:
-        return _first_broken_rule(raw_text), None
-    if _SURROGATE_ESCAPE.search(raw_text) is not None:
+        return _depth_problem(raw_text) or _first_broken_rule(raw_text), None
+    if _may_nest_too_deep(raw_text) and _value_is_too_deep(value):
+        return _found_too_deep(raw_text), None
+    if "\\u" in raw_text and _SURROGATE_ESCAPE.search(raw_text) is not None:
         return _escaped_surrogate(raw_text), value
     return None, value
 
