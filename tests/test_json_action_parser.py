@@ -176,7 +176,8 @@ def test_a_lone_surrogate_is_refused_at_layer_1(text: str, column: int, code: st
     error = rejection(text)
     assert error.layer is ValidationLayer.JSON_SYNTAX
     assert error.message == (
-        f"model output must be valid JSON: lone surrogate U+{code} cannot be encoded as UTF-8 at line 1, column {column}"
+        f"model output must be valid JSON: lone surrogate U+{code} cannot be encoded as UTF-8 "
+        f"at line 1, column {column}"
     )
     assert error.found == f"a lone U+{code}"
     assert "valid Unicode" in str(error.expected)

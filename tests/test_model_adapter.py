@@ -47,7 +47,7 @@ def test_token_usage_refuses_non_integers_with_a_type_error(bad: object) -> None
     with pytest.raises(TypeError) as caught:
         TokenUsage(bad, 0)  # type: ignore[arg-type]
     assert str(caught.value) == f"input_tokens must be an integer, found {type(bad).__name__}"
-    with pytest.raises(TypeError, match="^output_tokens must be an integer"):
+    with pytest.raises(TypeError, match=r"^output_tokens must be an integer"):
         TokenUsage(0, bad)  # type: ignore[arg-type]
 
 
@@ -58,7 +58,7 @@ def test_budget_is_positional_and_positive() -> None:
         with pytest.raises(ValueError) as caught:
             ModelCallBudget(bad)
         assert str(caught.value) == f"max_output_tokens must be positive, found {bad}"
-    with pytest.raises(TypeError, match="^max_output_tokens must be an integer, found bool$"):
+    with pytest.raises(TypeError, match=r"^max_output_tokens must be an integer, found bool$"):
         ModelCallBudget(True)
 
 
@@ -117,7 +117,7 @@ def test_context_is_added_by_copies_and_the_original_is_left_alone() -> None:
 def test_the_layer_is_required_so_no_message_can_say_layer_unknown() -> None:
     with pytest.raises(TypeError):
         InvalidModelOutputError("bad", usage=TokenUsage(1, 1))  # type: ignore[call-arg]
-    with pytest.raises(TypeError, match="^layer must be a ValidationLayer, found int$"):
+    with pytest.raises(TypeError, match=r"^layer must be a ValidationLayer, found int$"):
         InvalidModelOutputError("bad", layer=0)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         InvalidModelOutputError("bad", ValidationLayer.FIELDS)  # type: ignore[misc]
@@ -168,5 +168,5 @@ def test_fake_model_raises_the_configured_errors_then_runs_out() -> None:
 
 
 def test_fake_model_refuses_an_outcome_it_cannot_replay() -> None:
-    with pytest.raises(TypeError, match="found str$"):
+    with pytest.raises(TypeError, match=r"found str$"):
         FakeModelAdapter(["not an outcome"])  # type: ignore[list-item]
