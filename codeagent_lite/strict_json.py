@@ -266,34 +266,44 @@ def _bad_number(token: str, pos: int) -> Refusal | None:
     return Refusal(problem, "a finite JSON number", quote(number.group()), pos)
 
 
+def _after_punctuation(token: str, open_containers: list[set[str] | None]) -> set[str] | None:
+    """Track one punctuation mark; return the key set of the object whose key comes next, or None."""
+    if token == "{":
+        keys: set[str] = set()
+        open_containers.append(keys)
+        return keys
+    if token == "[":
+        open_containers.append(None)
+    elif token in ("}", "]"):
+        open_containers.pop()
+    elif token == ",":
+        return open_containers[-1]
+    return None  # after ":" comes a value, never a key
+
+
 def _first_broken_rule(text: str) -> Refusal:
     """The first duplicate key or forbidden number, in text order.
 
     Runs only after a hook refused something, so everything before that point is
     well-formed JSON and a token walk keeping one key set per open object finds it.
     """
-    open_containers: list[set[str] | None] = []  # a key set for each object, None for each array
-    expecting_key = False
+    open_containers: list[set[str] | None] = []  # a key set for each open object, None for each array
+    keys_of_next_key: set[str] | None = None
     for match in _TOKEN.finditer(text):
         token, pos = match.group(), match.start()
-        refusal = None
-        if token in ("{", "["):
-            open_containers.append(set() if token == "{" else None)
-            expecting_key = token == "{"
-        elif token in ("}", "]", ":"):
-            if token != ":":
-                open_containers.pop()
-            expecting_key = False
-        elif token == ",":
-            expecting_key = open_containers[-1] is not None
-        elif token.startswith('"'):
-            keys = open_containers[-1] if expecting_key else None
-            refusal = None if keys is None else _duplicate_key(keys, token, pos)
+        if token in _PUNCTUATION:
+            keys_of_next_key = _after_punctuation(token, open_containers)
+            continue
+        if token.startswith('"'):
+            refusal = None if keys_of_next_key is None else _duplicate_key(keys_of_next_key, token, pos)
         else:
             refusal = _bad_number(token, pos)
         if refusal is not None:
             return refusal
     raise AssertionError("a decoder hook refused a value that the token walk cannot find")
+
+
+_PUNCTUATION = frozenset("{}[],:")
 
 
 def _escaped_surrogate(text: str) -> Refusal | None:
@@ -484,11 +494,16 @@ def _refusal_for(raw_text: str) -> tuple[Refusal | None, Any]:
         return _depth_problem(raw_text) or _explain(error, raw_text), None
     except _RuleBroken:
         return _depth_problem(raw_text) or _first_broken_rule(raw_text), None
+    return _decoded_value_problem(raw_text, value), value
+
+
+def _decoded_value_problem(raw_text: str, value: Any) -> Refusal | None:
+    """What the decoder cannot see: nesting beyond the limit, a surrogate escape without its pair."""
     if _may_nest_too_deep(raw_text) and _value_is_too_deep(value):
-        return _found_too_deep(raw_text), None
+        return _found_too_deep(raw_text)
     if "\\u" in raw_text and _SURROGATE_ESCAPE.search(raw_text) is not None:
-        return _escaped_surrogate(raw_text), value
-    return None, value
+        return _escaped_surrogate(raw_text)
+    return None
 
 
 def decode_strict_json(raw_text: str) -> Any:
