@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # llama-cpp-python compiles llama.cpp on first install; keep the build portable across CPUs.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: lab test bench lint clean
+.PHONY: lab test bench mutation lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,9 +29,17 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_parser.py
 
+# Mutation testing of the chapter's modules ([tool.mutmut] in pyproject.toml). Slow (tens of
+# minutes on two cores), so it is not part of `make test`. One module at a time:
+#   make mutation MUTANTS='codeagent_lite.strict_json*'
+MUTANTS ?=
+mutation: $(STAMP)
+	$(BIN)/mutmut run --max-children 2 $(MUTANTS)
+	$(BIN)/mutmut results
+
 lint: $(STAMP)
 	$(BIN)/ruff check codeagent_lite tests benchmarks scripts
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis mutants
