@@ -216,13 +216,11 @@ class _RuleBroken(Exception):
     """Raised inside json's hooks; ``_first_broken_rule`` then finds where, with the tokenizer."""
 
 
-def _checked_number(convert: Callable[[str], Any]) -> Callable[[str], Any]:
-    def hook(token: str) -> Any:
-        if _number_problem(token) is not None:
-            raise _RuleBroken
-        return convert(token)
-
-    return hook
+def _checked_number(token: str) -> int | float:
+    """The decoder's hook for every number token, NaN and Infinity included: the rules, then the value."""
+    if _number_problem(token) is not None:
+        raise _RuleBroken
+    return int(token) if token.lstrip("-").isdigit() else float(token)
 
 
 def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -234,9 +232,9 @@ def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 _DECODER = json.JSONDecoder(
     object_pairs_hook=_object_without_duplicates,
-    parse_int=_checked_number(int),
-    parse_float=_checked_number(float),
-    parse_constant=_checked_number(float),
+    parse_int=_checked_number,
+    parse_float=_checked_number,
+    parse_constant=_checked_number,
     strict=True,
 )
 

@@ -202,6 +202,197 @@ def test_each_refusal_is_a_new_error_carrying_the_raw_text() -> None:
     assert first.raw_text == "[1]"
 
 
+# Exact wording of every layer-1 classifier, so a reworded message is a decision, not an accident.
+# (case id, text, message, expected, found)
+EXACT_LAYER_1: list[tuple[str, str, str, str, str]] = [
+    (
+        "fence",
+        '```json\n{"type":"final_answer","content":"x"}\n```',
+        "model output must be valid JSON: the reply is wrapped in a markdown code fence; send the bare JSON without ``` lines at line 1, column 1",  # noqa: E501
+        "a JSON value such as {...}",
+        '\'```json\\n{"type":"fin\'…',
+    ),
+    (
+        "bom",
+        "\ufeff{}",
+        "model output must be valid JSON: the reply starts with a byte-order mark (U+FEFF) at line 1, column 1",
+        "the JSON value itself",
+        "U+FEFF",
+    ),
+    ("empty", "", "model output must be valid JSON: the reply is empty", "one JSON value", "empty text"),
+    ("whitespace", " \n", "model output must be valid JSON: the reply is empty", "one JSON value", "only whitespace"),
+    (
+        "prose before",
+        'Sure! Here it is: {"type":"final_answer","content":"x"}',
+        "model output must be valid JSON: text before the JSON value; the reply must start with the JSON itself, found 'Sure! Here it is: {\"t'… at line 1, column 1",  # noqa: E501
+        "a JSON value such as {...}",
+        "'Sure! Here it is: {\"t'…",
+    ),
+    (
+        "prose only",
+        "I cannot help with that.",
+        "model output must be valid JSON: the reply is not JSON, found 'I cannot help with th'… at line 1, column 1",
+        "a JSON value such as {...}",
+        "'I cannot help with th'…",
+    ),
+    (
+        "text after",
+        '{"a":1}\nHope this helps!',
+        "model output must be valid JSON: text after the JSON value at line 2, column 1",
+        "nothing after the JSON value",
+        "'Hope this helps!'",
+    ),
+    (
+        "comment after",
+        '{"a":1} # done',
+        "model output must be valid JSON: text after the JSON value (comments are not allowed in JSON) at line 1, column 9",  # noqa: E501
+        "nothing after the JSON value",
+        "'# done'",
+    ),
+    (
+        "fence after",
+        '{"a":1}\n```',
+        "model output must be valid JSON: text after the JSON value (a markdown code fence?) at line 2, column 1",
+        "nothing after the JSON value",
+        "'```'",
+    ),
+    (
+        "two values",
+        '{"a":1} {"b":2}',
+        "model output must be valid JSON: more than one JSON value; the second one starts at line 1, column 9",
+        "exactly one JSON value",
+        "another value '{\"b\":2}'",
+    ),
+    (
+        "single quote",
+        "{'a': 1}",
+        "model output must be valid JSON: single quotes are not JSON; strings and keys need double quotes at line 1, column 2",  # noqa: E501
+        'a double quote (")',
+        "a single quote (')",
+    ),
+    (
+        "hash comment",
+        '{"a":1, # why\n"b":2}',
+        "model output must be valid JSON: comments are not allowed in JSON at line 1, column 9",
+        "JSON",
+        "'# why\\n\"b\":2}'",
+    ),
+    (
+        "slash comment",
+        '{/* c */"a":1}',
+        "model output must be valid JSON: comments are not allowed in JSON at line 1, column 2",
+        "JSON",
+        "'/* c */\"a\":1}'",
+    ),
+    (
+        "trailing comma",
+        "[1,2,\n]",
+        "model output must be valid JSON: trailing comma before ']' at line 2, column 1",
+        "another item after the comma",
+        "']'",
+    ),
+    (
+        "comma then word",
+        "[1, x]",
+        "model output must be valid JSON: expected value, found 'x]' at line 1, column 5",
+        "value",
+        "'x]'",
+    ),
+    (
+        "control char",
+        '{"a":"x\ty"}',
+        "model output must be valid JSON: raw control character U+0009 inside a string (escape it, e.g. \\n) at line 1, column 8",  # noqa: E501
+        "an escaped control character",
+        "raw U+0009",
+    ),
+    (
+        "bad escape",
+        '{"a":"\\x41"}',
+        "model output must be valid JSON: invalid escape sequence in a string at line 1, column 7",
+        'one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX',
+        "'\\\\x41\"}'",
+    ),
+    (
+        "cut off",
+        '{"a":"b',
+        "model output must be valid JSON: the reply ends before the JSON value is complete; it looks cut off (usually max_output_tokens was reached); the text ends at line 1, column 8",  # noqa: E501
+        "a complete JSON value",
+        "the end of the text",
+    ),
+    (
+        "missing colon",
+        '{"a" 1}',
+        "model output must be valid JSON: expected ':' delimiter, found '1}' at line 1, column 6",
+        "':' delimiter",
+        "'1}'",
+    ),
+    (
+        "unquoted key",
+        "{a: 1}",
+        "model output must be valid JSON: expected property name in double quotes, found 'a: 1}' at line 1, column 2",
+        "property name in double quotes",
+        "'a: 1}'",
+    ),
+    (
+        "python literal",
+        '{"a": True}',
+        "model output must be valid JSON: expected value, found 'True}' at line 1, column 7",
+        "value",
+        "'True}'",
+    ),
+    (
+        "NaN",
+        '{"a":NaN}',
+        "model output must be valid JSON: NaN is not a JSON number (non-finite numbers are not allowed) at line 1, column 6",  # noqa: E501
+        "a finite JSON number",
+        "'NaN'",
+    ),
+    (
+        "big float",
+        "[1e400]",
+        "model output must be valid JSON: the number '1e400' is too large for a finite float at line 1, column 2",
+        "a finite JSON number",
+        "'1e400'",
+    ),
+    (
+        "long int",
+        "[99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999]",
+        "model output must be valid JSON: an integer with 4301 digits is too long (at most 4300) at line 1, column 2",
+        "a finite JSON number",
+        "'999999999999999999999'…",
+    ),
+    (
+        "duplicate",
+        '{"a":1,"a":2}',
+        "model output must be valid JSON: duplicate key 'a' in one object at line 1, column 8",
+        "each key at most once per object",
+        "a second 'a'",
+    ),
+    (
+        "deep",
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+        "model output must be valid JSON: nesting is deeper than 100 levels at line 1, column 101",
+        "at most 100 nested objects or arrays",
+        "more than 100",
+    ),
+    (
+        "deep string top",
+        '"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["',
+        "model output must be an object, found the string '[[[[[[[[[[[[[[[[[[[[['…",
+        "a JSON object {...}",
+        "the string '[[[[[[[[[[[[[[[[[[[[['…",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "expected", "found"), [case[1:] for case in EXACT_LAYER_1], ids=[c[0] for c in EXACT_LAYER_1]
+)
+def test_exact_wording_of_each_refusal(text: str, message: str, expected: str, found: str) -> None:
+    error = rejection(text)
+    assert (error.message, error.expected, error.found) == (message, expected, found)
+
+
 def test_no_repairs_are_attempted() -> None:
     # A fenced or truncated reply is never "fixed" into an action, even though the JSON inside is valid.
     inside = '{"type":"tool_call","call_id":"c","tool_name":"delete_file","arguments":{"path":"x"}}'
