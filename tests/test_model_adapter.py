@@ -168,5 +168,8 @@ def test_fake_model_raises_the_configured_errors_then_runs_out() -> None:
 
 
 def test_fake_model_refuses_an_outcome_it_cannot_replay() -> None:
-    with pytest.raises(TypeError, match=r"found str$"):
+    with pytest.raises(TypeError) as caught:
         FakeModelAdapter(["not an outcome"])  # type: ignore[list-item]
+    assert str(caught.value) == (
+        "an outcome must be a ModelResponse, ModelProviderError or InvalidModelOutputError, found str"
+    )
