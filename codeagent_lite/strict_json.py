@@ -15,7 +15,8 @@ runs in four steps, and this file reads in the same order:
    ``Refusal`` (detail, expected, found, position).
 
 Every refusal becomes an ``InvalidModelOutputError`` in one place, ``decode_strict_json``.
-Steps 2 and 3 find the place of a problem with one tokenizer, ``_TOKEN``.
+Where a problem is, steps 2 and 3 find with one tokenizer, ``_TOKEN``: the depth scan
+counts its brackets, the duplicate-key and number walk reads every token.
 
 Why step 2 does not always scan the text before decoding: the scan is a Python-level
 walk and costs five to ten times ``json.loads`` on a long reply, while a reply an agent
@@ -93,8 +94,6 @@ def _as_error(refusal: Refusal, text: str) -> InvalidModelOutputError:
 # quantifiers (*+) never give back what they matched, which halves the time on long strings.
 _STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?'
 _TOKEN = re.compile(_STRING + r'|[{}\[\],:]|[^\s{}\[\],:"]+', re.DOTALL)
-# The depth scan needs only strings (to skip them) and brackets, so it skips the rest unseen.
-_STRING_OR_BRACKET = re.compile(_STRING + r"|[{}\[\]]", re.DOTALL)
 
 
 # --------------------------------------------------------------------------- step 1: the raw text
@@ -155,7 +154,7 @@ def _depth_problem(text: str) -> Refusal | None:
     if not _may_nest_too_deep(text):
         return None
     depth = 0
-    for match in _STRING_OR_BRACKET.finditer(text):
+    for match in _TOKEN.finditer(text):
         token = match.group()
         if token in ("{", "["):
             depth += 1
