@@ -114,3 +114,12 @@ def test_printable_keeps_wide_spaces_and_escapes_each_range_its_own_way() -> Non
 def test_json_kind_names_a_value_json_cannot_hold_by_its_type() -> None:
     assert json_kind({1, 2}) == "set"
     assert json_kind(b"x") == "bytes"
+
+
+def test_quote_keeps_as_much_as_fits_exactly() -> None:
+    assert quote("ab", 4) == "'ab'"  # exactly the limit: nothing is cut
+    assert quote("abcdef", 6) == "'abc'…"
+    assert quote("abcdefgh", 7) == "'abcd'…"
+    with pytest.raises(ValueError) as caught:
+        quote("x", 3)
+    assert str(caught.value) == "limit must be at least 4, found 3"
