@@ -631,3 +631,66 @@ def test_schema_lists_the_fields_layer_4_checks_in_the_same_order() -> None:
     }
     assert definitions["FinalAnswerPayload"]["additionalProperties"] is False
     assert [option["$ref"] for option in schema["oneOf"]] == ["#/$defs/ToolCallPayload", "#/$defs/FinalAnswerPayload"]
+
+
+# The schema is what prompts and grammar-constrained decoding tell a model: every key of it is pinned.
+EXPECTED_SCHEMA = {
+    "$defs": {
+        "FinalAnswerPayload": {
+            "additionalProperties": False,
+            "description": "The final_answer contract: exactly ``type`` and a non-blank ``content``.",
+            "properties": {
+                "type": {"const": "final_answer", "title": "Type", "type": "string"},
+                "content": {"minLength": 1, "title": "Content", "type": "string"},
+            },
+            "required": ["type", "content"],
+            "title": "FinalAnswerPayload",
+            "type": "object",
+        },
+        "ToolCallPayload": {
+            "additionalProperties": False,
+            "description": "The tool_call contract: exactly these four fields, strict types, nothing coerced.",
+            "properties": {
+                "type": {"const": "tool_call", "title": "Type", "type": "string"},
+                "call_id": {"minLength": 1, "title": "Call Id", "type": "string"},
+                "tool_name": {"minLength": 1, "title": "Tool Name", "type": "string"},
+                "arguments": {"additionalProperties": True, "title": "Arguments", "type": "object"},
+            },
+            "required": ["type", "call_id", "tool_name", "arguments"],
+            "title": "ToolCallPayload",
+            "type": "object",
+        },
+    },
+    "discriminator": {
+        "mapping": {"final_answer": "#/$defs/FinalAnswerPayload", "tool_call": "#/$defs/ToolCallPayload"},
+        "propertyName": "type",
+    },
+    "oneOf": [{"$ref": "#/$defs/ToolCallPayload"}, {"$ref": "#/$defs/FinalAnswerPayload"}],
+}
+
+
+def test_the_schema_is_exactly_what_models_are_told() -> None:
+    assert action_json_schema() == EXPECTED_SCHEMA
+
+
+def test_field_set_message_names_five_unexpected_fields_then_counts_the_rest() -> None:
+    extra = {f"x{i}": i for i in range(7)}
+    error = rejection(json.dumps({"type": "final_answer", **extra}))
+    assert error.message == (
+        "final_answer fields do not match the contract: missing content; "
+        "unexpected 'x0', 'x1', 'x2', 'x3', 'x4' and 2 more (expected exactly type, content)"
+    )
+    assert error.found == "missing content; unexpected 'x0', 'x1', 'x2', 'x3', 'x4' and 2 more"
+    five = rejection(json.dumps({"type": "final_answer", "content": "c", **{f"x{i}": i for i in range(5)}}))
+    assert five.found == "unexpected 'x0', 'x1', 'x2', 'x3', 'x4'"
+    six = rejection(json.dumps({"type": "final_answer", "content": "c", **{f"x{i}": i for i in range(6)}}))
+    assert six.found == "unexpected 'x0', 'x1', 'x2', 'x3', 'x4' and 1 more"
+
+
+def test_field_type_refusals_say_what_was_expected() -> None:
+    assert rejection(tool_call(call_id=1)).expected == "a string"
+    assert rejection(tool_call(call_id=" ")).expected == "a non-blank string"
+    assert rejection(tool_call(arguments=[])).expected == "an object"
+    with pytest.raises(InvalidModelOutputError) as caught:
+        check_fields({"type": "x", "content": "c"}, "final_answer")
+    assert (caught.value.expected, caught.value.found) == ("'final_answer'", "the string 'x'")
