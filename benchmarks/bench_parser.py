@@ -24,13 +24,14 @@ How to read it:
 
 Where the time goes when the ratio is high (profiled with cProfile):
 
-* small valid tool calls (~100 B): a fixed ~5-10 µs against json.loads' ~1.5 µs, mostly
-  ``ToolCall``'s defensive deep copy of ``arguments`` and pydantic's layer-4 validation;
-* tool calls whose arguments hold thousands of small objects: the same deep copy, which
-  costs about three times json.loads on such data, plus the nesting-depth walk;
+* small valid tool calls (~100 B): a fixed few microseconds against json.loads' ~1.5 µs:
+  the duplicate-key hook (a Python call per object), ``ToolCall``'s own checks and its
+  defensive deep copy of ``arguments``, and layer 4's table of field rules;
+* tool calls whose arguments hold thousands of small objects: the same hook and deep copy
+  per object, plus the container walk that measures the decoded value's depth;
 * invalid texts that json.loads rejects at their first characters (prose before, a raw
-  control character early on): the parser still measures the nesting of the whole text
-  once, so "too deep" is always reported first; that is linear, about 2-4 ms per MB.
+  control character early on): the parser then scans the whole text for nesting once,
+  so "too deep" is always reported first; that is linear, a few ms per MB.
 
 The machine's other load moves single numbers by tens of percent; compare ratios
 within one run, and run it twice before trusting a change.
