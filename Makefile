@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # llama-cpp-python compiles llama.cpp on first install; keep the build portable across CPUs.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: lab local test bench bench-setup lint clean
+.PHONY: lab local test bench bench-setup mutation lint clean
 
 # A learner's install: the package, JupyterLab, the widgets and the openai client. Only
 # prebuilt wheels, so no compiler is needed; no test tools. The pip that comes with the
@@ -51,11 +51,20 @@ bench: $(STAMP)
 bench-setup:
 	$(PYTHON) benchmarks/bench_setup.py
 
+# Mutation testing of the chapter's modules ([tool.mutmut] in pyproject.toml). Slow (tens of
+# minutes on two cores), so it is not part of `make test`. One module at a time:
+#   make mutation MUTANTS='codeagent_lite.strict_json*'
+MUTANTS ?=
+mutation: $(STAMP)
+	$(BIN)/mutmut run --max-children 2 $(MUTANTS)
+	$(BIN)/mutmut results
+
 lint: $(STAMP)
 	$(BIN)/ruff check codeagent_lite tests benchmarks scripts
 	$(BIN)/mypy
 
 clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis mutants
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 
 # --- classroom (issue 10): JupyterHub's proxy from npm, the classroom server, its benchmark ---

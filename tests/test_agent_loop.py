@@ -207,25 +207,25 @@ def test_correction_message_never_echoes_a_huge_reply() -> None:
     assert "blah blah blah blah blah blah" not in message
 
 
-class _LayerlessAdapter:
-    """An adapter that refuses without naming a layer, as a third-party adapter might."""
+class _TextlessAdapter:
+    """An adapter that refuses without recording the raw text, as a third-party adapter might."""
 
     def complete(self, history: Sequence[Any], tools: Sequence[ToolSpec], budget: ModelCallBudget) -> Any:
-        raise InvalidModelOutputError("something odd", usage=TokenUsage(3, 1))
+        raise InvalidModelOutputError("something odd", layer=ValidationLayer.FIELDS, usage=TokenUsage(3, 1))
 
 
-def test_rejection_without_layer_or_raw_text_is_still_reported(tools: tuple[Tool, ...]) -> None:
-    transcript = run_agent(_LayerlessAdapter(), tools, "Go", max_consecutive_rejections=0)
+def test_rejection_without_raw_text_is_still_reported(tools: tuple[Tool, ...]) -> None:
+    transcript = run_agent(_TextlessAdapter(), tools, "Go", max_consecutive_rejections=0)
     assert transcript.stop_reason is StopReason.TOO_MANY_REJECTIONS
     assert transcript.usage == TokenUsage(3, 1)
     text = transcript.render()
-    assert "[1] model call 1 · rejected · 3 in + 1 out = 4 tokens" in text
+    assert "[1] model call 1 · rejected at layer 4 (fields and types) · 3 in + 1 out = 4 tokens" in text
     assert "    ✘ something odd" in text
 
 
-def test_correction_message_without_a_layer() -> None:
-    message = correction_message(InvalidModelOutputError("something odd"))
-    assert message.startswith("Your last reply was rejected at validation: something odd.")
+def test_correction_message_without_expected_and_found() -> None:
+    message = correction_message(InvalidModelOutputError("something odd", layer=ValidationLayer.FIELDS))
+    assert message.startswith("Your last reply was rejected at layer 4 (fields and types): something odd.")
     assert "Expected" not in message
 
 

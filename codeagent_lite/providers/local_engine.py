@@ -278,33 +278,45 @@ def _tail(lines: Sequence[str], count: int = 12) -> tuple[str, ...]:
 # --------------------------------------------------------------------------- progress
 
 
+@dataclass(frozen=True, slots=True)
+class _LogFacts:
+    """What a build log has said so far: the last ``[n/N]`` step, when steps began, whether pip is installing."""
+
+    done: int | None = None
+    total: int | None = None
+    first_step_at: float | None = None
+    installing: bool = False
+
+
+def _read_log(lines: Sequence[str]) -> _LogFacts:
+    facts = _LogFacts()
+    for line in lines:
+        match = _STAMPED.match(line)
+        stamp, text = (float(match.group(1)), match.group(2)) if match else (None, line)
+        step = _STEP.search(text)
+        if step is not None:
+            first = facts.first_step_at if facts.first_step_at is not None else stamp
+            facts = _LogFacts(int(step.group(1)), int(step.group(2)), first, facts.installing)
+        if text.startswith(("Installing collected packages", "Successfully built")):
+            facts = _LogFacts(facts.done, facts.total, facts.first_step_at, True)
+    return facts
+
+
 def read_progress(lines: Sequence[str], elapsed_seconds: float, cores: int | None = None) -> BuildProgress:
     """The phase of a running build and a time estimate, from its stamped log lines.
 
     While compiling, the estimate is the time per ``[n/N]`` step so far times the steps left;
     before that it is the reference build time, scaled by the number of cores.
     """
-    done = total = None
-    first_step_at = None
-    installing = False
-    for line in lines:
-        match = _STAMPED.match(line)
-        stamp, text = (float(match.group(1)), match.group(2)) if match else (None, line)
-        step = _STEP.search(text)
-        if step is not None:
-            done, total = int(step.group(1)), int(step.group(2))
-            if first_step_at is None and stamp is not None:
-                first_step_at = stamp
-        if text.startswith(("Installing collected packages", "Successfully built")):
-            installing = True
-    if installing:
-        return BuildProgress(elapsed_seconds, "installing", done, total, 5.0)
-    if done is not None and total is not None:
+    facts = _read_log(lines)
+    if facts.installing:
+        return BuildProgress(elapsed_seconds, "installing", facts.done, facts.total, 5.0)
+    if facts.done is not None and facts.total is not None:
         remaining = None
-        if first_step_at is not None and done > 0:
-            per_step = max(elapsed_seconds - first_step_at, 0.0) / done
-            remaining = per_step * (total - done)
-        return BuildProgress(elapsed_seconds, "compiling", done, total, remaining)
+        if facts.first_step_at is not None and facts.done > 0:
+            per_step = max(elapsed_seconds - facts.first_step_at, 0.0) / facts.done
+            remaining = per_step * (facts.total - facts.done)
+        return BuildProgress(elapsed_seconds, "compiling", facts.done, facts.total, remaining)
     scale = REFERENCE_CORES / max(cores or os.cpu_count() or REFERENCE_CORES, 1)
     expected = REFERENCE_BUILD_SECONDS * min(scale, 1.0)
     remaining = max(expected - elapsed_seconds, 30.0)
@@ -336,19 +348,24 @@ def engine_status(directory: Path | None = None, *, now: float | None = None) ->
     if not missing:
         return EngineStatus(EngineState.READY, missing, folder)
     if state:
-        returncode = state.get("returncode")
-        tail = _tail(_log_lines(folder))
-        if returncode is None:
-            reason = "the last build stopped before it finished (it was interrupted or killed)"
-            return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint="", log_tail=tail)
-        if returncode == 0:
-            reason = f"the last build succeeded, but this Python ({sys.executable}) cannot import {', '.join(missing)}"
-            hint = "Pick the kernel of the environment the build installed into, or build in this one."
-            return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=tail)
-        reason = str(state.get("reason") or f"the build failed with exit code {returncode}")
-        hint = str(state.get("hint") or "Read the end of the build log below for the cause.")
-        return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=tail)
+        return _failed_status(folder, missing, state)
     return EngineStatus(EngineState.NOT_INSTALLED, missing, folder)
+
+
+def _failed_status(folder: Path, missing: tuple[str, ...], state: Mapping[str, object]) -> EngineStatus:
+    """The engine does not import although a build ran: say why, from how that build ended."""
+    returncode = state.get("returncode")
+    tail = _tail(_log_lines(folder))
+    if returncode is None:
+        reason = "the last build stopped before it finished (it was interrupted or killed)"
+        return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint="", log_tail=tail)
+    if returncode == 0:
+        reason = f"the last build succeeded, but this Python ({sys.executable}) cannot import {', '.join(missing)}"
+        hint = "Pick the kernel of the environment the build installed into, or build in this one."
+        return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=tail)
+    reason = str(state.get("reason") or f"the build failed with exit code {returncode}")
+    hint = str(state.get("hint") or "Read the end of the build log below for the cause.")
+    return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=tail)
 
 
 # --------------------------------------------------------------------------- why a build failed
@@ -434,28 +451,40 @@ _COMPILER_SIGNS = (
 )
 
 
+_FAILURE_SIGNS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (
+        _NETWORK_SIGNS,
+        "pip could not download the packages (no network, or no access to PyPI)",
+        "Check the network connection or proxy settings (pip's own settings, e.g. PIP_INDEX_URL)",
+    ),
+    (("No space left on device",), "the disk filled up during the build", "Free about 1 GB of disk space"),
+    (
+        ("Killed signal terminated program", "virtual memory exhausted"),
+        "the compiler ran out of memory",
+        "Close other programs, or build on one core: CMAKE_BUILD_PARALLEL_LEVEL=1 make local",
+    ),
+)
+
+
+def _missing_compiler(log_text: str, compilers: Mapping[str, bool]) -> str | None:
+    """ "C", "C++", "C and C++" or "C/C++" when the build lacked a compiler; None when it did not."""
+    broken = [name for name, ok in compilers.items() if not ok]
+    if not broken and not any(sign in log_text for sign in _COMPILER_SIGNS):
+        return None
+    return " and ".join("C" if name == "CC" else "C++" for name in broken) or "C/C++"
+
+
 def classify_failure(
     log_text: str, returncode: int, compilers: Mapping[str, bool], platform: Platform
 ) -> tuple[str, str]:
     """(the cause in words, what to do) for a failed build."""
-    if any(sign in log_text for sign in _NETWORK_SIGNS):
-        return (
-            "pip could not download the packages (no network, or no access to PyPI)",
-            "Check the network connection or proxy settings (pip's own settings, e.g. PIP_INDEX_URL)",
-        )
-    if "No space left on device" in log_text:
-        return "the disk filled up during the build", "Free about 1 GB of disk space"
-    if "Killed signal terminated program" in log_text or "virtual memory exhausted" in log_text:
-        return (
-            "the compiler ran out of memory",
-            "Close other programs, or build on one core: CMAKE_BUILD_PARALLEL_LEVEL=1 make local",
-        )
-    broken = [name for name, ok in compilers.items() if not ok]
-    if broken or any(sign in log_text for sign in _COMPILER_SIGNS):
-        which = " and ".join("C" if name == "CC" else "C++" for name in broken) or "C/C++"
-        return (
-            f"no working {which} compiler, which compiling llama.cpp needs",
-            compiler_install_hint(platform),
+    for signs, cause, hint in _FAILURE_SIGNS:
+        if any(sign in log_text for sign in signs):
+            return cause, hint
+    missing_compiler = _missing_compiler(log_text, compilers)
+    if missing_compiler is not None:
+        return f"no working {missing_compiler} compiler, which compiling llama.cpp needs", compiler_install_hint(
+            platform
         )
     return (
         f"the build failed with exit code {returncode}",
