@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO / "classroom"))
 import hub_client  # noqa: E402  (classroom/ is a folder of files, not a package)
 
 CHAPTER_NOTEBOOK = "notebooks/en/03_adapter_flow.ipynb"
-MODEL_NOTEBOOK = "notebooks/06_real_model.ipynb"
+MODEL_NOTEBOOK = "notebooks/en/06_real_model.ipynb"
 MB = 1024 * 1024
 # Memory kept free for the operating system, the hub and the teacher when extrapolating.
 RESERVE_MB = 2048

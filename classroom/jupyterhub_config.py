@@ -183,6 +183,8 @@ def copy_workbook(spawner: Any) -> None:
     spawner.environment = {
         **spawner.environment,
         "JUPYTER_CONFIG_PATH": os.pathsep.join(str(folder) for folder in config_path),
+        # The notebooks' verify cells judge this student's own files, not the teacher's solutions (not served).
+        "CAL_LEARNER_DIR": str(target / "my_json_text"),
     }
 
 

@@ -18,7 +18,7 @@ chapter lives in named rooms, which the chapter never imports:
 * ``codeagent_lite.workbook``: playgrounds, exercise checks and helpers for the notebooks.
 """
 
-from .diagnosis import Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose, format_ladder
+from .diagnosis import LayerStatus, describe_action, diagnose, format_ladder
 from .json_action_parser import (
     action_json_schema,
     check_action_type,
@@ -46,12 +46,10 @@ BLOG_URL = "https://zhuanlan.zhihu.com/p/2077860124157277532"
 __all__ = [
     "BLOG_URL",
     "Action",
-    "Diagnosis",
     "FinalAnswer",
     "HistoryItem",
     "InvalidModelOutputError",
     "JsonTextModelAdapter",
-    "LayerOutcome",
     "LayerStatus",
     "Message",
     "MessageRole",

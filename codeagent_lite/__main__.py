@@ -1,7 +1,5 @@
-import sys
-
-from .cli import main
+from .cli import main_entry
 
 # Guarded: verify's worker processes import this module by name on platforms without fork (Windows).
 if __name__ == "__main__":
-    sys.exit(main())
+    main_entry()

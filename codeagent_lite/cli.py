@@ -3,7 +3,14 @@
 Exit status follows the usual convention so scripts can use it: 0 the text is a
 valid action (``run``: a final answer was reached; ``verify``: every check passes), 1 a
 layer rejected it (``run``: the loop stopped without a final answer; ``verify``: a check
-failed), 2 the command itself was used wrongly.
+failed), 2 the command could not do what it was asked (wrong use, unreadable or over-long
+input, or its output was closed early, as by ``head``).
+
+Everything the command reads is untrusted, so it is read one way: at most
+``MAX_INPUT_BYTES``, decoded as strict UTF-8 whether it came from an argument, standard
+input or ``--file``, and a ``--file`` that is a pipe or a device waits at most
+``FILE_WAIT_SECONDS``. Everything it prints goes through ``display.printable``, so no
+reply, file name or server answer can send escape sequences to the terminal.
 
 ``run`` imports the real providers only when asked for them, so ``check`` and
 ``run --provider scripted`` work without the optional ``openai`` and ``local`` extras.
@@ -14,25 +21,52 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
+import select
+import stat
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from .agent.loop import DEFAULT_SYSTEM_PROMPT, run_agent
 from .agent.workspace_tools import workspace_tools
 from .diagnosis import diagnose, format_ladder
+from .display import json_kind, printable
 from .json_text_adapter import JsonTextModelAdapter, ProviderError, TextProvider
 from .model_adapter import ModelCallBudget
 from .scripted_provider import ScriptedProvider
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 EXIT_VALID = 0
 EXIT_REJECTED = 1
 EXIT_USAGE = 2
 
+MAX_INPUT_BYTES = 1_000_000
+"""Most bytes read as model text or as a script; a model reply is kilobytes, ``yes`` is endless."""
+
+FILE_WAIT_SECONDS = 30.0
+"""How long ``--file`` waits for a pipe or a device to deliver its text (a regular file never waits)."""
+
+_READ_CHUNK = 65_536
+
+
+class UsageError(Exception):
+    """The command cannot do what it was asked; the message says why (exit status 2)."""
+
+
+class _PrintableArgumentParser(argparse.ArgumentParser):
+    """argparse quotes what it refuses verbatim; this one escapes it first, like everything else printed."""
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        super()._print_message(printable(message), file)
+
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _PrintableArgumentParser(
         prog="python -m codeagent_lite",
         description="Tools from the codeagent-lite workbook (JSON text model section).",
     )
@@ -69,7 +103,7 @@ _positive_int = _int_at_least(1)
 _non_negative_int = _int_at_least(0)
 
 
-def _add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_run_command(commands: argparse._SubParsersAction[_PrintableArgumentParser]) -> None:
     run = commands.add_parser(
         "run",
         help="run the agent loop on a task with a model and the two workspace tools",
@@ -118,7 +152,7 @@ def _add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
 
 
-def _add_verify_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_verify_command(commands: argparse._SubParsersAction[_PrintableArgumentParser]) -> None:
     verify = commands.add_parser(
         "verify",
         help="judge your own json_text_messages.py, json_text_adapter.py and json_action_parser.py",
@@ -141,14 +175,10 @@ def _verify(args: argparse.Namespace, out: TextIO) -> int:
     try:
         report = verify(args.directory, args.step, time_limit=args.time_limit)
     except VerifyUsageError as error:
-        print(f"error: {error}", file=sys.stderr)
+        _say_error(str(error))
         return EXIT_USAGE
-    print(report, file=out)
+    print(printable(str(report)), file=out)
     return report.exit_code
-
-
-class UsageError(Exception):
-    """The ``run`` command cannot start; the message says why (exit status 2)."""
 
 
 def parse_script(text: str) -> tuple[str, ...]:
@@ -161,22 +191,135 @@ def parse_script(text: str) -> tuple[str, ...]:
     """
     try:
         value = json.loads(text)
+    except RecursionError:
+        raise UsageError("the script nests too deeply to be read as a JSON array of replies") from None
     except ValueError:
         value = None
     if isinstance(value, list):
-        replies = []
-        for number, item in enumerate(value, start=1):
-            if isinstance(item, str):
-                replies.append(item)
-            elif isinstance(item, dict):
-                replies.append(json.dumps(item, ensure_ascii=False))
-            else:
-                raise UsageError(f"script item {number} must be a string or an object, not {type(item).__name__}")
+        replies = [_script_reply(number, item) for number, item in enumerate(value, start=1)]
     else:
         replies = [line for line in text.splitlines() if line.strip()]
     if not replies:
         raise UsageError("the script holds no replies")
     return tuple(replies)
+
+
+def _script_reply(number: int, item: object) -> str:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        try:
+            return json.dumps(item, ensure_ascii=False)
+        except RecursionError:
+            raise UsageError(f"script item {number} nests too deeply to be sent as a reply") from None
+    raise UsageError(f"script item {number} must be a string or an object, found {json_kind(item)}")
+
+
+# --------------------------------------------------------------------------- reading untrusted input
+
+
+def _strict_text(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError(
+            f"{source} is not valid UTF-8: byte {error.start + 1} is {data[error.start]:#04x}, "
+            "which cannot start or continue a character there"
+        ) from None
+
+
+def _strict_argument(text: str, source: str) -> str:
+    """An argument decoded the same strict way as a file.
+
+    Python hands over argv bytes that are not UTF-8 as lone surrogates (surrogateescape);
+    turning them back into bytes and decoding strictly refuses them as a file would be.
+    """
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise UsageError(f"{source} holds a lone surrogate, which is not text") from None
+    return _strict_text(data, source)
+
+
+def _bounded(data: bytes, source: str) -> bytes:
+    if len(data) > MAX_INPUT_BYTES:
+        raise UsageError(f"{source} is longer than {MAX_INPUT_BYTES} bytes; model text is never that long")
+    return data
+
+
+def _read_descriptor(fd: int, source: str, deadline: float | None) -> bytes:
+    """Up to ``MAX_INPUT_BYTES`` + 1 bytes from ``fd``; with a deadline, never waiting past it."""
+    chunks: list[bytes] = []
+    received = 0
+    while received <= MAX_INPUT_BYTES:
+        if deadline is not None and not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            raise UsageError(f"{source} delivered no end of text within {FILE_WAIT_SECONDS:g} s")
+        try:
+            chunk = os.read(fd, _READ_CHUNK)
+        except BlockingIOError:
+            continue
+        if not chunk:
+            break
+        chunks.append(chunk)
+        received += len(chunk)
+    return _bounded(b"".join(chunks), source)
+
+
+def _read_file(path: str, source: str) -> str:
+    try:
+        # O_NONBLOCK: opening a FIFO that has no writer must not block; reads then wait with a deadline.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise UsageError(f"cannot read {source}: {error.strerror or type(error).__name__}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise UsageError(f"{source} is a folder, not a file")
+        waits = not stat.S_ISREG(mode) and hasattr(select, "select") and os.name == "posix"
+        deadline = time.monotonic() + FILE_WAIT_SECONDS if waits else None
+        return _strict_text(_read_descriptor(fd, source, deadline), source)
+    except OSError as error:
+        raise UsageError(f"cannot read {source}: {error.strerror or type(error).__name__}") from None
+    finally:
+        os.close(fd)
+
+
+def _read_stream(stream: TextIO | None) -> str:
+    source = "the model text from standard input"
+    if stream is None:
+        raise UsageError("standard input is closed; give the text as an argument or with --file PATH")
+    buffer = getattr(stream, "buffer", None)
+    try:
+        if buffer is not None:
+            data = buffer.read(MAX_INPUT_BYTES + 1)
+        else:  # a text stream handed to main() (tests, notebooks): back to bytes, then the same way
+            data = stream.read(MAX_INPUT_BYTES + 1).encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise UsageError(f"{source} holds a lone surrogate, which is not text") from None
+    except (OSError, ValueError) as error:  # ValueError: reading a closed file object
+        raise UsageError(f"cannot read {source}: {_error_text(error)}") from None
+    return _strict_text(_bounded(data, source), source)
+
+
+def _error_text(error: BaseException) -> str:
+    strerror = getattr(error, "strerror", None)
+    return strerror if isinstance(strerror, str) else type(error).__name__
+
+
+def _read_model_text(args: argparse.Namespace, stdin: TextIO | None) -> str:
+    if args.file is not None:
+        return _read_file(args.file, "the model text from --file")
+    if args.text is None or args.text == "-":
+        return _read_stream(stdin)
+    return _bounded_text(_strict_argument(str(args.text), "the text argument"), "the text argument")
+
+
+def _bounded_text(text: str, source: str) -> str:
+    _bounded(text.encode("utf-8"), source)
+    return text
+
+
+# --------------------------------------------------------------------------- run
 
 
 def _only_with(args: argparse.Namespace, provider: str, options: dict[str, str]) -> None:
@@ -185,8 +328,16 @@ def _only_with(args: argparse.Namespace, provider: str, options: dict[str, str])
             raise UsageError(f"{flag} only applies to --provider {provider}")
 
 
-def _build_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
-    """The provider ``--provider`` names, and a line describing it (never the API key itself)."""
+def _require_local_engine() -> None:
+    """Without llama-cpp-python, say where its build stands and how to get it (exit 2, no traceback)."""
+    from .providers.local_engine import engine_status
+
+    status = engine_status()
+    if not status.ready:
+        raise UsageError(f"{status.summary()}\n{status.how_to_get_it()}")
+
+
+def _check_provider_options(args: argparse.Namespace) -> None:
     _only_with(args, "scripted", {"script": "--script"})
     _only_with(args, "local", {"mode": "--mode"})
     _only_with(
@@ -194,22 +345,30 @@ def _build_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
         "openai",
         {"base_url": "--base-url", "model": "--model", "api_key_env": "--api-key-env", "no_api_key": "--no-api-key"},
     )
-    if args.provider == "scripted":
-        if args.script is None:
-            raise UsageError("--provider scripted needs --script FILE")
-        try:
-            text = Path(args.script).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise UsageError(f"cannot read the script: {error}") from None
-        replies = parse_script(text)
-        return ScriptedProvider(replies), f"scripted ({len(replies)} replies)"
-    # Imported only here: these modules are not needed by check or scripted runs. They load
-    # llama_cpp / openai when a provider is created and raise ProviderError if the extra is missing.
-    if args.provider == "local":
-        from .providers.local_llama import LocalGemmaProvider
+    for attribute, flag in (("model", "--model"), ("base_url", "--base-url"), ("api_key_env", "--api-key-env")):
+        value = getattr(args, attribute)
+        if value is not None:
+            setattr(args, attribute, _strict_argument(value, flag))
 
-        mode: Literal["free_text", "schema"] = "schema" if args.mode == "schema" else "free_text"
-        return LocalGemmaProvider(mode=mode), f"local Gemma 3 270M ({mode})"
+
+def _scripted_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
+    if args.script is None:
+        raise UsageError("--provider scripted needs --script FILE")
+    replies = parse_script(_read_file(args.script, "the script"))
+    return ScriptedProvider(replies), f"scripted ({len(replies)} replies)"
+
+
+def _local_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
+    # Imported only here: not needed by check or scripted runs. It loads llama_cpp when the
+    # provider is created and raises ProviderError if the extra is missing.
+    _require_local_engine()
+    from .providers.local_llama import LocalGemmaProvider
+
+    mode: Literal["free_text", "schema"] = "schema" if args.mode == "schema" else "free_text"
+    return LocalGemmaProvider(mode=mode), f"local Gemma 3 270M ({mode})"
+
+
+def _openai_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
     if args.base_url is None or args.model is None:
         raise UsageError("--provider openai needs --base-url URL and --model NAME")
     from .providers.openai_compatible import OpenAICompatibleProvider
@@ -217,46 +376,60 @@ def _build_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
     key_env: str | None = None if args.no_api_key else (args.api_key_env or "OPENAI_API_KEY")
     provider = OpenAICompatibleProvider(args.base_url, args.model, api_key_env=key_env)
     key_note = "no API key" if key_env is None else f"API key from ${key_env}"
-    return provider, f"openai-compatible ({args.model} at {args.base_url}, {key_note})"
+    return provider, f"openai-compatible ({args.model} at {provider.shown_url}, {key_note})"
+
+
+_PROVIDER_BUILDERS: dict[str, Callable[[argparse.Namespace], tuple[TextProvider, str]]] = {
+    "scripted": _scripted_provider,
+    "local": _local_provider,
+    "openai": _openai_provider,
+}
+
+
+def _build_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
+    """The provider ``--provider`` names, and a line describing it (never the API key itself)."""
+    _check_provider_options(args)
+    try:
+        return _PROVIDER_BUILDERS[args.provider](args)
+    except (ProviderError, ValueError, TypeError) as error:  # an unset key variable, a missing extra
+        raise UsageError(f"cannot set up the provider: {error}") from None
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     workspace = Path(args.workspace)
     if not workspace.is_dir():
         raise UsageError(f"--workspace must be an existing folder: {args.workspace!r}")
-    if not args.task.strip():
+    task = _bounded_text(_strict_argument(args.task, "the task"), "the task")
+    if not task.strip():
         raise UsageError("the task must not be blank")
-    try:
-        provider, description = _build_provider(args)
-    except (ProviderError, ValueError) as error:  # e.g. an unset API key variable, a missing extra
-        raise UsageError(f"cannot set up the provider: {error}") from None
-    print(f"provider: {description}", file=out)
+    provider, description = _build_provider(args)
+    print(printable(f"provider: {description}"), file=out)
     # The base model gets no agent-role system message: its prompt is worked examples, and
     # measured on 4 demo tasks an extra "Note:" line cut its final answers from 3 of 4 to 1 of 4.
     transcript = run_agent(
         JsonTextModelAdapter(provider),
         workspace_tools(workspace),
-        args.task,
+        task,
         system_prompt=None if args.provider == "local" else DEFAULT_SYSTEM_PROMPT,
         max_steps=args.max_steps,
         max_consecutive_rejections=args.max_rejections,
         budget=ModelCallBudget(args.max_output_tokens),
     )
-    print(transcript.render(), file=out)
+    print(printable(transcript.render()), file=out)
     return EXIT_VALID if transcript.final_answer is not None else EXIT_REJECTED
 
 
-def _read_text(args: argparse.Namespace, stdin: TextIO) -> str:
-    if args.file is not None:
-        # newline="" keeps \r\n exactly as the model sent it; the parser decides about it.
-        with open(args.file, encoding="utf-8", newline="") as handle:
-            return handle.read()
-    if args.text is None or args.text == "-":
-        return stdin.read()
-    return str(args.text)
+def _check(args: argparse.Namespace, stdin: TextIO | None, out: TextIO) -> int:
+    text = _read_model_text(args, stdin)
+    diagnosis = diagnose(text)
+    print(printable(format_ladder(diagnosis)), file=out)
+    return EXIT_VALID if diagnosis.accepted else EXIT_REJECTED
 
 
-def _escape_what_cannot_be_shown(stream: TextIO) -> TextIO:
+# --------------------------------------------------------------------------- entry points
+
+
+def _escape_what_cannot_be_shown(stream: TextIO | None) -> TextIO | None:
     # A console whose encoding lacks ✔ or Chinese (a Windows code page, a latin-1 locale)
     # gets backslash escapes instead of a UnicodeEncodeError halfway through the output.
     if isinstance(stream, io.TextIOWrapper):
@@ -264,32 +437,44 @@ def _escape_what_cannot_be_shown(stream: TextIO) -> TextIO:
     return stream
 
 
+def _say_error(message: str) -> None:
+    if sys.stderr is not None:
+        print(printable(f"error: {message}"), file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     out = stdout if stdout is not None else _escape_what_cannot_be_shown(sys.stdout)
     _escape_what_cannot_be_shown(sys.stderr)
-    parser = _build_parser()
+    if out is None:  # started with standard output closed: nowhere to say anything
+        return EXIT_USAGE
     try:
-        args = parser.parse_args(argv)
+        args = _build_parser().parse_args(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code else EXIT_VALID
     if args.command == "verify":
         return _verify(args, out)
-    if args.command == "run":
-        try:
-            return _run(args, out)
-        except UsageError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return EXIT_USAGE
     try:
-        text = _read_text(args, stdin if stdin is not None else sys.stdin)
-    except (OSError, UnicodeDecodeError) as error:
-        print(f"error: cannot read the model text: {error}", file=sys.stderr)
+        if args.command == "run":
+            return _run(args, out)
+        return _check(args, stdin if stdin is not None else sys.stdin, out)
+    except UsageError as error:
+        _say_error(str(error))
         return EXIT_USAGE
-    diagnosis = diagnose(text)
-    print(format_ladder(diagnosis), file=out)
-    return EXIT_VALID if diagnosis.accepted else EXIT_REJECTED
 
 
 def main_entry() -> None:
-    """Console-script entry point (``codeagent-lite check ...``, ``codeagent-lite run ...``)."""
-    sys.exit(main())
+    """Console-script entry point (``codeagent-lite check ...``, ``codeagent-lite run ...``).
+
+    A reader that stops early (``... | head -3``) closes the pipe; that ends the command
+    quietly with exit status 2 instead of a ``BrokenPipeError`` traceback.
+    """
+    try:
+        code = main()
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # Python flushes stdout again at exit; pointing it at devnull keeps that quiet too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = EXIT_USAGE
+    sys.exit(code)

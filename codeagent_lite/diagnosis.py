@@ -12,17 +12,34 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from .display import shorten
 from .json_action_parser import check_action_type, check_fields, check_json_syntax, check_top_level_object
 from .kernel_types import Action, FinalAnswer, ToolCall
 from .model_adapter import InvalidModelOutputError, ValidationLayer
 
-__all__ = ["Diagnosis", "LayerOutcome", "LayerStatus", "describe_action", "diagnose", "format_ladder"]
+__all__ = [
+    "ACTION_CHARS",
+    "MARKS",
+    "Diagnosis",
+    "LayerOutcome",
+    "LayerStatus",
+    "describe_action",
+    "diagnose",
+    "format_ladder",
+]
+
+ACTION_CHARS = 200
+"""Longest rendering of an accepted action: a write_file call may carry a megabyte of text."""
 
 
 class LayerStatus(StrEnum):
     PASSED = "passed"
     FAILED = "failed"
     NOT_REACHED = "not reached"
+
+
+MARKS = {LayerStatus.PASSED: "✔", LayerStatus.FAILED: "✘", LayerStatus.NOT_REACHED: "·"}
+"""The mark each ladder shows beside a layer, in text and in HTML alike."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +89,8 @@ def diagnose(raw_text: str) -> Diagnosis:
         action = check_fields(obj, action_type)
         outcomes.append(LayerOutcome(ValidationLayer.FIELDS, LayerStatus.PASSED))
     except InvalidModelOutputError as error:
-        error.raw_text = raw_text
         failed = ValidationLayer(len(outcomes) + 1)
-        outcomes.append(LayerOutcome(failed, LayerStatus.FAILED, error))
+        outcomes.append(LayerOutcome(failed, LayerStatus.FAILED, error.with_raw_text(raw_text)))
         for layer in ValidationLayer:
             if layer > failed:
                 outcomes.append(LayerOutcome(layer, LayerStatus.NOT_REACHED))
@@ -82,22 +98,17 @@ def diagnose(raw_text: str) -> Diagnosis:
 
 
 def describe_action(action: Action) -> str:
-    """A one-line, learner-readable rendering of an accepted action."""
-    if isinstance(action, ToolCall):
-        return f"ToolCall(call_id={action.call_id!r}, tool_name={action.tool_name!r}, arguments={action.arguments!r})"
-    if isinstance(action, FinalAnswer):
-        return f"FinalAnswer(content={action.content!r})"
-    raise TypeError(f"not an action: {type(action).__name__}")
-
-
-_MARKS = {LayerStatus.PASSED: "✔", LayerStatus.FAILED: "✘", LayerStatus.NOT_REACHED: "·"}
+    """An accepted action on one line: its ``repr``, shortened, so a huge write_file stays one line."""
+    if not isinstance(action, (ToolCall, FinalAnswer)):
+        raise TypeError(f"describe_action needs a ToolCall or a FinalAnswer, found {type(action).__name__}")
+    return shorten(repr(action), ACTION_CHARS)
 
 
 def format_ladder(diagnosis: Diagnosis) -> str:
     """Plain-text ladder, one line per layer, then the verdict."""
     lines = []
     for outcome in diagnosis.outcomes:
-        mark = _MARKS[outcome.status]
+        mark = MARKS[outcome.status]
         label = f"layer {int(outcome.layer)}  {outcome.layer.title:<17}"
         line = f"{mark} {label} {outcome.status.value}"
         if outcome.error is not None:
@@ -108,5 +119,5 @@ def format_ladder(diagnosis: Diagnosis) -> str:
     else:
         error = diagnosis.error
         assert error is not None
-        lines.append(f"=> rejected at layer {int(error.layer or 0)}: expected {error.expected}, found {error.found}")
+        lines.append(f"=> rejected at layer {int(error.layer)}: expected {error.expected}, found {error.found}")
     return "\n".join(lines)

@@ -15,22 +15,17 @@ a repaired reply is a guess, and an agent must never execute a guess.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
-
+from .display import json_kind, quote
 from .kernel_types import Action, FinalAnswer, ToolCall
 from .model_adapter import InvalidModelOutputError, ValidationLayer
-from .strict_json import MAX_INTEGER_DIGITS, MAX_NESTING_DEPTH, decode_strict_json, describe_json_value, preview
+from .strict_json import decode_strict_json
 
 __all__ = [
-    "ACTION_TYPES",
-    "FINAL_ANSWER_FIELDS",
-    "MAX_INTEGER_DIGITS",
-    "MAX_NESTING_DEPTH",
-    "TOOL_CALL_FIELDS",
-    "FinalAnswerPayload",
-    "ToolCallPayload",
+    "CONTRACTS",
+    "FieldKind",
     "action_json_schema",
     "check_action_type",
     "check_fields",
@@ -39,10 +34,7 @@ __all__ = [
     "parse_json_action",
 ]
 
-ACTION_TYPES = ("tool_call", "final_answer")
-TOOL_CALL_FIELDS = ("type", "call_id", "tool_name", "arguments")
-FINAL_ANSWER_FIELDS = ("type", "content")
-_CONTRACT_FIELDS = {"tool_call": TOOL_CALL_FIELDS, "final_answer": FINAL_ANSWER_FIELDS}
+ActionType = Literal["tool_call", "final_answer"]
 
 
 # --------------------------------------------------------------------------- layer 1
@@ -63,10 +55,10 @@ def check_top_level_object(value: Any) -> dict[str, Any]:
     """Layer 2: an action is a JSON object; an array of actions or a bare string is not one."""
     if not isinstance(value, dict):
         raise InvalidModelOutputError(
-            f"model output must be an object, found {describe_json_value(value)}",
+            f"model output must be an object, found {json_kind(value)}",
             layer=ValidationLayer.TOP_LEVEL_OBJECT,
             expected="a JSON object {...}",
-            found=describe_json_value(value),
+            found=json_kind(value),
         )
     return value
 
@@ -74,7 +66,7 @@ def check_top_level_object(value: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------- layer 3
 
 
-def check_action_type(obj: dict[str, Any]) -> Literal["tool_call", "final_answer"]:
+def check_action_type(obj: dict[str, Any]) -> ActionType:
     """Layer 3: ``type`` picks the contract; only the two action types exist (case-sensitive)."""
     expected = "'tool_call' or 'final_answer'"
     if "type" not in obj:
@@ -85,7 +77,7 @@ def check_action_type(obj: dict[str, Any]) -> Literal["tool_call", "final_answer
             return "tool_call"
         if action_type == "final_answer":
             return "final_answer"
-        found = describe_json_value(action_type)
+        found = json_kind(action_type)
     raise InvalidModelOutputError(
         f"unsupported action type: expected {expected}, found {found}",
         layer=ValidationLayer.ACTION_TYPE,
@@ -97,113 +89,124 @@ def check_action_type(obj: dict[str, Any]) -> Literal["tool_call", "final_answer
 # --------------------------------------------------------------------------- layer 4
 
 
-def _not_blank(value: str) -> str:
-    # str.strip() is the same blank test the Kernel types use, so the two can never disagree.
-    if not value.strip():
-        raise ValueError("must not be blank")
-    return value
+FieldKind = Literal["the action type", "a non-blank string", "an object"]
+"""What one field must hold. Plain strings rather than an Enum: they read like the blog's rules."""
 
-
-# ``_not_blank`` already refuses "", so minLength only goes into the JSON Schema: as a runtime
-# constraint it makes pydantic re-encode every long string to count its characters.
-NonBlankStr = Annotated[StrictStr, Field(json_schema_extra={"minLength": 1}), AfterValidator(_not_blank)]
-
-
-class ToolCallPayload(BaseModel):
-    """The tool_call contract: exactly these four fields, strict types, nothing coerced."""
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
-
-    type: Literal["tool_call"]
-    call_id: NonBlankStr
-    tool_name: NonBlankStr
-    arguments: dict[str, Any]
-
-
-class FinalAnswerPayload(BaseModel):
-    """The final_answer contract: exactly ``type`` and a non-blank ``content``."""
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
-
-    type: Literal["final_answer"]
-    content: NonBlankStr
-
-
-_PAYLOADS: dict[str, type[ToolCallPayload] | type[FinalAnswerPayload]] = {
-    "tool_call": ToolCallPayload,
-    "final_answer": FinalAnswerPayload,
+CONTRACTS: Mapping[ActionType, Mapping[str, FieldKind]] = {
+    "tool_call": {
+        "type": "the action type",
+        "call_id": "a non-blank string",
+        "tool_name": "a non-blank string",
+        "arguments": "an object",
+    },
+    "final_answer": {
+        "type": "the action type",
+        "content": "a non-blank string",
+    },
 }
-_TYPE_NAMES = {"arguments": "an object"}
+"""The one definition of both actions: layer 4 checks it, ``action_json_schema`` describes it.
+
+``arguments`` is only known to be an object here: each tool checks its own arguments.
+"""
+
 _MAX_NAMED_FIELDS = 5
 
 
-def _field_set_error(obj: dict[str, Any], action_type: str) -> InvalidModelOutputError | None:
-    contract = _CONTRACT_FIELDS[action_type]
-    if len(obj) == len(contract) and all(name in obj for name in contract):
-        return None
+def _field_set_problem(obj: dict[str, Any], contract: Mapping[str, FieldKind]) -> str:
+    """``missing ...; unexpected ...``: how the field set differs from the contract's."""
     missing = [name for name in contract if name not in obj]
     unexpected = [name for name in obj if name not in contract]
-    if not missing and not unexpected:
-        return None
     parts = []
     if missing:
         parts.append("missing " + ", ".join(missing))
     if unexpected:
         # Name a few: a reply with thousands of extra keys must not produce a huge message.
-        named = ", ".join(preview(name) for name in unexpected[:_MAX_NAMED_FIELDS])
+        named = ", ".join(quote(name) for name in unexpected[:_MAX_NAMED_FIELDS])
         more = len(unexpected) - _MAX_NAMED_FIELDS
         parts.append(f"unexpected {named}" + (f" and {more} more" if more > 0 else ""))
-    expected = "exactly " + ", ".join(contract)
-    return InvalidModelOutputError(
-        f"{action_type} fields do not match the contract: {'; '.join(parts)} (expected {expected})",
-        layer=ValidationLayer.FIELDS,
-        expected=expected,
-        found="; ".join(parts),
-    )
+    return "; ".join(parts)
 
 
-def _field_type_error(obj: dict[str, Any], error: ValidationError) -> InvalidModelOutputError:
-    # Report the first problem in contract order; one clear correction beats a list of five.
-    detail = error.errors(include_url=False)[0]
-    name = str(detail["loc"][0])
-    value = obj.get(name)
-    if detail["type"] in ("string_too_short", "value_error"):
-        message, expected = f"{name} must not be blank", "a non-blank string"
-    else:
-        wanted = _TYPE_NAMES.get(name, "a string")
-        message, expected = f"{name} must be {wanted}", wanted
-    return InvalidModelOutputError(
-        f"{message}, found {describe_json_value(value)}",
-        layer=ValidationLayer.FIELDS,
-        expected=expected,
-        found=describe_json_value(value),
-    )
+def _field_problem(name: str, kind: FieldKind, value: Any, action_type: ActionType) -> tuple[str, str] | None:
+    """``(message, expected)`` when one field breaks its rule, else None. No value is coerced."""
+    if kind == "the action type" and value != action_type:
+        return f"{name} must be {action_type!r}", repr(action_type)
+    if kind == "a non-blank string" and not isinstance(value, str):
+        return f"{name} must be a string", "a string"
+    # str.strip() is the blank test the Kernel types use too, so the two never disagree.
+    if kind == "a non-blank string" and not value.strip():
+        return f"{name} must not be blank", "a non-blank string"
+    if kind == "an object" and not isinstance(value, dict):
+        return f"{name} must be an object", "an object"
+    return None
 
 
-def check_fields(obj: dict[str, Any], action_type: Literal["tool_call", "final_answer"]) -> Action:
+def _fields_error(message: str, expected: str, found: str) -> InvalidModelOutputError:
+    return InvalidModelOutputError(message, layer=ValidationLayer.FIELDS, expected=expected, found=found)
+
+
+def check_fields(obj: dict[str, Any], action_type: ActionType) -> Action:
     """Layer 4: the exact field set, then each field's type; ``arguments`` values are the tool's business."""
-    field_set_error = _field_set_error(obj, action_type)
-    if field_set_error is not None:
-        raise field_set_error
-    try:
-        payload = _PAYLOADS[action_type].model_validate(obj)
-    except ValidationError as error:
-        raise _field_type_error(obj, error) from None
-    if isinstance(payload, ToolCallPayload):
-        return ToolCall(call_id=payload.call_id, tool_name=payload.tool_name, arguments=dict(payload.arguments))
-    return FinalAnswer(content=payload.content)
+    contract = CONTRACTS[action_type]
+    if obj.keys() != contract.keys():
+        field_set_problem = _field_set_problem(obj, contract)
+        expected = "exactly " + ", ".join(contract)
+        message = f"{action_type} fields do not match the contract: {field_set_problem} (expected {expected})"
+        raise _fields_error(message, expected, field_set_problem)
+    # Report the first problem in contract order; one clear correction beats a list of five.
+    for name, kind in contract.items():
+        problem = _field_problem(name, kind, obj[name], action_type)
+        if problem is not None:
+            message, expected = problem
+            raise _fields_error(f"{message}, found {json_kind(obj[name])}", expected, json_kind(obj[name]))
+    if action_type == "tool_call":
+        return ToolCall(call_id=obj["call_id"], tool_name=obj["tool_name"], arguments=obj["arguments"])
+    return FinalAnswer(content=obj["content"])
+
+
+# --------------------------------------------------------------------------- the same contract as JSON Schema
+
+_SCHEMA_NAMES: Mapping[ActionType, str] = {"tool_call": "ToolCallPayload", "final_answer": "FinalAnswerPayload"}
+_SCHEMA_DESCRIPTIONS: Mapping[ActionType, str] = {
+    "tool_call": "The tool_call contract: exactly these four fields, strict types, nothing coerced.",
+    "final_answer": "The final_answer contract: exactly ``type`` and a non-blank ``content``.",
+}
+
+
+def _property_schema(name: str, kind: FieldKind, action_type: ActionType) -> dict[str, Any]:
+    title = name.replace("_", " ").title()
+    if kind == "the action type":
+        return {"const": action_type, "title": title, "type": "string"}
+    if kind == "a non-blank string":
+        # JSON Schema cannot say "not only whitespace"; minLength 1 is the closest it gets.
+        return {"minLength": 1, "title": title, "type": "string"}
+    return {"additionalProperties": True, "title": title, "type": "object"}
+
+
+def _action_schema(action_type: ActionType) -> dict[str, Any]:
+    contract = CONTRACTS[action_type]
+    return {
+        "additionalProperties": False,
+        "description": _SCHEMA_DESCRIPTIONS[action_type],
+        "properties": {name: _property_schema(name, kind, action_type) for name, kind in contract.items()},
+        "required": list(contract),
+        "title": _SCHEMA_NAMES[action_type],
+        "type": "object",
+    }
 
 
 def action_json_schema() -> dict[str, Any]:
-    """JSON Schema of the two action shapes, generated from the same models layer 4 uses.
+    """JSON Schema of the two action shapes, written from ``CONTRACTS``, the table layer 4 checks.
 
     Prompts and grammar-constrained decoding use this, so what a model is told can
     never drift from what the parser accepts.
     """
-    adapter: TypeAdapter[ToolCallPayload | FinalAnswerPayload] = TypeAdapter(
-        Annotated[ToolCallPayload | FinalAnswerPayload, Field(discriminator="type")]
-    )
-    return adapter.json_schema()
+    references = {action_type: f"#/$defs/{name}" for action_type, name in _SCHEMA_NAMES.items()}
+    return {
+        "$defs": {_SCHEMA_NAMES[action_type]: _action_schema(action_type) for action_type in sorted(CONTRACTS)},
+        "discriminator": {"mapping": dict(sorted(references.items())), "propertyName": "type"},
+        "oneOf": [{"$ref": references[action_type]} for action_type in CONTRACTS],
+    }
 
 
 # --------------------------------------------------------------------------- all four
@@ -217,5 +220,4 @@ def parse_json_action(raw_text: str) -> Action:
         action_type = check_action_type(obj)
         return check_fields(obj, action_type)
     except InvalidModelOutputError as error:
-        error.raw_text = raw_text
-        raise
+        raise error.with_raw_text(raw_text) from None

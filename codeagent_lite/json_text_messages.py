@@ -27,10 +27,12 @@ class ProviderMessage:
 
 
 def encode_json(value: Any) -> str:
-    """Encode exactly as the series' reference does, refusing NaN and Infinity.
+    """Our ``_encode_json``: the chapter calls it but does not show it, so these arguments are ours.
 
-    ``allow_nan=False`` matters: Python would otherwise write ``NaN``, which is not
-    JSON, into the history, and our own parser would then refuse to read it back.
+    Sorted keys and no spaces make the same history give the same prompt bytes;
+    ``ensure_ascii=False`` keeps Chinese readable and cheap in tokens. ``allow_nan=False``
+    matters too: Python would otherwise write ``NaN``, which is not JSON, into the
+    history, and our own parser would then refuse to read it back.
     """
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
 

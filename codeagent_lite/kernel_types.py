@@ -38,7 +38,7 @@ class MessageRole(StrEnum):
 def _require_text(owner: str, field_name: str, value: object, *, allow_blank: bool = False) -> None:
     # A wrong type is a programming error (TypeError); a blank value is a bad value (ValueError).
     if not isinstance(value, str):
-        raise TypeError(f"{owner}.{field_name} must be a str, not {type(value).__name__}")
+        raise TypeError(f"{owner}.{field_name} must be a string, found {type(value).__name__}")
     if not allow_blank and not value.strip():
         raise ValueError(f"{field_name} must not be blank")
 
@@ -46,10 +46,10 @@ def _require_text(owner: str, field_name: str, value: object, *, allow_blank: bo
 def _copy_object(owner: str, field_name: str, value: object) -> dict[str, Any]:
     # Deep-copied so that mutating the caller's dict later cannot rewrite recorded history.
     if not isinstance(value, dict):
-        raise TypeError(f"{owner}.{field_name} must be a dict, not {type(value).__name__}")
+        raise TypeError(f"{owner}.{field_name} must be a dict, found {type(value).__name__}")
     for key in value:
         if not isinstance(key, str):
-            raise TypeError(f"{owner}.{field_name} keys must be str, not {type(key).__name__}")
+            raise TypeError(f"{owner}.{field_name} keys must be strings, found {type(key).__name__}")
     copied: dict[str, Any] = _copy_json_like(value)
     return copied
 
@@ -57,12 +57,13 @@ def _copy_object(owner: str, field_name: str, value: object) -> dict[str, Any]:
 def _copy_json_like(value: Any) -> Any:
     # JSON-shaped data (dicts, lists, scalars) is copied directly: several times faster
     # than copy.deepcopy, which matters because every parsed tool call passes through here.
+    # Immutable leaves come first: they are most of the values and need no copy at all.
+    if isinstance(value, (str, int, float)) or value is None:
+        return value
     if isinstance(value, dict):
         return {key: _copy_json_like(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_copy_json_like(item) for item in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
     return copy.deepcopy(value)
 
 
@@ -77,6 +78,10 @@ class Message:
         # Accept the plain string "user" as well as MessageRole.USER; refuse unknown roles early.
         object.__setattr__(self, "role", MessageRole(self.role))
         _require_text("Message", "content", self.content)
+
+    def __repr__(self) -> str:
+        # The role as its plain string: Message(role='user', ...) reads better than <MessageRole.USER: 'user'>.
+        return f"Message(role={self.role.value!r}, content={self.content!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +119,7 @@ class ToolResult:
         _require_text("ToolResult", "call_id", self.call_id)
         _require_text("ToolResult", "content", self.content, allow_blank=True)
         if not isinstance(self.is_error, bool):
-            raise TypeError(f"ToolResult.is_error must be a bool, not {type(self.is_error).__name__}")
+            raise TypeError(f"ToolResult.is_error must be a bool, found {type(self.is_error).__name__}")
 
 
 @dataclass(frozen=True, slots=True)

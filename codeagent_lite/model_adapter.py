@@ -9,16 +9,20 @@ this small is what lets the Kernel stay ignorant of providers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Protocol
+from typing import Any, Protocol
 
+from .display import layer_label
 from .kernel_types import Action, HistoryItem, ToolSpec
 
 __all__ = [
+    "FakeModelAdapter",
+    "FakeModelExhaustedError",
     "InvalidModelOutputError",
     "ModelAdapter",
+    "ModelCall",
     "ModelCallBudget",
     "ModelProviderError",
     "ModelResponse",
@@ -27,12 +31,11 @@ __all__ = [
 ]
 
 
-def _require_count(owner: str, field_name: str, value: object, *, minimum: int) -> None:
+def _require_whole_number(field_name: str, value: object) -> int:
     # bool is an int in Python; True tokens is a bug, not a count.
     if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{owner}.{field_name} must be an int, not {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{field_name} must be >= {minimum}, got {value}")
+        raise TypeError(f"{field_name} must be an integer, found {type(value).__name__}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +46,11 @@ class TokenUsage:
     output_tokens: int
 
     def __post_init__(self) -> None:
-        _require_count("TokenUsage", "input_tokens", self.input_tokens, minimum=0)
-        _require_count("TokenUsage", "output_tokens", self.output_tokens, minimum=0)
+        # The series' own wording, so a learner's messages and ours read the same.
+        if _require_whole_number("input_tokens", self.input_tokens) < 0:
+            raise ValueError(f"input_tokens must not be negative, found {self.input_tokens}")
+        if _require_whole_number("output_tokens", self.output_tokens) < 0:
+            raise ValueError(f"output_tokens must not be negative, found {self.output_tokens}")
 
     @property
     def total_tokens(self) -> int:
@@ -62,7 +68,8 @@ class ModelCallBudget:
     max_output_tokens: int
 
     def __post_init__(self) -> None:
-        _require_count("ModelCallBudget", "max_output_tokens", self.max_output_tokens, minimum=1)
+        if _require_whole_number("max_output_tokens", self.max_output_tokens) <= 0:
+            raise ValueError(f"max_output_tokens must be positive, found {self.max_output_tokens}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +109,7 @@ class ValidationLayer(IntEnum):
 
     @property
     def title(self) -> str:
+        """The layer's name as the ladder and every message show it."""
         return _LAYER_TITLES[self]
 
 
@@ -117,46 +125,118 @@ class InvalidModelOutputError(ValueError):
     """The model answered, but its text is not a valid action.
 
     ``str(error)`` is short on purpose: it is meant to be sent back to the model as a
-    correction. The structured attributes say which layer refused the text, what that
-    layer expected, what it found instead and (for syntax errors) where. ``usage`` is
-    set by the adapter, because a rejected reply has still been paid for.
+    correction. The attributes say which layer refused the text (always one of the four),
+    what that layer expected, what it found instead and (for syntax errors) where.
+
+    Context is added by copies, never by assignment: the parser adds ``raw_text`` with
+    ``with_raw_text`` and the adapter adds the ``usage`` a rejected reply still cost with
+    ``with_usage``, so an error that was already raised or logged never changes.
     """
 
     def __init__(
         self,
         message: str,
         *,
+        layer: ValidationLayer,
         usage: TokenUsage | None = None,
-        layer: ValidationLayer | None = None,
         raw_text: str | None = None,
         expected: str | None = None,
         found: str | None = None,
         line: int | None = None,
         column: int | None = None,
     ) -> None:
+        if not isinstance(layer, ValidationLayer):
+            raise TypeError(f"layer must be a ValidationLayer, found {type(layer).__name__}")
         super().__init__(message)
         self.message = message
-        self.usage = usage
         self.layer = layer
+        self.usage = usage
         self.raw_text = raw_text
         self.expected = expected
         self.found = found
         self.line = line
         self.column = column
 
+    def _fields(self) -> dict[str, Any]:
+        return {
+            "layer": self.layer,
+            "usage": self.usage,
+            "raw_text": self.raw_text,
+            "expected": self.expected,
+            "found": self.found,
+            "line": self.line,
+            "column": self.column,
+        }
+
     def with_usage(self, usage: TokenUsage) -> InvalidModelOutputError:
         """A copy of this error that also records the tokens the failed call spent."""
-        return InvalidModelOutputError(
-            self.message,
-            usage=usage,
-            layer=self.layer,
-            raw_text=self.raw_text,
-            expected=self.expected,
-            found=self.found,
-            line=self.line,
-            column=self.column,
-        )
+        return InvalidModelOutputError(self.message, **{**self._fields(), "usage": usage})
+
+    def with_raw_text(self, raw_text: str) -> InvalidModelOutputError:
+        """A copy of this error that also keeps the whole text it refused (the message quotes only a bit)."""
+        return InvalidModelOutputError(self.message, **{**self._fields(), "raw_text": raw_text})
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The keyword-only fields would be lost by the default pickling of exceptions.
+        return (_rebuild_invalid_output_error, (self.message, self._fields()))
 
     def __repr__(self) -> str:
-        layer = f"layer {int(self.layer)} ({self.layer.title})" if self.layer is not None else "layer unknown"
-        return f"InvalidModelOutputError({self.message!r}, {layer}, usage={self.usage!r})"
+        return f"InvalidModelOutputError({self.message!r}, {layer_label(self.layer)}, usage={self.usage!r})"
+
+
+def _rebuild_invalid_output_error(message: str, fields: dict[str, Any]) -> InvalidModelOutputError:
+    return InvalidModelOutputError(message, **fields)
+
+
+# --------------------------------------------------------------------------- the previous chapter's fake model
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """What the Kernel passed to a model adapter for one call, as ``FakeModelAdapter`` records it."""
+
+    history: tuple[HistoryItem, ...]
+    tools: tuple[ToolSpec, ...]
+    budget: ModelCallBudget
+
+
+class FakeModelExhaustedError(RuntimeError):
+    """The fake model was asked more often than it has outcomes for."""
+
+    def __init__(self) -> None:
+        super().__init__("fake model has no configured outcome left")
+
+
+ModelOutcome = ModelResponse | ModelProviderError | InvalidModelOutputError
+
+
+class FakeModelAdapter:
+    """The previous chapter's test double: replays prepared outcomes, one per call.
+
+    A ``ModelResponse`` is returned, an error is raised; every call is recorded as a
+    ``ModelCall`` so a test can check what the Kernel asked.
+    """
+
+    def __init__(self, outcomes: Iterable[ModelOutcome]) -> None:
+        self._outcomes = list(outcomes)
+        for outcome in self._outcomes:
+            if not isinstance(outcome, (ModelResponse, ModelProviderError, InvalidModelOutputError)):
+                raise TypeError(
+                    "an outcome must be a ModelResponse, ModelProviderError or InvalidModelOutputError, "
+                    f"found {type(outcome).__name__}"
+                )
+        self.calls: list[ModelCall] = []
+
+    def complete(
+        self,
+        history: Sequence[HistoryItem],
+        tools: Sequence[ToolSpec],
+        budget: ModelCallBudget,
+    ) -> ModelResponse:
+        if len(self.calls) >= len(self._outcomes):
+            raise FakeModelExhaustedError
+        outcome = self._outcomes[len(self.calls)]
+        self.calls.append(ModelCall(tuple(history), tuple(tools), budget))
+        if isinstance(outcome, ModelResponse):
+            return outcome
+        raise outcome

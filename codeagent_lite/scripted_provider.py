@@ -45,7 +45,8 @@ class ScriptedProvider:
         for reply in replies:
             if not isinstance(reply, (str, ProviderResponse, ProviderError)):
                 raise TypeError(
-                    f"a scripted reply must be str, ProviderResponse or ProviderError, not {type(reply).__name__}"
+                    "a scripted reply must be a string, a ProviderResponse or a ProviderError, "
+                    f"found {type(reply).__name__}"
                 )
         self._replies = list(replies)
         self.calls: list[ProviderCall] = []

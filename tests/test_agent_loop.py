@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,7 @@ def test_tool_call_result_then_final_answer(tools: tuple[Tool, ...]) -> None:
     assert transcript.stop_reason is StopReason.FINAL_ANSWER
     assert transcript.final_answer == "notes.txt has 2 lines."
     assert kinds(transcript) == [StepKind.ACTION, StepKind.TOOL_RESULT, StepKind.ACTION]
-    result = transcript.steps[1].tool_result
+    result = transcript.steps[1].result
     assert result == ToolResult("call_1", "buy milk\nfix bug\n", is_error=False)
     assert transcript.history == (
         Message(MessageRole.SYSTEM, "Be brief."),
@@ -206,25 +207,25 @@ def test_correction_message_never_echoes_a_huge_reply() -> None:
     assert "blah blah blah blah blah blah" not in message
 
 
-class _LayerlessAdapter:
-    """An adapter that refuses without naming a layer, as a third-party adapter might."""
+class _TextlessAdapter:
+    """An adapter that refuses without recording the raw text, as a third-party adapter might."""
 
     def complete(self, history: Sequence[Any], tools: Sequence[ToolSpec], budget: ModelCallBudget) -> Any:
-        raise InvalidModelOutputError("something odd", usage=TokenUsage(3, 1))
+        raise InvalidModelOutputError("something odd", layer=ValidationLayer.FIELDS, usage=TokenUsage(3, 1))
 
 
-def test_rejection_without_layer_or_raw_text_is_still_reported(tools: tuple[Tool, ...]) -> None:
-    transcript = run_agent(_LayerlessAdapter(), tools, "Go", max_consecutive_rejections=0)
+def test_rejection_without_raw_text_is_still_reported(tools: tuple[Tool, ...]) -> None:
+    transcript = run_agent(_TextlessAdapter(), tools, "Go", max_consecutive_rejections=0)
     assert transcript.stop_reason is StopReason.TOO_MANY_REJECTIONS
     assert transcript.usage == TokenUsage(3, 1)
     text = transcript.render()
-    assert "[1] model call 1 · rejected · 3 in + 1 out tokens" in text
+    assert "[1] model call 1 · rejected at layer 4 (fields and types) · 3 in + 1 out = 4 tokens" in text
     assert "    ✘ something odd" in text
 
 
-def test_correction_message_without_a_layer() -> None:
-    message = correction_message(InvalidModelOutputError("something odd"))
-    assert message.startswith("Your last reply was rejected at validation: something odd.")
+def test_correction_message_without_expected_and_found() -> None:
+    message = correction_message(InvalidModelOutputError("something odd", layer=ValidationLayer.FIELDS))
+    assert message.startswith("Your last reply was rejected at layer 4 (fields and types): something odd.")
     assert "Expected" not in message
 
 
@@ -349,7 +350,7 @@ def test_reusing_the_id_of_a_rejected_call_is_allowed(tools: tuple[Tool, ...]) -
 def test_unknown_tool_gets_an_error_result_naming_the_tools(tools: tuple[Tool, ...]) -> None:
     transcript, _ = run([tool_call("c1", "delete_everything"), final("sorry")], tools)
     assert transcript.stop_reason is StopReason.FINAL_ANSWER
-    result = transcript.steps[1].tool_result
+    result = transcript.steps[1].result
     assert result == ToolResult(
         "c1", "unknown tool 'delete_everything'; available tools: list_files, read_file", is_error=True
     )
@@ -358,7 +359,7 @@ def test_unknown_tool_gets_an_error_result_naming_the_tools(tools: tuple[Tool, .
 
 def test_tool_refusal_becomes_an_error_result(tools: tuple[Tool, ...]) -> None:
     transcript, _ = run([tool_call("c1", path="../../etc/passwd"), final("refused")], tools)
-    result = transcript.steps[1].tool_result
+    result = transcript.steps[1].result
     assert result is not None and result.is_error and result.call_id == "c1"
     assert "contains '..'" in result.content
 
@@ -372,7 +373,7 @@ def test_a_crashing_tool_becomes_an_error_result() -> None:
         raise KeyError("missing")
 
     transcript, _ = run([tool_call("c1", "explode"), final("ok")], [_tool("explode", explode)])
-    assert transcript.steps[1].tool_result == ToolResult(
+    assert transcript.steps[1].result == ToolResult(
         "c1", "tool 'explode' failed: KeyError: 'missing'", is_error=True
     )
     assert transcript.stop_reason is StopReason.FINAL_ANSWER
@@ -400,11 +401,21 @@ def test_empty_tool_output_is_a_valid_result() -> None:
 
 
 @pytest.mark.parametrize(
-    "options",
-    [{"max_steps": 0}, {"max_steps": True}, {"max_consecutive_rejections": -1}, {"max_consecutive_rejections": 1.5}],
+    ("options", "error", "message"),
+    [
+        ({"max_steps": 0}, ValueError, "max_steps must be at least 1, found 0"),
+        ({"max_steps": True}, TypeError, "max_steps must be an int, found bool"),
+        ({"max_steps": "3"}, TypeError, "max_steps must be an int, found str"),
+        ({"max_consecutive_rejections": -1}, ValueError, "max_consecutive_rejections must be at least 0, found -1"),
+        ({"max_consecutive_rejections": 1.5}, TypeError, "max_consecutive_rejections must be an int, found float"),
+        ({"max_tool_result_chars": 0}, ValueError, "max_tool_result_chars must be at least 1, found 0"),
+    ],
 )
-def test_bad_limits_are_refused(tools: tuple[Tool, ...], options: dict[str, Any]) -> None:
-    with pytest.raises(ValueError):
+def test_bad_limits_are_refused(
+    tools: tuple[Tool, ...], options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    """A wrong type is a TypeError, a wrong value a ValueError, both saying what came instead."""
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
         run([final("x")], tools, **options)
 
 
@@ -427,7 +438,7 @@ def test_render_shows_each_step_with_verdicts_and_usage(tools: tuple[Tool, ...])
     text = run(replies, tools)[0].render()
     assert text.splitlines() == [
         "task: How many lines does notes.txt have?",
-        "[1] model call 1 · rejected at layer 4 (fields and types) · 10 in + 4 out tokens",
+        "[1] model call 1 · rejected at layer 4 (fields and types) · 10 in + 4 out = 14 tokens",
         """    raw reply: '{"type": "final_answer", "content": 3}'""",
         "    ✔ layer 1  JSON syntax       passed",
         "    ✔ layer 2  top-level object  passed",
@@ -437,18 +448,18 @@ def test_render_shows_each_step_with_verdicts_and_usage(tools: tuple[Tool, ...])
         "    correction sent: Your last reply was rejected at layer 4 (fields and types): content must be a string, "
         "found the number 3. Reply with exactly one JSON object and nothing "
         'else: a "tool_call" or a "final_answer" with exactly the fields shown before.',
-        "[2] model call 2 · action · 20 in + 6 out tokens",
+        "[2] model call 2 · action · 20 in + 6 out = 26 tokens",
         "    ✔ all four layers passed",
         "    => ToolCall(call_id='c1', tool_name='read_file', arguments={'path': 'notes.txt'})",
         "[3] tool result · call_id='c1' · ok",
         "    buy milk",
         "    fix bug",
-        "[4] model call 3 · action · 30 in + 2 out tokens",
+        "[4] model call 3 · action · 30 in + 2 out = 32 tokens",
         "    ✔ all four layers passed",
         "    => FinalAnswer(content='2 lines')",
         "stopped: final answer (after 3 model calls)",
         "final answer: 2 lines",
-        "usage: 60 input + 12 output = 72 tokens over 3 model calls (1 rejected)",
+        "usage: 60 in + 12 out = 72 tokens over 3 model calls (1 rejected)",
     ]
 
 

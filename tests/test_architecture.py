@@ -39,9 +39,10 @@ CHAPTER_MODULES = (
 ENTRY_MODULES = ("__init__", "__main__", "cli")
 ROOMS = ("agent", "providers", "workbook")
 
-# What a provider may take from the chapter: the protocol's own types, and the action
-# contract it describes to its model.
+# What a provider may take from the chapter: the protocol's own types, the action
+# contract it describes to its model, and the one way untrusted text is shown (display).
 PROVIDER_ALLOWED_NAMES = {
+    "display": {"json_kind", "printable", "quote", "shorten", "shorten_counted"},
     "json_text_adapter": {"ProviderError", "ProviderResponse", "TextProvider"},
     "json_text_messages": {"ProviderMessage", "encode_json"},
     "kernel_types": {"ToolSpec"},

@@ -210,7 +210,7 @@ def test_parse_script_single_object_is_one_line_reply() -> None:
 
 
 def test_parse_script_refuses_other_items() -> None:
-    with pytest.raises(UsageError, match="script item 2 must be a string or an object, not int"):
+    with pytest.raises(UsageError, match="script item 2 must be a string or an object, found the number 3"):
         parse_script('["ok", 3]')
     with pytest.raises(UsageError, match="no replies"):
         parse_script("[]")

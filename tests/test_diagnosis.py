@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codeagent_lite.diagnosis import Diagnosis, LayerStatus, describe_action, diagnose, format_ladder
+from codeagent_lite.diagnosis import ACTION_CHARS, LayerStatus, describe_action, diagnose, format_ladder
 from codeagent_lite.json_action_parser import parse_json_action
 from codeagent_lite.kernel_types import FinalAnswer, ToolCall
 from codeagent_lite.model_adapter import InvalidModelOutputError, ValidationLayer
@@ -87,8 +87,18 @@ def test_describe_action() -> None:
         describe_action("not an action")  # type: ignore[arg-type]
 
 
-def test_diagnosis_is_a_frozen_value() -> None:
-    diagnosis = diagnose("{}")
-    assert isinstance(diagnosis, Diagnosis)
-    with pytest.raises(AttributeError):
-        diagnosis.action = FinalAnswer("x")  # type: ignore[misc]
+def test_a_long_accepted_action_is_shortened_in_the_ladder() -> None:
+    text = '{"type":"tool_call","call_id":"c","tool_name":"write_file","arguments":{"text":"' + "x" * 5000 + '"}}'
+    diagnosis = diagnose(text)
+    assert diagnosis.accepted
+    shown = describe_action(diagnosis.action)  # type: ignore[arg-type]
+    assert len(shown) == ACTION_CHARS and shown.endswith("…")
+    assert shown.startswith("ToolCall(call_id='c', tool_name='write_file', arguments={'text': 'xxx")
+    last_line = format_ladder(diagnosis).splitlines()[-1]
+    assert last_line == "=> " + shown
+
+
+def test_the_failed_layer_keeps_the_raw_text_and_the_caller_error_is_untouched() -> None:
+    diagnosis = diagnose("[1]")
+    assert diagnosis.error is not None and diagnosis.error.raw_text == "[1]"
+    assert diagnosis.rejected_by is ValidationLayer.TOP_LEVEL_OBJECT

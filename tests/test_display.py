@@ -98,3 +98,28 @@ def test_layer_label_and_usage_text() -> None:
     assert layer_label(ValidationLayer.FIELDS) == "layer 4 (fields and types)"
     assert usage_text(TokenUsage(12, 3)) == "12 in + 3 out = 15 tokens"
     assert usage_text(None) == "usage unknown"
+
+
+def test_the_smallest_limits_still_work() -> None:
+    assert shorten("abc", 1) == "…"
+    assert shorten("a", 1) == "a"
+    assert shorten_counted("abc", 1) == "a… [2 more characters]"
+
+
+def test_printable_keeps_wide_spaces_and_escapes_each_range_its_own_way() -> None:
+    assert printable("标题\u3000正文\u00a0end") == "标题\u3000正文\u00a0end"
+    assert printable("\x1b\u200e\U000e0001") == "\\x1b\\u200e\\U000e0001"
+
+
+def test_json_kind_names_a_value_json_cannot_hold_by_its_type() -> None:
+    assert json_kind({1, 2}) == "set"
+    assert json_kind(b"x") == "bytes"
+
+
+def test_quote_keeps_as_much_as_fits_exactly() -> None:
+    assert quote("ab", 4) == "'ab'"  # exactly the limit: nothing is cut
+    assert quote("abcdef", 6) == "'abc'…"
+    assert quote("abcdefgh", 7) == "'abcd'…"
+    with pytest.raises(ValueError) as caught:
+        quote("x", 3)
+    assert str(caught.value) == "limit must be at least 4, found 3"

@@ -119,8 +119,8 @@ def test_the_view_escapes_html_typed_by_the_learner() -> None:
     ("arguments", "status"),
     [
         ("{", "✘ Not added: arguments is not valid JSON: Expecting property name enclosed in double quotes"),
-        ('["README.md"]', "✘ Not added: arguments must be a JSON object {...}, not list"),
-        ('"README.md"', "✘ Not added: arguments must be a JSON object {...}, not str"),
+        ('["README.md"]', "✘ Not added: arguments must be a JSON object {...}, found an array"),
+        ('"README.md"', "✘ Not added: arguments must be a JSON object {...}, found the string 'README.md'"),
         ('{"limit": NaN}', "✘ Not added: the encoder refuses it (Out of range float values are not JSON compliant"),
         ('{"limit": Infinity}', "✘ Not added: the encoder refuses it (Out of range float values"),
     ],
@@ -203,7 +203,7 @@ def test_an_unencodable_starting_history_is_refused_at_once() -> None:
 def test_describe_item_shows_the_role_as_plain_text() -> None:
     assert describe_item(Message("assistant", "ok")) == "Message(role='assistant', content='ok')"
     assert describe_item(ToolResult("c", "x", is_error=True)) == "ToolResult(call_id='c', content='x', is_error=True)"
-    with pytest.raises(TypeError, match="not a history item: str"):
+    with pytest.raises(TypeError, match=r"^a history item must be a Message, ToolCall or ToolResult, found str$"):
         describe_item("hello")  # type: ignore[arg-type]
 
 

@@ -351,7 +351,7 @@ def _adapter(on_invalid: str, *, wrap_provider_error: bool = True) -> type:
                 if on_invalid == "reraise":
                     raise
                 if on_invalid == "new error":
-                    raise InvalidModelOutputError(str(error), usage=usage) from error
+                    raise InvalidModelOutputError(str(error), layer=error.layer, usage=usage) from error
                 if on_invalid == "zero usage":
                     raise error.with_usage(TokenUsage(0, 0)) from error
                 if on_invalid == "swallow":
@@ -366,7 +366,7 @@ def _adapter(on_invalid: str, *, wrap_provider_error: bool = True) -> type:
     [
         (_adapter("reraise"), "carries usage=None"),
         (_adapter("zero usage"), "must carry TokenUsage(80, 7)"),
-        (_adapter("new error"), "lost the parser's layer"),
+        (_adapter("new error"), "lost the raw text the parser recorded"),
         (_adapter("swallow"), "must raise InvalidModelOutputError"),
         (_adapter("keep", wrap_provider_error=False), "a ProviderError escaped"),
     ],

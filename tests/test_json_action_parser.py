@@ -1,4 +1,4 @@
-"""The four-layer parser: a table of every rejection the issue lists, and the accepted shapes."""
+"""The four-layer parser: a table of every kind of rejection, and the accepted shapes."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ from typing import Any
 import pytest
 
 from codeagent_lite.json_action_parser import (
-    FinalAnswerPayload,
-    ToolCallPayload,
     action_json_schema,
     check_action_type,
     check_fields,
@@ -147,7 +145,252 @@ def test_longest_accepted_integer() -> None:
 def test_a_non_string_is_refused_at_layer_1_not_crashed_on() -> None:
     error = rejection(b'{"type":"final_answer","content":"x"}')
     assert error.layer is ValidationLayer.JSON_SYNTAX
-    assert "bytes" in error.message
+    assert error.message == "model output must be valid JSON: the reply must be a string, found bytes"
+    assert (error.expected, error.found) == ("a string", "bytes")
+
+
+def test_many_small_sibling_arrays_are_not_deep_nesting() -> None:
+    # 120 arrays side by side nest two levels deep, not 121: each "]" closes one level again.
+    arguments = {f"list_{i}": [i] for i in range(120)}
+    text = json.dumps({"type": "tool_call", "call_id": "c", "tool_name": "t", "arguments": arguments})
+    assert parse_json_action(text) == ToolCall("c", "t", arguments)
+    closed_then_deep = "[" + "[]," * 150 + "[" * 99 + "]" * 99 + "]"
+    assert check_json_syntax(closed_then_deep) is not None
+    error = rejection("[" + "[]," * 150 + "[" * 100 + "]" * 100 + "]")
+    assert error.column == 1 + 450 + 100
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "code"),
+    [
+        ('{"type":"tool_call","call_id":"\\ud800","tool_name":"t","arguments":{}}', 31, "D800"),
+        ('{"type":"final_answer","content":"a\\uDFFFb"}', 34, "DFFF"),
+        ('{"type":"final_answer","content":"x","\\ud83d":1}', 38, "D83D"),
+        ('["ok \\ud83d\\ude00", "\\udc00\\ud800"]', 21, "DC00"),
+        ('{"type":"tool_call","call_id":"\ud800","tool_name":"t","arguments":{}}', 32, "D800"),
+        ('{"type":"final_answer","content":"\udfff"', 35, "DFFF"),
+    ],
+    ids=["escaped high", "escaped low", "escaped key", "reversed pair", "raw high", "raw low, cut off"],
+)
+def test_a_lone_surrogate_is_refused_at_layer_1(text: str, column: int, code: str) -> None:
+    error = rejection(text)
+    assert error.layer is ValidationLayer.JSON_SYNTAX
+    assert error.message == (
+        f"model output must be valid JSON: lone surrogate U+{code} cannot be encoded as UTF-8 "
+        f"at line 1, column {column}"
+    )
+    assert error.found == f"a lone U+{code}"
+    assert "valid Unicode" in str(error.expected)
+    error.message.encode("utf-8")  # the message itself can always be sent on
+
+
+def test_a_surrogate_pair_and_an_escaped_backslash_are_fine() -> None:
+    assert check_json_syntax('"\\\\ud800 \\ud83d\\ude00"') == "\\ud800 \U0001f600"
+    assert check_json_syntax('["\\\\ud800", "\\u00e9"]') == ["\\ud800", "é"]
+
+
+def test_check_fields_refuses_a_type_that_does_not_match_the_contract() -> None:
+    with pytest.raises(InvalidModelOutputError) as caught:
+        check_fields({"type": "final_answer", "call_id": "c", "tool_name": "t", "arguments": {}}, "tool_call")
+    assert caught.value.message == "type must be 'tool_call', found the string 'final_answer'"
+    assert caught.value.layer is ValidationLayer.FIELDS
+
+
+def test_each_refusal_is_a_new_error_carrying_the_raw_text() -> None:
+    first, second = rejection("[1]"), rejection("[1]")
+    assert first is not second
+    assert first.raw_text == "[1]"
+
+
+# Exact wording of every layer-1 classifier, so a reworded message is a decision, not an accident.
+# (case id, text, message, expected, found)
+EXACT_LAYER_1: list[tuple[str, str, str, str, str]] = [
+    (
+        "fence",
+        '```json\n{"type":"final_answer","content":"x"}\n```',
+        "model output must be valid JSON: the reply is wrapped in a markdown code fence; send the bare JSON without ``` lines at line 1, column 1",  # noqa: E501
+        "a JSON value such as {...}",
+        '\'```json\\n{"type":"fin\'…',
+    ),
+    (
+        "bom",
+        "\ufeff{}",
+        "model output must be valid JSON: the reply starts with a byte-order mark (U+FEFF) at line 1, column 1",
+        "the JSON value itself",
+        "U+FEFF",
+    ),
+    ("empty", "", "model output must be valid JSON: the reply is empty", "one JSON value", "empty text"),
+    ("whitespace", " \n", "model output must be valid JSON: the reply is empty", "one JSON value", "only whitespace"),
+    (
+        "prose before",
+        'Sure! Here it is: {"type":"final_answer","content":"x"}',
+        "model output must be valid JSON: text before the JSON value; the reply must start with the JSON itself, found 'Sure! Here it is: {\"t'… at line 1, column 1",  # noqa: E501
+        "a JSON value such as {...}",
+        "'Sure! Here it is: {\"t'…",
+    ),
+    (
+        "prose only",
+        "I cannot help with that.",
+        "model output must be valid JSON: the reply is not JSON, found 'I cannot help with th'… at line 1, column 1",
+        "a JSON value such as {...}",
+        "'I cannot help with th'…",
+    ),
+    (
+        "text after",
+        '{"a":1}\nHope this helps!',
+        "model output must be valid JSON: text after the JSON value at line 2, column 1",
+        "nothing after the JSON value",
+        "'Hope this helps!'",
+    ),
+    (
+        "comment after",
+        '{"a":1} # done',
+        "model output must be valid JSON: text after the JSON value (comments are not allowed in JSON) at line 1, column 9",  # noqa: E501
+        "nothing after the JSON value",
+        "'# done'",
+    ),
+    (
+        "fence after",
+        '{"a":1}\n```',
+        "model output must be valid JSON: text after the JSON value (a markdown code fence?) at line 2, column 1",
+        "nothing after the JSON value",
+        "'```'",
+    ),
+    (
+        "two values",
+        '{"a":1} {"b":2}',
+        "model output must be valid JSON: more than one JSON value; the second one starts at line 1, column 9",
+        "exactly one JSON value",
+        "another value '{\"b\":2}'",
+    ),
+    (
+        "single quote",
+        "{'a': 1}",
+        "model output must be valid JSON: single quotes are not JSON; strings and keys need double quotes at line 1, column 2",  # noqa: E501
+        'a double quote (")',
+        "a single quote (')",
+    ),
+    (
+        "hash comment",
+        '{"a":1, # why\n"b":2}',
+        "model output must be valid JSON: comments are not allowed in JSON at line 1, column 9",
+        "JSON",
+        "'# why\\n\"b\":2}'",
+    ),
+    (
+        "slash comment",
+        '{/* c */"a":1}',
+        "model output must be valid JSON: comments are not allowed in JSON at line 1, column 2",
+        "JSON",
+        "'/* c */\"a\":1}'",
+    ),
+    (
+        "trailing comma",
+        "[1,2,\n]",
+        "model output must be valid JSON: trailing comma before ']' at line 2, column 1",
+        "another item after the comma",
+        "']'",
+    ),
+    (
+        "comma then word",
+        "[1, x]",
+        "model output must be valid JSON: expected value, found 'x]' at line 1, column 5",
+        "value",
+        "'x]'",
+    ),
+    (
+        "control char",
+        '{"a":"x\ty"}',
+        "model output must be valid JSON: raw control character U+0009 inside a string (escape it, e.g. \\n) at line 1, column 8",  # noqa: E501
+        "an escaped control character",
+        "raw U+0009",
+    ),
+    (
+        "bad escape",
+        '{"a":"\\x41"}',
+        "model output must be valid JSON: invalid escape sequence in a string at line 1, column 7",
+        'one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX',
+        "'\\\\x41\"}'",
+    ),
+    (
+        "cut off",
+        '{"a":"b',
+        "model output must be valid JSON: the reply ends before the JSON value is complete; it looks cut off (usually max_output_tokens was reached); the text ends at line 1, column 8",  # noqa: E501
+        "a complete JSON value",
+        "the end of the text",
+    ),
+    (
+        "missing colon",
+        '{"a" 1}',
+        "model output must be valid JSON: expected ':' delimiter, found '1}' at line 1, column 6",
+        "':' delimiter",
+        "'1}'",
+    ),
+    (
+        "unquoted key",
+        "{a: 1}",
+        "model output must be valid JSON: expected property name in double quotes, found 'a: 1}' at line 1, column 2",
+        "property name in double quotes",
+        "'a: 1}'",
+    ),
+    (
+        "python literal",
+        '{"a": True}',
+        "model output must be valid JSON: expected value, found 'True}' at line 1, column 7",
+        "value",
+        "'True}'",
+    ),
+    (
+        "NaN",
+        '{"a":NaN}',
+        "model output must be valid JSON: NaN is not a JSON number (non-finite numbers are not allowed) at line 1, column 6",  # noqa: E501
+        "a finite JSON number",
+        "'NaN'",
+    ),
+    (
+        "big float",
+        "[1e400]",
+        "model output must be valid JSON: the number '1e400' is too large for a finite float at line 1, column 2",
+        "a finite JSON number",
+        "'1e400'",
+    ),
+    (
+        "long int",
+        "[99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999]",
+        "model output must be valid JSON: an integer with 4301 digits is too long (at most 4300) at line 1, column 2",
+        "a finite JSON number",
+        "'999999999999999999999'…",
+    ),
+    (
+        "duplicate",
+        '{"a":1,"a":2}',
+        "model output must be valid JSON: duplicate key 'a' in one object at line 1, column 8",
+        "each key at most once per object",
+        "a second 'a'",
+    ),
+    (
+        "deep",
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+        "model output must be valid JSON: nesting is deeper than 100 levels at line 1, column 101",
+        "at most 100 nested objects or arrays",
+        "more than 100",
+    ),
+    (
+        "deep string top",
+        '"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["',
+        "model output must be an object, found the string '[[[[[[[[[[[[[[[[[[[[['…",
+        "a JSON object {...}",
+        "the string '[[[[[[[[[[[[[[[[[[[[['…",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "expected", "found"), [case[1:] for case in EXACT_LAYER_1], ids=[c[0] for c in EXACT_LAYER_1]
+)
+def test_exact_wording_of_each_refusal(text: str, message: str, expected: str, found: str) -> None:
+    error = rejection(text)
+    assert (error.message, error.expected, error.found) == (message, expected, found)
 
 
 def test_no_repairs_are_attempted() -> None:
@@ -374,6 +617,80 @@ def test_schema_describes_both_shapes() -> None:
     assert set(definitions["FinalAnswerPayload"]["required"]) == {"type", "content"}
 
 
-def test_payload_models_are_strict() -> None:
-    assert ToolCallPayload.model_config.get("strict") is True
-    assert FinalAnswerPayload.model_config.get("extra") == "forbid"
+def test_schema_lists_the_fields_layer_4_checks_in_the_same_order() -> None:
+    schema = action_json_schema()
+    definitions = schema["$defs"]
+    assert list(definitions["ToolCallPayload"]["properties"]) == ["type", "call_id", "tool_name", "arguments"]
+    assert definitions["ToolCallPayload"]["properties"]["type"]["const"] == "tool_call"
+    assert definitions["FinalAnswerPayload"]["properties"]["type"]["const"] == "final_answer"
+    assert definitions["ToolCallPayload"]["properties"]["arguments"]["type"] == "object"
+    assert definitions["ToolCallPayload"]["properties"]["call_id"] == {
+        "minLength": 1,
+        "title": "Call Id",
+        "type": "string",
+    }
+    assert definitions["FinalAnswerPayload"]["additionalProperties"] is False
+    assert [option["$ref"] for option in schema["oneOf"]] == ["#/$defs/ToolCallPayload", "#/$defs/FinalAnswerPayload"]
+
+
+# The schema is what prompts and grammar-constrained decoding tell a model: every key of it is pinned.
+EXPECTED_SCHEMA = {
+    "$defs": {
+        "FinalAnswerPayload": {
+            "additionalProperties": False,
+            "description": "The final_answer contract: exactly ``type`` and a non-blank ``content``.",
+            "properties": {
+                "type": {"const": "final_answer", "title": "Type", "type": "string"},
+                "content": {"minLength": 1, "title": "Content", "type": "string"},
+            },
+            "required": ["type", "content"],
+            "title": "FinalAnswerPayload",
+            "type": "object",
+        },
+        "ToolCallPayload": {
+            "additionalProperties": False,
+            "description": "The tool_call contract: exactly these four fields, strict types, nothing coerced.",
+            "properties": {
+                "type": {"const": "tool_call", "title": "Type", "type": "string"},
+                "call_id": {"minLength": 1, "title": "Call Id", "type": "string"},
+                "tool_name": {"minLength": 1, "title": "Tool Name", "type": "string"},
+                "arguments": {"additionalProperties": True, "title": "Arguments", "type": "object"},
+            },
+            "required": ["type", "call_id", "tool_name", "arguments"],
+            "title": "ToolCallPayload",
+            "type": "object",
+        },
+    },
+    "discriminator": {
+        "mapping": {"final_answer": "#/$defs/FinalAnswerPayload", "tool_call": "#/$defs/ToolCallPayload"},
+        "propertyName": "type",
+    },
+    "oneOf": [{"$ref": "#/$defs/ToolCallPayload"}, {"$ref": "#/$defs/FinalAnswerPayload"}],
+}
+
+
+def test_the_schema_is_exactly_what_models_are_told() -> None:
+    assert action_json_schema() == EXPECTED_SCHEMA
+
+
+def test_field_set_message_names_five_unexpected_fields_then_counts_the_rest() -> None:
+    extra = {f"x{i}": i for i in range(7)}
+    error = rejection(json.dumps({"type": "final_answer", **extra}))
+    assert error.message == (
+        "final_answer fields do not match the contract: missing content; "
+        "unexpected 'x0', 'x1', 'x2', 'x3', 'x4' and 2 more (expected exactly type, content)"
+    )
+    assert error.found == "missing content; unexpected 'x0', 'x1', 'x2', 'x3', 'x4' and 2 more"
+    five = rejection(json.dumps({"type": "final_answer", "content": "c", **{f"x{i}": i for i in range(5)}}))
+    assert five.found == "unexpected 'x0', 'x1', 'x2', 'x3', 'x4'"
+    six = rejection(json.dumps({"type": "final_answer", "content": "c", **{f"x{i}": i for i in range(6)}}))
+    assert six.found == "unexpected 'x0', 'x1', 'x2', 'x3', 'x4' and 1 more"
+
+
+def test_field_type_refusals_say_what_was_expected() -> None:
+    assert rejection(tool_call(call_id=1)).expected == "a string"
+    assert rejection(tool_call(call_id=" ")).expected == "a non-blank string"
+    assert rejection(tool_call(arguments=[])).expected == "an object"
+    with pytest.raises(InvalidModelOutputError) as caught:
+        check_fields({"type": "x", "content": "c"}, "final_answer")
+    assert (caught.value.expected, caught.value.found) == ("'final_answer'", "the string 'x'")

@@ -12,7 +12,8 @@ from codeagent_lite.kernel_types import FinalAnswer, Message, MessageRole, ToolC
 
 
 def reference_encoding(value: Any) -> str:
-    # The series' own _encode_json, written out independently of the package.
+    # The encoding written out independently of the package. The chapter calls _encode_json
+    # without showing its body; these json.dumps arguments are our reading of it.
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 

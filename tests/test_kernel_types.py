@@ -1,4 +1,4 @@
-"""Kernel types: frozen values with equality, and blank strings refused where the issue says."""
+"""Kernel types: frozen values with equality, readable reprs, and blank strings refused where they mean nothing."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_blank_strings_are_refused_with_the_field_name(build, field_name: str, b
 
 
 def test_tool_result_content_may_be_blank() -> None:
-    # An empty file is a real observation; only the fields the issue lists must be non-blank.
+    # An empty file is a real observation: a tool result's content may be blank, ids and names may not.
     assert ToolResult(call_id="call_1", content="").content == ""
     assert ToolResult(call_id="call_1", content="  ").content == "  "
 
@@ -102,3 +102,32 @@ def test_defaults() -> None:
     assert ToolCall("c", "t").arguments == {}
     assert ToolResult("c", "x").is_error is False
     assert ToolSpec("t", "d").input_schema == {"type": "object"}
+
+
+def test_reprs_read_like_the_code_that_builds_them() -> None:
+    assert repr(Message(MessageRole.SYSTEM, "be brief")) == "Message(role='system', content='be brief')"
+    assert repr(Message("user", "a\nb")) == "Message(role='user', content='a\\nb')"  # type: ignore[arg-type]
+    assert (
+        repr(ToolCall("c1", "read_file", {"path": "a"}))
+        == "ToolCall(call_id='c1', tool_name='read_file', arguments={'path': 'a'})"
+    )
+    assert repr(ToolResult("c1", "", is_error=True)) == "ToolResult(call_id='c1', content='', is_error=True)"
+    assert repr(FinalAnswer("好")) == "FinalAnswer(content='好')"
+
+
+def test_type_errors_say_what_was_expected_and_found() -> None:
+    with pytest.raises(TypeError, match=r"^Message\.content must be a string, found int$"):
+        Message(MessageRole.USER, 42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^ToolCall\.arguments must be a dict, found list$"):
+        ToolCall("c", "t", [])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^ToolCall\.arguments keys must be strings, found int$"):
+        ToolCall("c", "t", {1: "x"})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match=r"^ToolResult\.is_error must be a bool, found int$"):
+        ToolResult("c", "x", is_error=1)  # type: ignore[arg-type]
+
+
+def test_arguments_are_copied_deeply_so_history_cannot_change_later() -> None:
+    arguments = {"paths": ["a", {"b": [1, 2.5, True, None]}]}
+    call = ToolCall("c", "t", arguments)
+    arguments["paths"][1]["b"].append("changed")  # type: ignore[index, union-attr]
+    assert call.arguments == {"paths": ["a", {"b": [1, 2.5, True, None]}]}

@@ -181,7 +181,7 @@ def test_request_carries_system_prompt_history_and_options(fake_server: FakeChat
 
 def test_json_mode_asks_for_a_json_object(fake_server: FakeChatServer) -> None:
     complete(provider_for(fake_server.base_url, None, json_mode=True))
-    complete(provider_for(fake_server.base_url, None, json_mode=True, json_schema=True))
+    complete(provider_for(fake_server.base_url, None, json_mode=True, send_action_schema=True))
     assert fake_server.requests[0]["response_format"] == {"type": "json_object"}
     assert fake_server.requests[1]["response_format"] == {"type": "json_object", "schema": action_json_schema()}
 
@@ -358,7 +358,7 @@ def test_real_server_full_round_trip(gemma_server_url: str) -> None:
 @pytest.mark.local_model
 def test_real_server_cut_off_reply_is_a_layer_1_rejection(gemma_server_url: str) -> None:
     # With the schema grammar the reply must start '{"type":', so 4 tokens always cut it off.
-    provider = provider_for(gemma_server_url, None, json_mode=True, json_schema=True)
+    provider = provider_for(gemma_server_url, None, json_mode=True, send_action_schema=True)
     response = complete(provider, max_output_tokens=4)
     assert response.finish_reason == "length"
     assert response.output_tokens == 4

@@ -1,4 +1,4 @@
-"""Project files agree with each other: environment.yml mirrors pyproject.toml, CI runs the README's command."""
+"""Project files agree with each other: the install layout, environment.yml, the Makefile, CI and the README."""
 
 from __future__ import annotations
 
@@ -12,18 +12,45 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
+from codeagent_lite.providers.local_engine import LOCAL_REQUIREMENTS
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "codeagent-lite"
 
 
-def pyproject_requirements() -> dict[str, Requirement]:
+def extras() -> dict[str, list[str]]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    texts = list(project["dependencies"])
-    for extra in project["optional-dependencies"].values():
-        texts.extend(extra)
+    return {name: list(texts) for name, texts in project["optional-dependencies"].items()}
+
+
+def resolve(*extra_names: str, runtime: bool = True) -> dict[str, Requirement]:
+    """The requirements a ``pip install ".[a,b]"`` pulls in, following ``codeagent-lite[x]`` self-references."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    texts = list(project["dependencies"]) if runtime else []
+    pending, seen = list(extra_names), set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for text in extras()[name]:
+            requirement = Requirement(text)
+            if canonicalize_name(requirement.name) == PACKAGE:
+                pending.extend(requirement.extras)
+            else:
+                texts.append(text)
     requirements = [Requirement(text) for text in texts]
-    # "dev" only gathers the other extras by naming the package itself.
-    return {canonicalize_name(r.name): r for r in requirements if canonicalize_name(r.name) != PACKAGE}
+    return {canonicalize_name(r.name): r for r in requirements}
+
+
+def pyproject_requirements() -> dict[str, Requirement]:
+    """Everything: the runtime dependencies and every extra."""
+    return resolve(*extras())
+
+
+def learner_requirements() -> dict[str, Requirement]:
+    """What `make lab` installs: the runtime dependencies and the ``lab`` extra."""
+    return resolve("lab")
 
 
 def environment_lists() -> tuple[list[str], list[str], list[str]]:
@@ -71,11 +98,11 @@ def test_environment_uses_conda_forge_and_python_3_11() -> None:
     assert "pip" in conda
 
 
-def test_every_pyproject_dependency_is_in_environment_yml_with_the_same_version() -> None:
+def test_every_learner_dependency_is_in_environment_yml_with_the_same_version() -> None:
     _, conda, pip = environment_lists()
     conda_specs = dict(conda_requirement(spec) for spec in conda if spec not in ("pip", "python=3.11"))
     pip_requirements = {canonicalize_name(r.name): r for r in (Requirement(p) for p in pip if not p.startswith("-e"))}
-    for name, wanted in pyproject_requirements().items():
+    for name, wanted in learner_requirements().items():
         if name in pip_requirements:
             found = pip_requirements[name]
             assert found.specifier == wanted.specifier, f"{name}: {found} in environment.yml, {wanted} in pyproject"
@@ -86,13 +113,61 @@ def test_every_pyproject_dependency_is_in_environment_yml_with_the_same_version(
             assert not wanted.extras, f"{name}[{','.join(wanted.extras)}] needs pip to get its extras"
 
 
-def test_environment_yml_lists_nothing_that_pyproject_lacks() -> None:
+def test_environment_yml_is_the_learner_set_and_nothing_else() -> None:
+    """No test tools and no compiled engine: the conda/Binder lab must not depend on a compile."""
     _, conda, pip = environment_lists()
-    wanted = set(pyproject_requirements())
     conda_names = {conda_requirement(spec)[0] for spec in conda if spec not in ("pip", "python=3.11")}
     pip_names = {canonicalize_name(Requirement(p).name) for p in pip if not p.startswith("-e")}
-    assert conda_names | pip_names == wanted
+    assert conda_names | pip_names == set(learner_requirements())
     assert not conda_names & pip_names, "a package is installed by both conda and pip"
+
+
+def test_the_learner_install_has_no_test_tools_and_no_engine() -> None:
+    learner = set(learner_requirements())
+    assert learner >= {"pydantic", "jupyterlab", "ipywidgets", "openai"}
+    assert not learner & set(resolve("test", runtime=False)), "a test tool is in the learner's install"
+    assert not learner & set(resolve("local", runtime=False)), "the compiled engine is in the learner's install"
+
+
+def test_dev_gathers_every_extra() -> None:
+    assert set(resolve("dev")) == set(pyproject_requirements())
+
+
+def test_the_engine_builder_installs_exactly_the_local_extra() -> None:
+    assert sorted(LOCAL_REQUIREMENTS) == sorted(extras()["local"])
+
+
+def make_recipe(target: str) -> list[str]:
+    """The command lines of one Makefile target (the tab-indented lines under it)."""
+    lines = (ROOT / "Makefile").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{target}:"))
+    recipe = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("\t"):
+            break
+        recipe.append(line.strip())
+    return recipe
+
+
+def test_make_lab_installs_the_learner_set_and_starts_the_engine_in_the_background() -> None:
+    assert any('install --quiet -e ".[lab]"' in line for line in make_recipe("$(LAB_STAMP)"))
+    lab = make_recipe("lab")
+    assert lab[0].endswith("scripts/local_engine.py start"), lab
+    assert "jupyter lab" in lab[-1]
+    assert (ROOT / "Makefile").read_text(encoding="utf-8").count("export CMAKE_ARGS ?= -DGGML_NATIVE=OFF") == 1
+
+
+def test_make_test_builds_the_engine_and_installs_everything() -> None:
+    full = make_recipe("$(STAMP)")
+    assert any(line.endswith("scripts/local_engine.py build") for line in full), full  # waits or builds; fails loudly
+    assert any('install --quiet -e ".[dev]"' in line for line in full)
+    assert "$(STAMP)" in next(line for line in (ROOT / "Makefile").read_text().splitlines() if line.startswith("test:"))
+
+
+def test_binder_builds_the_engine_as_an_optional_step() -> None:
+    post_build = (ROOT / "postBuild").read_text(encoding="utf-8")
+    assert "scripts/local_engine.py build --optional" in post_build
+    assert (ROOT / "postBuild").stat().st_mode & 0o111, "Binder runs postBuild only when it is executable"
 
 
 def test_pip_section_installs_the_package_itself() -> None:
@@ -121,6 +196,13 @@ def test_ci_runs_the_readme_test_command() -> None:
         assert command in readme, f".ci/run runs {command!r}, which README.md does not show"
 
 
-@pytest.mark.parametrize("name", ["pyproject.toml", "environment.yml", "README.md", ".ci/run"])
+def test_the_readme_opens_with_the_two_commands() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first_block = readme.split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#", 1)[0].strip() for line in first_block.splitlines() if line.strip()]
+    assert commands == ["make lab", "make test"]
+
+
+@pytest.mark.parametrize("name", ["pyproject.toml", "environment.yml", "postBuild", "README.md", ".ci/run"])
 def test_project_files_exist(name: str) -> None:
     assert (ROOT / name).is_file()

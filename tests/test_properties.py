@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codeagent_lite.json_action_parser import parse_json_action
+from codeagent_lite.json_action_parser import action_json_schema, check_fields, parse_json_action
 from codeagent_lite.json_text_messages import build_provider_messages, encode_json
 from codeagent_lite.kernel_types import FinalAnswer, ToolCall
 from codeagent_lite.model_adapter import InvalidModelOutputError, ValidationLayer
@@ -197,3 +198,43 @@ def test_changing_one_fields_type_is_refused(action: dict[str, Any], data: st.Da
     else:
         assert error.layer is ValidationLayer.FIELDS
         assert error.message.startswith(f"{field_name} must be ")
+
+
+# --------------------------------------------------------------------------- layer 4 and the JSON Schema agree
+
+jsonschema = pytest.importorskip("jsonschema")  # installed with JupyterLab, which the dev extra brings
+SCHEMA_VALIDATOR = jsonschema.Draft202012Validator(action_json_schema())
+blank_or_any = st.sampled_from(["", " ", "\n\t"]) | json_values
+
+
+@st.composite
+def near_actions(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid action, then perhaps a field dropped, a field added, or a value replaced by any JSON value."""
+    if draw(st.booleans()):
+        obj: dict[str, Any] = {"type": "tool_call", "call_id": draw(non_blank), "tool_name": draw(non_blank)}
+        obj["arguments"] = draw(json_objects)
+    else:
+        obj = {"type": "final_answer", "content": draw(non_blank)}
+    change = draw(st.sampled_from(["none", "drop", "add", "replace"]))
+    names = sorted(name for name in obj if name != "type")
+    if change == "drop":
+        del obj[draw(st.sampled_from(names))]
+    elif change == "add":
+        obj[draw(st.text(max_size=8).filter(lambda name: name not in obj))] = draw(json_values)
+    elif change == "replace":
+        obj[draw(st.sampled_from(names))] = draw(blank_or_any)
+    return obj
+
+
+@PROFILE
+@given(near_actions() | typed_objects())
+def test_layer_4_and_the_json_schema_agree_except_on_blank_strings(obj: dict[str, Any]) -> None:
+    schema_accepts = SCHEMA_VALIDATOR.is_valid(obj)
+    try:
+        check_fields(obj, obj["type"])
+    except InvalidModelOutputError as error:
+        assert error.layer is ValidationLayer.FIELDS
+        # JSON Schema can say "at least one character" but not "not only whitespace": the one rule that is ours.
+        assert not schema_accepts or error.message.split(",")[0].endswith("must not be blank"), error.message
+    else:
+        assert schema_accepts, obj

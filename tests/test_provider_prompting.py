@@ -252,3 +252,9 @@ def test_the_local_provider_picks_the_examples_of_its_mode() -> None:
     mine = (WorkedExample((("Task", "Ping"), ("Reply", '{"type":"final_answer","content":"pong"}'))),)
     chosen = LocalGemmaProvider("free_text", examples=mine, model=unloaded)
     assert chosen.with_mode("schema").examples == mine
+
+
+def test_a_deeply_nested_message_is_labelled_not_a_crash() -> None:
+    """A task may be any text; one that nests too deeply for json.loads is still just a task."""
+    prompt = render_completion_prompt([ProviderMessage("user", "[" * 100_000)], ())
+    assert prompt.endswith("Reply:") and "Task: [[[" in prompt

@@ -188,11 +188,8 @@ def test_initial_state_is_the_clean_tool_call() -> None:
     assert reader.rejections == []
 
 
-def test_widget_parts_carry_the_contract_classes() -> None:
+def test_widget_parts_update_as_the_learner_types() -> None:
     playground = ParserPlayground()
-    assert "cal-playground-preset" in playground.preset._dom_classes
-    assert "cal-playground-input" in playground.text._dom_classes
-    assert "cal-playground-ladder" in playground.ladder._dom_classes
     assert playground.text.continuous_update is True
     assert list(playground.widget.children) == [playground.preset, playground.text, playground.ladder]
 
@@ -292,10 +289,11 @@ def test_escaped_text_is_still_shown() -> None:
 def test_rejected_ladder_marks_and_titles() -> None:
     reader = read_ladder(render_ladder_html(diagnose("[1, 2]")))
     text = reader.text
-    assert "✔ layer 1 · JSON syntax" in text
-    assert "✘ layer 2 · top-level object" in text
-    assert "· layer 3 · action type" in text
-    assert "· layer 4 · fields and types" in text
+    assert "✔ layer 1 (JSON syntax)" in text
+    assert "✘ layer 2 (top-level object)" in text
+    assert "· layer 3 (action type)" in text
+    assert "· layer 4 (fields and types)" in text
+    assert "⇒ rejected at layer 2 (top-level object)" in text
 
 
 def test_render_ladder_text_is_the_check_command_ladder() -> None:

@@ -111,10 +111,10 @@ def test_nul_byte_is_refused(read_file: Tool) -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"path": 7}, "path must be a string, found a number"),
+        ({"path": 7}, "path must be a string, found the number 7"),
         ({"path": None}, "path must be a string, found null"),
         ({"path": ["README.md"]}, "path must be a string, found an array"),
-        ({"path": True}, "path must be a string, found a boolean"),
+        ({"path": True}, "path must be a string, found true"),
         ({}, "missing argument 'path'"),
         ({"path": "README.md", "encoding": "latin-1"}, "unknown argument 'encoding'"),
         ({"file": "README.md"}, "unknown argument 'file'"),

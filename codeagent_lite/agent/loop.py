@@ -11,6 +11,8 @@ is about:
 * a provider failure (``ModelProviderError``) stops the run with its message;
 * a repeated ``call_id``, an unknown tool and a tool that raises are all reported, never
   silently accepted and never a crash;
+* what a tool returns is capped before it goes back to the model (``max_tool_result_chars``),
+  with a visible marker, so one huge result cannot swell every later request;
 * every call's tokens are counted, rejected replies included, because they were paid for.
 
 The result is a frozen ``Transcript`` that a notebook or the command line can show.
@@ -18,11 +20,14 @@ The result is a frozen ``Transcript`` that a notebook or the command line can sh
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import ClassVar, Literal, TypeAlias
 
-from ..diagnosis import describe_action, diagnose, format_ladder
+from ..diagnosis import diagnose, format_ladder
+from ..display import layer_label, printable, quote, shorten, shorten_counted, usage_text
 from ..kernel_types import Action, FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult
 from ..model_adapter import (
     InvalidModelOutputError,
@@ -37,9 +42,15 @@ from .workspace_tools import Tool, ToolError
 __all__ = [
     "DEFAULT_BUDGET",
     "DEFAULT_SYSTEM_PROMPT",
+    "MAX_TOOL_RESULT_CHARS",
+    "ActionStep",
+    "ProviderErrorStep",
+    "RejectionStep",
+    "RepeatedCallIdStep",
     "Step",
     "StepKind",
     "StopReason",
+    "ToolResultStep",
     "Transcript",
     "correction_message",
     "repeated_call_id_message",
@@ -56,7 +67,13 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 """A short agent role; how to format actions is the provider's job (it renders the action shapes)."""
 
+MAX_TOOL_RESULT_CHARS = 24_000
+"""Longest tool output sent back to the model. It sits above ``read_file``'s own cap, so the
+demo tools never reach it; a tool of your own that returns megabytes would otherwise be
+re-sent whole in every later request (20 steps of a 10 MB result: a 200 MB history)."""
+
 _MAX_REASON_CHARS = 300
+_ID_QUOTE_CHARS = 80
 # No template with placeholders here: measured with Gemma 3 270M, a base model copies
 # "<tool>" and "<a new id>" literally into its next call. The provider's prompt already
 # shows the two action shapes; the correction only has to point back to them.
@@ -84,28 +101,79 @@ class StopReason(StrEnum):
     PROVIDER_ERROR = "provider error"
 
 
+# --------------------------------------------------------------------------- the transcript's steps
+#
+# One class per kind of step, each holding exactly what that kind has, so no field is
+# "None unless ...". ``kind`` (a class constant) names the kind for code that only
+# sorts steps; ``model_call`` and ``usage`` exist on every class (a tool result has
+# neither: they are the constant None there) because every summary of a run counts them.
+
+
 @dataclass(frozen=True, slots=True)
-class Step:
-    """One entry of the transcript.
+class ActionStep:
+    """The model's reply passed all four layers and the loop accepted the action."""
 
-    ``model_call`` numbers the model calls (1, 2, ...) and is ``None`` for a tool result.
-    ``usage`` is what that call cost, ``None`` when unknown (a provider failure, a tool).
-    For a rejection, ``layer`` is the parser layer that refused the reply (``None`` when the
-    loop itself refused a valid-looking action, as for a repeated ``call_id``), ``message``
-    is the verdict, ``raw_text`` the reply when the adapter reported it, and
-    ``correction`` the message added to the history for the model (``None`` when the run
-    stopped instead). A loop-level rejection also keeps the refused ``action``.
-    """
+    kind: ClassVar[Literal[StepKind.ACTION]] = StepKind.ACTION
+    model_call: int
+    usage: TokenUsage
+    action: Action
 
-    kind: StepKind
-    model_call: int | None = None
-    usage: TokenUsage | None = None
-    action: Action | None = None
-    raw_text: str | None = None
-    layer: ValidationLayer | None = None
-    message: str | None = None
-    correction: str | None = None
-    tool_result: ToolResult | None = None
+
+@dataclass(frozen=True, slots=True)
+class RejectionStep:
+    """A layer refused the reply. ``raw_text`` is the reply when the adapter reported it; ``layer``
+    is None only for an adapter that did not say which layer refused. ``correction`` is the
+    message added to the history for the model, None when the run stopped instead."""
+
+    kind: ClassVar[Literal[StepKind.REJECTION]] = StepKind.REJECTION
+    model_call: int
+    usage: TokenUsage | None
+    layer: ValidationLayer | None
+    message: str
+    raw_text: str | None
+    correction: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatedCallIdStep:
+    """All four layers passed, but the loop refused the tool call: its ``call_id`` was used before."""
+
+    kind: ClassVar[Literal[StepKind.REJECTION]] = StepKind.REJECTION
+    layer: ClassVar[None] = None
+    model_call: int
+    usage: TokenUsage
+    action: ToolCall
+    message: str
+    correction: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderErrorStep:
+    """The model could not be asked; the run stops here. What the failed call cost is unknown."""
+
+    kind: ClassVar[Literal[StepKind.PROVIDER_ERROR]] = StepKind.PROVIDER_ERROR
+    usage: ClassVar[None] = None
+    model_call: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultStep:
+    """A tool ran. ``result`` is what the model was sent; ``output_chars`` is how long the tool's
+    own output was, larger than ``result.content`` when the loop capped it."""
+
+    kind: ClassVar[Literal[StepKind.TOOL_RESULT]] = StepKind.TOOL_RESULT
+    model_call: ClassVar[None] = None
+    usage: ClassVar[None] = None
+    result: ToolResult
+    output_chars: int
+
+    @property
+    def capped(self) -> bool:
+        return self.output_chars > len(self.result.content)
+
+
+Step: TypeAlias = ActionStep | RejectionStep | RepeatedCallIdStep | ProviderErrorStep | ToolResultStep
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,79 +202,77 @@ class Transcript:
         return sum(1 for step in self.steps if step.kind is StepKind.REJECTION)
 
     def render(self, *, show_ladders: bool = True, max_chars: int = 400) -> str:
-        """Plain text for a terminal or a notebook; long texts are shortened to ``max_chars``.
+        """Plain text for a terminal or a notebook; every long text is shortened to ``max_chars``.
 
         With ``show_ladders`` a rejected reply whose raw text is known is run through
         ``diagnose`` again, so the learner sees all four layers, not only the one that failed.
+        The result holds no raw control characters (``display.printable``): a reply or a file
+        may carry terminal escape sequences, and this text is meant to be printed.
         """
-        lines = [f"task: {_shorten(self.task, max_chars)}"]
+        lines = [f"task: {shorten_counted(self.task, max_chars)}"]
         for number, step in enumerate(self.steps, start=1):
             lines.append(_step_heading(number, step))
             lines.extend("    " + line for line in _step_body(step, show_ladders, max_chars).splitlines())
-        lines.append(f"stopped: {self.stop_reason.value} ({self.stop_detail})")
+        lines.append(f"stopped: {self.stop_reason.value} ({shorten_counted(self.stop_detail, max_chars)})")
         if self.final_answer is not None:
-            lines.append(f"final answer: {_shorten(self.final_answer, max_chars)}")
+            lines.append(f"final answer: {shorten_counted(self.final_answer, max_chars)}")
         lines.append(
-            f"usage: {self.usage.input_tokens} input + {self.usage.output_tokens} output = "
-            f"{self.usage.total_tokens} tokens over {self.model_calls} model calls "
-            f"({self.rejections} rejected)"
+            f"usage: {usage_text(self.usage)} over {self.model_calls} model calls ({self.rejections} rejected)"
         )
-        return "\n".join(lines)
-
-
-def _shorten(text: str, max_chars: int) -> str:
-    if len(text) <= max_chars:
-        return text
-    return text[:max_chars] + f"… [{len(text) - max_chars} more characters]"
-
-
-def _usage_text(usage: TokenUsage | None) -> str:
-    if usage is None:
-        return "usage unknown"
-    return f"{usage.input_tokens} in + {usage.output_tokens} out tokens"
+        return printable("\n".join(lines))
 
 
 def _step_heading(number: int, step: Step) -> str:
-    if step.kind is StepKind.TOOL_RESULT:
-        assert step.tool_result is not None
-        status = "error" if step.tool_result.is_error else "ok"
-        return f"[{number}] tool result · call_id={step.tool_result.call_id!r} · {status}"
-    verdict = step.kind.value.replace("_", " ")
-    if step.kind is StepKind.REJECTION:
-        if step.layer is not None:
-            verdict = f"rejected at layer {int(step.layer)} ({step.layer.title})"
-        elif step.action is not None:
-            verdict = "rejected by the loop"  # the four layers passed; the loop refused the action
-        else:
-            verdict = "rejected"
-    return f"[{number}] model call {step.model_call} · {verdict} · {_usage_text(step.usage)}"
+    if isinstance(step, ToolResultStep):
+        status = "error" if step.result.is_error else "ok"
+        return f"[{number}] tool result · call_id={quote(step.result.call_id, _ID_QUOTE_CHARS)} · {status}"
+    if isinstance(step, RejectionStep):
+        verdict = f"rejected at {layer_label(step.layer)}" if step.layer is not None else "rejected"
+    elif isinstance(step, RepeatedCallIdStep):
+        verdict = "rejected by the loop"  # the four layers passed; the loop refused the action
+    else:
+        verdict = step.kind.value.replace("_", " ")
+    return f"[{number}] model call {step.model_call} · {verdict} · {usage_text(step.usage)}"
 
 
 def _step_body(step: Step, show_ladders: bool, max_chars: int) -> str:
-    lines: list[str] = []
-    if step.kind is StepKind.TOOL_RESULT:
-        assert step.tool_result is not None
-        lines.append(_shorten(step.tool_result.content, max_chars) or "(empty)")
-    elif step.kind is StepKind.ACTION:
-        assert step.action is not None
-        lines.append("✔ all four layers passed")
-        lines.append(f"=> {describe_action(step.action)}")
-    elif step.kind is StepKind.PROVIDER_ERROR:
-        lines.append(f"✘ {step.message}")
+    if isinstance(step, ToolResultStep):
+        return _tool_result_body(step, max_chars)
+    if isinstance(step, ActionStep):
+        return f"✔ all four layers passed\n=> {shorten(repr(step.action), max_chars)}"
+    if isinstance(step, ProviderErrorStep):
+        return f"✘ {shorten_counted(step.message, max_chars)}"
+    if isinstance(step, RepeatedCallIdStep):
+        verdict = f"✔ all four layers passed: {shorten(repr(step.action), max_chars)}\n✘ {step.message}"
+        return verdict + "\n" + _correction_line(step.correction, max_chars)
+    return _rejection_body(step, show_ladders, max_chars)
+
+
+def _tool_result_body(step: ToolResultStep, max_chars: int) -> str:
+    body = shorten_counted(step.result.content, max_chars) or "(empty)"
+    if step.capped:
+        body += (
+            f"\n(the tool returned {step.output_chars} characters; the model was sent them cut, ending in the marker)"
+        )
+    return body
+
+
+def _rejection_body(step: RejectionStep, show_ladders: bool, max_chars: int) -> str:
+    lines = []
+    if step.raw_text is not None:
+        lines.append(f"raw reply: {quote(step.raw_text, max_chars)}")
+    if step.raw_text is not None and step.layer is not None and show_ladders:
+        lines.append(format_ladder(diagnose(step.raw_text)))
     else:
-        if step.raw_text is not None:
-            lines.append(f"raw reply: {_shorten(repr(step.raw_text), max_chars)}")
-        if step.raw_text is not None and step.layer is not None and show_ladders:
-            lines.append(format_ladder(diagnose(step.raw_text)))
-        else:
-            if step.action is not None:
-                lines.append(f"✔ all four layers passed: {describe_action(step.action)}")
-            lines.append(f"✘ {step.message}")
-        if step.correction is not None:
-            lines.append(f"correction sent: {_shorten(step.correction, max_chars)}")
-        else:
-            lines.append("no correction sent: the run stops here")
+        lines.append(f"✘ {shorten_counted(step.message, max_chars)}")
+    lines.append(_correction_line(step.correction, max_chars))
     return "\n".join(lines)
+
+
+def _correction_line(correction: str | None, max_chars: int) -> str:
+    if correction is None:
+        return "no correction sent: the run stops here"
+    return f"correction sent: {shorten_counted(correction, max_chars)}"
 
 
 # --------------------------------------------------------------------------- messages back to the model
@@ -219,8 +285,8 @@ def correction_message(error: InvalidModelOutputError) -> str:
     JSON object. It never repeats the raw reply: that could be huge, and echoing broken
     text back invites the model to copy it.
     """
-    where = f"layer {int(error.layer)} ({error.layer.title})" if error.layer is not None else "validation"
-    reason = _shorten(error.message, _MAX_REASON_CHARS)
+    where = layer_label(error.layer) if error.layer is not None else "validation"
+    reason = shorten(error.message, _MAX_REASON_CHARS)
     parts = [_end_sentence(f"Your last reply was rejected at {where}: {reason}")]
     # Many parser messages already say both (layers 3 and 4); saying them twice only adds tokens.
     if (
@@ -228,15 +294,15 @@ def correction_message(error: InvalidModelOutputError) -> str:
         and error.found is not None
         and not (error.expected in reason and error.found in reason)
     ):
-        expected = _shorten(error.expected, _MAX_REASON_CHARS)
-        parts.append(_end_sentence(f"Expected {expected}, found {_shorten(error.found, _MAX_REASON_CHARS)}"))
+        expected = shorten(error.expected, _MAX_REASON_CHARS)
+        parts.append(_end_sentence(f"Expected {expected}, found {shorten(error.found, _MAX_REASON_CHARS)}"))
     parts.append(_REPLY_INSTRUCTION)
     return " ".join(parts)
 
 
 def _end_sentence(text: str) -> str:
-    # A preview already ends in "..."; a second full stop would read as a typo.
-    return text if text.endswith(".") else text + "."
+    # A preview already ends in "..." or "…"; a second full stop would read as a typo.
+    return text if text.endswith((".", "…")) else text + "."
 
 
 def repeated_call_id_message(call_id: str, suggestion: str | None = None) -> str:
@@ -247,7 +313,7 @@ def repeated_call_id_message(call_id: str, suggestion: str | None = None) -> str
     """
     example = f", for example {suggestion!r}" if suggestion is not None else ""
     return (
-        f"Your last reply was rejected: call_id {_shorten(call_id, 80)!r} was already used earlier in this "
+        f"Your last reply was rejected: call_id {quote(call_id, _ID_QUOTE_CHARS)} was already used earlier in this "
         f"conversation; every tool call needs a new call_id{example}. {_REPLY_INSTRUCTION}"
     )
 
@@ -262,36 +328,177 @@ def _unused_call_id(used: set[str]) -> str:
 # --------------------------------------------------------------------------- tools
 
 
+def _text_of(error: BaseException) -> str:
+    # A tool's exception is the tool's code: even its __str__ may raise.
+    try:
+        return str(error)
+    except Exception:
+        return "(the error's message cannot be shown)"
+
+
+def _sendable(text: str) -> str:
+    # A lone surrogate (a learner's tool that decoded bytes with surrogateescape) has no UTF-8
+    # form, so no provider could send it: write it as the escape \udcxx instead.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _call_tool(tool: Tool, call: ToolCall) -> tuple[str, bool]:
+    """The tool's output (or what went wrong) and whether it is an error."""
+    try:
+        # A copy: a tool that edits its arguments must not rewrite the ToolCall in the history.
+        content = tool.run(copy.deepcopy(call.arguments))
+    except ToolError as error:
+        return _text_of(error), True
+    except Exception as error:  # a tool bug must not end the run; the model sees what failed
+        return f"tool {quote(tool.name, _ID_QUOTE_CHARS)} failed: {type(error).__name__}: {_text_of(error)}", True
+    if not isinstance(content, str):
+        return f"tool {quote(tool.name, _ID_QUOTE_CHARS)} returned {type(content).__name__}, not text", True
+    return content, False
+
+
 def run_tool(tools: Sequence[Tool], call: ToolCall) -> ToolResult:
     """Run one call and always return a ``ToolResult`` with the call's own ``call_id``.
 
     Whatever goes wrong (an unknown tool, arguments the tool refuses, a tool that
     crashes or returns something other than text) becomes an error result the model can
-    read, so a bad call costs one step, never the run.
+    read, so a bad call costs one step, never the run. The content is whole here; the
+    loop caps what it sends back (``MAX_TOOL_RESULT_CHARS``).
     """
     by_name = {tool.name: tool for tool in tools}
     tool = by_name.get(call.tool_name)
     if tool is None:
         available = ", ".join(sorted(by_name)) or "none"
-        return ToolResult(
-            call.call_id,
-            f"unknown tool {_shorten(call.tool_name, 80)!r}; available tools: {available}",
-            is_error=True,
-        )
-    try:
-        content = tool.run(call.arguments)
-    except ToolError as error:
-        return ToolResult(call.call_id, str(error), is_error=True)
-    except Exception as error:  # a tool bug must not end the run; the model sees what failed
-        return ToolResult(call.call_id, f"tool {tool.name!r} failed: {type(error).__name__}: {error}", is_error=True)
-    if not isinstance(content, str):
-        return ToolResult(
-            call.call_id, f"tool {tool.name!r} returned {type(content).__name__}, not text", is_error=True
-        )
-    return ToolResult(call.call_id, content)
+        message = f"unknown tool {quote(call.tool_name, _ID_QUOTE_CHARS)}; available tools: {available}"
+        return ToolResult(call.call_id, message, is_error=True)
+    content, is_error = _call_tool(tool, call)
+    return ToolResult(call.call_id, _sendable(content), is_error=is_error)
 
 
 # --------------------------------------------------------------------------- the loop
+
+
+def _check_count(name: str, value: object, minimum: int) -> int:
+    # bool is an int in Python; max_steps=True is a bug, not a count.
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, found {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, found {value}")
+    return value
+
+
+def _check_tool_names(tools: Sequence[Tool]) -> None:
+    names = [tool.name for tool in tools]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
+
+
+class _Run:
+    """The state of one run while it lasts; ``run_agent`` turns it into a frozen ``Transcript``."""
+
+    def __init__(
+        self,
+        adapter: ModelAdapter,
+        tools: Sequence[Tool],
+        task: str,
+        system_prompt: str | None,
+        budget: ModelCallBudget,
+        max_consecutive_rejections: int,
+        max_tool_result_chars: int,
+    ) -> None:
+        self.adapter = adapter
+        self.tools = tuple(tools)
+        self.specs = tuple(tool.spec for tool in tools)
+        self.task = task
+        self.budget = budget
+        self.max_consecutive_rejections = max_consecutive_rejections
+        self.max_tool_result_chars = max_tool_result_chars
+        self.history: list[HistoryItem] = [] if system_prompt is None else [Message(MessageRole.SYSTEM, system_prompt)]
+        self.history.append(Message(MessageRole.USER, task))
+        self.steps: list[Step] = []
+        self.used_call_ids: set[str] = set()
+        self.total = TokenUsage(0, 0)
+        self.rejections_in_a_row = 0
+
+    def finish(self, reason: StopReason, detail: str, final_answer: str | None = None) -> Transcript:
+        return Transcript(
+            task=self.task,
+            steps=tuple(self.steps),
+            stop_reason=reason,
+            stop_detail=detail,
+            final_answer=final_answer,
+            usage=self.total,
+            history=tuple(self.history),
+        )
+
+    def turn(self, call_number: int) -> Transcript | None:
+        """One model call and what follows from it; a ``Transcript`` when the run ends here."""
+        try:
+            response = self.adapter.complete(tuple(self.history), self.specs, self.budget)
+        except ModelProviderError as error:
+            self.steps.append(ProviderErrorStep(model_call=call_number, message=_text_of(error)))
+            return self.finish(StopReason.PROVIDER_ERROR, _text_of(error))
+        except InvalidModelOutputError as error:
+            return self._reply_rejected(call_number, error)
+        self.total += response.usage
+        action = response.action
+        if isinstance(action, ToolCall) and action.call_id in self.used_call_ids:
+            return self._call_id_repeated(call_number, action, response.usage)
+        self.rejections_in_a_row = 0
+        self.steps.append(ActionStep(model_call=call_number, usage=response.usage, action=action))
+        if isinstance(action, FinalAnswer):
+            return self.finish(StopReason.FINAL_ANSWER, f"after {call_number} model calls", action.content)
+        self._run_tool_call(action)
+        return None
+
+    def _reply_rejected(self, call_number: int, error: InvalidModelOutputError) -> Transcript | None:
+        if error.usage is not None:
+            self.total += error.usage
+        step = RejectionStep(
+            model_call=call_number,
+            usage=error.usage,
+            layer=error.layer,
+            message=error.message,
+            raw_text=error.raw_text,
+            correction=None,
+        )
+        return self._reject(step, correction_message(error))
+
+    def _call_id_repeated(self, call_number: int, action: ToolCall, usage: TokenUsage) -> Transcript | None:
+        step = RepeatedCallIdStep(
+            model_call=call_number,
+            usage=usage,
+            action=action,
+            message=f"call_id {quote(action.call_id, _ID_QUOTE_CHARS)} was already used in this run",
+            correction=None,
+        )
+        return self._reject(step, repeated_call_id_message(action.call_id, _unused_call_id(self.used_call_ids)))
+
+    def _reject(self, step: RejectionStep | RepeatedCallIdStep, correction: str) -> Transcript | None:
+        """Record a rejection; send the correction, or stop when too many came in a row."""
+        self.rejections_in_a_row += 1
+        if self.rejections_in_a_row > self.max_consecutive_rejections:
+            self.steps.append(step)
+            return self.finish(
+                StopReason.TOO_MANY_REJECTIONS,
+                f"{self.rejections_in_a_row} rejected replies in a row; at most "
+                f"{self.max_consecutive_rejections} corrections are sent in a row",
+            )
+        self.history.append(Message(MessageRole.USER, correction))
+        self.steps.append(replace(step, correction=correction))
+        return None
+
+    def _run_tool_call(self, call: ToolCall) -> None:
+        self.used_call_ids.add(call.call_id)
+        self.history.append(call)
+        result = run_tool(self.tools, call)
+        sent = replace(result, content=shorten_counted(result.content, self.max_tool_result_chars))
+        self.history.append(sent)
+        self.steps.append(ToolResultStep(result=sent, output_chars=len(result.content)))
 
 
 def run_agent(
@@ -303,12 +510,15 @@ def run_agent(
     max_steps: int = 8,
     max_consecutive_rejections: int = 2,
     budget: ModelCallBudget = DEFAULT_BUDGET,
+    max_tool_result_chars: int = MAX_TOOL_RESULT_CHARS,
 ) -> Transcript:
     """Run ``task`` until a final answer, a step limit, too many rejections or a provider error.
 
     ``max_steps`` bounds the number of model calls, rejected ones included, so it is
     also a bound on cost. ``max_consecutive_rejections`` is how many corrections are sent
     in a row before giving up; any accepted action resets the count.
+    ``max_tool_result_chars`` caps each tool output sent back to the model; a longer one
+    is cut and ends in a marker saying how many characters were left out.
 
     Choices worth knowing:
 
@@ -323,101 +533,13 @@ def run_agent(
     * An unknown tool name is not a rejection: the reply is a valid action, so it gets an
       error ``ToolResult`` naming the available tools and the model can recover.
     """
-    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
-        raise ValueError(f"max_steps must be an int >= 1, got {max_steps!r}")
-    if (
-        not isinstance(max_consecutive_rejections, int)
-        or isinstance(max_consecutive_rejections, bool)
-        or max_consecutive_rejections < 0
-    ):
-        raise ValueError(f"max_consecutive_rejections must be an int >= 0, got {max_consecutive_rejections!r}")
-    names = [tool.name for tool in tools]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
-    if duplicates:
-        raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
-
-    history: list[HistoryItem] = []
-    if system_prompt is not None:
-        history.append(Message(MessageRole.SYSTEM, system_prompt))
-    history.append(Message(MessageRole.USER, task))
-    specs = tuple(tool.spec for tool in tools)
-    steps: list[Step] = []
-    used_call_ids: set[str] = set()
-    total = TokenUsage(0, 0)
-    rejections_in_a_row = 0
-
-    def finish(reason: StopReason, detail: str, final_answer: str | None = None) -> Transcript:
-        return Transcript(
-            task=task,
-            steps=tuple(steps),
-            stop_reason=reason,
-            stop_detail=detail,
-            final_answer=final_answer,
-            usage=total,
-            history=tuple(history),
-        )
-
-    def reject(step: Step, correction: str) -> Transcript | None:
-        """Record a rejection; send the correction, or stop when the limit in a row is passed."""
-        nonlocal rejections_in_a_row
-        rejections_in_a_row += 1
-        if rejections_in_a_row > max_consecutive_rejections:
-            steps.append(step)
-            return finish(
-                StopReason.TOO_MANY_REJECTIONS,
-                f"{rejections_in_a_row} rejected replies in a row; at most "
-                f"{max_consecutive_rejections} corrections are sent in a row",
-            )
-        history.append(Message(MessageRole.USER, correction))
-        steps.append(replace(step, correction=correction))
-        return None
-
+    _check_count("max_steps", max_steps, 1)
+    _check_count("max_consecutive_rejections", max_consecutive_rejections, 0)
+    _check_count("max_tool_result_chars", max_tool_result_chars, 1)
+    _check_tool_names(tools)
+    run = _Run(adapter, tools, task, system_prompt, budget, max_consecutive_rejections, max_tool_result_chars)
     for call_number in range(1, max_steps + 1):
-        try:
-            response = adapter.complete(tuple(history), specs, budget)
-        except ModelProviderError as error:
-            steps.append(Step(StepKind.PROVIDER_ERROR, model_call=call_number, message=str(error)))
-            return finish(StopReason.PROVIDER_ERROR, str(error))
-        except InvalidModelOutputError as error:
-            if error.usage is not None:
-                total += error.usage
-            rejection = Step(
-                StepKind.REJECTION,
-                model_call=call_number,
-                usage=error.usage,
-                raw_text=error.raw_text,
-                layer=error.layer,
-                message=error.message,
-            )
-            stopped = reject(rejection, correction_message(error))
-            if stopped is not None:
-                return stopped
-            continue
-
-        total += response.usage
-        action = response.action
-        if isinstance(action, ToolCall) and action.call_id in used_call_ids:
-            rejection = Step(
-                StepKind.REJECTION,
-                model_call=call_number,
-                usage=response.usage,
-                action=action,
-                message=f"call_id {action.call_id!r} was already used in this run",
-            )
-            correction = repeated_call_id_message(action.call_id, _unused_call_id(used_call_ids))
-            stopped = reject(rejection, correction)
-            if stopped is not None:
-                return stopped
-            continue
-
-        rejections_in_a_row = 0
-        steps.append(Step(StepKind.ACTION, model_call=call_number, usage=response.usage, action=action))
-        if isinstance(action, FinalAnswer):
-            return finish(StopReason.FINAL_ANSWER, f"after {call_number} model calls", action.content)
-        used_call_ids.add(action.call_id)
-        history.append(action)
-        result = run_tool(tools, action)
-        history.append(result)
-        steps.append(Step(StepKind.TOOL_RESULT, tool_result=result))
-
-    return finish(StopReason.STEP_LIMIT, f"{max_steps} model calls without a final answer")
+        transcript = run.turn(call_number)
+        if transcript is not None:
+            return transcript
+    return run.finish(StopReason.STEP_LIMIT, f"{max_steps} model calls without a final answer")

@@ -65,7 +65,10 @@ STOP_SEQUENCES = ("\n",)
 
 LocalMode = Literal["free_text", "schema"]
 _MODES: tuple[LocalMode, ...] = ("free_text", "schema")
-_INSTALL_HINT = "install it with: pip install 'codeagent-lite[local]'"
+_INSTALL_HINT = (
+    "get it with `make local` (compiles llama.cpp for several minutes; needs a C/C++ compiler) "
+    "or pip install 'codeagent-lite[local]'; `python scripts/local_engine.py status` says where a build stands"
+)
 
 
 def default_model_path() -> Path:

@@ -15,29 +15,42 @@ without it (install the ``openai`` extra).
 from __future__ import annotations
 
 import json
+import math
 import os
+import queue
+import re
+import threading
 import urllib.parse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, NonNegativeInt, ValidationError
 
+from ..display import printable, shorten
 from ..json_action_parser import action_json_schema
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
+from .bounded_http import bounded_http_client
 from .prompting import render_system_prompt
+from .redaction import Redactor, redact_url, url_secrets
 
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["PLACEHOLDER_API_KEY", "OpenAICompatibleProvider"]
+__all__ = ["MAX_BODY_BYTES", "PLACEHOLDER_API_KEY", "OpenAICompatibleProvider"]
 
 PLACEHOLDER_API_KEY = "no-key-needed"
 """Sent when ``api_key_env`` is None: local servers (Ollama, llama.cpp, vLLM) accept any key,
 but the client refuses to send a request without one."""
 
+MAX_BODY_BYTES = 8_000_000
+"""Largest answer read from a server. A chat completion is a few kilobytes; a body past this
+is a broken or hostile server, and reading it whole would cost the learner's memory."""
+
 _EXCERPT_CHARS = 300
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_CONVENTIONAL_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 
 
 # The part of a chat completion this provider relies on. Checked field by field so a
@@ -73,11 +86,113 @@ class _Completion(BaseModel):
 def _import_openai() -> Any:
     try:
         import openai
-    except ImportError as error:
+    except ImportError:
         raise ProviderError(
             "the 'openai' package is not installed; install it with: pip install 'codeagent-lite[openai]'"
-        ) from error
+        ) from None
     return openai
+
+
+# --------------------------------------------------------------------------- checking the options
+
+
+def _check_base_url(base_url: object) -> str:
+    if not isinstance(base_url, str):
+        raise TypeError(f"base_url must be a string, found {type(base_url).__name__}")
+    try:
+        parsed = urllib.parse.urlsplit(base_url)
+        port_is_valid = parsed.port is None or parsed.port >= 0
+    except ValueError:
+        port_is_valid = False
+    if not port_is_valid or parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ValueError(
+            "base_url must be an http:// or https:// address with a host, "
+            f"found {printable(shorten(_safe_url(base_url), 120))!r}"
+        )
+    return base_url
+
+
+def _safe_url(url: str) -> str:
+    # The address as it may be shown; a string too broken to parse is shown by its length only.
+    try:
+        return redact_url(url)
+    except ValueError:
+        return f"<{len(url)} characters>"
+
+
+def _check_seconds(name: str, value: object) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a number of seconds, found {type(value).__name__}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number of seconds > 0, found {value}")
+    return float(value)
+
+
+def _check_temperature(value: object) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise TypeError(f"temperature must be a number or None, found {type(value).__name__}")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"temperature must be a finite number >= 0, found {value}")
+    return float(value)
+
+
+def _check_variable_name(api_key_env: object) -> None:
+    if not isinstance(api_key_env, str):
+        raise TypeError(f"api_key_env must be a string or None, found {type(api_key_env).__name__}")
+    if not _VARIABLE_NAME.fullmatch(api_key_env):
+        # Most often the key itself was pasted here: never repeat it.
+        raise ValueError(
+            "api_key_env must be the name of an environment variable (letters, digits and _), "
+            f"found {len(api_key_env)} other characters (not shown: it may be the key itself)"
+        )
+
+
+def _describe_char(char: str) -> str:
+    if char == " ":
+        return "a space"
+    if not char.isascii():
+        return f"the non-ASCII character U+{ord(char):04X}"
+    return f"the control character U+{ord(char):04X}"
+
+
+def _shown_variable(name: str) -> str:
+    # Variables are named in capitals (OPENAI_API_KEY); a mixed-case "name" may be a key pasted in.
+    if _CONVENTIONAL_NAME.fullmatch(name):
+        return name
+    return f"named by api_key_env ({len(name)} characters, not shown: it may be the key itself)"
+
+
+def _read_api_key(api_key_env: str) -> str:
+    """The key from the environment, without the line ending a CRLF ``.env`` file leaves on it."""
+    key = os.environ.get(api_key_env, "").strip()
+    if not key:
+        raise ProviderError(
+            f"environment variable {_shown_variable(api_key_env)} is not set; put the API key there "
+            "(or pass api_key_env=None for a local server that needs no key)"
+        )
+    for position, char in enumerate(key, start=1):
+        if char == " " or not (char.isascii() and char.isprintable()):
+            raise ProviderError(
+                f"the API key in {_shown_variable(api_key_env)} cannot be sent: character {position} of {len(key)} is "
+                f"{_describe_char(char)}, and an HTTP header holds printable ASCII only "
+                "(look for a pasted quote or space)"
+            )
+    return key
+
+
+def _check_sendable(chat: Sequence[dict[str, str]]) -> None:
+    """Refuse text that has no UTF-8 encoding (a lone surrogate) before the client crashes on it."""
+    for number, message in enumerate(chat):
+        content = message["content"]
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise ProviderError(
+                f"message {number} cannot be sent: character {error.start + 1} is a lone surrogate "
+                f"(\\u{ord(content[error.start]):04x}), which has no UTF-8 encoding"
+            ) from None
 
 
 class OpenAICompatibleProvider:
@@ -88,13 +203,15 @@ class OpenAICompatibleProvider:
     ``api_key_env=None`` for a local server that needs no key.
 
     ``json_mode`` asks the server for ``response_format={"type": "json_object"}``;
-    ``json_schema`` additionally sends the action schema inside it, an extension that
+    ``send_action_schema`` additionally sends the action schema inside it, an extension that
     llama.cpp's server uses for grammar-constrained decoding (OpenAI rejects it).
     ``max_tokens_field`` is ``"max_tokens"`` for most servers; OpenAI's newer models
     want ``"max_completion_tokens"``. ``temperature=None`` leaves it to the server.
 
-    The client's automatic retries are off: a retry would hide a failure from the
-    learner and spend tokens twice.
+    ``timeout`` is a deadline for the whole call, connecting and reading included, and an
+    answer longer than ``MAX_BODY_BYTES`` is refused: a slow or endless server costs at most
+    that much time and memory. The client's automatic retries are off: a retry would hide a
+    failure from the learner and spend tokens twice.
     """
 
     def __init__(
@@ -106,47 +223,46 @@ class OpenAICompatibleProvider:
         temperature: float | None = 0.0,
         json_mode: bool = False,
         *,
-        json_schema: bool = False,
+        send_action_schema: bool = False,
         max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
         seed: int | None = None,
     ) -> None:
-        parsed = urllib.parse.urlsplit(base_url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ValueError(f"base_url must be an http:// or https:// address with a host, got {base_url!r}")
+        self.base_url = _check_base_url(base_url)
+        if not isinstance(model, str):
+            raise TypeError(f"model must be a string, found {type(model).__name__}")
         if not model.strip():
             raise ValueError("model must not be blank")
-        if timeout <= 0:
-            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
-        if json_schema and not json_mode:
-            raise ValueError("json_schema=True only makes sense with json_mode=True")
-        self.base_url = base_url
+        if send_action_schema and not json_mode:
+            raise ValueError("send_action_schema=True only makes sense with json_mode=True")
+        if api_key_env is not None:
+            _check_variable_name(api_key_env)
+        self.shown_url = redact_url(base_url)
+        """The address as it may be printed: credentials in it replaced by ``***``."""
         self.model = model
         self.api_key_env = api_key_env
-        self.timeout = timeout
-        self.temperature = temperature
+        self.timeout = _check_seconds("timeout", timeout)
+        self.temperature = _check_temperature(temperature)
         self.json_mode = json_mode
-        self.json_schema = json_schema
+        self.send_action_schema = send_action_schema
         self.max_tokens_field = max_tokens_field
         self.seed = seed
 
-        if api_key_env is None:
-            key = PLACEHOLDER_API_KEY
-        else:
-            key = os.environ.get(api_key_env, "")
-            if not key.strip():
-                raise ProviderError(
-                    f"environment variable {api_key_env} is not set; put the API key there "
-                    "(or pass api_key_env=None for a local server that needs no key)"
-                )
-        # The client keeps the only copy (it must send it as a header); nothing here stores it.
+        key = PLACEHOLDER_API_KEY if api_key_env is None else _read_api_key(api_key_env)
+        secrets = url_secrets(base_url) + ([] if api_key_env is None else [key])
+        self._redactor = Redactor.for_secrets(secrets)
+        # The client keeps the only copy of the key (it must send it as a header); nothing here stores it.
         openai_module = _import_openai()
         try:
             self._client: openai.OpenAI = openai_module.OpenAI(
-                api_key=key, base_url=base_url, timeout=timeout, max_retries=0
+                api_key=key,
+                base_url=base_url,
+                timeout=self.timeout,
+                max_retries=0,
+                http_client=bounded_http_client(seconds=self.timeout, max_body_bytes=MAX_BODY_BYTES),
             )
         except Exception as error:
             # The HTTP library's InvalidURL (e.g. host 256.1.1.1) is not a ValueError; say what it is about.
-            raise ValueError(f"invalid base_url {base_url!r}: {error}") from error
+            raise ValueError(f"invalid base_url {self.shown_url!r}: {self._excerpt(str(error))}") from None
 
     # ------------------------------------------------------------------ presets
 
@@ -170,7 +286,7 @@ class OpenAICompatibleProvider:
 
     def __repr__(self) -> str:
         return (
-            f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r}, "
+            f"{type(self).__name__}(base_url={self.shown_url!r}, model={self.model!r}, "
             f"api_key_env={self.api_key_env!r}, json_mode={self.json_mode!r})"
         )
 
@@ -185,13 +301,10 @@ class OpenAICompatibleProvider:
             *({"role": message.role, "content": message.content} for message in messages),
         ]
 
-    def complete(
-        self,
-        *,
-        messages: Sequence[ProviderMessage],
-        tools: Sequence[ToolSpec],
-        max_output_tokens: int,
-    ) -> ProviderResponse:
+    def build_request(
+        self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
+    ) -> dict[str, Any]:
+        """The keyword arguments of the chat completions call, exactly as sent."""
         request: dict[str, Any] = {
             "model": self.model,
             "messages": self.build_chat_messages(messages, tools),
@@ -203,46 +316,68 @@ class OpenAICompatibleProvider:
             request["seed"] = self.seed
         if self.json_mode:
             response_format: dict[str, Any] = {"type": "json_object"}
-            if self.json_schema:
+            if self.send_action_schema:
                 response_format["schema"] = action_json_schema()
             request["response_format"] = response_format
+        return request
 
-        body_text = self._send(request)
-        return self._read_completion(body_text)
+    def complete(
+        self,
+        *,
+        messages: Sequence[ProviderMessage],
+        tools: Sequence[ToolSpec],
+        max_output_tokens: int,
+    ) -> ProviderResponse:
+        request = self.build_request(messages, tools, max_output_tokens)
+        _check_sendable(request["messages"])
+        return self._read_completion(self._send(request))
 
     def _send(self, request: dict[str, Any]) -> str:
+        """The body of a successful answer, within ``timeout`` seconds in all, or ``ProviderError``.
+
+        The request runs in a helper thread so this call can keep its deadline even while a
+        read is blocked; a call given up that way ends soon after in the background, at its
+        next chunk (the transport checks the same deadline) or its read timeout.
+        """
+        outcome: queue.Queue[str | ProviderError] = queue.Queue(maxsize=1)
+        worker = threading.Thread(target=lambda: outcome.put(self._attempt(request)), daemon=True)
+        worker.start()
+        try:
+            answer = outcome.get(timeout=self.timeout)
+        except queue.Empty:
+            answer = ProviderError(self._timed_out())
+        if isinstance(answer, ProviderError):
+            raise answer
+        return answer
+
+    def _timed_out(self) -> str:
+        return f"request to {self.shown_url} timed out: no answer within {self.timeout:g} s"
+
+    def _attempt(self, request: dict[str, Any]) -> str | ProviderError:
+        # Every failure becomes a ProviderError with a scrubbed message and no chained cause:
+        # the client's exceptions hold the raw body, and a printed traceback would show it.
         openai_module = _import_openai()
         try:
             raw = self._client.chat.completions.with_raw_response.create(**request)
-            return raw.http_response.text
+            return str(raw.http_response.text)
         # APITimeoutError is a subclass of APIConnectionError, so it must come first.
-        except openai_module.APITimeoutError as error:
-            raise ProviderError(f"request to {self.base_url} timed out: no answer within {self.timeout} s") from error
+        except openai_module.APITimeoutError:
+            return ProviderError(self._timed_out())
         except openai_module.APIConnectionError as error:
             cause = error.__cause__ if error.__cause__ is not None else error
-            raise ProviderError(
-                f"connection to {self.base_url} failed: {self._scrub(str(cause) or type(cause).__name__)}"
-            ) from error
+            return ProviderError(
+                f"connection to {self.shown_url} failed: {self._excerpt(str(cause) or type(cause).__name__)}"
+            )
         except openai_module.APIStatusError as error:
-            raise ProviderError(
-                f"server answered HTTP {error.status_code}: {self._scrub(error.response.text)}"
-            ) from error
-        except openai_module.APIError as error:
-            raise ProviderError(f"request to {self.base_url} failed: {self._scrub(str(error))}") from error
+            return ProviderError(f"server answered HTTP {error.status_code}: {self._excerpt(error.response.text)}")
+        except Exception as error:  # anything else the client raises on a hostile answer
+            return ProviderError(
+                f"request to {self.shown_url} failed: {type(error).__name__}: {self._excerpt(_text_of(error))}"
+            )
 
     def _read_completion(self, body_text: str) -> ProviderResponse:
-        try:
-            body = json.loads(body_text)
-        except ValueError as error:
-            raise ProviderError(
-                f"malformed response: the body is not JSON: {self._scrub(body_text) or 'empty body'}"
-            ) from error
-        try:
-            completion = _Completion.model_validate(body)
-        except ValidationError as error:
-            detail = error.errors(include_url=False)[0]
-            where = ".".join(str(part) for part in detail["loc"]) or "the body"
-            raise ProviderError(f"malformed response: {where}: {detail['msg']}") from error
+        """The reply text, its token usage and finish reason, or a ``ProviderError`` naming what is missing."""
+        completion = self._decode_completion(body_text)
         if not completion.choices:
             raise ProviderError("malformed response: 'choices' is empty")
         choice = completion.choices[0]
@@ -260,11 +395,29 @@ class OpenAICompatibleProvider:
             finish_reason=choice.finish_reason,
         )
 
-    def _scrub(self, text: str) -> str:
-        """A short excerpt of server text with the API key removed, in case a server echoes it."""
-        if self.api_key_env is not None:
-            text = text.replace(self._client.api_key, "***")
-        text = " ".join(text.split())
-        if len(text) > _EXCERPT_CHARS:
-            text = text[:_EXCERPT_CHARS] + "..."
-        return text
+    def _decode_completion(self, body_text: str) -> _Completion:
+        try:
+            body = json.loads(body_text)
+        except RecursionError:
+            raise ProviderError("malformed response: the body nests too deeply to be a chat completion") from None
+        except ValueError:
+            raise ProviderError(
+                f"malformed response: the body is not JSON: {self._excerpt(body_text) or 'empty body'}"
+            ) from None
+        try:
+            return _Completion.model_validate(body)
+        except ValidationError as error:
+            detail = error.errors(include_url=False)[0]
+            where = ".".join(str(part) for part in detail["loc"]) or "the body"
+            raise ProviderError(f"malformed response: {self._excerpt(where)}: {detail['msg']}") from None
+
+    def _excerpt(self, text: str) -> str:
+        """A short, printable excerpt of server text with every secret removed, in any spelling."""
+        return printable(shorten(" ".join(self._redactor.scrub(text).split()), _EXCERPT_CHARS))
+
+
+def _text_of(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception:
+        return "(its message cannot be shown)"

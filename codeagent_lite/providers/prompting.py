@@ -123,7 +123,7 @@ class WorkedExample:
         return "\n".join(f"{label}: {text}" for label, text in self.turns)
 
 
-def _conversation_order(action: dict[str, Any]) -> str:
+def _encode_as_in_conversation(action: dict[str, Any]) -> str:
     # How build_provider_messages writes the model's own earlier replies into the conversation
     # (encode_json: sorted keys, compact), so a free-text model that has made one call sees a
     # conversation that looks exactly like its examples.
@@ -185,7 +185,7 @@ def _worked_examples(write: Callable[[dict[str, Any]], str]) -> tuple[WorkedExam
     )
 
 
-DEFAULT_EXAMPLES: tuple[WorkedExample, ...] = _worked_examples(_conversation_order)
+DEFAULT_EXAMPLES: tuple[WorkedExample, ...] = _worked_examples(_encode_as_in_conversation)
 """Six worked examples for free text: two direct answers, one lone tool call, two exchanges
 where a result comes back and the reply answers, and one with two calls, ``call_1`` then
 ``call_2`` (a base model copies ids: when every example said ``call_1``, it repeated
@@ -211,7 +211,7 @@ def _is_tool_result(content: str) -> bool:
     # build_provider_messages sends tool results as user messages holding this JSON object.
     try:
         value = json.loads(content)
-    except ValueError:
+    except (ValueError, RecursionError):  # a task or correction can be any text, "[[[[..." included
         return False
     return isinstance(value, dict) and value.get("type") == "tool_result"
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import ipywidgets as widgets
 
-from ..diagnosis import describe_action
+from ..display import json_kind
 from ..json_text_messages import ProviderMessage, build_provider_messages
 from ..kernel_types import HistoryItem, Message, MessageRole, ToolCall, ToolResult
 
@@ -30,18 +30,10 @@ EMPTY_HISTORY_TEXT = "(the history is empty: pick an item type, fill in its fiel
 
 
 def describe_item(item: HistoryItem) -> str:
-    """A one-line rendering of a history item, with the role as plain text rather than an enum repr."""
-    if isinstance(item, Message):
-        return f"Message(role={item.role.value!r}, content={item.content!r})"
-    if isinstance(item, ToolCall):
-        return describe_action(item)
-    if isinstance(item, ToolResult):
-        return f"ToolResult(call_id={item.call_id!r}, content={item.content!r}, is_error={item.is_error!r})"
-    raise TypeError(f"not a history item: {type(item).__name__}")
-
-
-def _describe_message(message: ProviderMessage) -> str:
-    return f"ProviderMessage(role={message.role!r}, content={message.content!r})"
+    """A history item on one line: its ``repr``, which the Kernel types keep readable."""
+    if not isinstance(item, (Message, ToolCall, ToolResult)):
+        raise TypeError(f"a history item must be a Message, ToolCall or ToolResult, found {type(item).__name__}")
+    return repr(item)
 
 
 def format_conversion(history: Sequence[HistoryItem]) -> str:
@@ -51,7 +43,7 @@ def format_conversion(history: Sequence[HistoryItem]) -> str:
     messages = build_provider_messages(history)
     blocks = []
     for number, (item, message) in enumerate(zip(history, messages, strict=True), start=1):
-        blocks.append(f"#{number} {describe_item(item)}\n   -> {_describe_message(message)}")
+        blocks.append(f"#{number} {describe_item(item)}\n   -> {message!r}")
     return "\n".join(blocks)
 
 
@@ -64,7 +56,7 @@ def _parse_arguments(text: str) -> dict[str, object]:
             f"arguments is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
         ) from error
     if not isinstance(value, dict):
-        raise ValueError(f"arguments must be a JSON object {{...}}, not {type(value).__name__}")
+        raise ValueError(f"arguments must be a JSON object {{...}}, found {json_kind(value)}")
     return value
 
 

@@ -21,8 +21,8 @@ __all__ = [
     "INSTALL_HINT",
     "MINIMUM_PYTHON",
     "PACKAGE_REQUIREMENTS",
-    "CheckResult",
     "PackageRequirement",
+    "RequirementCheck",
     "check_distribution",
     "check_environment",
     "check_importable",
@@ -38,7 +38,7 @@ INSTALL_HINT = 'run `make lab`, or `pip install -e ".[lab]"`, in the repository 
 
 
 @dataclass(frozen=True, slots=True)
-class CheckResult:
+class RequirementCheck:
     """The outcome of one requirement; ``hint`` says what to do when ``ok`` is False."""
 
     requirement: str
@@ -83,13 +83,13 @@ def parse_version(text: str) -> tuple[int, ...] | None:
     return tuple(int(part) for part in match.group(1).split("."))
 
 
-def check_python(version_info: Sequence[int] | None = None) -> CheckResult:
+def check_python(version_info: Sequence[int] | None = None) -> RequirementCheck:
     """Python must be new enough for ``StrEnum`` and the typing the package uses."""
     current = tuple(sys.version_info[:3]) if version_info is None else tuple(version_info)
     label = f"Python >= {_dotted(MINIMUM_PYTHON)}"
     if current[: len(MINIMUM_PYTHON)] >= MINIMUM_PYTHON:
-        return CheckResult(label, ok=True)
-    return CheckResult(
+        return RequirementCheck(label, ok=True)
+    return RequirementCheck(
         label,
         ok=False,
         detail=f"found {_dotted(current)}",
@@ -100,39 +100,39 @@ def check_python(version_info: Sequence[int] | None = None) -> CheckResult:
 def check_distribution(
     requirement: PackageRequirement,
     version_of: Callable[[str], str] = metadata.version,
-) -> CheckResult:
+) -> RequirementCheck:
     """Look the distribution up in the installed metadata; never import it (importing JupyterLab is slow)."""
     label = requirement.label
     try:
         installed = version_of(requirement.distribution)
     except metadata.PackageNotFoundError:
-        return CheckResult(label, ok=False, detail="not installed", hint=INSTALL_HINT)
+        return RequirementCheck(label, ok=False, detail="not installed", hint=INSTALL_HINT)
     parsed = parse_version(installed)
     if parsed is None:
-        return CheckResult(label, ok=False, detail=f"unreadable version {installed!r}", hint=INSTALL_HINT)
+        return RequirementCheck(label, ok=False, detail=f"unreadable version {installed!r}", hint=INSTALL_HINT)
     if parsed < requirement.minimum:
-        return CheckResult(label, ok=False, detail=f"found {installed}", hint=INSTALL_HINT)
-    return CheckResult(label, ok=True)
+        return RequirementCheck(label, ok=False, detail=f"found {installed}", hint=INSTALL_HINT)
+    return RequirementCheck(label, ok=True)
 
 
-def check_importable(module_name: str) -> CheckResult:
+def check_importable(module_name: str) -> RequirementCheck:
     """The module must import, not merely be installed: this catches a broken or shadowed package."""
     label = f"{module_name} importable"
     try:
         importlib.import_module(module_name)
     except Exception as error:  # any failure to import is what this check reports, so none may escape
-        return CheckResult(label, ok=False, detail=f"{type(error).__name__}: {error}", hint=INSTALL_HINT)
-    return CheckResult(label, ok=True)
+        return RequirementCheck(label, ok=False, detail=f"{type(error).__name__}: {error}", hint=INSTALL_HINT)
+    return RequirementCheck(label, ok=True)
 
 
-def check_environment() -> list[CheckResult]:
+def check_environment() -> list[RequirementCheck]:
     """Every requirement of the workbook, in the order a learner would fix them."""
     results = [check_python(), check_importable("codeagent_lite")]
     results.extend(check_distribution(requirement) for requirement in PACKAGE_REQUIREMENTS)
     return results
 
 
-def format_results(results: Sequence[CheckResult]) -> str:
+def format_results(results: Sequence[RequirementCheck]) -> str:
     """One line per result; a failing line also says what was found and how to fix it."""
     lines = []
     for result in results:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..diagnosis import diagnose
+from ..display import shorten
 from ..json_action_parser import parse_json_action
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage, build_provider_messages, encode_json
@@ -98,15 +99,28 @@ class ToolCallRejected:
         for name in ("call_id", "tool_name", "reason"):
             value = getattr(self, name)
             if not isinstance(value, str):
-                raise TypeError(f"ToolCallRejected.{name} must be a str, not {type(value).__name__}")
+                raise TypeError(f"ToolCallRejected.{name} must be a string, found {type(value).__name__}")
             if not value.strip():
                 raise ValueError(f"{name} must not be blank")
 
 
 def _short(value: object, limit: int = 70) -> str:
-    """repr() cut to ``limit`` characters, so a problem line stays one readable line."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """``repr`` shortened the package's one way, so a problem line stays one readable line."""
+    return shorten(repr(value), limit)
+
+
+def _first_problem(checks: Sequence[Callable[..., str | None]], *arguments: Any) -> list[str]:
+    """Run ``checks`` in order and keep the first problem: later checks assume earlier ones passed."""
+    for check in checks:
+        problem = check(*arguments)
+        if problem is not None:
+            return [problem]
+    return []
+
+
+def _every_problem(checks: Sequence[Callable[..., str | None]], *arguments: Any) -> list[str]:
+    """Run every one of ``checks`` (they are independent) and keep each problem."""
+    return [problem for check in checks if (problem := check(*arguments)) is not None]
 
 
 def _verdict(exercise: int, body: Callable[[], list[str]]) -> CheckResult:
@@ -124,64 +138,108 @@ def _verdict(exercise: int, body: Callable[[], list[str]]) -> CheckResult:
 # --------------------------------------------------------------------------- exercise 1
 
 
+_MIXED = {"tool_name": "read_file", "arguments": {"path": "a.txt", "limit": 2}}
+_SAMPLE = {"b": [1.5, None, True], "a": {"路径": "说明.md", "z": 0}}
+
+
+def _not_compact(encode: Callable[[Any], Any], mixed: str) -> str | None:
+    if " " in mixed or "\n" in mixed:
+        return f"my_encode_json is not compact: got {_short(mixed)}; use separators=(',', ':')"
+    return None
+
+
+def _keys_not_sorted(encode: Callable[[Any], Any], mixed: str) -> str | None:
+    if '"tool_name"' in mixed and '"arguments"' in mixed and mixed.index('"tool_name"') < mixed.index('"arguments"'):
+        return f"my_encode_json does not sort keys: got {_short(mixed)}"
+    return None
+
+
+def _escapes_chinese(encode: Callable[[Any], Any], mixed: str) -> str | None:
+    chinese = encode({"content": "权限不足"})
+    if "权限不足" not in str(chinese):
+        return f"my_encode_json escapes Chinese text: got {_short(chinese)}; keep it as-is"
+    return None
+
+
+def _writes_nan(encode: Callable[[Any], Any], mixed: str) -> str | None:
+    try:
+        with_nan = encode({"score": math.nan})
+    except ValueError:
+        return None
+    return f"my_encode_json wrote NaN into the JSON (got {_short(with_nan)}); it must refuse NaN"
+
+
+_ENCODE_JSON_CHECKS = (_not_compact, _keys_not_sorted, _escapes_chinese, _writes_nan)
+
+_REJECTED_ITEMS = (
+    ToolCallRejected(call_id="call_07", tool_name="write_file", reason="权限不足：/etc/hosts 在工作区之外"),
+    ToolCallRejected(call_id="Call-B2", tool_name="run_shell", reason="command not allowed: rm -rf /"),
+)
+
+
+def _decoded_content(message: ProviderMessage) -> Any:
+    try:
+        return json.loads(message.content)
+    except (TypeError, ValueError):
+        return None
+
+
+# Each check looks at (message, decoded content, item); they run in order, the first problem is reported.
+_REJECTED_MESSAGE_CHECKS: tuple[Callable[[ProviderMessage, Any, ToolCallRejected], str | None], ...] = (
+    lambda message, decoded, item: (
+        None if decoded is not None else f"the content is not JSON: {_short(message.content)}"
+    ),
+    lambda message, decoded, item: (
+        None if isinstance(decoded, dict) else f"the content must be a JSON object, got {_short(message.content)}"
+    ),
+    lambda message, decoded, item: (
+        None
+        if set(decoded) == {"type", "call_id", "tool_name", "reason"}
+        else f"the content's keys are {sorted(decoded)}; expected call_id, reason, tool_name, type"
+    ),
+    lambda message, decoded, item: (
+        None
+        if decoded["type"] == "tool_call_rejected"
+        else f'"type" is {decoded["type"]!r}; expected "tool_call_rejected"'
+    ),
+    lambda message, decoded, item: (
+        None
+        if decoded["call_id"] == item.call_id
+        else f"call_id {item.call_id!r} came out as {decoded['call_id']!r}; keep it verbatim"
+    ),
+    lambda message, decoded, item: f"the content is not encoded the series' way: got {_short(message.content)}",
+)
+
+
+def _rejected_item_problems(encode_rejected: Callable[[ToolCallRejected], Any], item: ToolCallRejected) -> list[str]:
+    message = encode_rejected(item)
+    if not isinstance(message, ProviderMessage):
+        return [f"encode_tool_call_rejected must return a ProviderMessage, found {type(message).__name__}"]
+    problems = []
+    if message.role != "user":
+        problems.append(f"the role is {message.role!r}; a rejection is news from the environment, like a tool result")
+    expected = encode_json(
+        {"type": "tool_call_rejected", "call_id": item.call_id, "tool_name": item.tool_name, "reason": item.reason}
+    )
+    if message.content != expected:
+        problems.extend(_first_problem(_REJECTED_MESSAGE_CHECKS, message, _decoded_content(message), item))
+    return problems
+
+
 def _problems_exercise_1(
     my_encode_json: Callable[[Any], Any], encode_tool_call_rejected: Callable[[ToolCallRejected], Any]
 ) -> list[str]:
-    problems: list[str] = []
-
-    mixed = my_encode_json({"tool_name": "read_file", "arguments": {"path": "a.txt", "limit": 2}})
+    mixed = my_encode_json(_MIXED)
     if not isinstance(mixed, str):
-        return [f"my_encode_json must return a str, it returned {type(mixed).__name__}"]
-    if " " in mixed or "\n" in mixed:
-        problems.append(f"my_encode_json is not compact: got {_short(mixed)}; use separators=(',', ':')")
-    if '"tool_name"' in mixed and '"arguments"' in mixed and mixed.index('"tool_name"') < mixed.index('"arguments"'):
-        problems.append(f"my_encode_json does not sort keys: got {_short(mixed)}")
-    chinese = my_encode_json({"content": "权限不足"})
-    if "权限不足" not in str(chinese):
-        problems.append(f"my_encode_json escapes Chinese text: got {_short(chinese)}; keep it as-is")
-    try:
-        with_nan = my_encode_json({"score": math.nan})
-    except ValueError:
-        pass
-    else:
-        problems.append(f"my_encode_json wrote NaN into the JSON (got {_short(with_nan)}); it must refuse NaN")
-    sample = {"b": [1.5, None, True], "a": {"路径": "说明.md", "z": 0}}
-    if not problems and my_encode_json(sample) != encode_json(sample):
-        problems.append(f"my_encode_json({_short(sample)}) differs from the series' encoding {encode_json(sample)!r}")
-
-    for item in (
-        ToolCallRejected(call_id="call_07", tool_name="write_file", reason="权限不足：/etc/hosts 在工作区之外"),
-        ToolCallRejected(call_id="Call-B2", tool_name="run_shell", reason="command not allowed: rm -rf /"),
-    ):
-        message = encode_tool_call_rejected(item)
-        if not isinstance(message, ProviderMessage):
-            problems.append(f"encode_tool_call_rejected must return a ProviderMessage, not {type(message).__name__}")
+        return [f"my_encode_json must return a string, found {type(mixed).__name__}"]
+    problems = _every_problem(_ENCODE_JSON_CHECKS, my_encode_json, mixed)
+    if not problems and my_encode_json(_SAMPLE) != encode_json(_SAMPLE):
+        problems.append(f"my_encode_json({_short(_SAMPLE)}) differs from the series' encoding {encode_json(_SAMPLE)!r}")
+    for item in _REJECTED_ITEMS:
+        item_problems = _rejected_item_problems(encode_tool_call_rejected, item)
+        problems.extend(item_problems)
+        if item_problems:
             break
-        if message.role != "user":
-            problems.append(
-                f"the role is {message.role!r}; a rejection is news from the environment, like a tool result"
-            )
-        expected = encode_json(
-            {"type": "tool_call_rejected", "call_id": item.call_id, "tool_name": item.tool_name, "reason": item.reason}
-        )
-        if message.content == expected:
-            continue
-        try:
-            decoded = json.loads(message.content)
-        except (TypeError, ValueError):
-            problems.append(f"the content is not JSON: {_short(message.content)}")
-            break
-        if not isinstance(decoded, dict):
-            problems.append(f"the content must be a JSON object, got {_short(message.content)}")
-        elif set(decoded) != {"type", "call_id", "tool_name", "reason"}:
-            problems.append(f"the content's keys are {sorted(decoded)}; expected call_id, reason, tool_name, type")
-        elif decoded["type"] != "tool_call_rejected":
-            problems.append(f'"type" is {decoded["type"]!r}; expected "tool_call_rejected"')
-        elif decoded["call_id"] != item.call_id:
-            problems.append(f"call_id {item.call_id!r} came out as {decoded['call_id']!r}; keep it verbatim")
-        else:
-            problems.append(f"the content is not encoded the series' way: got {_short(message.content)}")
-        break
     return problems
 
 
@@ -205,32 +263,49 @@ _NOT_OBJECTS: tuple[tuple[str, object], ...] = (
 )
 
 
+def _object_problem(check: Callable[[Any], Any], obj: dict[str, Any]) -> str | None:
+    try:
+        returned = check(obj)
+    except InvalidModelOutputError as error:
+        return f"it rejected the object {_short(obj)} ({error}); layer 2 lets every object through"
+    if returned != obj or not isinstance(returned, dict):
+        return f"for the object {_short(obj)} it returned {_short(returned)}; return the object itself"
+    return None
+
+
+def _rejection_problem(label: str, error: InvalidModelOutputError) -> str | None:
+    if error.layer is not ValidationLayer.TOP_LEVEL_OBJECT:
+        return f"the error for {label} has layer {error.layer!r}; expected TOP_LEVEL_OBJECT"
+    if not str(error).startswith("model output must be an object"):
+        return f"the message for {label} is {str(error)!r}; start it 'model output must be an object'"
+    if not error.expected or not error.found:
+        return f"the error for {label} does not fill expected= and found="
+    return None
+
+
+def _not_object_problem(check: Callable[[Any], Any], label: str, value: object) -> str | None:
+    try:
+        check(value)
+    except InvalidModelOutputError as error:
+        return _rejection_problem(label, error)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        return f"{label} ({_short(value)}) raised {type(error).__name__}, not InvalidModelOutputError"
+    return f"{label} ({_short(value)}) was let through; layer 2 must reject it"
+
+
 def _problems_exercise_2(my_check_top_level_object: Callable[[Any], Any]) -> list[str]:
-    problems: list[str] = []
-    for obj in ({"type": "final_answer", "content": "hi"}, {}, {"type": 1}):
-        try:
-            returned = my_check_top_level_object(obj)
-        except InvalidModelOutputError as error:
-            problems.append(f"it rejected the object {_short(obj)} ({error}); layer 2 lets every object through")
-            continue
-        if returned != obj or not isinstance(returned, dict):
-            problems.append(f"for the object {_short(obj)} it returned {_short(returned)}; return the object itself")
-    for label, value in _NOT_OBJECTS:
-        try:
-            my_check_top_level_object(value)
-        except InvalidModelOutputError as error:
-            if error.layer is not ValidationLayer.TOP_LEVEL_OBJECT:
-                problems.append(f"the error for {label} has layer {error.layer!r}; expected TOP_LEVEL_OBJECT")
-            elif not str(error).startswith("model output must be an object"):
-                problems.append(f"the message for {label} is {str(error)!r}; start it 'model output must be an object'")
-            elif not error.expected or not error.found:
-                problems.append(f"the error for {label} does not fill expected= and found=")
-        except NotImplementedError:
-            raise
-        except Exception as error:
-            problems.append(f"{label} ({_short(value)}) raised {type(error).__name__}, not InvalidModelOutputError")
-        else:
-            problems.append(f"{label} ({_short(value)}) was let through; layer 2 must reject it")
+    problems = [
+        problem
+        for obj in ({"type": "final_answer", "content": "hi"}, {}, {"type": 1})
+        if (problem := _object_problem(my_check_top_level_object, obj)) is not None
+    ]
+    problems.extend(
+        problem
+        for label, value in _NOT_OBJECTS
+        if (problem := _not_object_problem(my_check_top_level_object, label, value)) is not None
+    )
     return problems
 
 
@@ -272,25 +347,30 @@ def _as_layer(prediction: object) -> ValidationLayer | None:
     return None
 
 
-def _problems_exercise_3(predictions: Mapping[str, object]) -> list[str]:
-    if not isinstance(predictions, Mapping):
-        return [f"predictions must be a dict from label to layer, not {type(predictions).__name__}"]
-    missing = [label for label in PREDICTION_OUTPUTS if label not in predictions]
-    placeholders = [label for label in PREDICTION_OUTPUTS if predictions.get(label, None) is Ellipsis]
-    if placeholders:
-        return [f"{len(placeholders)} of {len(PREDICTION_OUTPUTS)} outputs still have no prediction (the ... marks)"]
+def _prediction_form_problems(predictions: Mapping[str, object]) -> list[str]:
+    """Missing, unknown or malformed predictions: what must be fixed before any is judged."""
     problems: list[str] = []
+    missing = [label for label in PREDICTION_OUTPUTS if label not in predictions]
     if missing:
         problems.append(f"no prediction for {', '.join(missing)}")
     unknown = [str(label) for label in predictions if label not in PREDICTION_OUTPUTS]
     if unknown:
         problems.append(f"unknown labels {', '.join(unknown)}")
-    malformed = [
+    problems.extend(
         problem
         for label in PREDICTION_OUTPUTS
         if label in predictions and (problem := _prediction_problem(label, predictions[label])) is not None
-    ]
-    problems.extend(malformed)
+    )
+    return problems
+
+
+def _problems_exercise_3(predictions: Mapping[str, object]) -> list[str]:
+    if not isinstance(predictions, Mapping):
+        return [f"predictions must be a dict from label to layer, found {type(predictions).__name__}"]
+    placeholders = [label for label in PREDICTION_OUTPUTS if predictions.get(label, None) is Ellipsis]
+    if placeholders:
+        return [f"{len(placeholders)} of {len(PREDICTION_OUTPUTS)} outputs still have no prediction (the ... marks)"]
+    problems = _prediction_form_problems(predictions)
     if problems:
         return problems
     wrong = [
@@ -298,13 +378,13 @@ def _problems_exercise_3(predictions: Mapping[str, object]) -> list[str]:
         for label, text in PREDICTION_OUTPUTS.items()
         if _as_layer(predictions[label]) != diagnose(text).rejected_by
     ]
-    if wrong:
-        right = len(PREDICTION_OUTPUTS) - len(wrong)
-        return [
-            f"{right} of {len(PREDICTION_OUTPUTS)} right; look again at {', '.join(wrong)} "
-            "(diagnose(PREDICTION_OUTPUTS[label]) shows the ladder)"
-        ]
-    return []
+    if not wrong:
+        return []
+    right = len(PREDICTION_OUTPUTS) - len(wrong)
+    return [
+        f"{right} of {len(PREDICTION_OUTPUTS)} right; look again at {', '.join(wrong)} "
+        "(diagnose(PREDICTION_OUTPUTS[label]) shows the ladder)"
+    ]
 
 
 def check_exercise_3(predictions: Mapping[str, object]) -> CheckResult:
@@ -323,55 +403,84 @@ _HISTORY_4: tuple[HistoryItem, ...] = (
 _TOOLS_4 = (ToolSpec("read_file", "Read a text file in the workspace."),)
 
 
-def _problems_exercise_4(adapter_class: Callable[[Any], Any]) -> list[str]:
-    problems: list[str] = []
-    budget = ModelCallBudget(max_output_tokens=64)
+_BUDGET_4 = ModelCallBudget(max_output_tokens=64)
+_INVALID_REPLY_4 = '[{"type":"final_answer","content":"hi"}]'
 
-    good = ScriptedProvider([ProviderResponse('{"type":"final_answer","content":"一个教学项目"}', 120, 30)])
-    response = adapter_class(good).complete(_HISTORY_4, _TOOLS_4, budget)
+
+def _response_problems(response: object) -> list[str]:
     if not isinstance(response, ModelResponse):
-        problems.append(f"a valid reply must give a ModelResponse, got {type(response).__name__}")
-    else:
-        if response.action != FinalAnswer("一个教学项目"):
-            problems.append(f"a valid reply gave the action {_short(response.action)}")
-        if response.usage != TokenUsage(120, 30):
-            problems.append(f"a valid reply reported usage {_short(response.usage)}; expected TokenUsage(120, 30)")
-    if good.calls:
-        call = good.calls[0]
-        if call.messages != build_provider_messages(_HISTORY_4):
-            problems.append("the provider did not receive build_provider_messages(history)")
-        if call.max_output_tokens != budget.max_output_tokens:
-            problems.append(f"max_output_tokens was {call.max_output_tokens}, not budget.max_output_tokens (64)")
+        return [f"a valid reply must give a ModelResponse, found {type(response).__name__}"]
+    problems = []
+    if response.action != FinalAnswer("一个教学项目"):
+        problems.append(f"a valid reply gave the action {_short(response.action)}")
+    if response.usage != TokenUsage(120, 30):
+        problems.append(f"a valid reply reported usage {_short(response.usage)}; expected TokenUsage(120, 30)")
+    return problems
 
-    bad = ScriptedProvider([ProviderResponse('[{"type":"final_answer","content":"hi"}]', 80, 7)])
+
+def _request_problems(provider: ScriptedProvider) -> list[str]:
+    if not provider.calls:
+        return []
+    call = provider.calls[0]
+    problems = []
+    if call.messages != build_provider_messages(_HISTORY_4):
+        problems.append("the provider did not receive build_provider_messages(history)")
+    if call.max_output_tokens != _BUDGET_4.max_output_tokens:
+        problems.append(f"max_output_tokens was {call.max_output_tokens}, not budget.max_output_tokens (64)")
+    return problems
+
+
+def _valid_reply_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
+    good = ScriptedProvider([ProviderResponse('{"type":"final_answer","content":"一个教学项目"}', 120, 30)])
+    response = adapter_class(good).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
+    return _response_problems(response) + _request_problems(good)
+
+
+# Checks on the InvalidModelOutputError an invalid reply raised; each is independent of the others.
+_INVALID_REPLY_CHECKS: tuple[Callable[[InvalidModelOutputError], str | None], ...] = (
+    lambda error: (
+        None
+        if error.usage == TokenUsage(80, 7)
+        else f"the InvalidModelOutputError carries usage={_short(error.usage)}; the 87 tokens were spent, "
+        "so it must carry TokenUsage(80, 7)"
+    ),
+    lambda error: (
+        None
+        if error.layer is ValidationLayer.TOP_LEVEL_OBJECT
+        else f"the error lost the parser's layer (got {error.layer!r}, expected TOP_LEVEL_OBJECT)"
+    ),
+    lambda error: None if error.raw_text == _INVALID_REPLY_4 else "the error lost the raw text the parser recorded",
+)
+
+
+def _invalid_reply_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
+    bad = ScriptedProvider([ProviderResponse(_INVALID_REPLY_4, 80, 7)])
     try:
-        returned = adapter_class(bad).complete(_HISTORY_4, _TOOLS_4, budget)
+        returned = adapter_class(bad).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
     except InvalidModelOutputError as error:
-        if error.usage != TokenUsage(80, 7):
-            problems.append(
-                f"the InvalidModelOutputError carries usage={_short(error.usage)}; the 87 tokens were spent, "
-                "so it must carry TokenUsage(80, 7)"
-            )
-        if error.layer is not ValidationLayer.TOP_LEVEL_OBJECT:
-            problems.append(f"the error lost the parser's layer (got {error.layer!r}, expected TOP_LEVEL_OBJECT)")
-        if error.raw_text != '[{"type":"final_answer","content":"hi"}]':
-            problems.append("the error lost the raw text the parser recorded")
-    else:
-        problems.append(
-            f"an invalid reply must raise InvalidModelOutputError, but complete() returned {_short(returned)}"
-        )
+        return _every_problem(_INVALID_REPLY_CHECKS, error)
+    return [f"an invalid reply must raise InvalidModelOutputError, but complete() returned {_short(returned)}"]
 
+
+def _provider_failure_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
     failing = ScriptedProvider([ProviderError("HTTP 503 from the model server")])
     try:
-        adapter_class(failing).complete(_HISTORY_4, _TOOLS_4, budget)
+        adapter_class(failing).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
     except ModelProviderError as error:
         if not isinstance(error.__cause__, ProviderError):
-            problems.append("the ModelProviderError lost its cause; raise it 'from' the ProviderError")
+            return ["the ModelProviderError lost its cause; raise it 'from' the ProviderError"]
+        return []
     except ProviderError:
-        problems.append("a ProviderError escaped; the Kernel only knows ModelProviderError")
-    else:
-        problems.append("a failing provider must raise ModelProviderError")
-    return problems
+        return ["a ProviderError escaped; the Kernel only knows ModelProviderError"]
+    return ["a failing provider must raise ModelProviderError"]
+
+
+def _problems_exercise_4(adapter_class: Callable[[Any], Any]) -> list[str]:
+    return (
+        _valid_reply_problems(adapter_class)
+        + _invalid_reply_problems(adapter_class)
+        + _provider_failure_problems(adapter_class)
+    )
 
 
 def check_exercise_4(adapter_class: Callable[[Any], Any]) -> CheckResult:
@@ -401,31 +510,42 @@ def _rejection(raw_text: str) -> InvalidModelOutputError:
     raise AssertionError(f"exercise 5 case was accepted by the parser: {raw_text[:40]!r}")
 
 
+# Each check looks at (the correction text, the rejection, the raw reply) and returns a problem or None.
+_CORRECTION_CHECKS: tuple[Callable[[str, InvalidModelOutputError, str], str | None], ...] = (
+    lambda text, error, raw: (
+        None
+        if f"layer {int(error.layer)}" in text.lower() or error.layer.title.lower() in text.lower()
+        else f"the message does not name the layer (layer {int(error.layer)})"
+    ),
+    lambda text, error, raw: (
+        None if str(error.expected) in text else f"the message does not say what was expected ({error.expected!r})"
+    ),
+    lambda text, error, raw: (
+        None if str(error.found) in text else f"the message does not say what was found ({error.found!r})"
+    ),
+    lambda text, error, raw: (
+        None if "exactly one json object" in text.lower() else "the message does not ask for exactly one JSON object"
+    ),
+    lambda text, error, raw: (
+        f"the message echoes the whole raw reply ({len(raw)} characters)"
+        if len(raw) > 100 and raw in text
+        else f"the message has {len(text)} characters; keep it under {MAX_CORRECTION_CHARS}"
+        if len(text) > MAX_CORRECTION_CHARS
+        else None
+    ),
+)
+
+
 def _problems_exercise_5(correction_message: Callable[[InvalidModelOutputError], Any]) -> list[str]:
-    problems: list[str] = []
     for raw_text in _CORRECTION_CASES:
         error = _rejection(raw_text)
-        assert error.layer is not None and error.expected is not None and error.found is not None
         text = correction_message(error)
         if not isinstance(text, str):
-            return [f"correction_message must return a str, not {type(text).__name__}"]
-        where = f"for a layer-{int(error.layer)} rejection"
-        lowered = text.lower()
-        if f"layer {int(error.layer)}" not in lowered and error.layer.title.lower() not in lowered:
-            problems.append(f"{where} the message does not name the layer (layer {int(error.layer)})")
-        if error.expected not in text:
-            problems.append(f"{where} the message does not say what was expected ({error.expected!r})")
-        if error.found not in text:
-            problems.append(f"{where} the message does not say what was found ({error.found!r})")
-        if "exactly one json object" not in lowered:
-            problems.append(f"{where} the message does not ask for exactly one JSON object")
-        if len(raw_text) > 100 and raw_text in text:
-            problems.append(f"{where} the message echoes the whole raw reply ({len(raw_text)} characters)")
-        elif len(text) > MAX_CORRECTION_CHARS:
-            problems.append(f"{where} the message has {len(text)} characters; keep it under {MAX_CORRECTION_CHARS}")
+            return [f"correction_message must return a string, found {type(text).__name__}"]
+        problems = _every_problem(_CORRECTION_CHECKS, text, error, raw_text)
         if problems:
-            break
-    return problems
+            return [f"for a layer-{int(error.layer)} rejection {problem}" for problem in problems]
+    return []
 
 
 def check_exercise_5(correction_message: Callable[[InvalidModelOutputError], Any]) -> CheckResult:
@@ -450,36 +570,38 @@ _HISTORY_6: tuple[HistoryItem, ...] = (
 _EXPECTED_6 = [("call_b", "read_file", "内容 B"), ("call_a", "read_file", "内容 A"), ("call_B", "stat_file", "size=12")]
 
 
-def _problems_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> list[str]:
-    problems: list[str] = []
-    messages = build_provider_messages(_HISTORY_6)
-    paired = pair_results(messages)
-    if paired is None or isinstance(paired, (str, bytes)) or not hasattr(paired, "__iter__"):
-        return [f"pair_results must return a list of (call_id, tool_name, content), not {type(paired).__name__}"]
+def _pairing_problems(paired: Iterable[Any]) -> list[str]:
     got = [tuple(row) if isinstance(row, (list, tuple)) else row for row in paired]
-    if got != _EXPECTED_6:
-        if len(got) != len(_EXPECTED_6):
-            problems.append(f"expected {len(_EXPECTED_6)} pairs (one per tool result), got {len(got)}: {_short(got)}")
-        else:
-            wrong = [f"{want[0]!r}" for want, row in zip(_EXPECTED_6, got, strict=True) if row != want]
-            problems.append(
-                f"results for {', '.join(wrong)} were paired with the wrong call (got {_short(got, 140)}); "
-                "match on call_id exactly, not on position"
-            )
+    if got == _EXPECTED_6:
+        return []
+    if len(got) != len(_EXPECTED_6):
+        return [f"expected {len(_EXPECTED_6)} pairs (one per tool result), got {len(got)}: {_short(got)}"]
+    wrong = [f"{want[0]!r}" for want, row in zip(_EXPECTED_6, got, strict=True) if row != want]
+    return [
+        f"results for {', '.join(wrong)} were paired with the wrong call (got {_short(got, 140)}); "
+        "match on call_id exactly, not on position"
+    ]
 
+
+def _orphan_problems(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> list[str]:
     stray = encode_json({"type": "tool_result", "call_id": "call_x", "content": "?", "is_error": True})
-    orphan = (*messages, ProviderMessage("user", stray))
+    orphan = (*build_provider_messages(_HISTORY_6), ProviderMessage("user", stray))
     try:
         pair_results(orphan)
     except ValueError:
-        pass
+        return []
     except NotImplementedError:
         raise
     except Exception as error:
-        problems.append(f"a result for an unknown call_id raised {type(error).__name__}; raise ValueError")
-    else:
-        problems.append("a result whose call_id matches no earlier call was accepted; raise ValueError")
-    return problems
+        return [f"a result for an unknown call_id raised {type(error).__name__}; raise ValueError"]
+    return ["a result whose call_id matches no earlier call was accepted; raise ValueError"]
+
+
+def _problems_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> list[str]:
+    paired = pair_results(build_provider_messages(_HISTORY_6))
+    if paired is None or isinstance(paired, (str, bytes)) or not hasattr(paired, "__iter__"):
+        return [f"pair_results must return a list of (call_id, tool_name, content), found {type(paired).__name__}"]
+    return _pairing_problems(paired) + _orphan_problems(pair_results)
 
 
 def check_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> CheckResult:

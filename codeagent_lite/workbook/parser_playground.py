@@ -17,7 +17,8 @@ from typing import Any
 
 import ipywidgets
 
-from ..diagnosis import Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose, format_ladder
+from ..diagnosis import MARKS, Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose, format_ladder
+from ..display import layer_label
 
 __all__ = [
     "PRESETS",
@@ -78,7 +79,6 @@ PRESETS: dict[str, str] = {
 
 STATIC_PLACEHOLDER = "ParserPlayground: a live widget; run the notebook in Jupyter to use it."
 
-_MARKS = {LayerStatus.PASSED: "✔", LayerStatus.FAILED: "✘", LayerStatus.NOT_REACHED: "·"}
 # The status as a CSS class word (``not reached`` has a space, which a class name cannot hold).
 _CLASS_WORDS = {LayerStatus.PASSED: "passed", LayerStatus.FAILED: "failed", LayerStatus.NOT_REACHED: "not-reached"}
 # Inline styles, because the ladder is shown by an HTML widget without a stylesheet of its own.
@@ -100,8 +100,8 @@ def _layer_row_html(outcome: LayerOutcome) -> str:
     parts = [
         f'<div class="cal-layer cal-layer-{_CLASS_WORDS[status]}" data-layer="{number}" '
         f'data-status="{_escape(status.value)}" style="{_ROW_STYLES[status]}">',
-        f'<span class="cal-mark">{_MARKS[status]}</span> ',
-        f'<span class="cal-layer-title">layer {number} · {_escape(outcome.layer.title)}</span> ',
+        f'<span class="cal-mark">{MARKS[status]}</span> ',
+        f'<span class="cal-layer-title">{_escape(layer_label(outcome.layer))}</span> ',
         f'<span class="cal-status">{_escape(status.value)}</span>',
     ]
     error = outcome.error
@@ -126,12 +126,12 @@ def render_ladder_html(diagnosis: Diagnosis) -> str:
             f'<div class="cal-action" data-action="{_escape(kind)}" style="margin-top:0.4em;color:#0969da">'
             f"⇒ {_escape(describe_action(action))}</div>"
         )
-    else:
-        error = diagnosis.error
-        layer = int(error.layer) if error is not None and error.layer is not None else 0
+    elif diagnosis.rejected_by is not None:
+        layer = diagnosis.rejected_by
         rows.append(
-            f'<div class="cal-rejected" data-layer="{layer}" style="margin-top:0.4em;color:#cf222e">'
-            f"⇒ rejected at layer {layer}: the Kernel would get InvalidModelOutputError, not an action</div>"
+            f'<div class="cal-rejected" data-layer="{int(layer)}" style="margin-top:0.4em;color:#cf222e">'
+            f"⇒ rejected at {_escape(layer_label(layer))}: the Kernel would get InvalidModelOutputError, "
+            "not an action</div>"
         )
     return (
         '<div class="cal-ladder" style="font-family:var(--jp-code-font-family, monospace);line-height:1.5">'

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..agent.loop import StepKind, Transcript
 from ..diagnosis import Diagnosis, diagnose, format_ladder
+from ..display import layer_label, shorten, shorten_counted, usage_text
 from ..json_text_adapter import ProviderError, TextProvider
 from ..json_text_messages import build_provider_messages
 from ..kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
@@ -160,7 +161,7 @@ def verdict_text(diagnosis: Diagnosis) -> str:
     layer = diagnosis.rejected_by
     if diagnosis.accepted or layer is None:
         return "accepted"
-    return f"layer {int(layer)} ({layer.title})"
+    return layer_label(layer)
 
 
 def action_text(diagnosis: Diagnosis, max_chars: int = 40) -> str:
@@ -173,17 +174,14 @@ def action_text(diagnosis: Diagnosis, max_chars: int = 40) -> str:
         text = f"final: {action.content!r}"
     else:
         return "—"
-    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+    return shorten(text, max_chars)
 
 
 def raw_line(text: str | None, max_chars: int = 160) -> str:
     """Raw model text on one line, behind ``RAW_PREFIX`` (``repr`` shows newlines and spaces)."""
     if text is None:
         return RAW_PREFIX + "(no reply)"
-    shown = repr(text)
-    if len(shown) > max_chars:
-        shown = shown[:max_chars] + f"… [{len(shown) - max_chars} more characters]"
-    return RAW_PREFIX + shown
+    return RAW_PREFIX + shorten_counted(repr(text), max_chars)
 
 
 def finish_note(attempt: Attempt) -> str:
@@ -198,12 +196,6 @@ def finish_note(attempt: Attempt) -> str:
     return f"finish_reason {reason!r}"
 
 
-def _usage_text(usage: TokenUsage | None) -> str:
-    if usage is None:
-        return "usage unknown"
-    return f"{usage.input_tokens} in + {usage.output_tokens} out = {usage.total_tokens} tokens"
-
-
 def render_attempt(attempt: Attempt) -> str:
     """Task, raw reply, finish reason, cost and the full ladder of one attempt."""
     lines = [f"task: {attempt.task}  [{attempt.label}]"]
@@ -211,7 +203,7 @@ def render_attempt(attempt: Attempt) -> str:
         lines.append(f"✘ provider error: {attempt.error}")
         return "\n".join(lines)
     lines.append(raw_line(attempt.raw_text))
-    lines.append(f"{finish_note(attempt)}; {_usage_text(attempt.usage)}")
+    lines.append(f"{finish_note(attempt)}; {usage_text(attempt.usage)}")
     assert attempt.diagnosis is not None
     lines.append(format_ladder(attempt.diagnosis))
     return "\n".join(lines)
@@ -222,7 +214,7 @@ def comparison_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
     header = ("task", "mode", "verdict", "action", "out")
     rows = [
         (
-            attempt.task if len(attempt.task) <= task_width else attempt.task[: task_width - 1] + "…",
+            shorten(attempt.task, task_width),
             attempt.label,
             attempt.verdict,
             attempt.action,
@@ -258,7 +250,7 @@ def failure_costs(transcript: Transcript) -> str:
             outcome = "provider error"
         else:
             outcome = "accepted"
-        lines.append(f"call {step.model_call}: {outcome:<20} {_usage_text(step.usage)}")
+        lines.append(f"call {step.model_call}: {outcome:<20} {usage_text(step.usage)}")
     total = transcript.usage.total_tokens
     share = 0 if total == 0 else round(100 * wasted.total_tokens / total)
     lines.append(
@@ -316,9 +308,7 @@ class TaskPlayground:
         if attempt.error is not None or attempt.diagnosis is None:
             self.result.value = f"<pre>{html.escape(render_attempt(attempt))}</pre>"
         else:
-            header = (
-                f"{raw_line(attempt.raw_text, max_chars=400)}\n{finish_note(attempt)}; {_usage_text(attempt.usage)}"
-            )
+            header = f"{raw_line(attempt.raw_text, max_chars=400)}\n{finish_note(attempt)}; {usage_text(attempt.usage)}"
             self.result.value = f"<pre>{html.escape(header)}</pre>" + self._render_ladder_html(attempt.diagnosis)
         return attempt
 

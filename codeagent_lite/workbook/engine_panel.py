@@ -1,0 +1,176 @@
+"""Notebook 06 without a live model: the engine's state, a progress bar, and recorded outputs.
+
+The local engine (llama-cpp-python) may still be compiling in the background, or be
+impossible on this machine (no compiler). Notebook 06 must teach either way, so:
+
+* ``engine_report`` says which state the engine is in and what to do about it;
+* ``EngineMonitor`` is a progress bar that follows a running build and says when the
+  cells can run live (the packages land in the kernel's own environment: no restart);
+* ``recorded(key)`` gives a cell's output from a real run of this same notebook, framed
+  so nobody can take it for live output. The outputs are data in ``recorded/``, written
+  by ``scripts/record_real_model_outputs.py`` from a live run, never by hand; a test
+  checks they equal the notebook's saved live outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..providers.local_engine import EngineState, EngineStatus, engine_status
+
+__all__ = [
+    "RECORDED_PATH",
+    "EngineMonitor",
+    "RecordedRun",
+    "engine_report",
+    "load_recorded",
+    "recorded",
+    "recorded_cells_of",
+]
+
+RECORDED_PATH = Path(__file__).resolve().parent / "recorded" / "06_real_model.json"
+RECORDED_TOP = "╭─ RECORDED output, not live"
+RECORDED_SIDE = "│ "
+RECORDED_BOTTOM = "╰─ end of the recorded output; run the cell again once the local engine is ready"
+_RECORDED_CALL = re.compile(r"""recorded\(["']([a-z0-9-]+)["']\)""")
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRun:
+    """The text outputs of one real run of notebook 06, by cell key, and where they came from."""
+
+    source: Mapping[str, str]
+    cells: Mapping[str, str]
+
+
+def load_recorded(path: Path = RECORDED_PATH) -> RecordedRun:
+    """Read the recorded outputs; a missing or malformed file is a clear error, not a KeyError later."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"cannot read the recorded outputs {path.name}: {error}") from error
+    if not isinstance(data, dict):
+        raise ValueError(f"{path.name}: expected a JSON object, found {type(data).__name__}")
+    source, cells = data.get("source"), data.get("cells")
+    if not isinstance(source, dict) or not isinstance(cells, dict):
+        raise ValueError(f"{path.name}: expected the keys 'source' and 'cells' holding objects")
+    if not all(isinstance(value, str) for value in (*source.values(), *cells.values())):
+        raise ValueError(f"{path.name}: every recorded value must be a string")
+    return RecordedRun(source=dict(source), cells=dict(cells))
+
+
+def recorded(key: str, run: RecordedRun | None = None) -> str:
+    """The recorded output of the cell named ``key``, framed and labelled as recorded."""
+    chosen = load_recorded() if run is None else run
+    if key not in chosen.cells:
+        known = ", ".join(sorted(chosen.cells))
+        raise KeyError(f"no recorded output named {key!r}; recorded: {known}")
+    origin = ", ".join(f"{name} {value}" for name, value in chosen.source.items() if name != "notebook")
+    lines = [f"{RECORDED_TOP}: from a real run of this notebook ({origin})"]
+    lines.extend(RECORDED_SIDE + line for line in chosen.cells[key].rstrip("\n").splitlines())
+    lines.append(RECORDED_BOTTOM)
+    return "\n".join(lines)
+
+
+def recorded_cells_of(notebook: Mapping[str, Any]) -> dict[str, str]:
+    """The standard output of every code cell that calls ``recorded("key")``, by key.
+
+    Read from an executed notebook (nbformat's JSON): run live, those cells print exactly
+    what ``recorded(key)`` shows when the engine is missing.
+    """
+    found: dict[str, str] = {}
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        keys = _RECORDED_CALL.findall(source if isinstance(source, str) else "".join(source))
+        if not keys:
+            continue
+        if len(keys) > 1:
+            raise ValueError(f"a cell may show one recorded output, this one names {keys}")
+        texts = []
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output.get("name") == "stdout":
+                text = output.get("text", "")
+                texts.append(text if isinstance(text, str) else "".join(text))
+        found[keys[0]] = "".join(texts)
+    return found
+
+
+def engine_report(status: EngineStatus) -> str:
+    """The engine's state, what to do next, and whether the cells below run live or show recordings."""
+    lines = [status.summary()]
+    if status.ready:
+        lines.append("the cells below run the model live")
+        return "\n".join(lines)
+    lines.append(status.how_to_get_it())
+    if status.state is EngineState.FAILED and status.log_tail:
+        lines.append("last lines of the build log:")
+        lines.extend("    " + line for line in status.log_tail[-6:])
+    lines.append("Until then, every model cell below shows RECORDED output from a real run of this notebook.")
+    return "\n".join(lines)
+
+
+class EngineMonitor:
+    """A progress bar that follows the background build and says when the model can run.
+
+    A daemon thread reads the build log every ``interval`` seconds (ipywidgets sends updates
+    from threads) and stops when the build ends or after ``give_up_after`` seconds.
+    ``refresh()`` is one such reading, callable from code and tests.
+    """
+
+    def __init__(self, directory: Path | None = None, interval: float = 2.0, give_up_after: float = 3600.0) -> None:
+        import ipywidgets
+
+        self.directory = directory
+        self.bar = ipywidgets.FloatProgress(value=0.0, min=0.0, max=1.0, description="engine:")
+        self.label = ipywidgets.HTML(value="")
+        self.widget = ipywidgets.VBox([self.bar, self.label])
+        self.status = self.refresh()
+        self._interval = interval
+        self._give_up_at = time.monotonic() + give_up_after
+        self._thread: threading.Thread | None = None
+
+    def refresh(self) -> EngineStatus:
+        import html
+
+        status = engine_status(self.directory)
+        self.status = status
+        if status.state is EngineState.BUILDING and status.progress is not None:
+            self.bar.value = status.progress.fraction
+            self.bar.bar_style = "info"
+            text = status.summary()
+        elif status.ready:
+            self.bar.value = 1.0
+            self.bar.bar_style = "success"
+            text = "local engine: ready. Run the cells again (no restart needed): they will run live."
+        else:
+            self.bar.bar_style = "danger"
+            text = status.summary() + " " + status.how_to_get_it()
+        self.label.value = f"<pre>{html.escape(text)}</pre>"
+        return status
+
+    def start(self) -> EngineMonitor:
+        """Follow the build in the background until it ends."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._follow, name="engine-monitor", daemon=True)
+            self._thread.start()
+        return self
+
+    def _follow(self) -> None:
+        while time.monotonic() < self._give_up_at:
+            time.sleep(self._interval)
+            if self.refresh().state is not EngineState.BUILDING:
+                return
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs))
+        bundle["text/plain"] = self.status.summary()
+        return bundle

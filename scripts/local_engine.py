@@ -1,0 +1,75 @@
+"""Build the local model's engine (llama-cpp-python) without holding anything else up.
+
+Usage: python scripts/local_engine.py start | build [--nice] [--no-wait] [--optional] | status [--json]
+
+- ``start``   (``make lab``): start ``build`` in the background, detached, and return at once.
+              Always exits 0: the lab must open whatever happens to the engine.
+- ``build``   (``make local``, ``make test``): install the ``local`` packages into this
+              interpreter's environment, logging to the build log, with a progress line every
+              15 s. Waits for a build that is already running, unless ``--no-wait``. Exits with
+              pip's code, or 0 with ``--optional`` (Binder's postBuild: the lab must not depend
+              on the compile). ``--nice`` lowers its priority so JupyterLab stays responsive.
+- ``status``  print the engine's state and what to do next; exit 0 when ready, 1 otherwise.
+
+The state logic lives in ``codeagent_lite.providers.local_engine``, so notebook 06 and
+``run --provider local`` read the same files this writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from codeagent_lite.providers.local_engine import build_engine, engine_status, start_background_build
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("start", help="start the build in the background")
+    build = commands.add_parser("build", help="build now, in the foreground")
+    build.add_argument("--nice", action="store_true", help="run at low priority")
+    build.add_argument("--no-wait", action="store_true", help="return at once if a build is already running")
+    build.add_argument("--optional", action="store_true", help="exit 0 even when the build fails")
+    status = commands.add_parser("status", help="print the engine's state")
+    status.add_argument("--json", action="store_true", help="print the state as one JSON object")
+    args = parser.parse_args(argv)
+
+    if args.command == "start":
+        try:
+            command = [sys.executable, str(Path(__file__).resolve()), "build", "--nice", "--no-wait"]
+            print(start_background_build(command))
+        except OSError as error:  # never block the lab
+            print(f"local engine: could not start the background build: {error}")
+        return 0
+    if args.command == "build":
+        if args.nice and hasattr(os, "nice"):
+            os.nice(10)
+        code = build_engine(report=sys.stdout, wait_for_running=not args.no_wait)
+        return 0 if args.optional else code
+    found = engine_status()
+    if args.json:
+        progress = found.progress
+        print(
+            json.dumps(
+                {
+                    "state": found.state.value,
+                    "missing": list(found.missing),
+                    "reason": found.reason,
+                    "progress": None if progress is None else progress.describe(),
+                    "log": str(found.log_path),
+                }
+            )
+        )
+    else:
+        print(found.summary())
+        if found.how_to_get_it():
+            print(found.how_to_get_it())
+    return 0 if found.ready else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

