@@ -281,8 +281,14 @@ def test_usage_dropped_on_invalid_output_fails_the_usage_check(reports: dict[str
     assert "usage=None" in result_of(report, "2.7")
 
 
-def test_a_new_error_without_the_layer_fails_only_the_layer_check(reports: dict[str, VerifyReport]) -> None:
-    assert failing(reports["layer dropped"]) == {"2.9"}
+def test_a_new_error_without_the_layer_fails_the_invalid_output_checks_and_says_why(
+    reports: dict[str, VerifyReport],
+) -> None:
+    # InvalidModelOutputError requires its layer, so building a new one without it is a TypeError in the adapter.
+    report = reports["layer dropped"]
+    assert failing(report) == {"2.7", "2.8", "2.9"}
+    assert "missing 1 required keyword-only argument: 'layer'" in result_of(report, "2.9")
+    assert "json_text_adapter.py line" in result_of(report, "2.9")
 
 
 def test_a_lost_cause_fails_the_provider_error_check(reports: dict[str, VerifyReport]) -> None:
