@@ -105,25 +105,20 @@ class VerifyReport:
         lines += [f"  note: {note}" for note in self.notes]
         for step in self.steps:
             lines.append(f"step {step} · {STEPS[step]}")
-            for result in self.results:
-                if result.check.step != step:
-                    continue
-                mark = "✔" if result.passed else "·" if result.passed is None else "✘"
-                ours = " [ours]" if result.check.ours else ""
-                lines.append(f"  {mark} {result.check.id} {result.check.name}{ours}")
-                if not result.passed:
-                    lines.append(f"      {result.sentence}")
-                    if result.check.ours and result.passed is False:
-                        lines.append(f"      (a rule of this workbook: {result.check.ours})")
-                lines += [f"      note: {note}" for note in result.notes]
+            for result in self._results_of(step):
+                lines += _text_lines(result)
         lines.append(f"{self.passed} of {len(self.results)} checks pass" + ("" if self.ok else f"; {self.summary()}"))
         return "\n".join(lines)
+
+    def _results_of(self, step: int) -> list[CheckResult]:
+        """The report is read step by step, so each step's checks are shown together, in contract order."""
+        return [result for result in self.results if result.check.step == step]
 
     def overview(self) -> str:
         """One line per step: how many of its checks pass (the progress table of notebook 01)."""
         lines = []
         for step in self.steps:
-            results = [result for result in self.results if result.check.step == step]
+            results = self._results_of(step)
             passed = sum(1 for result in results if result.passed)
             mark = "✔" if passed == len(results) else "✘"
             lines.append(f"{mark} step {step} · {STEPS[step]}: {passed} of {len(results)} checks pass")
@@ -144,27 +139,52 @@ class VerifyReport:
         rows = []
         for step in self.steps:
             rows.append(f'<tr><th colspan="3" style="text-align:left">step {step} · {esc(STEPS[step])}</th></tr>')
-            for result in self.results:
-                if result.check.step != step:
-                    continue
-                mark = "✔" if result.passed else "·" if result.passed is None else "✘"
-                colour = "#1a7f37" if result.passed else "#888" if result.passed is None else "#cf222e"
-                ours = f' <span title="{esc(result.check.ours)}">[ours]</span>' if result.check.ours else ""
-                detail = esc(result.sentence)
-                if result.check.ours and result.passed is False:
-                    detail += f"<br><i>a rule of this workbook: {esc(result.check.ours)}</i>"
-                detail += "".join(f"<br>note: {esc(note)}" for note in result.notes)
-                rows.append(
-                    f'<tr><td style="color:{colour};font-weight:bold">{mark}</td>'
-                    f'<td style="text-align:left">{esc(result.check.id)} {esc(result.check.name)}{ours}</td>'
-                    f'<td style="text-align:left">{detail}</td></tr>'
-                )
+            rows += [_html_row(result) for result in self._results_of(step)]
         problems = "".join(f"<p style='color:#cf222e'>! {esc(problem)}</p>" for problem in self.file_problems)
         problems += "".join(f"<p>note: {esc(note)}</p>" for note in self.notes)
         total = f"<p><b>{self.passed} of {len(self.results)} checks pass</b>"
         total += "" if self.ok else f"; {esc(self.summary())}"
         table = f"<table>{''.join(rows)}</table>"
         return f"<div><p>verify <code>{esc(self.label)}</code></p>{problems}{table}{total}</p></div>"
+
+
+# How a verdict is drawn: passed, failed, or could not run (its file did not load).
+_MARKS: dict[bool | None, str] = {True: "✔", False: "✘", None: "·"}
+_COLOURS: dict[bool | None, str] = {True: "#1a7f37", False: "#cf222e", None: "#888"}
+
+
+def _broken_rule(result: CheckResult) -> str:
+    """The workbook rule a failed check enforces, or "": a learner should know the blog does not ask for it."""
+    return result.check.ours if result.check.ours and result.passed is False else ""
+
+
+def _text_lines(result: CheckResult) -> list[str]:
+    """One check in the command line's report: its mark and name, then why it failed and any notes."""
+    ours = " [ours]" if result.check.ours else ""
+    lines = [f"  {_MARKS[result.passed]} {result.check.id} {result.check.name}{ours}"]
+    if not result.passed:
+        lines.append(f"      {result.sentence}")
+        rule = _broken_rule(result)
+        if rule:
+            lines.append(f"      (a rule of this workbook: {rule})")
+    lines += [f"      note: {note}" for note in result.notes]
+    return lines
+
+
+def _html_row(result: CheckResult) -> str:
+    """One check as a row of the notebook's table: the same facts as ``_text_lines``, escaped for HTML."""
+    esc = html.escape
+    ours = f' <span title="{esc(result.check.ours)}">[ours]</span>' if result.check.ours else ""
+    detail = esc(result.sentence)
+    rule = _broken_rule(result)
+    if rule:
+        detail += f"<br><i>a rule of this workbook: {esc(rule)}</i>"
+    detail += "".join(f"<br>note: {esc(note)}" for note in result.notes)
+    return (
+        f'<tr><td style="color:{_COLOURS[result.passed]};font-weight:bold">{_MARKS[result.passed]}</td>'
+        f'<td style="text-align:left">{esc(result.check.id)} {esc(result.check.name)}{ours}</td>'
+        f'<td style="text-align:left">{detail}</td></tr>'
+    )
 
 
 # --------------------------------------------------------------------------- the parent side
@@ -239,26 +259,30 @@ def verify(
     ``time_limit`` is per check, in seconds. Raises ``VerifyUsageError`` when the folder
     does not exist, holds none of the three files, or ``step`` is not 1 to 4.
     """
-    if step is not None and (isinstance(step, bool) or not isinstance(step, int) or step not in STEPS):
-        raise VerifyUsageError(f"step must be one of {', '.join(map(str, STEPS))}, found {step!r}")
+    if step is not None:
+        _check_step(step)
     _check_time_limit(time_limit)
-    label = _label(directory)
-    folder = Path(directory).resolve()
-    if not folder.is_dir():
-        raise VerifyUsageError(f"{label!r} is not a folder (run from the folder that holds it, or give its path)")
-    if not any((folder / f"{name}.py").is_file() for name in FILES):
-        raise VerifyUsageError(f"{label!r} holds none of {', '.join(f'{name}.py' for name in FILES)}")
+    label, folder = _folder(directory)
+    _check_holds_a_file(folder, label)
     checks = checks_up_to(step)
     outcomes, file_problems = _run_items(folder, label, checks, time_limit)
-    results = tuple(
-        CheckResult(check, outcome.passed, outcome.got, outcome.expected, outcome.notes)
-        for check in checks
-        for outcome in [outcomes[check.id]]
-    )
+    results = tuple(_check_result(check, outcomes[check.id]) for check in checks)
     steps = tuple(sorted({check.step for check in checks}))
+    problems, notes = _problems_and_notes(file_problems)
+    return VerifyReport(label, steps, results, problems, notes)
+
+
+def _check_holds_a_file(folder: Path, label: str) -> None:
+    """A folder with none of the three files is almost always the wrong folder: say so instead of failing all."""
+    if not any((folder / f"{name}.py").is_file() for name in FILES):
+        raise VerifyUsageError(f"{label!r} holds none of {', '.join(f'{name}.py' for name in FILES)}")
+
+
+def _problems_and_notes(file_problems: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A file that loaded but printed gets a note (its ``:printed`` key), not a problem: it still passes."""
     problems = tuple(text for key, text in file_problems.items() if not key.endswith(":printed"))
     notes = tuple(text for key, text in file_problems.items() if key.endswith(":printed"))
-    return VerifyReport(label, steps, results, problems, notes)
+    return problems, notes
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,81 +296,110 @@ class _Outcome:
     shown: str = ""
 
 
+def _check_result(check: Check, outcome: _Outcome) -> CheckResult:
+    """The public verdict drops what only ``compare`` needs (``shown``)."""
+    return CheckResult(check, outcome.passed, outcome.got, outcome.expected, outcome.notes)
+
+
 _Item = Check | Sample
+
+
+@dataclass(frozen=True, slots=True)
+class _Tally:
+    """What the children have reported so far; its two dicts fill as events arrive, across children.
+
+    ``outcomes`` holds a verdict per item id; ``file_problems`` what went wrong with a whole
+    file, by file name (``<file>:printed`` for a file that printed while loading).
+    """
+
+    outcomes: dict[str, _Outcome] = field(default_factory=dict)
+    file_problems: dict[str, str] = field(default_factory=dict)
 
 
 def _run_items(
     folder: Path, label: str, items: Sequence[_Item], time_limit: float, texts: Sequence[str] = ()
 ) -> tuple[dict[str, _Outcome], dict[str, str]]:
     """Run ``items`` in as many children as it takes: a fresh one after each time-out or crash."""
-    outcomes: dict[str, _Outcome] = {}
-    file_problems: dict[str, str] = {}
+    tally = _Tally()
     remaining = list(items)
     while remaining:
-        remaining = _run_child(folder, label, remaining, time_limit, outcomes, file_problems, texts)
-    return outcomes, file_problems
+        remaining = _run_child(folder, label, remaining, time_limit, tally, texts)
+    return tally.outcomes, tally.file_problems
 
 
 def _run_child(
-    folder: Path,
-    label: str,
-    checks: Sequence[_Item],
-    time_limit: float,
-    verdicts: dict[str, _Outcome],
-    file_problems: dict[str, str],
-    texts: Sequence[str] = (),
+    folder: Path, label: str, items: Sequence[_Item], time_limit: float, tally: _Tally, texts: Sequence[str] = ()
 ) -> list[_Item]:
-    """Run ``checks`` in one child; return those still to run in a fresh child after a time-out."""
-    by_id = {check.id: check for check in checks}
+    """Run ``items`` in one child; return those still to run in a fresh child after a time-out."""
+    by_id = {item.id: item for item in items}
     child = _Child(folder, label, list(by_id), texts)
     try:
-        event = child.next_event(_STARTUP_LIMIT)
-        if event is None or event.get("event") != "ready":
-            reason = child.exit_note() or "no answer"
-            problem = f"verify could not start its checking process ({clean(reason)})"
-            file_problems["verify"] = problem
-            for check in checks:
-                verdicts[check.id] = _Outcome(None, got=problem)
+        if not _is_ready(child):
+            _record_no_start(child, items, tally)
             return []
-        running: str | None = None
-        while True:
-            event = child.next_event(time_limit if running else _STARTUP_LIMIT)
-            if event is None:
-                return _after_stop(child, running, by_id, checks, time_limit, verdicts, file_problems)
-            kind, key = event.get("event"), str(event.get("key", ""))
-            if kind == "finished":
-                return []
-            if kind == "start":
-                running = key
-            elif kind == "done":
-                running = None
-                _record(event, key, by_id, verdicts, file_problems)
+        return _follow(child, by_id, items, time_limit, tally)
     finally:
         child.stop()
 
 
-def _record(
-    event: dict[str, Any],
-    key: str,
-    by_id: dict[str, _Item],
-    verdicts: dict[str, _Outcome],
-    file_problems: dict[str, str],
-) -> None:
-    printed = str(event.get("printed") or "")
+def _is_ready(child: _Child) -> bool:
+    """The child's first event says it started; the limit is generous, the fork server may be starting too."""
+    event = child.next_event(_STARTUP_LIMIT)
+    return event is not None and event.get("event") == "ready"
+
+
+def _record_no_start(child: _Child, items: Sequence[_Item], tally: _Tally) -> None:
+    """No checking process means no verdict at all: every item is "not run", with the reason."""
+    reason = child.exit_note() or "no answer"
+    problem = f"verify could not start its checking process ({clean(reason)})"
+    tally.file_problems["verify"] = problem
+    for item in items:
+        tally.outcomes[item.id] = _Outcome(None, got=problem)
+
+
+def _follow(
+    child: _Child, by_id: dict[str, _Item], items: Sequence[_Item], time_limit: float, tally: _Tally
+) -> list[_Item]:
+    """Record the child's verdicts until it finishes; the clock runs only while learner code does."""
+    running: str | None = None
+    while True:
+        event = child.next_event(time_limit if running else _STARTUP_LIMIT)
+        if event is None:
+            return _after_stop(child, running, by_id, items, time_limit, tally)
+        kind, key = event.get("event"), str(event.get("key", ""))
+        if kind == "finished":
+            return []
+        if kind == "start":
+            running = key
+        elif kind == "done":
+            running = None
+            _record(event, key, by_id, tally)
+
+
+def _record(event: dict[str, Any], key: str, by_id: dict[str, _Item], tally: _Tally) -> None:
+    """A "done" event is either a file's load (``load:<file>``) or one item's verdict; ids not asked for are ignored."""
     if key.startswith("load:"):
-        if not event.get("passed"):
-            file_problems[key[5:]] = str(event.get("got", ""))
-        elif printed:
-            file_problems[key[5:] + ":printed"] = printed
-        return
-    check = by_id.get(key)
-    if check is None:
-        return
+        _record_load(event, key.removeprefix("load:"), tally)
+    elif key in by_id:
+        tally.outcomes[key] = _outcome_of(event, by_id[key])
+
+
+def _record_load(event: dict[str, Any], file: str, tally: _Tally) -> None:
+    """A file that did not load is a problem of the whole file; one that printed while loading gets a note."""
+    printed = str(event.get("printed") or "")
+    if not event.get("passed"):
+        tally.file_problems[file] = str(event.get("got", ""))
+    elif printed:
+        tally.file_problems[file + ":printed"] = printed
+
+
+def _outcome_of(event: dict[str, Any], item: _Item) -> _Outcome:
+    """The verdict in a "done" event, as sent by ``verify_child`` (already cleaned there)."""
     if event.get("not_run"):
-        verdicts[key] = _Outcome(None, got=f"{check.file}.py did not load")
-        return
+        return _Outcome(None, got=f"{item.file}.py did not load")
     expected = event.get("expected")
-    verdicts[key] = _Outcome(
+    printed = str(event.get("printed") or "")
+    return _Outcome(
         bool(event.get("passed")),
         got=str(event.get("got", "")),
         expected=None if expected is None else str(expected),
@@ -359,31 +412,43 @@ def _after_stop(
     child: _Child,
     running: str | None,
     by_id: dict[str, _Item],
-    checks: Sequence[_Item],
+    items: Sequence[_Item],
     time_limit: float,
-    verdicts: dict[str, _Outcome],
-    file_problems: dict[str, str],
+    tally: _Tally,
 ) -> list[_Item]:
     """The child went quiet or died while ``running``: record that, and say what is left to run."""
     died = child.exit_note()
     if running is None:
-        reason = clean(died or "the checking process stopped answering")
-        for check in checks:
-            verdicts.setdefault(check.id, _Outcome(None, got=f"verify stopped: {reason}"))
+        _record_stopped_between_items(died, items, tally)
         return []
-    if died:
-        what = f"{died} (os._exit, a crash, or the process was killed) while running this"
-    else:
-        what = f"no answer within {time_limit:g} s (an endless loop, or input() waiting?); it was stopped"
+    what = _stop_reason(died, time_limit)
     if running.startswith("load:"):
-        file = running[5:]
-        file_problems[file] = f"{file}.py could not be loaded: {what}"
-        skipped = {check.id for check in checks if check.file == file and check.id not in verdicts}
-        for check_id in skipped:
-            verdicts[check_id] = _Outcome(None, got=f"{file}.py did not load")
+        _record_load_stopped(running.removeprefix("load:"), what, items, tally)
     elif running in by_id:
-        verdicts[running] = _Outcome(False, got=what)
-    return [check for check in checks if check.id not in verdicts]
+        tally.outcomes[running] = _Outcome(False, got=what)
+    return [item for item in items if item.id not in tally.outcomes]
+
+
+def _stop_reason(died: str, time_limit: float) -> str:
+    """Why the running item has no verdict: its process ended, or it ran past the time limit."""
+    if died:
+        return f"{died} (os._exit, a crash, or the process was killed) while running this"
+    return f"no answer within {time_limit:g} s (an endless loop, or input() waiting?); it was stopped"
+
+
+def _record_stopped_between_items(died: str, items: Sequence[_Item], tally: _Tally) -> None:
+    """Nothing of the learner's was running, so no item is to blame: those without a verdict are "not run"."""
+    reason = clean(died or "the checking process stopped answering")
+    for item in items:
+        tally.outcomes.setdefault(item.id, _Outcome(None, got=f"verify stopped: {reason}"))
+
+
+def _record_load_stopped(file: str, what: str, items: Sequence[_Item], tally: _Tally) -> None:
+    """Loading ``file`` hung or crashed: that is the file's problem, and its items cannot run."""
+    tally.file_problems[file] = f"{file}.py could not be loaded: {what}"
+    skipped = {item.id for item in items if item.file == file and item.id not in tally.outcomes}
+    for item_id in skipped:
+        tally.outcomes[item_id] = _Outcome(None, got=f"{file}.py did not load")
 
 
 # --------------------------------------------------------------------------- yours beside ours
@@ -456,8 +521,7 @@ def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float =
     Step 4 shows the same corpus as step 3 (the parser is one file in two stages).
     The learner's side runs in a killable child, like ``verify``; the reference runs here.
     """
-    if isinstance(step, bool) or not isinstance(step, int) or step not in STEPS:
-        raise VerifyUsageError(f"step must be one of {', '.join(map(str, STEPS))}, found {step!r}")
+    _check_step(step)
     _check_time_limit(time_limit)
     label, folder = _folder(directory)
     samples = [sample for sample in SAMPLES if sample.step == min(step, 3)]
@@ -483,6 +547,12 @@ def run_learner_parser(
     samples = text_samples(texts)
     outcomes, file_problems = _run_items(folder, label, samples, time_limit, texts)
     return tuple(_shown(outcomes[sample.id], sample, file_problems) for sample in samples)
+
+
+def _check_step(step: object) -> None:
+    """A step is one of the contract's step numbers; True is not 1 here, though Python says it equals 1."""
+    if isinstance(step, bool) or not isinstance(step, int) or step not in STEPS:
+        raise VerifyUsageError(f"step must be one of {', '.join(map(str, STEPS))}, found {step!r}")
 
 
 def _check_time_limit(time_limit: float) -> None:

@@ -103,18 +103,43 @@ def load_package(directory: Path) -> str:
     learner's absolute self-imports work); otherwise an alias that shadows nothing.
     """
     name = directory.name
-    existing = sys.modules.get(name)
-    if existing is not None and any(Path(p).resolve() == directory for p in getattr(existing, "__path__", [])):
+    if _already_imported(name, directory):
         return name  # e.g. the package's own folder: already imported, use it as it is
-    safe = (
+    if not _name_is_free(name):
+        name = _alias(name)
+    _register_package(name, directory)
+    return name
+
+
+def _already_imported(name: str, directory: Path) -> bool:
+    """A package of this name is imported from this very folder: importing it again would make two copies."""
+    existing = sys.modules.get(name)
+    if existing is None:
+        return False
+    return any(Path(path).resolve() == directory for path in getattr(existing, "__path__", []))
+
+
+def _name_is_free(name: str) -> bool:
+    """The folder's name may name the package only if that hides no other module (``json``, an installed one).
+
+    The cheap tests come first; ``find_spec`` searches ``sys.path``, so it runs last.
+    """
+    return (
         name.isidentifier()
         and not keyword.iskeyword(name)
-        and existing is None
+        and sys.modules.get(name) is None
         and name not in sys.stdlib_module_names
         and importlib.util.find_spec(name) is None
     )
-    if not safe:
-        name = "_verified_" + "".join(c if c.isalnum() else "_" for c in directory.name)
+
+
+def _alias(folder_name: str) -> str:
+    """A name no real module has, still recognisable as the learner's folder in a traceback."""
+    return "_verified_" + "".join(char if char.isalnum() else "_" for char in folder_name)
+
+
+def _register_package(name: str, directory: Path) -> None:
+    """An empty package whose search path is the folder: ``import name.file`` then finds the learner's files."""
     package = types.ModuleType(name, f"the learner's folder {directory.name}")
     spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
     spec.submodule_search_locations = [str(directory)]
@@ -122,7 +147,6 @@ def load_package(directory: Path) -> str:
     package.__path__ = [str(directory)]
     package.__package__ = name
     sys.modules[name] = package
-    return name
 
 
 class _Runner:
