@@ -1,0 +1,57 @@
+"""The parser playground with your parser beside ours, live: notebook 04, after you write the parser.
+
+``ParserPlayground`` shows the reference's ladder for whatever is in the text box. This one
+also runs your ``parse_json_action`` on the same text (in verify's killable child process, so
+an endless loop in your file cannot freeze the notebook) and shows both ladders side by side,
+the rows where they differ marked ``≠``. Paste a reply you are unsure about and see at once
+whether your parser and ours agree on it.
+
+A module of its own because it imports ipywidgets (through ``parser_playground``), while
+``learner_ladder`` must stay importable without Jupyter for the command line and the tests.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import ipywidgets
+
+from .learner_ladder import LadderPairs, learner_ladders
+from .parser_playground import ParserPlayground
+from .verify import DEFAULT_TIME_LIMIT
+
+__all__ = ["LearnerPlayground"]
+
+
+class LearnerPlayground(ParserPlayground):
+    """The playground's drop-down, text box and ladder, plus your parser's ladder for the same text."""
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        initial_preset: str = "duplicate key",
+        *,
+        time_limit: float = DEFAULT_TIME_LIMIT,
+    ) -> None:
+        self.directory = directory
+        self.time_limit = time_limit
+        self.comparison = ipywidgets.HTML()
+        self.comparison.add_class("cal-playground-learner")
+        super().__init__(initial_preset)
+        self.widget.children = (*self.widget.children, self.comparison)
+        self._pairs = self._compare(self.text.value)
+
+    @property
+    def pairs(self) -> LadderPairs:
+        """Your ladder and ours for the text currently in the box."""
+        return self._pairs
+
+    def _compare(self, text: str) -> LadderPairs:
+        pairs = learner_ladders(self.directory, {"this reply": text}, time_limit=self.time_limit)
+        self.comparison.value = pairs._repr_html_()
+        return pairs
+
+    def _on_text_change(self, change: dict[str, Any]) -> None:
+        super()._on_text_change(change)
+        self._pairs = self._compare(str(change["new"]))

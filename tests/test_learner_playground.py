@@ -1,0 +1,34 @@
+"""The live playground puts the learner's parser beside the reference's, and follows the text box."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeagent_lite.workbook.learner_playground import LearnerPlayground
+from codeagent_lite.workbook.parser_playground import PRESETS
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOG_STAGE = ROOT / "solutions" / "blog_json_text"
+FINISHED = ROOT / "solutions" / "my_json_text"
+
+
+def test_the_blog_parser_differs_from_ours_on_a_duplicate_key() -> None:
+    playground = LearnerPlayground(BLOG_STAGE, "duplicate key", time_limit=10)
+    (pair,) = playground.pairs.pairs
+    assert not pair.same, "json.loads keeps the last duplicate key, ours refuses the reply at layer 1"
+    assert "≠" in playground.comparison.value
+    assert playground.comparison in playground.widget.children
+
+
+def test_typing_updates_both_ladders() -> None:
+    playground = LearnerPlayground(BLOG_STAGE, "duplicate key", time_limit=10)
+    playground.text.value = PRESETS["top-level array"]
+    (pair,) = playground.pairs.pairs
+    assert pair.same, "both parsers refuse an array at layer 2"
+    assert pair.text == PRESETS["top-level array"]
+    assert "≠" not in playground.comparison.value
+
+
+def test_a_finished_parser_agrees_with_ours() -> None:
+    playground = LearnerPlayground(FINISHED, "duplicate key", time_limit=10)
+    assert all(pair.same for pair in playground.pairs.pairs)
