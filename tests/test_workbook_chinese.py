@@ -1,0 +1,105 @@
+"""What the package shows a learner speaks the edition's language (issue 9).
+
+Each wired module runs once with ``CAL_LANG=zh`` and must print Chinese; the English texts
+themselves are pinned by each module's own tests (and the English notebooks' saved outputs),
+which run with the English default. Exercise 5's check must accept a correct correction
+written in Chinese and still refuse a wrong one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from codeagent_lite import InvalidModelOutputError
+from codeagent_lite.workbook.exercise_checks import check_exercise, check_exercise_3, check_exercise_5
+
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.fixture
+def zh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("CAL_LANG", "zh")
+    yield
+
+
+@pytest.fixture
+def en(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("CAL_LANG", "en")
+    yield
+
+
+# --------------------------------------------------------------------------- exercise checks
+
+
+def _stub(*arguments: Any) -> Any:
+    raise NotImplementedError
+
+
+def test_a_stub_is_reported_in_chinese(zh: None, capsys: pytest.CaptureFixture[str]) -> None:
+    result = check_exercise_5(_stub)
+    assert capsys.readouterr().out == "✘ 练习 5：还没通过 — 还没有实现（练习里的桩函数仍在抛出 NotImplementedError）\n"
+    assert not result.passed
+
+
+def test_a_stub_is_reported_in_english_under_en(en: None, capsys: pytest.CaptureFixture[str]) -> None:
+    check_exercise_5(_stub)
+    assert capsys.readouterr().out == (
+        "✘ Exercise 5: not yet — not implemented yet (the stub still raises NotImplementedError)\n"
+    )
+
+
+def test_every_problem_line_of_a_wrong_answer_is_chinese(zh: None, capsys: pytest.CaptureFixture[str]) -> None:
+    result = check_exercise_3({label: 1 for label in "ABCDEFGHIJ"})
+    out = capsys.readouterr().out
+    assert out.startswith("✘ 练习 3：还没通过 — 10 个里对了"), out
+    assert all(CHINESE.search(problem) for problem in result.problems)
+
+
+def test_an_undefined_name_is_reported_in_chinese(zh: None) -> None:
+    result = check_exercise(5, {})
+    assert result.problems == ("correction_message 还没有定义：请先运行练习的代码格",)
+
+
+def _chinese_correction(error: InvalidModelOutputError) -> str:
+    return (
+        f"你的回复没有通过第 {int(error.layer)} 层检查：期望 {error.expected}，实际得到 {error.found}。"
+        "请只回复一个 JSON 对象，不要加任何解释或代码围栏。"
+    )
+
+
+def test_check_5_accepts_a_correct_correction_written_in_chinese(zh: None) -> None:
+    assert check_exercise_5(_chinese_correction).passed
+
+
+def test_check_5_accepts_a_chinese_correction_naming_the_layer_by_its_name() -> None:
+    names = {1: "JSON 语法", 2: "顶层对象", 3: "行动类型", 4: "字段集合"}
+
+    def by_name(error: InvalidModelOutputError) -> str:
+        return (
+            f"{names[int(error.layer)]}检查没有通过：期望 {error.expected}，实际得到 {error.found}。"
+            "请只用一个 JSON 对象回复。"
+        )
+
+    assert check_exercise_5(by_name).passed
+
+
+@pytest.mark.parametrize(
+    ("implementation", "problem"),
+    [
+        (lambda error: _chinese_correction(error).replace(f"第 {int(error.layer)} 层", "某一层"), "没有说明是哪一层"),
+        (lambda error: _chinese_correction(error).replace("请只回复一个", "请回复"), "只回复一个 JSON 对象"),
+        (lambda error: _chinese_correction(error).replace(str(error.found), "别的东西"), "实际得到的是什么"),
+        (lambda error: _chinese_correction(error).replace(str(error.expected), "别的东西"), "期望的是什么"),
+        (lambda error: _chinese_correction(error) + "请注意。" * 200, "请控制在 600 个以内"),
+    ],
+)
+def test_check_5_still_rejects_a_bad_chinese_correction(
+    zh: None, implementation: Callable[[InvalidModelOutputError], str], problem: str
+) -> None:
+    result = check_exercise_5(implementation)
+    assert not result.passed
+    assert any(problem in line for line in result.problems), result.problems
