@@ -103,3 +103,37 @@ def test_check_5_still_rejects_a_bad_chinese_correction(
     result = check_exercise_5(implementation)
     assert not result.passed
     assert any(problem in line for line in result.problems), result.problems
+
+
+# --------------------------------------------------------------------------- environment check
+
+
+def test_the_environment_check_speaks_chinese(zh: None) -> None:
+    from codeagent_lite.workbook.environment_check import (
+        PackageRequirement,
+        check_distribution,
+        check_importable,
+        check_python,
+        format_results,
+    )
+
+    missing = check_distribution(PackageRequirement("codeagent-lite-no-such-distribution", (1, 0)))
+    text = format_results([check_python((3, 11, 0)), check_importable("codeagent_lite"), missing])
+    assert text.splitlines() == [
+        "[OK]   Python >= 3.11",
+        "[OK]   codeagent_lite 可以导入",
+        "[FAIL] codeagent-lite-no-such-distribution >= 1.0：没有安装"
+        '（提示：在仓库根目录运行 `make lab` 或 `pip install -e ".[lab]"`，然后重启内核）',
+        "3 项要求中有 1 项没有满足：请先修好，再运行 notebook。",
+    ]
+    assert check_python((3, 10, 2)).hint == "请在 Python 3.11 或更新版本的环境里启动 Jupyter"
+
+
+def test_the_environment_check_speaks_english_under_en(en: None) -> None:
+    from codeagent_lite.workbook.environment_check import check_importable, check_python, format_results
+
+    assert format_results([check_python((3, 11, 0)), check_importable("codeagent_lite")]).splitlines() == [
+        "[OK]   Python >= 3.11",
+        "[OK]   codeagent_lite importable",
+        "All 2 requirements met.",
+    ]
