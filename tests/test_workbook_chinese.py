@@ -137,3 +137,57 @@ def test_the_environment_check_speaks_english_under_en(en: None) -> None:
         "[OK]   codeagent_lite importable",
         "All 2 requirements met.",
     ]
+
+
+# --------------------------------------------------------------------------- the two playgrounds
+
+
+def test_the_parser_playground_speaks_chinese(zh: None) -> None:
+    from codeagent_lite.workbook.parser_playground import ParserPlayground
+
+    playground = ParserPlayground("top-level array")
+    assert playground.preset.description == "预设："
+    assert playground.text.placeholder == "在这里粘贴或输入模型的原始回复"
+    assert "期望（expected）：" in playground.ladder.value
+    assert "实际（found）：" in playground.ladder.value
+    assert "Kernel 拿到的会是 InvalidModelOutputError，而不是一个行动" in playground.ladder.value
+    assert playground._repr_mimebundle_()["text/plain"].startswith("ParserPlayground：一个交互控件")
+
+
+def test_the_parser_playground_speaks_english_under_en(en: None) -> None:
+    from codeagent_lite.workbook.parser_playground import STATIC_PLACEHOLDER, ParserPlayground
+
+    playground = ParserPlayground("top-level array")
+    assert playground.preset.description == "Preset:"
+    assert "expected: " in playground.ladder.value
+    assert playground._repr_mimebundle_()["text/plain"] == STATIC_PLACEHOLDER
+
+
+def test_the_encoder_playground_speaks_chinese(zh: None) -> None:
+    from codeagent_lite.workbook.encoder_playground import EncoderPlayground
+
+    playground = EncoderPlayground()
+    assert "历史还是空的" in playground.shown_text
+    assert playground.kind.description == "历史项类型"
+    assert [button.description for button in (playground.add_button, playground.remove_button)] == [
+        "加入历史",
+        "删除最后一项",
+    ]
+    assert playground.clear_button.description == "清空"
+    playground.remove_last()
+    assert playground.status.value == "没有可删除的：历史是空的。"
+    playground.kind.value = "ToolCall"
+    playground.arguments.value = '["README.md"]'
+    assert not playground.add()
+    assert playground.status.value == "✘ 没有加入：arguments 必须是 JSON 对象 {...}，实际是 an array"
+    playground.arguments.value = '{"path": "README.md"}'
+    assert playground.add()
+    assert playground.status.value == "✔ 已把 ToolCall 加为第 1 项。"
+
+
+def test_the_encoder_playground_speaks_english_under_en(en: None) -> None:
+    from codeagent_lite.workbook.encoder_playground import EMPTY_HISTORY_TEXT, EncoderPlayground
+
+    playground = EncoderPlayground()
+    assert playground.shown_text == EMPTY_HISTORY_TEXT
+    assert playground.add_button.description == "Add to history"
