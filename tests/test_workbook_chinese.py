@@ -191,3 +191,68 @@ def test_the_encoder_playground_speaks_english_under_en(en: None) -> None:
     playground = EncoderPlayground()
     assert playground.shown_text == EMPTY_HISTORY_TEXT
     assert playground.add_button.description == "Add to history"
+
+
+# --------------------------------------------------------------------------- verify's report
+
+
+def _report() -> Any:
+    from codeagent_lite.workbook.contract import CHECKS
+    from codeagent_lite.workbook.verify import CheckResult, VerifyReport
+
+    first, second, *_ = [check for check in CHECKS if check.step == 1]
+    ours = next(check for check in CHECKS if check.step == 1 and check.ours)
+    results = (
+        CheckResult(first, True),
+        CheckResult(second, False, got="'x'"),
+        CheckResult(ours, False, got="'y'", notes=("printed hi",)),
+    )
+    return VerifyReport("my_json_text", (1,), results)
+
+
+def test_verify_report_speaks_chinese(zh: None) -> None:
+    report = _report()
+    text = str(report)
+    second = report.results[1].check
+    assert text.startswith("verify my_json_text：第 1-1 步\n第 1 步 · 消息编码 · 二、消息转换（json_text_messages.py）\n")
+    assert f"      输入 {second.given}，期望 {second.expected}，实际得到 'x'。" in text
+    assert "[工作簿规则]" in text
+    assert "（本工作簿自己的规则：" in text
+    assert "      附注：printed hi" in text
+    assert text.endswith(f"3 项检查通过了 1 项；先看 {second.id}（{second.file}.py）")
+    assert report.overview() == "✘ 第 1 步 · 消息编码 · 二、消息转换（json_text_messages.py）：3 项检查通过了 1 项"
+    assert "3 项检查通过了 1 项" in report._repr_html_()
+
+
+def test_verify_report_speaks_english_under_en(en: None) -> None:
+    report = _report()
+    second = report.results[1].check
+    assert str(report).startswith(
+        "verify my_json_text: steps 1-1\nstep 1 · message encoding · 二、消息转换 (json_text_messages.py)\n"
+    )
+    assert f"      given {second.given}, expected {second.expected}, got 'x'." in str(report)
+    assert str(report).endswith(f"1 of 3 checks pass; start with {second.id} ({second.file}.py)")
+
+
+def test_the_comparison_speaks_chinese(zh: None) -> None:
+    from codeagent_lite.workbook.verify import Comparison, ComparisonRow
+
+    comparison = Comparison("mine", 3, (ComparisonRow("fenced", "rejected", "accepted", "the Kernel runs it"),))
+    assert str(comparison).splitlines() == [
+        "mine 与参考实现对照：第 3 步 · 博客的四层检查 · 四、行动解析（json_action_parser.py）",
+        "≠ fenced",
+        "    参考：rejected",
+        "    你的：accepted",
+        "    代价：the Kernel runs it",
+        "1 个里有 1 个不同",
+    ]
+    assert "<code>mine</code> 与参考实现对照" in comparison._repr_html_()
+
+
+def test_every_step_has_a_chinese_title(zh: None) -> None:
+    from codeagent_lite.workbook.contract import STEPS
+    from codeagent_lite.workbook.verify_messages import step_title
+
+    for step, title in STEPS.items():
+        assert step_title(step) != title
+        assert CHINESE.search(step_title(step).split("·")[0]), step_title(step)
