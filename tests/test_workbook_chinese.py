@@ -256,3 +256,50 @@ def test_every_step_has_a_chinese_title(zh: None) -> None:
     for step, title in STEPS.items():
         assert step_title(step) != title
         assert CHINESE.search(step_title(step).split("·")[0]), step_title(step)
+
+
+# --------------------------------------------------------------------------- notebook 06
+
+
+def test_the_recorded_frame_speaks_chinese(zh: None) -> None:
+    from codeagent_lite.workbook.engine_panel import RecordedRun, recorded
+
+    run = RecordedRun(source={"notebook": "n.ipynb", "engine": "1.0"}, cells={"table": "a | b\n"})
+    assert recorded("table", run).splitlines() == [
+        "╭─ 这是录制的输出（RECORDED），不是现场运行：来自这个 notebook 的一次真实运行（engine 1.0）",
+        "│ a | b",
+        "╰─ 录制的输出到此为止；本地引擎准备好之后，再运行一次这个代码格",
+    ]
+
+
+def test_the_recorded_frame_speaks_english_under_en(en: None) -> None:
+    from codeagent_lite.workbook.engine_panel import RECORDED_BOTTOM, RECORDED_TOP, RecordedRun, recorded
+
+    run = RecordedRun(source={"notebook": "n.ipynb", "engine": "1.0"}, cells={"table": "a | b\n"})
+    lines = recorded("table", run).splitlines()
+    assert lines[0] == "╭─ RECORDED output, not live: from a real run of this notebook (engine 1.0)"
+    assert (lines[0].split(":")[0], lines[-1]) == (RECORDED_TOP, RECORDED_BOTTOM)
+
+
+def test_the_task_playground_speaks_chinese(zh: None) -> None:
+    from codeagent_lite.json_text_adapter import ProviderResponse
+    from codeagent_lite.scripted_provider import ScriptedProvider
+    from codeagent_lite.workbook.real_model_lab import TaskPlayground, finish_note
+
+    reply = ProviderResponse('{"type": "final_answer", "content": "hi"}', 10, 3, "length")
+    playground = TaskPlayground({"free_text": ScriptedProvider([reply])}, ())
+    assert (playground.task.description, playground.mode.description) == ("任务：", "模式：")
+    assert playground.button.description == "问模型"
+    assert playground.result.value == "<i>按下按钮：调用一次模型。</i>"
+    assert playground._repr_mimebundle_()["text/plain"].startswith("TaskPlayground：一个交互控件")
+    attempt = playground.run_once()
+    assert finish_note(attempt) == "finish_reason 'length'：回复碰到了 max_output_tokens，在中途被截断"
+    assert "在中途被截断" in playground.result.value
+
+
+def test_the_task_playground_speaks_english_under_en(en: None) -> None:
+    from codeagent_lite.scripted_provider import ScriptedProvider
+    from codeagent_lite.workbook.real_model_lab import TaskPlayground
+
+    playground = TaskPlayground({"free_text": ScriptedProvider([])}, ())
+    assert (playground.task.description, playground.button.description) == ("Task:", "Ask the model")
