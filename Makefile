@@ -32,9 +32,12 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 
 # The local model's engine builds in the background (log: .venv/codeagent-lite-engine/build.log);
 # notebook 06 shows its state. The lab opens at once either way.
+# The learners read Chinese, so the Chinese edition opens first; `make lab EDITION=en` opens the English one.
+# Each edition's first page links the other.
+EDITION ?= zh
 lab: $(LAB_STAMP)
 	@$(BIN)/python scripts/local_engine.py start
-	$(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/en/00_start_here.ipynb
+	$(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/$(EDITION)/00_start_here.ipynb
 
 # Build the local engine in the foreground, with progress (also the way to retry a failed build).
 local: $(LAB_STAMP)

@@ -3,6 +3,8 @@
 Each assignment is a folder under source/: source/exercises/05_exercises.ipynb is notebook 05 with its solution
 regions, points and hidden tests, and `nbgrader generate_assignment exercises` turns it into the student copy
 that ships as notebooks/en/05_exercises.ipynb (scripts/release_exercises.py does that and saves it executed).
+source/exercises_zh/ is the Chinese edition (the same code cells, Chinese prose), released as
+notebooks/zh/05_exercises.ipynb: a Chinese class is handed `exercises_zh`.
 The README's "For teachers: grading" section walks through the whole term.
 """
 

@@ -7,10 +7,12 @@ The nbgrader course lives in ``classroom/``: ``classroom/source/<assignment>/`` 
 temporary folder, runs the real ``nbgrader generate_assignment`` there, copies the student release into
 ``notebooks/`` and executes it in a fresh kernel (``scripts/execute_notebooks.py``), so what learners open and
 what a classroom's ``nbgrader release_assignment`` hands out are the same notebook.
-``tests/classroom/test_grading_release.py`` regenerates the release and compares it cell by cell.
+``tests/classroom/test_grading_workflow.py`` regenerates the release and compares it cell by cell.
 
-A second language edition is one more ``Edition`` entry: its own source notebook under ``classroom/source/``
-and the place its student copy goes.
+Each language edition is one ``Edition`` entry: its own source notebook under ``classroom/source/``
+(``exercises/`` English, ``exercises_zh/`` Chinese) and the place its student copy goes (``notebooks/en/``,
+``notebooks/zh/``). The kernel that saves a copy runs in that copy's folder, so the workbook's messages come
+out in the edition's language.
 """
 
 from __future__ import annotations
@@ -41,7 +43,49 @@ class Edition:
     student_copy: Path
 
 
-EDITIONS: tuple[Edition, ...] = (Edition("exercises", "05_exercises.ipynb", NOTEBOOKS / "en" / "05_exercises.ipynb"),)
+# The Chinese edition is its own assignment (a class is handed one language), built from its own teacher's copy,
+# whose code cells are the English copy's byte for byte: the same solutions, points and hidden tests, only the
+# prose differs. tests/classroom/test_grading_source.py holds the two editions' code cells equal.
+EDITIONS: tuple[Edition, ...] = (
+    Edition("exercises", "05_exercises.ipynb", NOTEBOOKS / "en" / "05_exercises.ipynb"),
+    Edition("exercises_zh", "05_exercises.ipynb", NOTEBOOKS / "zh" / "05_exercises.ipynb"),
+)
+
+
+def source_notebook(edition: Edition) -> Path:
+    """The teacher's copy of ``edition``: ``classroom/source/<assignment>/<notebook>``."""
+    return COURSE / "source" / edition.assignment / edition.notebook
+
+
+def code_cells(path: Path) -> list[dict[str, object]]:
+    """What must be the same in every edition: each code cell's id, source and metadata (tags, nbgrader)."""
+    import nbformat  # imported here so that `--help` works without the course's dependencies
+
+    notebook = nbformat.read(path, as_version=4)
+    return [
+        {"id": cell.get("id"), "source": cell.source, "metadata": dict(cell.metadata)}
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+    ]
+
+
+def editions_that_differ(editions: Sequence[Edition] = EDITIONS) -> list[str]:
+    """The editions whose teacher's copy has code cells other than the first edition's, as sentences."""
+    reference = code_cells(source_notebook(editions[0]))
+    problems = []
+    for edition in editions[1:]:
+        cells = code_cells(source_notebook(edition))
+        if len(cells) != len(reference):
+            problems.append(
+                f"{edition.assignment}: {len(cells)} code cells, {editions[0].assignment} has {len(reference)}"
+            )
+            continue
+        for number, (mine, theirs) in enumerate(zip(cells, reference, strict=True), start=1):
+            if mine != theirs:
+                problems.append(
+                    f"{edition.assignment}: code cell {number} ({mine['id']}) differs from {editions[0].assignment}"
+                )
+    return problems
 
 
 class NbgraderFailed(RuntimeError):
@@ -104,9 +148,14 @@ def main(argv: Sequence[str]) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from execute_notebooks import execute
 
+    differ = editions_that_differ()
+    if differ:
+        print("The editions' code cells must be identical (edit both teacher's copies):", *differ, sep="\n  ")
+        return 1
     for edition in EDITIONS:
         with tempfile.TemporaryDirectory(prefix="codeagent-release-") as workdir:
             release = generate_release(edition, Path(workdir))
+            edition.student_copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(release, edition.student_copy)
         seconds = execute(edition.student_copy)
         print(f"{edition.student_copy.relative_to(ROOT)}: released by nbgrader, executed in {seconds:.1f} s")

@@ -6,7 +6,9 @@ name what is wrong with each.
 
 The stubs come from the learners' copy (notebooks/en/05_exercises.ipynb, nbgrader's student release);
 the solutions from the teacher's copy, the nbgrader source notebook in classroom/source/, whose
-answer cells hold them between ### BEGIN SOLUTION and ### END SOLUTION.
+answer cells hold them between ### BEGIN SOLUTION and ### END SOLUTION. The Chinese edition
+(notebooks/zh/, from classroom/source/exercises_zh/) has the same exercise cells, which is checked
+here, so the stubs and solutions are run once, from the English edition.
 """
 
 from __future__ import annotations
@@ -50,6 +52,14 @@ from codeagent_lite.workbook.exercise_checks import (
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "en" / "05_exercises.ipynb"
 SOURCE = ROOT / "classroom" / "source" / "exercises" / "05_exercises.ipynb"
+# Each edition's student copy and teacher's copy, by language.
+EDITIONS = {
+    "en": (NOTEBOOK, SOURCE),
+    "zh": (
+        ROOT / "notebooks" / "zh" / "05_exercises.ipynb",
+        ROOT / "classroom" / "source" / "exercises_zh" / NOTEBOOK.name,
+    ),
+}
 EXERCISES = sorted(EXERCISE_NAMES)
 
 
@@ -94,12 +104,25 @@ def _solutions() -> ModuleType:
 # --------------------------------------------------------------------------- stubs, checks, solutions
 
 
-def test_every_exercise_has_one_stub_and_one_check_cell_using_the_stub_names() -> None:
-    stubs, checks = _tagged("exercise-stub"), _tagged("exercise-check")
+@pytest.mark.parametrize("language", EDITIONS)
+def test_every_exercise_has_one_stub_and_one_check_cell_using_the_stub_names(language: str) -> None:
+    student = EDITIONS[language][0]
+    stubs, checks = _tagged("exercise-stub", student), _tagged("exercise-check", student)
     assert sorted(stubs) == EXERCISES
     assert sorted(checks) == EXERCISES
     for number, names in EXERCISE_NAMES.items():
         assert f"check_exercise_{number}({', '.join(names)})" in _source(checks[number])
+
+
+@pytest.mark.parametrize("kind", ["exercise-stub", "exercise-check", "exercise-hidden"])
+@pytest.mark.parametrize("copy", [0, 1], ids=["student", "teacher"])
+def test_the_chinese_editions_exercise_cells_are_the_english_ones(kind: str, copy: int) -> None:
+    # So every test here that runs the English stubs, checks and solutions also speaks for the Chinese edition.
+    english, chinese = _tagged(kind, EDITIONS["en"][copy]), _tagged(kind, EDITIONS["zh"][copy])
+    assert sorted(chinese) == sorted(english)
+    for number, cell in english.items():
+        assert _source(chinese[number]) == _source(cell), f"{kind} of exercise {number}"
+        assert chinese[number]["metadata"] == cell["metadata"], f"{kind} of exercise {number}"
 
 
 @pytest.mark.parametrize("number", EXERCISES)
@@ -120,32 +143,38 @@ def test_solution_passes_its_check(number: int, capsys: pytest.CaptureFixture[st
     assert capsys.readouterr().out == f"✔ Exercise {number} passed\n"
 
 
+@pytest.mark.parametrize("language", EDITIONS)
 @pytest.mark.parametrize("number", EXERCISES)
 def test_saved_notebook_shows_what_the_check_says_about_the_stub(
-    number: int, capsys: pytest.CaptureFixture[str]
+    number: int, language: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The notebook is saved with untouched stubs: its outputs must be today's "not yet", not a passed run.
-    cell = _tagged("exercise-check")[number]
+    # The notebook is saved with untouched stubs: its outputs must be today's "not yet", not a passed run,
+    # in the edition's language (its kernel ran in notebooks/<language>; CAL_LANG stands in for that here).
+    monkeypatch.setenv("CAL_LANG", language)
+    cell = _tagged("exercise-check", EDITIONS[language][0])[number]
     saved = "".join("".join(output.get("text", "")) for output in cell["outputs"])
     check_exercise(number, _run_stub(number))
     assert saved == capsys.readouterr().out
-    assert saved.startswith(f"✘ Exercise {number}: not yet")
+    assert saved.startswith(f"✘ Exercise {number}")
 
 
-def test_solutions_are_not_in_the_exercise_book() -> None:
+@pytest.mark.parametrize("language", EDITIONS)
+def test_solutions_are_not_in_the_exercise_book(language: str) -> None:
     # Fragments only the solutions contain: the exercise book must not give them away.
-    student = "\n".join(_source(cell) for cell in _cells())
-    teacher = "\n".join(_source(cell) for cell in _cells(SOURCE))
+    student = "\n".join(_source(cell) for cell in _cells(EDITIONS[language][0]))
+    teacher = "\n".join(_source(cell) for cell in _cells(EDITIONS[language][1]))
     for fragment in ("error.with_usage(usage)", 'role="user"', "calls[decoded[", '"E": 1,', "BEGIN SOLUTION"):
         assert fragment in teacher
         assert fragment not in student
     assert not (ROOT / "notebooks" / "solutions").exists(), "solutions must not ship beside the student copy"
 
 
-def test_notebook_headings_are_bilingual_and_the_blog_is_cited_once() -> None:
+@pytest.mark.parametrize("language", EDITIONS)
+def test_notebook_headings_are_bilingual_and_the_blog_is_cited_once(language: str) -> None:
+    student = EDITIONS[language][0]
     headings = [
         line
-        for cell in _cells()
+        for cell in _cells(student)
         if cell["cell_type"] == "markdown"
         for line in _source(cell).splitlines()
         if line.startswith("#")
@@ -153,7 +182,7 @@ def test_notebook_headings_are_bilingual_and_the_blog_is_cited_once() -> None:
     assert len([h for h in headings if h.startswith("## ")]) >= 8
     for heading in headings:
         assert re.search(r"[\u4e00-\u9fff]", heading), f"heading without a Chinese title: {heading}"
-    assert NOTEBOOK.read_text(encoding="utf-8").count(BLOG_URL) == 1
+    assert student.read_text(encoding="utf-8").count(BLOG_URL) == 1
 
 
 # --------------------------------------------------------------------------- the checks never raise

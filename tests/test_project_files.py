@@ -113,12 +113,17 @@ def test_every_learner_dependency_is_in_environment_yml_with_the_same_version() 
             assert not wanted.extras, f"{name}[{','.join(wanted.extras)}] needs pip to get its extras"
 
 
-def test_environment_yml_is_the_learner_set_and_nothing_else() -> None:
-    """No test tools and no compiled engine: the conda/Binder lab must not depend on a compile."""
+def test_environment_yml_is_the_learner_set_and_the_classroom_and_nothing_else() -> None:
+    """No test tools and no compiled engine: the conda/Binder lab must not depend on a compile.
+
+    The classroom extra (JupyterHub, nbgrader) is there too: the same image serves a class through
+    Zero to JupyterHub (classroom/z2jh), whose student servers need them.
+    """
     _, conda, pip = environment_lists()
     conda_names = {conda_requirement(spec)[0] for spec in conda if spec not in ("pip", "python=3.11")}
     pip_names = {canonicalize_name(Requirement(p).name) for p in pip if not p.startswith("-e")}
-    assert conda_names | pip_names == set(learner_requirements())
+    assert conda_names | pip_names == set(learner_requirements()) | set(resolve("classroom", runtime=False))
+    assert not (conda_names | pip_names) & set(resolve("local", runtime=False)), "the engine is in environment.yml"
     assert not conda_names & pip_names, "a package is installed by both conda and pip"
 
 

@@ -20,7 +20,8 @@ from codeagent_lite.workbook.parser_playground import PRESETS
 
 pytestmark = pytest.mark.browser
 
-NOTEBOOK = "en/04_action_parsing.ipynb"
+NOTEBOOK = "04_action_parsing.ipynb"
+EDITIONS = ("en", "zh")  # the same playground in both editions of the workbook
 PLAYGROUND_INPUT = ".jp-OutputArea-output .widget-textarea.cal-playground-input textarea"
 PLAYGROUND_LADDER = ".jp-OutputArea-output .widget-html.cal-playground-ladder .widget-html-content"
 PLAYGROUND_PRESET = ".jp-OutputArea-output .widget-dropdown.cal-playground-preset select"
@@ -57,10 +58,10 @@ ERROR_OUTPUTS = """() => Array.from(
 ).map((node) => node.innerText)"""
 
 
-def open_notebook_and_run_all(page: Any, lab: Any, timings: dict[str, float]) -> None:
+def open_notebook_and_run_all(page: Any, lab: Any, notebook: str, timings: dict[str, float]) -> None:
     started = time.monotonic()
-    page.goto(lab.url(f"/lab/tree/{NOTEBOOK}"))
-    page.wait_for_function(NOTEBOOK_IS_OPEN, arg=NOTEBOOK, timeout=APP_TIMEOUT_MS)
+    page.goto(lab.url(f"/lab/tree/{notebook}"))
+    page.wait_for_function(NOTEBOOK_IS_OPEN, arg=notebook, timeout=APP_TIMEOUT_MS)
     page.evaluate(WAIT_FOR_SESSION)
     timings["page to app"] = time.monotonic() - started
 
@@ -74,7 +75,7 @@ def open_notebook_and_run_all(page: Any, lab: Any, timings: dict[str, float]) ->
     started = time.monotonic()
     finished_cleanly = page.evaluate(RUN_ALL_CELLS)
     timings["run all"] = time.monotonic() - started
-    assert finished_cleanly is True, f"a cell of {NOTEBOOK} failed: {page.evaluate(ERROR_OUTPUTS)}"
+    assert finished_cleanly is True, f"a cell of {notebook} failed: {page.evaluate(ERROR_OUTPUTS)}"
 
 
 def layer_row(ladder: Any, layer: int, status: str) -> Any:
@@ -94,14 +95,17 @@ def expect_rejected_at(ladder: Any, layer: int, message_part: str) -> None:
     expect(ladder.locator(".cal-action")).to_have_count(0)
 
 
-def test_playground_ladder_follows_what_the_learner_types(page: Any, jupyter_lab: Any, output_path: str) -> None:
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_playground_ladder_follows_what_the_learner_types(
+    page: Any, jupyter_lab: Any, output_path: str, edition: str
+) -> None:
     from playwright.sync_api import expect
 
     timings: dict[str, float] = {}
     screenshot_dir = Path(output_path)
     screenshot_dir.mkdir(parents=True, exist_ok=True)
     try:
-        open_notebook_and_run_all(page, jupyter_lab, timings)
+        open_notebook_and_run_all(page, jupyter_lab, f"{edition}/{NOTEBOOK}", timings)
 
         text_box = page.locator(PLAYGROUND_INPUT)
         ladder = page.locator(PLAYGROUND_LADDER)
@@ -136,12 +140,12 @@ def test_playground_ladder_follows_what_the_learner_types(page: Any, jupyter_lab
             expect(layer_row(ladder, layer, "passed")).to_have_count(1)
         timings["type to verdicts"] = time.monotonic() - started
     except BaseException:
-        page.screenshot(path=str(screenshot_dir / "playground-failure.png"), full_page=True)
-        print(f"screenshot: {screenshot_dir / 'playground-failure.png'}")
+        page.screenshot(path=str(screenshot_dir / f"playground-{edition}-failure.png"), full_page=True)
+        print(f"screenshot: {screenshot_dir / f'playground-{edition}-failure.png'}")
         ladders = page.locator(PLAYGROUND_LADDER)
         if ladders.count() == 1:
             print(f"the ladder showed:\n{ladders.inner_text(timeout=5_000)}")
         raise
     ladder.scroll_into_view_if_needed()
-    page.screenshot(path=str(screenshot_dir / "playground.png"))
+    page.screenshot(path=str(screenshot_dir / f"playground-{edition}.png"))
     print("phase times: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in timings.items()))

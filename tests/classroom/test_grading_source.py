@@ -36,7 +36,8 @@ SOLUTION_REGION = re.compile(r"^\s*### BEGIN SOLUTION\s*$(.*?)^\s*### END SOLUTI
 
 
 def _source_path(edition: Any) -> Path:
-    return Path(COURSE / "source" / edition.assignment / edition.notebook)
+    path: Path = release.source_notebook(edition)
+    return path
 
 
 def _by_grade_id(path: Path) -> dict[str, nbformat.NotebookNode]:
@@ -130,6 +131,61 @@ def test_the_student_copys_cells_are_the_teachers_cells_in_the_same_order(editio
     student = nbformat.read(edition.student_copy, as_version=4)
     assert [cell.get("id") for cell in student.cells] == [cell.get("id") for cell in source.cells]
     assert [cell.cell_type for cell in student.cells] == [cell.cell_type for cell in source.cells]
+
+
+# --------------------------------------------------------------------------- the two language editions
+
+BLOG_URL = "https://zhuanlan.zhihu.com/p/2077860124157277532"
+
+
+def test_there_is_an_english_and_a_chinese_edition() -> None:
+    assert [edition.student_copy.parent.name for edition in EDITIONS] == ["en", "zh"]
+    assert len({_source_path(edition) for edition in EDITIONS}) == len(EDITIONS)
+    assert len({edition.assignment for edition in EDITIONS}) == len(EDITIONS)
+
+
+def test_every_editions_teachers_copy_has_the_english_code_cells() -> None:
+    # Same solutions, points and hidden tests in every language: grading the Chinese edition is grading the
+    # English one (test_grading_workflow.py runs the whole term on the English edition only).
+    assert release.editions_that_differ() == []
+
+
+def test_every_editions_student_copy_has_the_english_code_cells(edition: Any) -> None:
+    assert release.code_cells(edition.student_copy) == release.code_cells(EDITIONS[0].student_copy)
+
+
+def test_a_code_cell_that_differs_between_editions_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    english, chinese = EDITIONS[0], EDITIONS[1]
+    for edition in (english, chinese):
+        (tmp_path / "source" / edition.assignment).mkdir(parents=True)
+        notebook = nbformat.read(_source_path(edition), as_version=4)
+        if edition is chinese:
+            cell = next(c for c in notebook.cells if c.get("id") == "exercise_2_hidden")
+            cell.metadata["nbgrader"]["points"] = 1
+        nbformat.write(notebook, tmp_path / "source" / edition.assignment / edition.notebook)
+    monkeypatch.setattr(release, "COURSE", tmp_path)
+    code_cells = [cell for cell in nbformat.read(_source_path(english), as_version=4).cells if cell.cell_type == "code"]
+    number = next(n for n, cell in enumerate(code_cells, start=1) if cell.get("id") == "exercise_2_hidden")
+    assert release.editions_that_differ() == [
+        f"{chinese.assignment}: code cell {number} (exercise_2_hidden) differs from {english.assignment}"
+    ]
+
+
+def test_each_student_copy_opens_with_the_blog_the_glossary_and_the_other_edition(edition: Any) -> None:
+    opening = nbformat.read(edition.student_copy, as_version=4).cells[0].source
+    other = "zh" if edition.student_copy.parent.name == "en" else "en"
+    assert BLOG_URL in opening
+    assert "../glossary.md" in opening
+    assert f"../{other}/{edition.notebook}" in opening
+
+
+def test_the_chinese_student_copy_is_written_in_chinese() -> None:
+    (chinese,) = [edition for edition in EDITIONS if edition.student_copy.parent.name == "zh"]
+    markdown = [c.source for c in nbformat.read(chinese.student_copy, as_version=4).cells if c.cell_type == "markdown"]
+    for text in markdown:
+        han = len(re.findall(r"[\u4e00-\u9fff]", text))
+        latin_words = len(re.findall(r"\b[A-Za-z]{4,}\b", re.sub(r"`[^`]*`|\([^)]*\)|<[^>]*>", "", text)))
+        assert han > 2 * latin_words, f"mostly not Chinese: {text[:80]!r}"
 
 
 def test_the_config_keeps_each_stubs_own_raise() -> None:

@@ -6,6 +6,11 @@ copy from ``classroom/source/``, ``release_assignment`` puts it in an exchange a
 ``export`` and ``generate_feedback`` then run over all of them. The test asserts the exact score each submission
 deserves, which cells earned it, and that every student gets an HTML feedback page.
 
+The term is graded on the English edition only. The Chinese edition (assignment ``exercises_zh``) has the same code
+cells, which test_grading_source.py checks, so it grades the same; here its student copy is regenerated with
+``generate_assignment`` and compared with the one that ships, as the English one is, and its release is compared
+with the English release code cell by code cell.
+
 The submissions are the ones a teacher meets: all correct, partly wrong, untouched, one whose cell raises, one
 that edits the visible tests to pass, and one per hidden-test trap (a wrong answer that the visible self-check
 lets through). Each trap must lose exactly its hidden-test cell, which proves that hidden test catches it.
@@ -349,6 +354,22 @@ def test_the_workbooks_student_copy_is_what_nbgrader_generates(graded: GradedCou
     assert [_comparable(cell) for cell in generated.cells] == shipped
     fetched = nbformat.read(graded.fetched, as_version=4)
     assert [_comparable(cell) for cell in fetched.cells] == shipped
+
+
+OTHER_EDITIONS = release.EDITIONS[1:]
+
+
+@pytest.mark.parametrize("edition", OTHER_EDITIONS, ids=[edition.assignment for edition in OTHER_EDITIONS])
+def test_every_other_editions_student_copy_is_what_nbgrader_generates(
+    graded: GradedCourse, edition: Any, tmp_path: Path
+) -> None:
+    # One more generate_assignment (a few seconds), no second autograde: the code cells of this edition's release
+    # are the English release's, and the English release was just graded.
+    # If this fails after editing classroom/source/, run: python scripts/release_exercises.py
+    generated = release.generate_release(edition, tmp_path)
+    shipped = [_comparable(cell) for cell in nbformat.read(edition.student_copy, as_version=4).cells]
+    assert [_comparable(cell) for cell in nbformat.read(generated, as_version=4).cells] == shipped
+    assert release.code_cells(generated) == release.code_cells(graded.course / "release" / ASSIGNMENT / NOTEBOOK)
 
 
 def _comparable(cell: nbformat.NotebookNode) -> dict[str, Any]:
