@@ -214,7 +214,9 @@ def test_verify_report_speaks_chinese(zh: None) -> None:
     report = _report()
     text = str(report)
     second = report.results[1].check
-    assert text.startswith("verify my_json_text：第 1-1 步\n第 1 步 · 消息编码 · 二、消息转换（json_text_messages.py）\n")
+    assert text.startswith(
+        "verify my_json_text：第 1-1 步\n第 1 步 · 消息编码 · 二、消息转换（json_text_messages.py）\n"
+    )
     assert f"      输入 {second.given}，期望 {second.expected}，实际得到 'x'。" in text
     assert "[工作簿规则]" in text
     assert "（本工作簿自己的规则：" in text
