@@ -305,3 +305,40 @@ def test_the_task_playground_speaks_english_under_en(en: None) -> None:
 
     playground = TaskPlayground({"free_text": ScriptedProvider([])}, ())
     assert (playground.task.description, playground.button.description) == ("Task:", "Ask the model")
+
+
+# --------------------------------------------------------------------------- every key a module says exists
+
+
+WIRED = {
+    "exercise_checks": "exercise_checks_messages",
+    "environment_check": "environment_check",
+    "parser_playground": "parser_playground",
+    "encoder_playground": "encoder_playground",
+    "verify": "verify_messages",
+    "engine_panel": "engine_panel",
+    "real_model_lab": "real_model_lab",
+}
+
+
+@pytest.mark.parametrize("module", WIRED)
+def test_every_key_a_module_says_is_in_its_catalog(module: str) -> None:
+    # A typo in a key would raise KeyError only when that one line is shown; find it here instead.
+    import importlib
+    from pathlib import Path
+
+    import codeagent_lite.workbook as room
+
+    source = (Path(room.__file__).parent / f"{module}.py").read_text(encoding="utf-8")
+    said = set(re.findall(r"""say\(\s*["']([a-z0-9_]+)["']""", source))
+    catalog = importlib.import_module(f"codeagent_lite.workbook.{WIRED[module]}").MESSAGES
+    assert said, f"{module} says nothing from a catalog"
+    assert said <= set(catalog.keys()), said - set(catalog.keys())
+
+
+def test_the_engine_report_speaks_chinese(zh: None) -> None:
+    from codeagent_lite.providers.local_engine import engine_status
+    from codeagent_lite.workbook.engine_panel import engine_report
+
+    report = engine_report(engine_status())
+    assert "下面的代码格会现场调用模型" in report or "在那之前，下面每个调用模型的代码格" in report
