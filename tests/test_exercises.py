@@ -155,7 +155,7 @@ def test_saved_notebook_shows_what_the_check_says_about_the_stub(
     saved = "".join("".join(output.get("text", "")) for output in cell["outputs"])
     check_exercise(number, _run_stub(number))
     assert saved == capsys.readouterr().out
-    assert saved.startswith(f"✘ Exercise {number}")
+    assert saved.startswith(f"✘ Exercise {number}: not yet" if language == "en" else f"✘ 练习 {number}：还没通过")
 
 
 @pytest.mark.parametrize("language", EDITIONS)

@@ -24,6 +24,34 @@ from pathlib import Path
 from typing import Any
 
 from ..providers.local_engine import EngineState, EngineStatus, engine_status
+from .language import Messages
+
+# The panel's own words in both languages; the engine's state lines come from local_engine in English.
+MESSAGES = Messages(
+    {
+        "recorded_top": {"en": "╭─ RECORDED output, not live", "zh": "╭─ 这是录制的输出（RECORDED），不是现场运行"},
+        "recorded_bottom": {
+            "en": "╰─ end of the recorded output; run the cell again once the local engine is ready",
+            "zh": "╰─ 录制的输出到此为止；本地引擎准备好之后，再运行一次这个代码格",
+        },
+        "recorded_origin": {
+            "en": "{top}: from a real run of this notebook ({origin})",
+            "zh": "{top}：来自这个 notebook 的一次真实运行（{origin}）",
+        },
+        "live": {"en": "the cells below run the model live", "zh": "下面的代码格会现场调用模型"},
+        "build_log": {"en": "last lines of the build log:", "zh": "构建日志的最后几行："},
+        "until_then": {
+            "en": "Until then, every model cell below shows RECORDED output from a real run of this notebook.",
+            "zh": "在那之前，下面每个调用模型的代码格都显示这个 notebook 一次真实运行时录制（RECORDED）的输出。",
+        },
+        "engine": {"en": "engine:", "zh": "引擎："},
+        "ready": {
+            "en": "local engine: ready. Run the cells again (no restart needed): they will run live.",
+            "zh": "本地引擎已就绪。请再运行一次这些代码格（不用重启内核）：它们会现场运行。",
+        },
+    }
+)
+say = MESSAGES.say
 
 __all__ = [
     "RECORDED_PATH",
@@ -36,9 +64,9 @@ __all__ = [
 ]
 
 RECORDED_PATH = Path(__file__).resolve().parent / "recorded" / "06_real_model.json"
-RECORDED_TOP = "╭─ RECORDED output, not live"
+RECORDED_TOP = MESSAGES.say("recorded_top", language="en")
 RECORDED_SIDE = "│ "
-RECORDED_BOTTOM = "╰─ end of the recorded output; run the cell again once the local engine is ready"
+RECORDED_BOTTOM = MESSAGES.say("recorded_bottom", language="en")
 _RECORDED_CALL = re.compile(r"""recorded\(["']([a-z0-9-]+)["']\)""")
 
 
@@ -73,9 +101,9 @@ def recorded(key: str, run: RecordedRun | None = None) -> str:
         known = ", ".join(sorted(chosen.cells))
         raise KeyError(f"no recorded output named {key!r}; recorded: {known}")
     origin = ", ".join(f"{name} {value}" for name, value in chosen.source.items() if name != "notebook")
-    lines = [f"{RECORDED_TOP}: from a real run of this notebook ({origin})"]
+    lines = [say("recorded_origin", top=say("recorded_top"), origin=origin)]
     lines.extend(RECORDED_SIDE + line for line in chosen.cells[key].rstrip("\n").splitlines())
-    lines.append(RECORDED_BOTTOM)
+    lines.append(say("recorded_bottom"))
     return "\n".join(lines)
 
 
@@ -108,13 +136,13 @@ def engine_report(status: EngineStatus) -> str:
     """The engine's state, what to do next, and whether the cells below run live or show recordings."""
     lines = [status.summary()]
     if status.ready:
-        lines.append("the cells below run the model live")
+        lines.append(say("live"))
         return "\n".join(lines)
     lines.append(status.how_to_get_it())
     if status.state is EngineState.FAILED and status.log_tail:
-        lines.append("last lines of the build log:")
+        lines.append(say("build_log"))
         lines.extend("    " + line for line in status.log_tail[-6:])
-    lines.append("Until then, every model cell below shows RECORDED output from a real run of this notebook.")
+    lines.append(say("until_then"))
     return "\n".join(lines)
 
 
@@ -130,7 +158,7 @@ class EngineMonitor:
         import ipywidgets
 
         self.directory = directory
-        self.bar = ipywidgets.FloatProgress(value=0.0, min=0.0, max=1.0, description="engine:")
+        self.bar = ipywidgets.FloatProgress(value=0.0, min=0.0, max=1.0, description=say("engine"))
         self.label = ipywidgets.HTML(value="")
         self.widget = ipywidgets.VBox([self.bar, self.label])
         self.status = self.refresh()
@@ -150,7 +178,7 @@ class EngineMonitor:
         elif status.ready:
             self.bar.value = 1.0
             self.bar.bar_style = "success"
-            text = "local engine: ready. Run the cells again (no restart needed): they will run live."
+            text = say("ready")
         else:
             self.bar.bar_style = "danger"
             text = status.summary() + " " + status.how_to_get_it()

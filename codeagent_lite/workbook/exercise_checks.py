@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,7 @@ from ..model_adapter import (
     ValidationLayer,
 )
 from ..scripted_provider import ScriptedProvider
+from .exercise_checks_messages import MESSAGES
 
 __all__ = [
     "EXERCISE_NAMES",
@@ -50,7 +52,10 @@ __all__ = [
     "check_exercise_6",
 ]
 
-NOT_IMPLEMENTED = "not implemented yet (the stub still raises NotImplementedError)"
+say = MESSAGES.say
+
+NOT_IMPLEMENTED = MESSAGES.say("not_implemented", language="en")
+"""The English verdict for a stub; the check itself says it in the edition's language."""
 
 EXERCISE_NAMES: dict[int, tuple[str, ...]] = {
     1: ("my_encode_json", "encode_tool_call_rejected"),
@@ -77,9 +82,9 @@ class CheckResult:
     def summary(self) -> str:
         """The lines the notebook shows: one verdict line, then any further problems."""
         if self.passed:
-            return f"✔ Exercise {self.exercise} passed"
-        lines = [f"✘ Exercise {self.exercise}: not yet — {self.problems[0]}"]
-        lines.extend(f"    also: {problem}" for problem in self.problems[1:])
+            return say("passed", exercise=self.exercise)
+        lines = [say("not_yet", exercise=self.exercise, problem=self.problems[0])]
+        lines.extend(say("also", problem=problem) for problem in self.problems[1:])
         return "\n".join(lines)
 
 
@@ -127,9 +132,9 @@ def _verdict(exercise: int, body: Callable[[], list[str]]) -> CheckResult:
     try:
         problems = body()
     except NotImplementedError:
-        problems = [NOT_IMPLEMENTED]
+        problems = [say("not_implemented")]
     except Exception as error:  # the learner's code may raise anything; report it, never crash the cell
-        problems = [f"your code raised {type(error).__name__}: {_short(str(error), 120)}"]
+        problems = [say("your_code_raised", name=type(error).__name__, message=_short(str(error), 120))]
     result = CheckResult(exercise=exercise, problems=tuple(problems))
     print(result.summary())
     return result
@@ -144,20 +149,20 @@ _SAMPLE = {"b": [1.5, None, True], "a": {"路径": "说明.md", "z": 0}}
 
 def _not_compact(encode: Callable[[Any], Any], mixed: str) -> str | None:
     if " " in mixed or "\n" in mixed:
-        return f"my_encode_json is not compact: got {_short(mixed)}; use separators=(',', ':')"
+        return say("not_compact", got=_short(mixed))
     return None
 
 
 def _keys_not_sorted(encode: Callable[[Any], Any], mixed: str) -> str | None:
     if '"tool_name"' in mixed and '"arguments"' in mixed and mixed.index('"tool_name"') < mixed.index('"arguments"'):
-        return f"my_encode_json does not sort keys: got {_short(mixed)}"
+        return say("keys_not_sorted", got=_short(mixed))
     return None
 
 
 def _escapes_chinese(encode: Callable[[Any], Any], mixed: str) -> str | None:
     chinese = encode({"content": "权限不足"})
     if "权限不足" not in str(chinese):
-        return f"my_encode_json escapes Chinese text: got {_short(chinese)}; keep it as-is"
+        return say("escapes_chinese", got=_short(chinese))
     return None
 
 
@@ -166,7 +171,7 @@ def _writes_nan(encode: Callable[[Any], Any], mixed: str) -> str | None:
         with_nan = encode({"score": math.nan})
     except ValueError:
         return None
-    return f"my_encode_json wrote NaN into the JSON (got {_short(with_nan)}); it must refuse NaN"
+    return say("writes_nan", got=_short(with_nan))
 
 
 _ENCODE_JSON_CHECKS = (_not_compact, _keys_not_sorted, _escapes_chinese, _writes_nan)
@@ -187,37 +192,35 @@ def _decoded_content(message: ProviderMessage) -> Any:
 # Each check looks at (message, decoded content, item); they run in order, the first problem is reported.
 _REJECTED_MESSAGE_CHECKS: tuple[Callable[[ProviderMessage, Any, ToolCallRejected], str | None], ...] = (
     lambda message, decoded, item: (
-        None if decoded is not None else f"the content is not JSON: {_short(message.content)}"
+        None if decoded is not None else say("content_not_json", content=_short(message.content))
     ),
     lambda message, decoded, item: (
-        None if isinstance(decoded, dict) else f"the content must be a JSON object, got {_short(message.content)}"
+        None if isinstance(decoded, dict) else say("content_not_object", content=_short(message.content))
     ),
     lambda message, decoded, item: (
         None
         if set(decoded) == {"type", "call_id", "tool_name", "reason"}
-        else f"the content's keys are {sorted(decoded)}; expected call_id, reason, tool_name, type"
+        else say("content_keys", keys=sorted(decoded))
     ),
     lambda message, decoded, item: (
-        None
-        if decoded["type"] == "tool_call_rejected"
-        else f'"type" is {decoded["type"]!r}; expected "tool_call_rejected"'
+        None if decoded["type"] == "tool_call_rejected" else say("content_type", type=repr(decoded["type"]))
     ),
     lambda message, decoded, item: (
         None
         if decoded["call_id"] == item.call_id
-        else f"call_id {item.call_id!r} came out as {decoded['call_id']!r}; keep it verbatim"
+        else say("content_call_id", want=repr(item.call_id), got=repr(decoded["call_id"]))
     ),
-    lambda message, decoded, item: f"the content is not encoded the series' way: got {_short(message.content)}",
+    lambda message, decoded, item: say("content_not_series", content=_short(message.content)),
 )
 
 
 def _rejected_item_problems(encode_rejected: Callable[[ToolCallRejected], Any], item: ToolCallRejected) -> list[str]:
     message = encode_rejected(item)
     if not isinstance(message, ProviderMessage):
-        return [f"encode_tool_call_rejected must return a ProviderMessage, found {type(message).__name__}"]
+        return [say("rejected_not_message", name=type(message).__name__)]
     problems = []
     if message.role != "user":
-        problems.append(f"the role is {message.role!r}; a rejection is news from the environment, like a tool result")
+        problems.append(say("rejected_role", role=repr(message.role)))
     expected = encode_json(
         {"type": "tool_call_rejected", "call_id": item.call_id, "tool_name": item.tool_name, "reason": item.reason}
     )
@@ -231,10 +234,10 @@ def _problems_exercise_1(
 ) -> list[str]:
     mixed = my_encode_json(_MIXED)
     if not isinstance(mixed, str):
-        return [f"my_encode_json must return a string, found {type(mixed).__name__}"]
+        return [say("encode_not_string", name=type(mixed).__name__)]
     problems = _every_problem(_ENCODE_JSON_CHECKS, my_encode_json, mixed)
     if not problems and my_encode_json(_SAMPLE) != encode_json(_SAMPLE):
-        problems.append(f"my_encode_json({_short(_SAMPLE)}) differs from the series' encoding {encode_json(_SAMPLE)!r}")
+        problems.append(say("differs_from_series", sample=_short(_SAMPLE), expected=repr(encode_json(_SAMPLE))))
     for item in _REJECTED_ITEMS:
         item_problems = _rejected_item_problems(encode_tool_call_rejected, item)
         problems.extend(item_problems)
@@ -253,13 +256,13 @@ def check_exercise_1(
 # --------------------------------------------------------------------------- exercise 2
 
 _NOT_OBJECTS: tuple[tuple[str, object], ...] = (
-    ("an array of actions", [{"type": "final_answer", "content": "hi"}]),
-    ("an empty array", []),
-    ("a string", "final_answer"),
-    ("a number", 42),
-    ("a float", 0.5),
-    ("true", True),
-    ("null", None),
+    ("label_actions_array", [{"type": "final_answer", "content": "hi"}]),
+    ("label_empty_array", []),
+    ("label_string", "final_answer"),
+    ("label_number", 42),
+    ("label_float", 0.5),
+    ("label_true", True),
+    ("label_null", None),
 )
 
 
@@ -267,19 +270,19 @@ def _object_problem(check: Callable[[Any], Any], obj: dict[str, Any]) -> str | N
     try:
         returned = check(obj)
     except InvalidModelOutputError as error:
-        return f"it rejected the object {_short(obj)} ({error}); layer 2 lets every object through"
+        return say("object_rejected", obj=_short(obj), error=error)
     if returned != obj or not isinstance(returned, dict):
-        return f"for the object {_short(obj)} it returned {_short(returned)}; return the object itself"
+        return say("object_changed", obj=_short(obj), returned=_short(returned))
     return None
 
 
 def _rejection_problem(label: str, error: InvalidModelOutputError) -> str | None:
     if error.layer is not ValidationLayer.TOP_LEVEL_OBJECT:
-        return f"the error for {label} has layer {error.layer!r}; expected TOP_LEVEL_OBJECT"
+        return say("wrong_layer", label=label, layer=repr(error.layer))
     if not str(error).startswith("model output must be an object"):
-        return f"the message for {label} is {str(error)!r}; start it 'model output must be an object'"
+        return say("wrong_message", label=label, message=repr(str(error)))
     if not error.expected or not error.found:
-        return f"the error for {label} does not fill expected= and found="
+        return say("no_expected_found", label=label)
     return None
 
 
@@ -291,8 +294,8 @@ def _not_object_problem(check: Callable[[Any], Any], label: str, value: object) 
     except NotImplementedError:
         raise
     except Exception as error:
-        return f"{label} ({_short(value)}) raised {type(error).__name__}, not InvalidModelOutputError"
-    return f"{label} ({_short(value)}) was let through; layer 2 must reject it"
+        return say("raised_other", label=label, value=_short(value), name=type(error).__name__)
+    return say("let_through", label=label, value=_short(value))
 
 
 def _problems_exercise_2(my_check_top_level_object: Callable[[Any], Any]) -> list[str]:
@@ -304,7 +307,7 @@ def _problems_exercise_2(my_check_top_level_object: Callable[[Any], Any]) -> lis
     problems.extend(
         problem
         for label, value in _NOT_OBJECTS
-        if (problem := _not_object_problem(my_check_top_level_object, label, value)) is not None
+        if (problem := _not_object_problem(my_check_top_level_object, say(label), value)) is not None
     )
     return problems
 
@@ -337,7 +340,7 @@ def _prediction_problem(label: str, value: object) -> str | None:
         return None
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4:
         return None
-    return f"{label}: {_short(value, 30)} is not a prediction (use 1, 2, 3, 4 or None)"
+    return say("not_a_prediction", label=label, value=_short(value, 30))
 
 
 def _as_layer(prediction: object) -> ValidationLayer | None:
@@ -352,10 +355,10 @@ def _prediction_form_problems(predictions: Mapping[str, object]) -> list[str]:
     problems: list[str] = []
     missing = [label for label in PREDICTION_OUTPUTS if label not in predictions]
     if missing:
-        problems.append(f"no prediction for {', '.join(missing)}")
+        problems.append(say("no_prediction_for", labels=", ".join(missing)))
     unknown = [str(label) for label in predictions if label not in PREDICTION_OUTPUTS]
     if unknown:
-        problems.append(f"unknown labels {', '.join(unknown)}")
+        problems.append(say("unknown_labels", labels=", ".join(unknown)))
     problems.extend(
         problem
         for label in PREDICTION_OUTPUTS
@@ -366,10 +369,10 @@ def _prediction_form_problems(predictions: Mapping[str, object]) -> list[str]:
 
 def _problems_exercise_3(predictions: Mapping[str, object]) -> list[str]:
     if not isinstance(predictions, Mapping):
-        return [f"predictions must be a dict from label to layer, found {type(predictions).__name__}"]
+        return [say("predictions_not_mapping", name=type(predictions).__name__)]
     placeholders = [label for label in PREDICTION_OUTPUTS if predictions.get(label, None) is Ellipsis]
     if placeholders:
-        return [f"{len(placeholders)} of {len(PREDICTION_OUTPUTS)} outputs still have no prediction (the ... marks)"]
+        return [say("predictions_left", left=len(placeholders), total=len(PREDICTION_OUTPUTS))]
     problems = _prediction_form_problems(predictions)
     if problems:
         return problems
@@ -381,10 +384,7 @@ def _problems_exercise_3(predictions: Mapping[str, object]) -> list[str]:
     if not wrong:
         return []
     right = len(PREDICTION_OUTPUTS) - len(wrong)
-    return [
-        f"{right} of {len(PREDICTION_OUTPUTS)} right; look again at {', '.join(wrong)} "
-        "(diagnose(PREDICTION_OUTPUTS[label]) shows the ladder)"
-    ]
+    return [say("predictions_wrong", right=right, total=len(PREDICTION_OUTPUTS), labels=", ".join(wrong))]
 
 
 def check_exercise_3(predictions: Mapping[str, object]) -> CheckResult:
@@ -409,12 +409,12 @@ _INVALID_REPLY_4 = '[{"type":"final_answer","content":"hi"}]'
 
 def _response_problems(response: object) -> list[str]:
     if not isinstance(response, ModelResponse):
-        return [f"a valid reply must give a ModelResponse, found {type(response).__name__}"]
+        return [say("response_type", name=type(response).__name__)]
     problems = []
     if response.action != FinalAnswer("一个教学项目"):
-        problems.append(f"a valid reply gave the action {_short(response.action)}")
+        problems.append(say("response_action", action=_short(response.action)))
     if response.usage != TokenUsage(120, 30):
-        problems.append(f"a valid reply reported usage {_short(response.usage)}; expected TokenUsage(120, 30)")
+        problems.append(say("response_usage", usage=_short(response.usage)))
     return problems
 
 
@@ -424,9 +424,9 @@ def _request_problems(provider: ScriptedProvider) -> list[str]:
     call = provider.calls[0]
     problems = []
     if call.messages != build_provider_messages(_HISTORY_4):
-        problems.append("the provider did not receive build_provider_messages(history)")
+        problems.append(say("request_messages"))
     if call.max_output_tokens != _BUDGET_4.max_output_tokens:
-        problems.append(f"max_output_tokens was {call.max_output_tokens}, not budget.max_output_tokens (64)")
+        problems.append(say("request_budget", got=call.max_output_tokens))
     return problems
 
 
@@ -438,18 +438,11 @@ def _valid_reply_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
 
 # Checks on the InvalidModelOutputError an invalid reply raised; each is independent of the others.
 _INVALID_REPLY_CHECKS: tuple[Callable[[InvalidModelOutputError], str | None], ...] = (
+    lambda error: None if error.usage == TokenUsage(80, 7) else say("invalid_usage", usage=_short(error.usage)),
     lambda error: (
-        None
-        if error.usage == TokenUsage(80, 7)
-        else f"the InvalidModelOutputError carries usage={_short(error.usage)}; the 87 tokens were spent, "
-        "so it must carry TokenUsage(80, 7)"
+        None if error.layer is ValidationLayer.TOP_LEVEL_OBJECT else say("invalid_layer", layer=repr(error.layer))
     ),
-    lambda error: (
-        None
-        if error.layer is ValidationLayer.TOP_LEVEL_OBJECT
-        else f"the error lost the parser's layer (got {error.layer!r}, expected TOP_LEVEL_OBJECT)"
-    ),
-    lambda error: None if error.raw_text == _INVALID_REPLY_4 else "the error lost the raw text the parser recorded",
+    lambda error: None if error.raw_text == _INVALID_REPLY_4 else say("invalid_raw_text"),
 )
 
 
@@ -459,7 +452,7 @@ def _invalid_reply_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
         returned = adapter_class(bad).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
     except InvalidModelOutputError as error:
         return _every_problem(_INVALID_REPLY_CHECKS, error)
-    return [f"an invalid reply must raise InvalidModelOutputError, but complete() returned {_short(returned)}"]
+    return [say("invalid_returned", returned=_short(returned))]
 
 
 def _provider_failure_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
@@ -468,11 +461,11 @@ def _provider_failure_problems(adapter_class: Callable[[Any], Any]) -> list[str]
         adapter_class(failing).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
     except ModelProviderError as error:
         if not isinstance(error.__cause__, ProviderError):
-            return ["the ModelProviderError lost its cause; raise it 'from' the ProviderError"]
+            return [say("lost_cause")]
         return []
     except ProviderError:
-        return ["a ProviderError escaped; the Kernel only knows ModelProviderError"]
-    return ["a failing provider must raise ModelProviderError"]
+        return [say("provider_error_escaped")]
+    return [say("provider_error_missing")]
 
 
 def _problems_exercise_4(adapter_class: Callable[[Any], Any]) -> list[str]:
@@ -510,26 +503,42 @@ def _rejection(raw_text: str) -> InvalidModelOutputError:
     raise AssertionError(f"exercise 5 case was accepted by the parser: {raw_text[:40]!r}")
 
 
+# A correction may be written in English or in Chinese: both name the layer and ask for one object.
+_CHINESE_NUMERALS = {1: "一", 2: "二", 3: "三", 4: "四"}
+_CHINESE_LAYER_NAMES: dict[ValidationLayer, tuple[str, ...]] = {
+    ValidationLayer.JSON_SYNTAX: ("json语法", "合法json"),
+    ValidationLayer.TOP_LEVEL_OBJECT: ("顶层对象", "最外层"),
+    ValidationLayer.ACTION_TYPE: ("行动类型", "动作类型"),
+    ValidationLayer.FIELDS: ("字段集合", "字段和类型", "字段与类型"),
+}
+_ONE_OBJECT_IN_CHINESE = re.compile(r"(只|仅|恰好|正好)[^。！？\n]{0,8}一个\s*json\s*对象")
+
+
+def _names_layer(text: str, layer: ValidationLayer) -> bool:
+    """``layer 2`` or ``top-level object``, or in Chinese ``第 2 层``, ``第二层`` or ``顶层对象``."""
+    lowered = text.lower()
+    compact = "".join(lowered.split())
+    chinese = (f"第{int(layer)}层", f"第{_CHINESE_NUMERALS[layer]}层", *_CHINESE_LAYER_NAMES[layer])
+    english = (f"layer {int(layer)}", layer.title.lower())
+    return any(name in lowered for name in english) or any(name in compact for name in chinese)
+
+
+def _asks_for_one_object(text: str) -> bool:
+    """``exactly one JSON object``, or in Chinese ``只回复一个 JSON 对象`` and its like."""
+    lowered = text.lower()
+    return "exactly one json object" in lowered or _ONE_OBJECT_IN_CHINESE.search(lowered) is not None
+
+
 # Each check looks at (the correction text, the rejection, the raw reply) and returns a problem or None.
 _CORRECTION_CHECKS: tuple[Callable[[str, InvalidModelOutputError, str], str | None], ...] = (
+    lambda text, error, raw: None if _names_layer(text, error.layer) else say("no_layer", layer=int(error.layer)),
+    lambda text, error, raw: None if str(error.expected) in text else say("no_expected", expected=repr(error.expected)),
+    lambda text, error, raw: None if str(error.found) in text else say("no_found", found=repr(error.found)),
+    lambda text, error, raw: None if _asks_for_one_object(text) else say("no_one_object"),
     lambda text, error, raw: (
-        None
-        if f"layer {int(error.layer)}" in text.lower() or error.layer.title.lower() in text.lower()
-        else f"the message does not name the layer (layer {int(error.layer)})"
-    ),
-    lambda text, error, raw: (
-        None if str(error.expected) in text else f"the message does not say what was expected ({error.expected!r})"
-    ),
-    lambda text, error, raw: (
-        None if str(error.found) in text else f"the message does not say what was found ({error.found!r})"
-    ),
-    lambda text, error, raw: (
-        None if "exactly one json object" in text.lower() else "the message does not ask for exactly one JSON object"
-    ),
-    lambda text, error, raw: (
-        f"the message echoes the whole raw reply ({len(raw)} characters)"
+        say("echoes_raw", length=len(raw))
         if len(raw) > 100 and raw in text
-        else f"the message has {len(text)} characters; keep it under {MAX_CORRECTION_CHARS}"
+        else say("too_long", length=len(text), limit=MAX_CORRECTION_CHARS)
         if len(text) > MAX_CORRECTION_CHARS
         else None
     ),
@@ -541,10 +550,10 @@ def _problems_exercise_5(correction_message: Callable[[InvalidModelOutputError],
         error = _rejection(raw_text)
         text = correction_message(error)
         if not isinstance(text, str):
-            return [f"correction_message must return a string, found {type(text).__name__}"]
+            return [say("correction_not_string", name=type(text).__name__)]
         problems = _every_problem(_CORRECTION_CHECKS, text, error, raw_text)
         if problems:
-            return [f"for a layer-{int(error.layer)} rejection {problem}" for problem in problems]
+            return [say("for_layer", layer=int(error.layer), problem=problem) for problem in problems]
     return []
 
 
@@ -575,12 +584,9 @@ def _pairing_problems(paired: Iterable[Any]) -> list[str]:
     if got == _EXPECTED_6:
         return []
     if len(got) != len(_EXPECTED_6):
-        return [f"expected {len(_EXPECTED_6)} pairs (one per tool result), got {len(got)}: {_short(got)}"]
+        return [say("pair_count", want=len(_EXPECTED_6), got=len(got), pairs=_short(got))]
     wrong = [f"{want[0]!r}" for want, row in zip(_EXPECTED_6, got, strict=True) if row != want]
-    return [
-        f"results for {', '.join(wrong)} were paired with the wrong call (got {_short(got, 140)}); "
-        "match on call_id exactly, not on position"
-    ]
+    return [say("pairs_wrong", ids=", ".join(wrong), pairs=_short(got, 140))]
 
 
 def _orphan_problems(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> list[str]:
@@ -593,14 +599,14 @@ def _orphan_problems(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -
     except NotImplementedError:
         raise
     except Exception as error:
-        return [f"a result for an unknown call_id raised {type(error).__name__}; raise ValueError"]
-    return ["a result whose call_id matches no earlier call was accepted; raise ValueError"]
+        return [say("orphan_raised", name=type(error).__name__)]
+    return [say("orphan_accepted")]
 
 
 def _problems_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> list[str]:
     paired = pair_results(build_provider_messages(_HISTORY_6))
     if paired is None or isinstance(paired, (str, bytes)) or not hasattr(paired, "__iter__"):
-        return [f"pair_results must return a list of (call_id, tool_name, content), found {type(paired).__name__}"]
+        return [say("pairs_not_list", name=type(paired).__name__)]
     return _pairing_problems(paired) + _orphan_problems(pair_results)
 
 
@@ -625,7 +631,7 @@ def check_exercise(number: int, namespace: Mapping[str, Any]) -> CheckResult:
         raise ValueError(f"there is no exercise {number}; the exercises are {sorted(_CHECKS)}")
     missing = [name for name in EXERCISE_NAMES[number] if name not in namespace]
     if missing:
-        result = CheckResult(number, (f"{', '.join(missing)} is not defined yet: run the exercise cell first",))
+        result = CheckResult(number, (say("not_defined", names=", ".join(missing)),))
         print(result.summary())
         return result
     return _CHECKS[number](*(namespace[name] for name in EXERCISE_NAMES[number]))

@@ -19,6 +19,7 @@ import ipywidgets
 
 from ..diagnosis import MARKS, Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose, format_ladder
 from ..display import layer_label
+from .language import Messages
 
 __all__ = [
     "PRESETS",
@@ -77,7 +78,28 @@ PRESETS: dict[str, str] = {
 }
 """Instructive raw replies, in ladder order: accepted first, then by the layer that stops them."""
 
-STATIC_PLACEHOLDER = "ParserPlayground: a live widget; run the notebook in Jupyter to use it."
+# The playground's own words in both languages. The preset names stay English: they are the keys
+# the notebooks' (identical) code cells pass to ``show_static_ladders``.
+MESSAGES = Messages(
+    {
+        "static_placeholder": {
+            "en": "ParserPlayground: a live widget; run the notebook in Jupyter to use it.",
+            "zh": "ParserPlayground：一个交互控件；请在 Jupyter 里运行这个 notebook 来使用它。",
+        },
+        "preset": {"en": "Preset:", "zh": "预设："},
+        "text_placeholder": {"en": "Paste or type a raw model reply here", "zh": "在这里粘贴或输入模型的原始回复"},
+        "expected": {"en": "expected: ", "zh": "期望（expected）："},
+        "found": {"en": "found: ", "zh": "实际（found）："},
+        "rejected": {
+            "en": "⇒ rejected at {layer}: the Kernel would get InvalidModelOutputError, not an action",
+            "zh": "⇒ 在 {layer} 被拒绝：Kernel 拿到的会是 InvalidModelOutputError，而不是一个行动",
+        },
+    }
+)
+say = MESSAGES.say
+
+STATIC_PLACEHOLDER = MESSAGES.say("static_placeholder", language="en")
+"""What a saved notebook shows where the widget cannot run (the English text; Chinese in notebooks/zh)."""
 
 # The status as a CSS class word (``not reached`` has a space, which a class name cannot hold).
 _CLASS_WORDS = {LayerStatus.PASSED: "passed", LayerStatus.FAILED: "failed", LayerStatus.NOT_REACHED: "not-reached"}
@@ -109,8 +131,8 @@ def _layer_row_html(outcome: LayerOutcome) -> str:
         parts.append(f'<div class="cal-message" style="{_DETAIL_STYLE}">{_escape(error.message)}</div>')
         parts.append(
             f'<div class="cal-expected-found" style="{_DETAIL_STYLE}">'
-            f'expected: <span class="cal-expected">{_escape(str(error.expected))}</span><br>'
-            f'found: <span class="cal-found">{_escape(str(error.found))}</span></div>'
+            f'{_escape(say("expected"))}<span class="cal-expected">{_escape(str(error.expected))}</span><br>'
+            f'{_escape(say("found"))}<span class="cal-found">{_escape(str(error.found))}</span></div>'
         )
     parts.append("</div>")
     return "".join(parts)
@@ -130,8 +152,7 @@ def render_ladder_html(diagnosis: Diagnosis) -> str:
         layer = diagnosis.rejected_by
         rows.append(
             f'<div class="cal-rejected" data-layer="{int(layer)}" style="margin-top:0.4em;color:#cf222e">'
-            f"⇒ rejected at {_escape(layer_label(layer))}: the Kernel would get InvalidModelOutputError, "
-            "not an action</div>"
+            f"{_escape(say('rejected', layer=layer_label(layer)))}</div>"
         )
     return (
         '<div class="cal-ladder" style="font-family:var(--jp-code-font-family, monospace);line-height:1.5">'
@@ -175,13 +196,13 @@ class ParserPlayground:
         self.preset = ipywidgets.Dropdown(
             options=list(PRESETS),
             value=initial_preset,
-            description="Preset:",
+            description=say("preset"),
             layout=ipywidgets.Layout(width="32em"),
         )
         self.preset.add_class("cal-playground-preset")
         self.text = ipywidgets.Textarea(
             value=PRESETS[initial_preset],
-            placeholder="Paste or type a raw model reply here",
+            placeholder=say("text_placeholder"),
             continuous_update=True,
             rows=6,
             layout=ipywidgets.Layout(width="100%"),
@@ -220,7 +241,7 @@ class ParserPlayground:
         bundle = dict(self.widget._repr_mimebundle_(**kwargs))
         # Where no widget can render (GitHub, a saved notebook without state), this text shows instead
         # of the VBox's long repr.
-        bundle["text/plain"] = STATIC_PLACEHOLDER
+        bundle["text/plain"] = say("static_placeholder")
         return bundle
 
     def _ipython_display_(self) -> None:

@@ -31,6 +31,35 @@ from ..json_text_adapter import ProviderError, TextProvider
 from ..json_text_messages import build_provider_messages
 from ..kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
 from ..model_adapter import TokenUsage
+from .language import Messages
+
+# The lab's widget words and finish notes in both languages; verdicts and actions stay as the ladder shows them.
+MESSAGES = Messages(
+    {
+        "finish_length": {
+            "en": "finish_reason 'length': the reply hit max_output_tokens and was cut off mid-way",
+            "zh": "finish_reason 'length'：回复碰到了 max_output_tokens，在中途被截断",
+        },
+        "finish_stop": {
+            "en": "finish_reason 'stop': the model ended the reply itself (here: at the newline)",
+            "zh": "finish_reason 'stop'：模型自己结束了回复（这里是在换行处）",
+        },
+        "finish_unknown": {
+            "en": "finish_reason not reported by the provider",
+            "zh": "Provider 没有报告 finish_reason",
+        },
+        "task": {"en": "Task:", "zh": "任务："},
+        "mode": {"en": "Mode:", "zh": "模式："},
+        "ask": {"en": "Ask the model", "zh": "问模型"},
+        "press": {"en": "<i>Press the button: one model call.</i>", "zh": "<i>按下按钮：调用一次模型。</i>"},
+        "asking": {"en": "<i>asking the model…</i>", "zh": "<i>正在问模型…</i>"},
+        "static_placeholder": {
+            "en": "TaskPlayground: a live widget; run the notebook in Jupyter to use it.",
+            "zh": "TaskPlayground：一个交互控件；请在 Jupyter 里运行这个 notebook 来使用它。",
+        },
+    }
+)
+say = MESSAGES.say
 
 __all__ = [
     "DEMO_FILES",
@@ -188,11 +217,11 @@ def finish_note(attempt: Attempt) -> str:
     """Why generation stopped, in words a learner can act on."""
     reason = attempt.finish_reason
     if reason == "length":
-        return "finish_reason 'length': the reply hit max_output_tokens and was cut off mid-way"
+        return say("finish_length")
     if reason == "stop":
-        return "finish_reason 'stop': the model ended the reply itself (here: at the newline)"
+        return say("finish_stop")
     if reason is None:
-        return "finish_reason not reported by the provider"
+        return say("finish_unknown")
     return f"finish_reason {reason!r}"
 
 
@@ -288,10 +317,10 @@ class TaskPlayground:
         self.providers = dict(providers)
         self.tools = tuple(tools)
         self.max_output_tokens = max_output_tokens
-        self.task = ipywidgets.Text(value=task, description="Task:", layout=ipywidgets.Layout(width="100%"))
-        self.mode = ipywidgets.ToggleButtons(options=list(self.providers), description="Mode:")
-        self.button = ipywidgets.Button(description="Ask the model", button_style="primary")
-        self.result = ipywidgets.HTML(value="<i>Press the button: one model call.</i>")
+        self.task = ipywidgets.Text(value=task, description=say("task"), layout=ipywidgets.Layout(width="100%"))
+        self.mode = ipywidgets.ToggleButtons(options=list(self.providers), description=say("mode"))
+        self.button = ipywidgets.Button(description=say("ask"), button_style="primary")
+        self.result = ipywidgets.HTML(value=say("press"))
         self.widget = ipywidgets.VBox([self.task, self.mode, self.button, self.result])
         self.last_attempt: Attempt | None = None
         self.button.on_click(self._on_click)
@@ -313,10 +342,10 @@ class TaskPlayground:
         return attempt
 
     def _on_click(self, _button: Any) -> None:
-        self.result.value = "<i>asking the model…</i>"
+        self.result.value = say("asking")
         self.run_once()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = dict(self.widget._repr_mimebundle_(**kwargs))
-        bundle["text/plain"] = "TaskPlayground: a live widget; run the notebook in Jupyter to use it."
+        bundle["text/plain"] = say("static_placeholder")
         return bundle

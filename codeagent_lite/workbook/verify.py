@@ -28,6 +28,9 @@ from typing import Any
 
 from .contract import FILES, SAMPLES, STEPS, Check, Sample, checks_up_to, text_samples
 from .verify_child import clean, run_job
+from .verify_messages import MESSAGES, step_title
+
+say = MESSAGES.say
 
 __all__ = [
     "DEFAULT_TIME_LIMIT",
@@ -68,9 +71,9 @@ class CheckResult:
         if self.passed:
             return ""
         if self.passed is None:
-            return f"not run: {self.got}" if self.got else f"not run: {self.check.file}.py did not load"
+            return say("not_run", reason=self.got or say("did_not_load", file=self.check.file))
         expected = self.expected or self.check.expected
-        return f"given {self.check.given}, expected {expected}, got {self.got}."
+        return say("sentence", given=self.check.given, expected=expected, got=self.got)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,14 +103,17 @@ class VerifyReport:
         return 0 if self.ok else 1
 
     def __str__(self) -> str:
-        lines = [f"verify {self.label}: steps {self.steps[0]}-{self.steps[-1]}"]
+        lines = [say("heading", label=self.label, first=self.steps[0], last=self.steps[-1])]
         lines += [f"  ! {problem}" for problem in self.file_problems]
-        lines += [f"  note: {note}" for note in self.notes]
+        lines += ["  " + say("note", note=note) for note in self.notes]
         for step in self.steps:
-            lines.append(f"step {step} · {STEPS[step]}")
+            lines.append(say("step", step=step, title=step_title(step)))
             for result in self._results_of(step):
                 lines += _text_lines(result)
-        lines.append(f"{self.passed} of {len(self.results)} checks pass" + ("" if self.ok else f"; {self.summary()}"))
+        lines.append(
+            say("checks_pass", passed=self.passed, total=len(self.results))
+            + ("" if self.ok else say("then", summary=self.summary()))
+        )
         return "\n".join(lines)
 
     def _results_of(self, step: int) -> list[CheckResult]:
@@ -121,15 +127,17 @@ class VerifyReport:
             results = self._results_of(step)
             passed = sum(1 for result in results if result.passed)
             mark = "✔" if passed == len(results) else "✘"
-            lines.append(f"{mark} step {step} · {STEPS[step]}: {passed} of {len(results)} checks pass")
+            lines.append(
+                say("overview_line", mark=mark, step=step, title=step_title(step), passed=passed, total=len(results))
+            )
         return "\n".join(lines)
 
     def summary(self) -> str:
         """Where to look first: the first failing check."""
         first = next(iter(self.failed), None)
         if first is None:
-            return "every check passes"
-        return f"start with {first.check.id} ({first.check.file}.py)"
+            return say("every_check_passes")
+        return say("start_with", id=first.check.id, file=first.check.file)
 
     def __repr__(self) -> str:
         return f"VerifyReport({self.label!r}, {self.passed} of {len(self.results)} checks pass)"
@@ -138,12 +146,15 @@ class VerifyReport:
         esc = html.escape
         rows = []
         for step in self.steps:
-            rows.append(f'<tr><th colspan="3" style="text-align:left">step {step} · {esc(STEPS[step])}</th></tr>')
+            rows.append(
+                f'<tr><th colspan="3" style="text-align:left">'
+                f"{esc(say('step', step=step, title=step_title(step)))}</th></tr>"
+            )
             rows += [_html_row(result) for result in self._results_of(step)]
         problems = "".join(f"<p style='color:#cf222e'>! {esc(problem)}</p>" for problem in self.file_problems)
-        problems += "".join(f"<p>note: {esc(note)}</p>" for note in self.notes)
-        total = f"<p><b>{self.passed} of {len(self.results)} checks pass</b>"
-        total += "" if self.ok else f"; {esc(self.summary())}"
+        problems += "".join(f"<p>{esc(say('note', note=note))}</p>" for note in self.notes)
+        total = f"<p><b>{esc(say('checks_pass', passed=self.passed, total=len(self.results)))}</b>"
+        total += "" if self.ok else esc(say("then", summary=self.summary()))
         table = f"<table>{''.join(rows)}</table>"
         return f"<div><p>verify <code>{esc(self.label)}</code></p>{problems}{table}{total}</p></div>"
 
@@ -160,26 +171,26 @@ def _broken_rule(result: CheckResult) -> str:
 
 def _text_lines(result: CheckResult) -> list[str]:
     """One check in the command line's report: its mark and name, then why it failed and any notes."""
-    ours = " [ours]" if result.check.ours else ""
+    ours = " " + say("ours") if result.check.ours else ""
     lines = [f"  {_MARKS[result.passed]} {result.check.id} {result.check.name}{ours}"]
     if not result.passed:
         lines.append(f"      {result.sentence}")
         rule = _broken_rule(result)
         if rule:
-            lines.append(f"      (a rule of this workbook: {rule})")
-    lines += [f"      note: {note}" for note in result.notes]
+            lines.append("      " + say("workbook_rule", rule=rule))
+    lines += ["      " + say("note", note=note) for note in result.notes]
     return lines
 
 
 def _html_row(result: CheckResult) -> str:
     """One check as a row of the notebook's table: the same facts as ``_text_lines``, escaped for HTML."""
     esc = html.escape
-    ours = f' <span title="{esc(result.check.ours)}">[ours]</span>' if result.check.ours else ""
+    ours = f' <span title="{esc(result.check.ours)}">{esc(say("ours"))}</span>' if result.check.ours else ""
     detail = esc(result.sentence)
     rule = _broken_rule(result)
     if rule:
-        detail += f"<br><i>a rule of this workbook: {esc(rule)}</i>"
-    detail += "".join(f"<br>note: {esc(note)}" for note in result.notes)
+        detail += f"<br><i>{esc(say('workbook_rule_html', rule=rule))}</i>"
+    detail += "".join(f"<br>{esc(say('note', note=note))}" for note in result.notes)
     return (
         f'<tr><td style="color:{_COLOURS[result.passed]};font-weight:bold">{_MARKS[result.passed]}</td>'
         f'<td style="text-align:left">{esc(result.check.id)} {esc(result.check.name)}{ours}</td>'
@@ -477,16 +488,18 @@ class Comparison:
     rows: tuple[ComparisonRow, ...]
 
     def __str__(self) -> str:
-        lines = [f"{self.label} beside the reference: step {self.step} · {STEPS[self.step]}"]
+        lines = [say("beside", label=self.label, step=self.step, title=step_title(self.step))]
         for row in self.rows:
             lines.append(f"{'=' if row.same else '≠'} {row.label}")
-            lines.append(f"    ours : {row.reference}")
+            lines.append(say("row_ours", text=row.reference))
             if not row.same:
-                lines.append(f"    yours: {row.yours}")
+                lines.append(say("row_yours", text=row.yours))
                 if row.cost:
-                    lines.append(f"    cost : {row.cost}")
+                    lines.append(say("row_cost", text=row.cost))
         differ = sum(1 for row in self.rows if not row.same)
-        lines.append(f"{differ} of {len(self.rows)} differ" if differ else f"all {len(self.rows)} the same")
+        lines.append(
+            say("differ", differ=differ, total=len(self.rows)) if differ else say("all_same", total=len(self.rows))
+        )
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -496,13 +509,14 @@ class Comparison:
     def _repr_html_(self) -> str:
         esc = html.escape
         head = (
-            "<tr><th></th><th>reply</th><th>ours (reference)</th><th>yours</th><th>what the difference costs</th></tr>"
+            f"<tr><th></th><th>{esc(say('column_reply'))}</th><th>{esc(say('column_ours'))}</th>"
+            f"<th>{esc(say('column_yours'))}</th><th>{esc(say('column_cost'))}</th></tr>"
         )
         rows = []
         for row in self.rows:
             mark = "=" if row.same else "≠"
             colour = "#1a7f37" if row.same else "#cf222e"
-            yours = "same" if row.same else esc(row.yours)
+            yours = esc(say("same")) if row.same else esc(row.yours)
             rows.append(
                 f'<tr><td style="color:{colour};font-weight:bold">{mark}</td>'
                 f'<td style="text-align:left">{esc(row.label)}</td>'
@@ -511,7 +525,8 @@ class Comparison:
                 f'<td style="text-align:left">{"" if row.same else esc(row.cost)}</td></tr>'
             )
         return (
-            f"<div><p><code>{esc(self.label)}</code> beside the reference</p><table>{head}{''.join(rows)}</table></div>"
+            f"<div><p>{say('beside_html', label=f'<code>{esc(self.label)}</code>')}</p>"
+            f"<table>{head}{''.join(rows)}</table></div>"
         )
 
 
@@ -574,5 +589,5 @@ def _shown(outcome: _Outcome, sample: Sample, file_problems: dict[str, str]) -> 
     if outcome.passed:
         return outcome.shown
     if outcome.passed is None:
-        return "not run: " + (file_problems.get(sample.file) or f"{sample.file}.py did not load")
+        return say("not_run", reason=file_problems.get(sample.file) or say("did_not_load", file=sample.file))
     return outcome.got

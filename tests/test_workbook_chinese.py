@@ -1,0 +1,344 @@
+"""What the package shows a learner speaks the edition's language (issue 9).
+
+Each wired module runs once with ``CAL_LANG=zh`` and must print Chinese; the English texts
+themselves are pinned by each module's own tests (and the English notebooks' saved outputs),
+which run with the English default. Exercise 5's check must accept a correct correction
+written in Chinese and still refuse a wrong one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from codeagent_lite import InvalidModelOutputError
+from codeagent_lite.workbook.exercise_checks import check_exercise, check_exercise_3, check_exercise_5
+
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.fixture
+def zh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("CAL_LANG", "zh")
+    yield
+
+
+@pytest.fixture
+def en(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("CAL_LANG", "en")
+    yield
+
+
+# --------------------------------------------------------------------------- exercise checks
+
+
+def _stub(*arguments: Any) -> Any:
+    raise NotImplementedError
+
+
+def test_a_stub_is_reported_in_chinese(zh: None, capsys: pytest.CaptureFixture[str]) -> None:
+    result = check_exercise_5(_stub)
+    assert capsys.readouterr().out == "✘ 练习 5：还没通过 — 还没有实现（练习里的桩函数仍在抛出 NotImplementedError）\n"
+    assert not result.passed
+
+
+def test_a_stub_is_reported_in_english_under_en(en: None, capsys: pytest.CaptureFixture[str]) -> None:
+    check_exercise_5(_stub)
+    assert capsys.readouterr().out == (
+        "✘ Exercise 5: not yet — not implemented yet (the stub still raises NotImplementedError)\n"
+    )
+
+
+def test_every_problem_line_of_a_wrong_answer_is_chinese(zh: None, capsys: pytest.CaptureFixture[str]) -> None:
+    result = check_exercise_3({label: 1 for label in "ABCDEFGHIJ"})
+    out = capsys.readouterr().out
+    assert out.startswith("✘ 练习 3：还没通过 — 10 个里对了"), out
+    assert all(CHINESE.search(problem) for problem in result.problems)
+
+
+def test_an_undefined_name_is_reported_in_chinese(zh: None) -> None:
+    result = check_exercise(5, {})
+    assert result.problems == ("correction_message 还没有定义：请先运行练习的代码格",)
+
+
+def _chinese_correction(error: InvalidModelOutputError) -> str:
+    return (
+        f"你的回复没有通过第 {int(error.layer)} 层检查：期望 {error.expected}，实际得到 {error.found}。"
+        "请只回复一个 JSON 对象，不要加任何解释或代码围栏。"
+    )
+
+
+def test_check_5_accepts_a_correct_correction_written_in_chinese(zh: None) -> None:
+    assert check_exercise_5(_chinese_correction).passed
+
+
+def test_check_5_accepts_a_chinese_correction_naming_the_layer_by_its_name() -> None:
+    names = {1: "JSON 语法", 2: "顶层对象", 3: "行动类型", 4: "字段集合"}
+
+    def by_name(error: InvalidModelOutputError) -> str:
+        return (
+            f"{names[int(error.layer)]}检查没有通过：期望 {error.expected}，实际得到 {error.found}。"
+            "请只用一个 JSON 对象回复。"
+        )
+
+    assert check_exercise_5(by_name).passed
+
+
+@pytest.mark.parametrize(
+    ("implementation", "problem"),
+    [
+        (lambda error: _chinese_correction(error).replace(f"第 {int(error.layer)} 层", "某一层"), "没有说明是哪一层"),
+        (lambda error: _chinese_correction(error).replace("请只回复一个", "请回复"), "只回复一个 JSON 对象"),
+        (lambda error: _chinese_correction(error).replace(str(error.found), "别的东西"), "实际得到的是什么"),
+        (lambda error: _chinese_correction(error).replace(str(error.expected), "别的东西"), "期望的是什么"),
+        (lambda error: _chinese_correction(error) + "请注意。" * 200, "请控制在 600 个以内"),
+    ],
+)
+def test_check_5_still_rejects_a_bad_chinese_correction(
+    zh: None, implementation: Callable[[InvalidModelOutputError], str], problem: str
+) -> None:
+    result = check_exercise_5(implementation)
+    assert not result.passed
+    assert any(problem in line for line in result.problems), result.problems
+
+
+# --------------------------------------------------------------------------- environment check
+
+
+def test_the_environment_check_speaks_chinese(zh: None) -> None:
+    from codeagent_lite.workbook.environment_check import (
+        PackageRequirement,
+        check_distribution,
+        check_importable,
+        check_python,
+        format_results,
+    )
+
+    missing = check_distribution(PackageRequirement("codeagent-lite-no-such-distribution", (1, 0)))
+    text = format_results([check_python((3, 11, 0)), check_importable("codeagent_lite"), missing])
+    assert text.splitlines() == [
+        "[OK]   Python >= 3.11",
+        "[OK]   codeagent_lite 可以导入",
+        "[FAIL] codeagent-lite-no-such-distribution >= 1.0：没有安装"
+        '（提示：在仓库根目录运行 `make lab` 或 `pip install -e ".[lab]"`，然后重启内核）',
+        "3 项要求中有 1 项没有满足：请先修好，再运行 notebook。",
+    ]
+    assert check_python((3, 10, 2)).hint == "请在 Python 3.11 或更新版本的环境里启动 Jupyter"
+
+
+def test_the_environment_check_speaks_english_under_en(en: None) -> None:
+    from codeagent_lite.workbook.environment_check import check_importable, check_python, format_results
+
+    assert format_results([check_python((3, 11, 0)), check_importable("codeagent_lite")]).splitlines() == [
+        "[OK]   Python >= 3.11",
+        "[OK]   codeagent_lite importable",
+        "All 2 requirements met.",
+    ]
+
+
+# --------------------------------------------------------------------------- the two playgrounds
+
+
+def test_the_parser_playground_speaks_chinese(zh: None) -> None:
+    from codeagent_lite.workbook.parser_playground import ParserPlayground
+
+    playground = ParserPlayground("top-level array")
+    assert playground.preset.description == "预设："
+    assert playground.text.placeholder == "在这里粘贴或输入模型的原始回复"
+    assert "期望（expected）：" in playground.ladder.value
+    assert "实际（found）：" in playground.ladder.value
+    assert "Kernel 拿到的会是 InvalidModelOutputError，而不是一个行动" in playground.ladder.value
+    assert playground._repr_mimebundle_()["text/plain"].startswith("ParserPlayground：一个交互控件")
+
+
+def test_the_parser_playground_speaks_english_under_en(en: None) -> None:
+    from codeagent_lite.workbook.parser_playground import STATIC_PLACEHOLDER, ParserPlayground
+
+    playground = ParserPlayground("top-level array")
+    assert playground.preset.description == "Preset:"
+    assert "expected: " in playground.ladder.value
+    assert playground._repr_mimebundle_()["text/plain"] == STATIC_PLACEHOLDER
+
+
+def test_the_encoder_playground_speaks_chinese(zh: None) -> None:
+    from codeagent_lite.workbook.encoder_playground import EncoderPlayground
+
+    playground = EncoderPlayground()
+    assert "历史还是空的" in playground.shown_text
+    assert playground.kind.description == "历史项类型"
+    assert [button.description for button in (playground.add_button, playground.remove_button)] == [
+        "加入历史",
+        "删除最后一项",
+    ]
+    assert playground.clear_button.description == "清空"
+    playground.remove_last()
+    assert playground.status.value == "没有可删除的：历史是空的。"
+    playground.kind.value = "ToolCall"
+    playground.arguments.value = '["README.md"]'
+    assert not playground.add()
+    assert playground.status.value == "✘ 没有加入：arguments 必须是 JSON 对象 {...}，实际是 an array"
+    playground.arguments.value = '{"path": "README.md"}'
+    assert playground.add()
+    assert playground.status.value == "✔ 已把 ToolCall 加为第 1 项。"
+
+
+def test_the_encoder_playground_speaks_english_under_en(en: None) -> None:
+    from codeagent_lite.workbook.encoder_playground import EMPTY_HISTORY_TEXT, EncoderPlayground
+
+    playground = EncoderPlayground()
+    assert playground.shown_text == EMPTY_HISTORY_TEXT
+    assert playground.add_button.description == "Add to history"
+
+
+# --------------------------------------------------------------------------- verify's report
+
+
+def _report() -> Any:
+    from codeagent_lite.workbook.contract import CHECKS
+    from codeagent_lite.workbook.verify import CheckResult, VerifyReport
+
+    first, second, *_ = [check for check in CHECKS if check.step == 1]
+    ours = next(check for check in CHECKS if check.step == 1 and check.ours)
+    results = (
+        CheckResult(first, True),
+        CheckResult(second, False, got="'x'"),
+        CheckResult(ours, False, got="'y'", notes=("printed hi",)),
+    )
+    return VerifyReport("my_json_text", (1,), results)
+
+
+def test_verify_report_speaks_chinese(zh: None) -> None:
+    report = _report()
+    text = str(report)
+    second = report.results[1].check
+    assert text.startswith(
+        "verify my_json_text：第 1-1 步\n第 1 步 · 消息编码 · 二、消息转换（json_text_messages.py）\n"
+    )
+    assert f"      输入 {second.given}，期望 {second.expected}，实际得到 'x'。" in text
+    assert "[工作簿规则]" in text
+    assert "（本工作簿自己的规则：" in text
+    assert "      附注：printed hi" in text
+    assert text.endswith(f"3 项检查通过了 1 项；先看 {second.id}（{second.file}.py）")
+    assert report.overview() == "✘ 第 1 步 · 消息编码 · 二、消息转换（json_text_messages.py）：3 项检查通过了 1 项"
+    assert "3 项检查通过了 1 项" in report._repr_html_()
+
+
+def test_verify_report_speaks_english_under_en(en: None) -> None:
+    report = _report()
+    second = report.results[1].check
+    assert str(report).startswith(
+        "verify my_json_text: steps 1-1\nstep 1 · message encoding · 二、消息转换 (json_text_messages.py)\n"
+    )
+    assert f"      given {second.given}, expected {second.expected}, got 'x'." in str(report)
+    assert str(report).endswith(f"1 of 3 checks pass; start with {second.id} ({second.file}.py)")
+
+
+def test_the_comparison_speaks_chinese(zh: None) -> None:
+    from codeagent_lite.workbook.verify import Comparison, ComparisonRow
+
+    comparison = Comparison("mine", 3, (ComparisonRow("fenced", "rejected", "accepted", "the Kernel runs it"),))
+    assert str(comparison).splitlines() == [
+        "mine 与参考实现对照：第 3 步 · 博客的四层检查 · 四、行动解析（json_action_parser.py）",
+        "≠ fenced",
+        "    参考：rejected",
+        "    你的：accepted",
+        "    代价：the Kernel runs it",
+        "1 个里有 1 个不同",
+    ]
+    assert "<code>mine</code> 与参考实现对照" in comparison._repr_html_()
+
+
+def test_every_step_has_a_chinese_title(zh: None) -> None:
+    from codeagent_lite.workbook.contract import STEPS
+    from codeagent_lite.workbook.verify_messages import step_title
+
+    for step, title in STEPS.items():
+        assert step_title(step) != title
+        assert CHINESE.search(step_title(step).split("·")[0]), step_title(step)
+
+
+# --------------------------------------------------------------------------- notebook 06
+
+
+def test_the_recorded_frame_speaks_chinese(zh: None) -> None:
+    from codeagent_lite.workbook.engine_panel import RecordedRun, recorded
+
+    run = RecordedRun(source={"notebook": "n.ipynb", "engine": "1.0"}, cells={"table": "a | b\n"})
+    assert recorded("table", run).splitlines() == [
+        "╭─ 这是录制的输出（RECORDED），不是现场运行：来自这个 notebook 的一次真实运行（engine 1.0）",
+        "│ a | b",
+        "╰─ 录制的输出到此为止；本地引擎准备好之后，再运行一次这个代码格",
+    ]
+
+
+def test_the_recorded_frame_speaks_english_under_en(en: None) -> None:
+    from codeagent_lite.workbook.engine_panel import RECORDED_BOTTOM, RECORDED_TOP, RecordedRun, recorded
+
+    run = RecordedRun(source={"notebook": "n.ipynb", "engine": "1.0"}, cells={"table": "a | b\n"})
+    lines = recorded("table", run).splitlines()
+    assert lines[0] == "╭─ RECORDED output, not live: from a real run of this notebook (engine 1.0)"
+    assert (lines[0].split(":")[0], lines[-1]) == (RECORDED_TOP, RECORDED_BOTTOM)
+
+
+def test_the_task_playground_speaks_chinese(zh: None) -> None:
+    from codeagent_lite.json_text_adapter import ProviderResponse
+    from codeagent_lite.scripted_provider import ScriptedProvider
+    from codeagent_lite.workbook.real_model_lab import TaskPlayground, finish_note
+
+    reply = ProviderResponse('{"type": "final_answer", "content": "hi"}', 10, 3, "length")
+    playground = TaskPlayground({"free_text": ScriptedProvider([reply])}, ())
+    assert (playground.task.description, playground.mode.description) == ("任务：", "模式：")
+    assert playground.button.description == "问模型"
+    assert playground.result.value == "<i>按下按钮：调用一次模型。</i>"
+    assert playground._repr_mimebundle_()["text/plain"].startswith("TaskPlayground：一个交互控件")
+    attempt = playground.run_once()
+    assert finish_note(attempt) == "finish_reason 'length'：回复碰到了 max_output_tokens，在中途被截断"
+    assert "在中途被截断" in playground.result.value
+
+
+def test_the_task_playground_speaks_english_under_en(en: None) -> None:
+    from codeagent_lite.scripted_provider import ScriptedProvider
+    from codeagent_lite.workbook.real_model_lab import TaskPlayground
+
+    playground = TaskPlayground({"free_text": ScriptedProvider([])}, ())
+    assert (playground.task.description, playground.button.description) == ("Task:", "Ask the model")
+
+
+# --------------------------------------------------------------------------- every key a module says exists
+
+
+WIRED = {
+    "exercise_checks": "exercise_checks_messages",
+    "environment_check": "environment_check",
+    "parser_playground": "parser_playground",
+    "encoder_playground": "encoder_playground",
+    "verify": "verify_messages",
+    "engine_panel": "engine_panel",
+    "real_model_lab": "real_model_lab",
+}
+
+
+@pytest.mark.parametrize("module", WIRED)
+def test_every_key_a_module_says_is_in_its_catalog(module: str) -> None:
+    # A typo in a key would raise KeyError only when that one line is shown; find it here instead.
+    import importlib
+    from pathlib import Path
+
+    import codeagent_lite.workbook as room
+
+    source = (Path(room.__file__).parent / f"{module}.py").read_text(encoding="utf-8")
+    said = set(re.findall(r"""say\(\s*["']([a-z0-9_]+)["']""", source))
+    catalog = importlib.import_module(f"codeagent_lite.workbook.{WIRED[module]}").MESSAGES
+    assert said, f"{module} says nothing from a catalog"
+    assert said <= set(catalog.keys()), said - set(catalog.keys())
+
+
+def test_the_engine_report_speaks_chinese(zh: None) -> None:
+    from codeagent_lite.providers.local_engine import engine_status
+    from codeagent_lite.workbook.engine_panel import engine_report
+
+    report = engine_report(engine_status())
+    assert "下面的代码格会现场调用模型" in report or "在那之前，下面每个调用模型的代码格" in report
