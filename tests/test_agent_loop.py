@@ -373,9 +373,7 @@ def test_a_crashing_tool_becomes_an_error_result() -> None:
         raise KeyError("missing")
 
     transcript, _ = run([tool_call("c1", "explode"), final("ok")], [_tool("explode", explode)])
-    assert transcript.steps[1].result == ToolResult(
-        "c1", "tool 'explode' failed: KeyError: 'missing'", is_error=True
-    )
+    assert transcript.steps[1].result == ToolResult("c1", "tool 'explode' failed: KeyError: 'missing'", is_error=True)
     assert transcript.stop_reason is StopReason.FINAL_ANSWER
 
 

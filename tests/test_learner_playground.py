@@ -32,3 +32,12 @@ def test_typing_updates_both_ladders() -> None:
 def test_a_finished_parser_agrees_with_ours() -> None:
     playground = LearnerPlayground(FINISHED, "duplicate key", time_limit=10)
     assert all(pair.same for pair in playground.pairs.pairs)
+
+
+def test_it_does_not_wear_the_first_playgrounds_classes() -> None:
+    """Notebook 04 shows both playgrounds; the browser test finds the first one by its CSS classes."""
+    playground = LearnerPlayground(FINISHED, "duplicate key", time_limit=10)
+    parts = (playground.widget, playground.preset, playground.text, playground.ladder, playground.comparison)
+    classes = {name for part in parts for name in part._dom_classes}
+    assert not {name for name in classes if name.startswith("cal-playground")} - {"cal-playground-learner"}
+    assert "cal-learner-input" in playground.text._dom_classes

@@ -40,6 +40,15 @@ class LearnerPlayground(ParserPlayground):
         self.comparison.add_class("cal-playground-learner")
         super().__init__(initial_preset)
         self.widget.children = (*self.widget.children, self.comparison)
+        # Classes of its own: the browser test finds notebook 04's first playground by the cal-playground ones.
+        for part, inherited, own in (
+            (self.widget, "cal-playground", "cal-learner-playground"),
+            (self.preset, "cal-playground-preset", "cal-learner-preset"),
+            (self.text, "cal-playground-input", "cal-learner-input"),
+            (self.ladder, "cal-playground-ladder", "cal-learner-reference-ladder"),
+        ):
+            part.remove_class(inherited)
+            part.add_class(own)
         self._pairs = self._compare(self.text.value)
 
     @property
