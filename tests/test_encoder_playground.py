@@ -217,3 +217,9 @@ def test_core_package_does_not_import_the_playground() -> None:
     )
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert output.split() == ["False", "False"]
+
+
+def test_a_static_view_shows_a_placeholder_not_the_widget_tree() -> None:
+    bundle = EncoderPlayground()._repr_mimebundle_()
+    assert bundle["text/plain"].startswith("EncoderPlayground: a live widget")
+    assert "application/vnd.jupyter.widget-view+json" in bundle

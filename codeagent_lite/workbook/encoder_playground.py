@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -30,6 +31,10 @@ ITEM_KINDS = ("Message", "ToolCall", "ToolResult")
 # The playground's words in both languages; field names (role, call_id, ...) and type names stay as in code.
 MESSAGES = Messages(
     {
+        "static_placeholder": {
+            "en": "EncoderPlayground: a live widget; run the notebook in Jupyter to use it.",
+            "zh": "EncoderPlayground：一个交互控件；请在 Jupyter 里运行这个 notebook 来使用它。",
+        },
         "empty_history": {
             "en": "(the history is empty: pick an item type, fill in its fields and press “Add to history”)",
             "zh": "（历史还是空的：选一种历史项类型，填好字段，再按“加入历史”）",
@@ -236,3 +241,15 @@ class EncoderPlayground:
 
     def _on_clear(self, _button: object) -> None:
         self.clear()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs))
+        # Where no widget can render (GitHub, a saved notebook without state), this line shows instead of
+        # the VBox's long repr, as it does for the parser playground.
+        bundle["text/plain"] = say("static_placeholder")
+        return bundle
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self._repr_mimebundle_(), raw=True)  # type: ignore[no-untyped-call]
