@@ -10,7 +10,10 @@ Each module is named after what a notebook calls it:
 * ``language``: which edition (``notebooks/en`` or ``notebooks/zh``) is running, and the texts
   the workbook prints in both languages;
 * ``contract``, ``verify``, ``verify_child``: the build-it-yourself checks of notebooks 01-04 and
-  ``python -m codeagent_lite verify``; ``learner_ladder``: a learner's parser beside the reference's ladder.
+  ``python -m codeagent_lite verify``; ``learner_ladder``: a learner's parser beside the reference's ladder;
+  ``learner_playground``: the same, live, as notebook 04's second playground;
+* ``engine_panel`` and ``recorded/``: notebook 06's engine state and the outputs recorded from a real run;
+* ``widget_view``: how every widget here shows itself where no widget can render.
 
 What this room may import: anything in the package (the chapter, ``agent``, ``providers``)
 and the Jupyter stack. Nothing else may import this room, so the chapter keeps working on a

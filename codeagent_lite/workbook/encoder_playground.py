@@ -15,7 +15,6 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Sequence
-from typing import Any
 
 import ipywidgets as widgets
 
@@ -23,6 +22,7 @@ from ..display import json_kind
 from ..json_text_messages import ProviderMessage, build_provider_messages
 from ..kernel_types import HistoryItem, Message, MessageRole, ToolCall, ToolResult
 from .language import Messages
+from .widget_view import ShownAsWidget
 
 __all__ = ["ITEM_KINDS", "EncoderPlayground", "describe_item", "format_conversion"]
 
@@ -101,7 +101,7 @@ def _parse_arguments(text: str) -> dict[str, object]:
     return value
 
 
-class EncoderPlayground:
+class EncoderPlayground(ShownAsWidget):
     """A small form that appends history items and shows ``build_provider_messages`` of the whole history.
 
     The widgets are public attributes so tests (and curious learners) can set values
@@ -242,14 +242,5 @@ class EncoderPlayground:
     def _on_clear(self, _button: object) -> None:
         self.clear()
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_(**kwargs))
-        # Where no widget can render (GitHub, a saved notebook without state), this line shows instead of
-        # the VBox's long repr, as it does for the parser playground.
-        bundle["text/plain"] = say("static_placeholder")
-        return bundle
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self._repr_mimebundle_(), raw=True)  # type: ignore[no-untyped-call]
+    def static_text(self) -> str:
+        return say("static_placeholder")

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..providers.local_engine import EngineState, EngineStatus, engine_status
 from .language import Messages
+from .widget_view import ShownAsWidget
 
 # The panel's own words in both languages; the engine's state lines come from local_engine in English.
 MESSAGES = Messages(
@@ -146,7 +147,7 @@ def engine_report(status: EngineStatus) -> str:
     return "\n".join(lines)
 
 
-class EngineMonitor:
+class EngineMonitor(ShownAsWidget):
     """A progress bar that follows the background build and says when the model can run.
 
     A daemon thread reads the build log every ``interval`` seconds (ipywidgets sends updates
@@ -198,7 +199,5 @@ class EngineMonitor:
             if self.refresh().state is not EngineState.BUILDING:
                 return
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_(**kwargs))
-        bundle["text/plain"] = self.status.summary()
-        return bundle
+    def static_text(self) -> str:
+        return self.status.summary()

@@ -20,6 +20,7 @@ import ipywidgets
 from ..diagnosis import MARKS, Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose, format_ladder
 from ..display import layer_label
 from .language import Messages
+from .widget_view import ShownAsWidget
 
 __all__ = [
     "PRESETS",
@@ -183,7 +184,7 @@ def show_static_ladders(names: Iterable[str]) -> None:
     print(static_ladders_text(names))
 
 
-class ParserPlayground:
+class ParserPlayground(ShownAsWidget):
     """A preset drop-down, a text box and the live ladder of whatever the box holds.
 
     Editing the text re-runs ``diagnose`` on every keystroke (``continuous_update``);
@@ -237,14 +238,5 @@ class ParserPlayground:
             # Clear the drop-down so choosing the same preset again reloads it.
             self.preset.value = None
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_(**kwargs))
-        # Where no widget can render (GitHub, a saved notebook without state), this text shows instead
-        # of the VBox's long repr.
-        bundle["text/plain"] = say("static_placeholder")
-        return bundle
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self._repr_mimebundle_(), raw=True)  # type: ignore[no-untyped-call]
+    def static_text(self) -> str:
+        return say("static_placeholder")

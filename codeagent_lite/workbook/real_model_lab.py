@@ -32,6 +32,7 @@ from ..json_text_messages import build_provider_messages
 from ..kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
 from ..model_adapter import TokenUsage
 from .language import Messages
+from .widget_view import ShownAsWidget
 
 # The lab's widget words and finish notes in both languages; verdicts and actions stay as the ladder shows them.
 MESSAGES = Messages(
@@ -292,7 +293,7 @@ def failure_costs(transcript: Transcript) -> str:
 # --------------------------------------------------------------------------- the widget
 
 
-class TaskPlayground:
+class TaskPlayground(ShownAsWidget):
     """Type a task, press Ask, see the model's raw reply and the ladder it gets.
 
     One click is one model call through ``ask``; the ladder is the same HTML the parser
@@ -345,7 +346,5 @@ class TaskPlayground:
         self.result.value = say("asking")
         self.run_once()
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_(**kwargs))
-        bundle["text/plain"] = say("static_placeholder")
-        return bundle
+    def static_text(self) -> str:
+        return say("static_placeholder")
