@@ -31,10 +31,6 @@ ITEM_KINDS = ("Message", "ToolCall", "ToolResult")
 # The playground's words in both languages; field names (role, call_id, ...) and type names stay as in code.
 MESSAGES = Messages(
     {
-        "static_placeholder": {
-            "en": "EncoderPlayground: a live widget; run the notebook in Jupyter to use it.",
-            "zh": "EncoderPlayground：一个交互控件；请在 Jupyter 里运行这个 notebook 来使用它。",
-        },
         "empty_history": {
             "en": "(the history is empty: pick an item type, fill in its fields and press “Add to history”)",
             "zh": "（历史还是空的：选一种历史项类型，填好字段，再按“加入历史”）",
@@ -241,6 +237,3 @@ class EncoderPlayground(ShownAsWidget):
 
     def _on_clear(self, _button: object) -> None:
         self.clear()
-
-    def static_text(self) -> str:
-        return say("static_placeholder")

@@ -20,7 +20,7 @@ import ipywidgets
 from ..diagnosis import MARKS, Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose, format_ladder
 from ..display import layer_label
 from .language import Messages
-from .widget_view import ShownAsWidget
+from .widget_view import ShownAsWidget, live_widget_text
 
 __all__ = [
     "PRESETS",
@@ -83,10 +83,6 @@ PRESETS: dict[str, str] = {
 # the notebooks' (identical) code cells pass to ``show_static_ladders``.
 MESSAGES = Messages(
     {
-        "static_placeholder": {
-            "en": "ParserPlayground: a live widget; run the notebook in Jupyter to use it.",
-            "zh": "ParserPlayground：一个交互控件；请在 Jupyter 里运行这个 notebook 来使用它。",
-        },
         "preset": {"en": "Preset:", "zh": "预设："},
         "text_placeholder": {"en": "Paste or type a raw model reply here", "zh": "在这里粘贴或输入模型的原始回复"},
         "expected": {"en": "expected: ", "zh": "期望（expected）："},
@@ -99,7 +95,7 @@ MESSAGES = Messages(
 )
 say = MESSAGES.say
 
-STATIC_PLACEHOLDER = MESSAGES.say("static_placeholder", language="en")
+STATIC_PLACEHOLDER = live_widget_text("ParserPlayground", language="en")
 """What a saved notebook shows where the widget cannot run (the English text; Chinese in notebooks/zh)."""
 
 # The status as a CSS class word (``not reached`` has a space, which a class name cannot hold).
@@ -237,6 +233,3 @@ class ParserPlayground(ShownAsWidget):
         if chosen is not None and PRESETS[chosen] != text:
             # Clear the drop-down so choosing the same preset again reloads it.
             self.preset.value = None
-
-    def static_text(self) -> str:
-        return say("static_placeholder")

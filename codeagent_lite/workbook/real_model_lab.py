@@ -54,10 +54,6 @@ MESSAGES = Messages(
         "ask": {"en": "Ask the model", "zh": "问模型"},
         "press": {"en": "<i>Press the button: one model call.</i>", "zh": "<i>按下按钮：调用一次模型。</i>"},
         "asking": {"en": "<i>asking the model…</i>", "zh": "<i>正在问模型…</i>"},
-        "static_placeholder": {
-            "en": "TaskPlayground: a live widget; run the notebook in Jupyter to use it.",
-            "zh": "TaskPlayground：一个交互控件；请在 Jupyter 里运行这个 notebook 来使用它。",
-        },
     }
 )
 say = MESSAGES.say
@@ -345,6 +341,3 @@ class TaskPlayground(ShownAsWidget):
     def _on_click(self, _button: Any) -> None:
         self.result.value = say("asking")
         self.run_once()
-
-    def static_text(self) -> str:
-        return say("static_placeholder")

@@ -3,7 +3,7 @@
 On GitHub, in a static export or in a saved notebook without widget state, a front end falls
 back to ``text/plain``; for an ipywidgets box that is a long ``VBox(children=(...))`` repr
 a learner cannot read. Every playground therefore shows the same widget bundle with its own
-one-line description as the plain text. Only the standard library is imported here: the
+one-line description as the plain text. Only the standard library (and the workbook's catalog) is imported here: the
 bundle comes from the widget itself, and IPython is imported when something is displayed.
 """
 
@@ -11,7 +11,23 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ShownAsWidget"]
+from .language import Language, Messages
+
+__all__ = ["ShownAsWidget", "live_widget_text"]
+
+MESSAGES = Messages(
+    {
+        "live_widget": {
+            "en": "{name}: a live widget; run the notebook in Jupyter to use it.",
+            "zh": "{name}：一个交互控件；请在 Jupyter 里运行这个 notebook 来使用它。",
+        },
+    }
+)
+
+
+def live_widget_text(name: str, language: Language | None = None) -> str:
+    """``ParserPlayground: a live widget; ...``: the line every widget shows where it cannot render."""
+    return MESSAGES.say("live_widget", language=language, name=name)
 
 
 class ShownAsWidget:
@@ -20,8 +36,8 @@ class ShownAsWidget:
     widget: Any
 
     def static_text(self) -> str:
-        """The line shown where the widget cannot render."""
-        raise NotImplementedError
+        """The line shown where the widget cannot render: by default, the class's name and what it is."""
+        return live_widget_text(type(self).__name__)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = dict(self.widget._repr_mimebundle_(**kwargs))
