@@ -69,9 +69,9 @@ lint: $(STAMP)
 	$(BIN)/ruff check codeagent_lite tests benchmarks scripts
 	$(BIN)/mypy
 
+# Everything the set-up and the tests create, the classroom's npm proxy included.
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis mutants
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis mutants classroom/node_modules
 
 # --- classroom (issue 10): JupyterHub's proxy from npm, the classroom server, its benchmark ---
 # `make test` needs the proxy too (tests/classroom starts a real hub), hence the extra prerequisite of test.
