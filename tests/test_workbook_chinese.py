@@ -217,7 +217,9 @@ def test_verify_report_speaks_chinese(zh: None) -> None:
     assert text.startswith(
         "verify my_json_text：第 1-1 步\n第 1 步 · 消息编码 · 二、消息转换（json_text_messages.py）\n"
     )
-    assert f"      输入 {second.given}，期望 {second.expected}，实际得到 'x'。" in text
+    words = second.words("zh")
+    assert f"  ✘ {second.id} {words.name}\n" in text
+    assert f"      输入 {words.given}，期望 {words.expected}，实际得到 'x'。" in text
     assert "[工作簿规则]" in text
     assert "（本工作簿自己的规则：" in text
     assert "      附注：printed hi" in text
