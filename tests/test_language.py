@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codeagent_lite.workbook import contract_messages, ladder, learner_ladder, verify_messages
+from codeagent_lite.workbook import cells, contract_messages, ladder, learner_ladder, verify_messages
 from codeagent_lite.workbook.contract import CHECKS, SAMPLES, Check, Sample
 from codeagent_lite.workbook.language import Messages, edition_language, placeholders
 
@@ -99,6 +99,7 @@ def test_every_sample_has_its_label_and_cost_in_both_languages(sample: Sample) -
 
 
 CATALOGS = {
+    "cells": cells.MESSAGES,
     "contract_messages": contract_messages.MESSAGES,
     "verify_messages": verify_messages.MESSAGES,
     "ladder": ladder.MESSAGES,

@@ -413,3 +413,28 @@ def test_the_playground_ladders_and_the_learner_ladder_speak_chinese(zh: None) -
     assert "第 2 层（顶层对象）" in ladder_html and ">拒绝<" in ladder_html
     text = str(learner_ladders(STUBS, ["[]"]))
     assert "第 2 层" in text and "✘ 拒绝" in text and "=> 参考：✘ 在第 2 层（顶层对象）被拒绝" in text
+
+
+def test_compare_labels_its_rows_in_chinese_and_keeps_the_folders_name(zh: None) -> None:
+    from codeagent_lite.workbook.verify import compare
+
+    comparison = compare(STUBS, 1)
+    assert comparison.label == "my_json_text"
+    assert [row.label for row in comparison.rows] == ["一条 Message", "一个 ToolCall", "内容是中文的 ToolResult"]
+    assert comparison.rows[0].yours.startswith("还没有实现：")
+    assert str(comparison).startswith("my_json_text 与参考实现对照：第 1 步")
+
+
+def test_a_shared_code_cells_label_follows_the_edition(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    from codeagent_lite.workbook.cells import say
+
+    monkeypatch.setenv("CAL_LANG", "en")
+    say("same_action", True)
+    say("usage", "TokenUsage(1, 2)")
+    assert capsys.readouterr().out == "same action as by hand: True\nusage:  TokenUsage(1, 2)\n"
+    monkeypatch.setenv("CAL_LANG", "zh")
+    say("same_action", True)
+    say("refused_it", layer="第 1 层（JSON 语法）", message="model output must be valid JSON")
+    assert capsys.readouterr().out == (
+        "和手工解析得到的行动相同：True\n第 1 层（JSON 语法）拒绝了它：model output must be valid JSON\n"
+    )

@@ -555,8 +555,8 @@ def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float =
         module = importlib.import_module(f"codeagent_lite.{sample.file}")
         reference = clean(sample.run(module))
         yours = _shown(outcomes[sample.id], sample, file_problems)
-        label, cost = sample.words()
-        rows.append(ComparisonRow(label, reference, yours, cost))
+        sample_label, cost = sample.words()
+        rows.append(ComparisonRow(sample_label, reference, yours, cost))
     return Comparison(label, step, tuple(rows))
 
 
