@@ -33,7 +33,10 @@ MESSAGES = Messages(
         },
         "by_position": {"en": "by position:", "zh": "按位置配对："},
         "dumps_defaults": {"en": "json.dumps defaults:", "zh": "json.dumps 默认参数："},
-        "lengths": {"en": "length: {dumps} vs {ours} characters", "zh": "长度：json.dumps {dumps} 个字符，encode_json {ours} 个字符"},
+        "lengths": {
+            "en": "length: {dumps} vs {ours} characters",
+            "zh": "长度：json.dumps {dumps} 个字符，encode_json {ours} 个字符",
+        },
         "same_data": {"en": "same data:               ", "zh": "数据相同："},
         "same_text_dumps": {"en": "same text, json.dumps:   ", "zh": "文本相同（json.dumps）："},
         "same_text_encode_json": {"en": "same text, encode_json:  ", "zh": "文本相同（encode_json）："},
@@ -79,7 +82,7 @@ def say(key: str, *values: object, **fields: object) -> None:
 
     A Chinese label ends in a full-width colon, which carries its own space, so none is added after it.
     """
-    label = MESSAGES.say(key, **fields)
+    label = MESSAGES.say(key, None, **fields)
     if not values:
         print(label)
     elif label.endswith("："):
