@@ -89,7 +89,7 @@ MESSAGES = Messages(
         "found": {"en": "found: ", "zh": "实际（found）："},
         "rejected": {
             "en": "⇒ rejected at {layer}: the Kernel would get InvalidModelOutputError, not an action",
-            "zh": "⇒ 在 {layer} 被拒绝：Kernel 拿到的会是 InvalidModelOutputError，而不是一个行动",
+            "zh": "⇒ 在{layer}被拒绝：Kernel 拿到的会是 InvalidModelOutputError，而不是一个行动",
         },
     }
 )
