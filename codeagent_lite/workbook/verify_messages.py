@@ -98,7 +98,7 @@ MESSAGES = Messages(
         },
         "system_exit": {
             "en": "SystemExit({code}) raised{place}: library code must never end the program",
-            "zh": "抛出了 SystemExit({code}){place}：库代码绝不能结束整个程序",
+            "zh": "SystemExit({code}){place}：库代码绝不能结束整个程序",
         },
         "recursion": {
             "en": "RecursionError{place}: the code recursed too deep",
