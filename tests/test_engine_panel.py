@@ -73,10 +73,10 @@ def blocked_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "engine"
 
 
-def run_notebook() -> Any:
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
+def run_notebook(path: Path = NOTEBOOK) -> Any:
+    notebook = nbformat.read(path, as_version=4)
     NotebookClient(
-        notebook, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+        notebook, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(path.parent)}}
     ).execute()
     return notebook
 
@@ -213,24 +213,32 @@ def test_the_monitor_follows_a_build_to_its_end(
 # --------------------------------------------------------------------------- the notebook in each state
 
 
+@pytest.mark.parametrize(
+    ("language", "failed", "cause"),
+    [
+        ("en", "impossible on this machine", "no working C and C++ compiler"),
+        ("zh", "这台机器暂时用不了", "没有能用的 C 和 C++ 编译器"),
+    ],
+)
 def test_notebook_06_teaches_with_recordings_when_the_build_failed(
-    blocked_kernel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    blocked_kernel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, language: Language, failed: str, cause: str
 ) -> None:
     monkeypatch.setenv("CC", "/bin/false")
     monkeypatch.setenv("CXX", "/bin/false")
+    monkeypatch.setenv("CAL_LANG", language)  # for recorded() below; the kernel reads its folder the same way
     build_engine(blocked_kernel, python=fake_pip(tmp_path, ["ERROR: Failed building wheel"], 1))
-    notebook = run_notebook()
+    notebook = run_notebook(ROOT / "notebooks" / language / NOTEBOOK.name)
     errors = [o for c in notebook.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert errors == []
     setup = stdout_of(notebook.cells[2])
-    assert "impossible on this machine" in setup and "no working C and C++ compiler" in setup
+    assert failed in setup and cause in setup
     assert "make local" in setup
     run = load_recorded()
     shown = {}
     for cell in notebook.cells:
         for key in recorded_cells_of({"cells": [cell]}):
             shown[key] = stdout_of(cell)
-    assert set(shown) == set(run.cells)
+    assert set(shown) == set(run.cells(language))
     assert "timing" in shown
     for key, text in shown.items():
         assert text == recorded(key, run) + "\n", key
