@@ -33,10 +33,15 @@ from codeagent_lite.workbook.engine_panel import (
     recorded,
     recorded_cells_of,
 )
+from codeagent_lite.workbook.language import Language
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "en" / "06_real_model.ipynb"
-SAMPLE = RecordedRun(source={"notebook": "n.ipynb", "engine": "1.0"}, cells={"table": "a | b\n1 | 2\n"})
+SAMPLE = RecordedRun(
+    source={"notebooks": "n.ipynb", "engine": "1.0"},
+    editions={"en": {"table": "a | b\n1 | 2\n"}, "zh": {"table": "甲 | 乙\n1 | 2\n"}},
+)
+TIMING_CELL = re.compile(r"^.*\| *(#\.## s|\d+\.\d\d s) \| *(##\.# tok/s|\d+\.\d tok/s)$", re.MULTILINE)
 
 
 def sanitize(text: str) -> str:
@@ -68,10 +73,10 @@ def blocked_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "engine"
 
 
-def run_notebook() -> Any:
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
+def run_notebook(path: Path = NOTEBOOK) -> Any:
+    notebook = nbformat.read(path, as_version=4)
     NotebookClient(
-        notebook, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+        notebook, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(path.parent)}}
     ).execute()
     return notebook
 
@@ -86,6 +91,11 @@ def test_a_recorded_output_is_framed_and_labelled() -> None:
     assert lines[-1] == RECORDED_BOTTOM
 
 
+def test_each_edition_shows_its_own_recording(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAL_LANG", "zh")
+    assert recorded("table", SAMPLE).splitlines()[1] == "│ 甲 | 乙"
+
+
 def test_an_unknown_key_names_the_recorded_ones() -> None:
     with pytest.raises(KeyError, match="no recorded output named 'tabel'; recorded: table"):
         recorded("tabel", SAMPLE)
@@ -96,8 +106,9 @@ def test_an_unknown_key_names_the_recorded_ones() -> None:
     [
         ("not json", "cannot read the recorded outputs"),
         ("[1, 2]", "expected a JSON object, found list"),
-        ('{"source": {}}', "expected the keys 'source' and 'cells'"),
-        ('{"source": {}, "cells": {"a": 1}}', "every recorded value must be a string"),
+        ('{"source": {}}', "expected the keys 'source' and 'editions'"),
+        ('{"source": {}, "editions": {"en": {}}}', "expected a recording of every edition, found none for zh"),
+        ('{"source": {}, "editions": {"en": {"a": 1}, "zh": {}}}', "every recorded value must be a string"),
     ],
 )
 def test_a_broken_recording_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
@@ -107,17 +118,34 @@ def test_a_broken_recording_is_a_clear_error(tmp_path: Path, text: str, message:
         load_recorded(path)
 
 
-def test_the_recording_is_the_notebooks_saved_live_run() -> None:
+@pytest.mark.parametrize(("language", "ready"), [("en", "local engine: ready"), ("zh", "本地引擎：已就绪")])
+def test_the_recording_is_the_notebooks_saved_live_run(language: Language, ready: str) -> None:
     """Re-record with scripts/record_real_model_outputs.py when this fails; never edit the file by hand."""
-    notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
-    assert "local engine: ready" in stdout_of(notebook["cells"][2]), "the saved notebook 06 must be a live run"
+    path = ROOT / "notebooks" / language / NOTEBOOK.name
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    assert ready in stdout_of(notebook["cells"][2]), f"the saved {language} notebook 06 must be a live run"
     saved = recorded_cells_of(notebook)
     run = load_recorded()
-    assert set(run.cells) == set(saved), "every recorded(...) cell has a recording, and only those"
+    cells = run.cells(language)
+    assert set(cells) == set(saved), "every recorded(...) cell has a recording, and only those"
     for key, text in saved.items():
-        assert sanitize(run.cells[key]) == sanitize(text), f"recorded {key!r} differs from the saved live output"
+        assert sanitize(cells[key]) == sanitize(text), f"recorded {key!r} differs from the saved live output"
     assert run.source["llama-cpp-python"] == "0.3.36"
     assert RECORDED_PATH.is_relative_to(ROOT / "codeagent_lite")  # shipped with the package
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_timing_table_is_live_and_recorded_with_masked_seconds_only(language: Language) -> None:
+    notebook = json.loads((ROOT / "notebooks" / language / NOTEBOOK.name).read_text(encoding="utf-8"))
+    live = recorded_cells_of(notebook)["timing"]
+    kept = load_recorded().cells(language)["timing"]
+    for text in (live, kept):
+        rows = TIMING_CELL.findall(text)
+        assert len(rows) == 10, text  # 4 tasks x 2 modes, then a total row per mode
+        masked = sanitize(text)
+        assert len(TIMING_CELL.findall(masked)) == 10 and not re.search(r"\d\.\d\d s|\d\.\d tok/s", masked)
+        out_tokens = [line.split(" | ")[2].strip() for line in text.splitlines()[2:]]
+        assert [line.split(" | ")[2].strip() for line in masked.splitlines()[2:]] == out_tokens  # still compared
 
 
 def test_recorded_cells_are_read_from_the_cells_that_ask_for_them() -> None:
@@ -185,24 +213,33 @@ def test_the_monitor_follows_a_build_to_its_end(
 # --------------------------------------------------------------------------- the notebook in each state
 
 
+@pytest.mark.parametrize(
+    ("language", "failed", "cause"),
+    [
+        ("en", "impossible on this machine", "no working C and C++ compiler"),
+        ("zh", "这台机器暂时用不了", "没有能用的 C 和 C++ 编译器"),
+    ],
+)
 def test_notebook_06_teaches_with_recordings_when_the_build_failed(
-    blocked_kernel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    blocked_kernel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, language: Language, failed: str, cause: str
 ) -> None:
     monkeypatch.setenv("CC", "/bin/false")
     monkeypatch.setenv("CXX", "/bin/false")
+    monkeypatch.setenv("CAL_LANG", language)  # for recorded() below; the kernel reads its folder the same way
     build_engine(blocked_kernel, python=fake_pip(tmp_path, ["ERROR: Failed building wheel"], 1))
-    notebook = run_notebook()
+    notebook = run_notebook(ROOT / "notebooks" / language / NOTEBOOK.name)
     errors = [o for c in notebook.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert errors == []
     setup = stdout_of(notebook.cells[2])
-    assert "impossible on this machine" in setup and "no working C and C++ compiler" in setup
+    assert failed in setup and cause in setup
     assert "make local" in setup
     run = load_recorded()
     shown = {}
     for cell in notebook.cells:
         for key in recorded_cells_of({"cells": [cell]}):
             shown[key] = stdout_of(cell)
-    assert set(shown) == set(run.cells)
+    assert set(shown) == set(run.cells(language))
+    assert "timing" in shown
     for key, text in shown.items():
         assert text == recorded(key, run) + "\n", key
 

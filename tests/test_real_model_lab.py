@@ -6,7 +6,9 @@ Most tests use ``ScriptedProvider`` so they are fast and exact; one test (marked
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,6 +26,8 @@ from codeagent_lite import (
     diagnose,
 )
 from codeagent_lite.agent import run_agent, workspace_tools
+from codeagent_lite.model_adapter import TokenUsage
+from codeagent_lite.providers import LoadedGemma, LocalGemmaProvider
 from codeagent_lite.workbook.real_model_lab import (
     DEMO_FILES,
     NOT_INSTALLED_MESSAGE,
@@ -32,15 +36,21 @@ from codeagent_lite.workbook.real_model_lab import (
     action_text,
     ask,
     comparison_table,
+    display_width,
     failure_costs,
     finish_note,
     hide_folder,
     missing_local_packages,
+    rate_cell,
     raw_line,
     render_attempt,
+    seconds_cell,
+    timing_table,
     verdict_text,
     write_demo_workspace,
 )
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 TOOL_CALL = '{"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {"path": "notes.txt"}}'
 FINAL = '{"type": "final_answer", "content": "notes.txt has 3 lines."}'
@@ -243,3 +253,100 @@ def test_task_playground_needs_a_provider() -> None:
 
     with pytest.raises(ValueError, match="at least one provider"):
         TaskPlayground({}, ())
+
+
+# --------------------------------------------------------------------------- timing
+
+
+class SlowProvider(FixedProvider):
+    """A fixed response that takes ``seconds`` to arrive, like a model writing its tokens."""
+
+    def __init__(self, response: ProviderResponse, seconds: float) -> None:
+        super().__init__(response)
+        self.seconds = seconds
+
+    def complete(
+        self, *, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
+    ) -> ProviderResponse:
+        time.sleep(self.seconds)
+        return super().complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
+
+
+def test_ask_times_the_call_even_when_the_provider_fails() -> None:
+    attempt = ask(SlowProvider(ProviderResponse(FINAL, 5, 10, "stop"), 0.05), "Hi", (), label="free_text")
+    assert attempt.seconds is not None and 0.05 <= attempt.seconds < 5
+    failed = ask(FixedProvider(ProviderError("down")), "Hi", (), label="free_text")
+    assert failed.seconds is not None and failed.seconds >= 0
+
+
+def _attempt(label: str, tokens: int, seconds: float | None) -> Attempt:
+    usage = TokenUsage(100, tokens)
+    return Attempt("Read notes", label, FINAL, "stop", usage, diagnose(FINAL), seconds=seconds)
+
+
+def test_timing_table_has_seconds_speed_and_a_total_row_per_mode() -> None:
+    attempts = [_attempt("free_text", 20, 0.5), _attempt("free_text", 30, 0.5), _attempt("schema", 30, 3.0)]
+    # rows 2-4 are the calls, 5-6 the totals
+    lines = timing_table(attempts).splitlines()
+    assert [cell.strip() for cell in lines[0].split(" | ")] == ["task", "mode", "out", "seconds", "speed"]
+    assert lines[2].split(" | ")[2:] == [" 20", "  0.50 s", "  40.0 tok/s"]
+    assert lines[4].split(" | ")[2:] == [" 30", "  3.00 s", "  10.0 tok/s"]
+    # The total leaves out a mode's first call, which also read the whole prompt.
+    assert lines[5].split(" | ")[:3] == ["calls 2-2, prompt already read", "free_text", " 30"]
+    assert lines[5].split(" | ")[3:] == ["  0.50 s", "  60.0 tok/s"]
+    assert lines[6].split(" | ")[:2] == ["calls 1-1, prompt already read", "schema   "]
+    assert lines[6].split(" | ")[2:] == [" 30", "  3.00 s", "  10.0 tok/s"]
+    assert len({line.index("|") for line in lines if "|" in line}) == 1
+
+
+def test_a_call_without_a_time_is_a_question_mark_not_a_guess() -> None:
+    attempts = [_attempt("free_text", 20, 1.0), _attempt("free_text", 10, 1.0), _attempt("free_text", 10, None)]
+    lines = timing_table(attempts).splitlines()
+    assert lines[4].split(" | ")[2:] == [" 10", "     ? s", "     ? tok/s"]
+    assert lines[5].split(" | ")[2:] == [" 20", "     ? s", "     ? tok/s"]  # calls 2-3: one time unknown
+
+
+def test_timing_cells_keep_their_width_whatever_the_time() -> None:
+    assert {len(seconds_cell(value)) for value in (0.01, 1.5, 12.25, 99.99, None)} == {8}
+    assert {len(rate_cell(tokens, 1.0)) for tokens in (1, 45, 999)} == {12}
+
+
+def test_the_zh_tables_line_up_by_display_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAL_LANG", "zh")
+    lines = timing_table([_attempt("free_text", 20, 0.5)]).splitlines()
+    assert lines[0].startswith("任务")
+    bars = {display_width(line[: line.index("|")]) for line in lines if "|" in line}
+    assert len(bars) == 1, lines
+
+
+# --------------------------------------------------------------------------- the prompt notebook 06 shows
+
+
+class RecordingLlama:
+    """Stands in for llama_cpp.Llama: keeps the prompt it was asked to continue."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def create_completion(self, prompt: str, **settings: object) -> dict[str, object]:
+        self.prompts.append(prompt)
+        return {
+            "choices": [{"text": ' {"content":"Bonjour !","type":"final_answer"}', "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 700, "completion_tokens": 13},
+        }
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_prompt_notebook_06_prints_is_the_one_its_first_task_sends(tmp_path: Path, language: str) -> None:
+    llama = RecordingLlama()
+    provider = LocalGemmaProvider("free_text", model=LoadedGemma(llama=llama, path=tmp_path / "m.gguf", seed=0))
+    specs = [tool.spec for tool in workspace_tools(write_demo_workspace(tmp_path))]
+    notebook = json.loads((NOTEBOOKS / language / "06_real_model.ipynb").read_text(encoding="utf-8"))
+    cells = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    prompt_cell = next(cell for cell in cells if "print(prompt)" in "".join(cell["source"]))
+    tasks_cell = next(cell for cell in cells if "".join(cell["source"]).startswith("TASKS = ["))
+    assert "    FIRST_TASK,\n" in tasks_cell["source"]  # section 3 sends the task whose prompt section 2 shows
+    ask(provider, "Say hello in Chinese.", specs, label="free_text")
+    shown = "".join("".join(output["text"]) for output in prompt_cell["outputs"] if output.get("name") == "stdout")
+    assert shown.endswith("\n\n" + llama.prompts[0] + "\n")
+    assert "Task: Say hello in French.\nReply: " in llama.prompts[0]

@@ -269,7 +269,7 @@ def test_every_step_has_a_chinese_title(zh: None) -> None:
 def test_the_recorded_frame_speaks_chinese(zh: None) -> None:
     from codeagent_lite.workbook.engine_panel import RecordedRun, recorded
 
-    run = RecordedRun(source={"notebook": "n.ipynb", "engine": "1.0"}, cells={"table": "a | b\n"})
+    run = RecordedRun(source={"notebooks": "n.ipynb", "engine": "1.0"}, editions={"en": {}, "zh": {"table": "a | b\n"}})
     assert recorded("table", run).splitlines() == [
         "╭─ 这是录制的输出（RECORDED），不是现场运行：来自这个 notebook 的一次真实运行（engine 1.0）",
         "│ a | b",
@@ -280,7 +280,7 @@ def test_the_recorded_frame_speaks_chinese(zh: None) -> None:
 def test_the_recorded_frame_speaks_english_under_en(en: None) -> None:
     from codeagent_lite.workbook.engine_panel import RECORDED_BOTTOM, RECORDED_TOP, RecordedRun, recorded
 
-    run = RecordedRun(source={"notebook": "n.ipynb", "engine": "1.0"}, cells={"table": "a | b\n"})
+    run = RecordedRun(source={"notebooks": "n.ipynb", "engine": "1.0"}, editions={"en": {"table": "a | b\n"}, "zh": {}})
     lines = recorded("table", run).splitlines()
     assert lines[0] == "╭─ RECORDED output, not live: from a real run of this notebook (engine 1.0)"
     assert (lines[0].split(":")[0], lines[-1]) == (RECORDED_TOP, RECORDED_BOTTOM)
@@ -321,6 +321,7 @@ WIRED = {
     "verify": "verify_messages",
     "engine_panel": "engine_panel",
     "real_model_lab": "real_model_lab",
+    "engine_words": "engine_words",
 }
 
 

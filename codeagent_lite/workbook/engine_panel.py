@@ -8,8 +8,11 @@ impossible on this machine (no compiler). Notebook 06 must teach either way, so:
   cells can run live (the packages land in the kernel's own environment: no restart);
 * ``recorded(key)`` gives a cell's output from a real run of this same notebook, framed
   so nobody can take it for live output. The outputs are data in ``recorded/``, written
-  by ``scripts/record_real_model_outputs.py`` from a live run, never by hand; a test
-  checks they equal the notebook's saved live outputs.
+  by ``scripts/record_real_model_outputs.py`` from a live run of each edition (the zh
+  edition's cells print Chinese labels, so its recording is its own), never by hand; a
+  test checks they equal the notebooks' saved live outputs.
+
+The engine's state lines are said in the edition's language by ``engine_words``.
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from ..providers.local_engine import EngineState, EngineStatus, engine_status
-from .language import Messages
+from .engine_words import engine_advice, engine_summary
+from .language import LANGUAGES, Language, Messages, edition_language
 from .widget_view import ShownAsWidget
 
-# The panel's own words in both languages; the engine's state lines come from local_engine in English.
+# The panel's own words in both languages; the engine's state lines are engine_words'.
 MESSAGES = Messages(
     {
         "recorded_top": {"en": "╭─ RECORDED output, not live", "zh": "╭─ 这是录制的输出（RECORDED），不是现场运行"},
@@ -73,10 +77,14 @@ _RECORDED_CALL = re.compile(r"""recorded\(["']([a-z0-9-]+)["']\)""")
 
 @dataclass(frozen=True, slots=True)
 class RecordedRun:
-    """The text outputs of one real run of notebook 06, by cell key, and where they came from."""
+    """The text outputs of a real run of notebook 06, by edition and cell key, and where they came from."""
 
     source: Mapping[str, str]
-    cells: Mapping[str, str]
+    editions: Mapping[str, Mapping[str, str]]
+
+    def cells(self, language: Language | None = None) -> Mapping[str, str]:
+        """The recorded cells of the edition in ``language`` (default: the edition running now)."""
+        return self.editions[language or edition_language()]
 
 
 def load_recorded(path: Path = RECORDED_PATH) -> RecordedRun:
@@ -87,23 +95,35 @@ def load_recorded(path: Path = RECORDED_PATH) -> RecordedRun:
         raise ValueError(f"cannot read the recorded outputs {path.name}: {error}") from error
     if not isinstance(data, dict):
         raise ValueError(f"{path.name}: expected a JSON object, found {type(data).__name__}")
-    source, cells = data.get("source"), data.get("cells")
-    if not isinstance(source, dict) or not isinstance(cells, dict):
-        raise ValueError(f"{path.name}: expected the keys 'source' and 'cells' holding objects")
-    if not all(isinstance(value, str) for value in (*source.values(), *cells.values())):
-        raise ValueError(f"{path.name}: every recorded value must be a string")
-    return RecordedRun(source=dict(source), cells=dict(cells))
+    source, editions = data.get("source"), data.get("editions")
+    if not isinstance(source, dict) or not isinstance(editions, dict):
+        raise ValueError(f"{path.name}: expected the keys 'source' and 'editions' holding objects")
+    return RecordedRun(source=_texts(source, path.name), editions=_every_edition(editions, path.name))
+
+
+def _every_edition(editions: Mapping[str, Any], name: str) -> dict[str, dict[str, str]]:
+    missing = [language for language in LANGUAGES if not isinstance(editions.get(language), dict)]
+    if missing:
+        raise ValueError(f"{name}: expected a recording of every edition, found none for {', '.join(missing)}")
+    return {language: _texts(editions[language], name) for language in LANGUAGES}
+
+
+def _texts(mapping: Mapping[str, Any], name: str) -> dict[str, str]:
+    if not all(isinstance(value, str) for value in mapping.values()):
+        raise ValueError(f"{name}: every recorded value must be a string")
+    return dict(mapping)
 
 
 def recorded(key: str, run: RecordedRun | None = None) -> str:
     """The recorded output of the cell named ``key``, framed and labelled as recorded."""
     chosen = load_recorded() if run is None else run
-    if key not in chosen.cells:
-        known = ", ".join(sorted(chosen.cells))
+    cells = chosen.cells()
+    if key not in cells:
+        known = ", ".join(sorted(cells))
         raise KeyError(f"no recorded output named {key!r}; recorded: {known}")
-    origin = ", ".join(f"{name} {value}" for name, value in chosen.source.items() if name != "notebook")
+    origin = ", ".join(f"{name} {value}" for name, value in chosen.source.items() if name != "notebooks")
     lines = [say("recorded_origin", top=say("recorded_top"), origin=origin)]
-    lines.extend(RECORDED_SIDE + line for line in chosen.cells[key].rstrip("\n").splitlines())
+    lines.extend(RECORDED_SIDE + line for line in cells[key].rstrip("\n").splitlines())
     lines.append(say("recorded_bottom"))
     return "\n".join(lines)
 
@@ -135,11 +155,11 @@ def recorded_cells_of(notebook: Mapping[str, Any]) -> dict[str, str]:
 
 def engine_report(status: EngineStatus) -> str:
     """The engine's state, what to do next, and whether the cells below run live or show recordings."""
-    lines = [status.summary()]
+    lines = [engine_summary(status)]
     if status.ready:
         lines.append(say("live"))
         return "\n".join(lines)
-    lines.append(status.how_to_get_it())
+    lines.append(engine_advice(status))
     if status.state is EngineState.FAILED and status.log_tail:
         lines.append(say("build_log"))
         lines.extend("    " + line for line in status.log_tail[-6:])
@@ -175,14 +195,14 @@ class EngineMonitor(ShownAsWidget):
         if status.state is EngineState.BUILDING and status.progress is not None:
             self.bar.value = status.progress.fraction
             self.bar.bar_style = "info"
-            text = status.summary()
+            text = engine_summary(status)
         elif status.ready:
             self.bar.value = 1.0
             self.bar.bar_style = "success"
             text = say("ready")
         else:
             self.bar.bar_style = "danger"
-            text = status.summary() + " " + status.how_to_get_it()
+            text = engine_summary(status) + " " + engine_advice(status)
         self.label.value = f"<pre>{html.escape(text)}</pre>"
         return status
 
@@ -200,4 +220,4 @@ class EngineMonitor(ShownAsWidget):
                 return
 
     def static_text(self) -> str:
-        return self.status.summary()
+        return engine_summary(self.status)

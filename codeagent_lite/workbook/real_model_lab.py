@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import time
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +56,58 @@ MESSAGES = Messages(
         "ask": {"en": "Ask the model", "zh": "问模型"},
         "press": {"en": "<i>Press the button: one model call.</i>", "zh": "<i>按下按钮：调用一次模型。</i>"},
         "asking": {"en": "<i>asking the model…</i>", "zh": "<i>正在问模型…</i>"},
+        "task_line": {"en": "task: {task}  [{label}]", "zh": "任务：{task}  [{label}]"},
+        "provider_error": {"en": "✘ provider error: {error}", "zh": "✘ Provider 出错：{error}"},
+        "col_task": {"en": "task", "zh": "任务"},
+        "col_mode": {"en": "mode", "zh": "模式"},
+        "col_verdict": {"en": "verdict", "zh": "结论"},
+        "col_action": {"en": "action", "zh": "行动"},
+        "col_out": {"en": "out", "zh": "输出"},
+        "col_seconds": {"en": "seconds", "zh": "耗时"},
+        "col_rate": {"en": "speed", "zh": "速度"},
+        "later_calls": {
+            "en": "calls {first}-{last}, prompt already read",
+            "zh": "第 {first}-{last} 次调用，提示词已读过",
+        },
+        "outcome_accepted": {"en": "accepted", "zh": "通过"},
+        "outcome_layer": {"en": "rejected by layer {layer}", "zh": "被第 {layer} 层拒绝"},
+        "outcome_loop": {"en": "rejected by the loop", "zh": "被循环拒绝"},
+        "outcome_provider": {"en": "provider error", "zh": "Provider 出错"},
+        "call_line": {"en": "call {number}: {outcome} {usage}", "zh": "第 {number} 次调用：{outcome} {usage}"},
+        "costs_total": {
+            "en": "rejected calls cost {wasted} of {total} tokens ({share}%), over {rejected} of {calls} calls",
+            "zh": "被拒绝的调用花掉了 {total} 个 Token 中的 {wasted} 个（{share}%），"
+            "{calls} 次调用里有 {rejected} 次被拒绝",
+        },
+        "loaded": {"en": "loaded {name} ({size} bytes)", "zh": "已加载 {name}（{size} 字节）"},
+        "load_seconds": {"en": "{seconds} s elapsed", "zh": "加载用时 {seconds} 秒"},
+        "load_failed": {
+            "en": "the engine is installed, but the model did not load: {error}",
+            "zh": "引擎已经安装，但模型没有加载成功：{error}",
+        },
+        "file_lines": {"en": "{path} · {count} lines", "zh": "{path} · {count} 行"},
+        "tools": {"en": "tools: {names}", "zh": "工具：{names}"},
+        "providers": {"en": "providers: {first} and {second}", "zh": "两个 Provider：{first} 和 {second}"},
+        "prompt_size": {
+            "en": "the prompt for {task!r}: {chars} characters, {lines} lines; ends with a space: {space}",
+            "zh": "任务 {task!r} 的提示词：{chars} 个字符，{lines} 行；末尾有空格：{space}",
+        },
+        "rejected_at": {
+            "en": "rejected at layer {layer} ({title}): {message}",
+            "zh": "在第 {layer} 层（{title}）被拒绝：{message}",
+        },
+        "failure_cost": {
+            "en": "this failure cost {input} input + {output} output tokens",
+            "zh": "这次失败花掉了 {input} 个输入 Token 和 {output} 个输出 Token",
+        },
+        "server_skipped": {
+            "en": "skipped: CAL_OPENAI_BASE_URL is not set, so no server was asked",
+            "zh": "已跳过：没有设置 CAL_OPENAI_BASE_URL，所以没有请求任何服务",
+        },
+        "widget_needs_engine": {
+            "en": "the widget needs the live local engine (see section 1)",
+            "zh": "这个小部件需要现场运行的本地引擎（见第 1 节）",
+        },
     }
 )
 say = MESSAGES.say
@@ -74,6 +128,8 @@ __all__ = [
     "missing_local_packages",
     "raw_line",
     "render_attempt",
+    "say",
+    "timing_table",
     "verdict_text",
     "write_demo_workspace",
 ]
@@ -139,7 +195,9 @@ class Attempt:
     """One task sent once: the raw reply, why generation stopped, what it cost and its ladder.
 
     ``label`` says which model or mode answered (e.g. ``"free_text"``). ``error`` is
-    set instead of a reply when the provider itself failed.
+    set instead of a reply when the provider itself failed. ``seconds`` is the wall time
+    of the call: the only way to see what constrained decoding costs, since both modes
+    report the same kind of usage.
     """
 
     task: str
@@ -149,6 +207,7 @@ class Attempt:
     usage: TokenUsage | None
     diagnosis: Diagnosis | None
     error: str | None = None
+    seconds: float | None = None
 
     @property
     def verdict(self) -> str:
@@ -174,12 +233,14 @@ def ask(
     finish reason (``"length"`` explains most layer-1 failures).
     """
     messages = build_provider_messages([Message(MessageRole.USER, task)])
+    started = time.perf_counter()
     try:
         response = provider.complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
     except ProviderError as error:
-        return Attempt(task, label, None, None, None, None, error=str(error))
+        return Attempt(task, label, None, None, None, None, error=str(error), seconds=time.perf_counter() - started)
+    seconds = time.perf_counter() - started
     usage = TokenUsage(response.input_tokens, response.output_tokens)
-    return Attempt(task, label, response.text, response.finish_reason, usage, diagnose(response.text))
+    return Attempt(task, label, response.text, response.finish_reason, usage, diagnose(response.text), seconds=seconds)
 
 
 def verdict_text(diagnosis: Diagnosis) -> str:
@@ -224,9 +285,9 @@ def finish_note(attempt: Attempt) -> str:
 
 def render_attempt(attempt: Attempt) -> str:
     """Task, raw reply, finish reason, cost and the full ladder of one attempt."""
-    lines = [f"task: {attempt.task}  [{attempt.label}]"]
+    lines = [say("task_line", task=attempt.task, label=attempt.label)]
     if attempt.error is not None:
-        lines.append(f"✘ provider error: {attempt.error}")
+        lines.append(say("provider_error", error=attempt.error))
         return "\n".join(lines)
     lines.append(raw_line(attempt.raw_text))
     lines.append(f"{finish_note(attempt)}; {usage_text(attempt.usage)}")
@@ -235,9 +296,29 @@ def render_attempt(attempt: Attempt) -> str:
     return "\n".join(lines)
 
 
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a monospaced font: a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
+    # Padding counts display columns, so the zh edition's headers line up like the English ones.
+    widths = [max(display_width(row[column]) for row in (header, *rows)) for column in range(len(header))]
+
+    def cell(text: str, column: int) -> str:
+        padding = " " * (widths[column] - display_width(text))
+        return padding + text if column in right else text + padding
+
+    def line(cells: Sequence[str]) -> str:
+        return " | ".join(cell(text, column) for column, text in enumerate(cells)).rstrip()
+
+    rule = "-+-".join("-" * width for width in widths)
+    return "\n".join([line(header), rule, *(line(row) for row in rows)])
+
+
 def comparison_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
     """A fixed-width table: task, mode, verdict layer, action, output tokens."""
-    header = ("task", "mode", "verdict", "action", "out")
+    header = tuple(say(key) for key in ("col_task", "col_mode", "col_verdict", "col_action", "col_out"))
     rows = [
         (
             shorten(attempt.task, task_width),
@@ -248,13 +329,48 @@ def comparison_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
         )
         for attempt in attempts
     ]
-    widths = [max(len(row[column]) for row in (header, *rows)) for column in range(len(header))]
+    return _table(header, rows)
 
-    def line(cells: Sequence[str]) -> str:
-        return " | ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip()
 
-    rule = "-+-".join("-" * width for width in widths)
-    return "\n".join([line(header), rule, *(line(row) for row in rows)])
+def seconds_cell(seconds: float | None) -> str:
+    """Wall seconds in a cell of fixed width (``  1.23 s``), so a varying time never moves a column."""
+    return "     ? s" if seconds is None else f"{seconds:6.2f} s"
+
+
+def rate_cell(tokens: int | None, seconds: float | None) -> str:
+    """Output tokens per wall second, fixed width (``  39.5 tok/s``)."""
+    if tokens is None or not seconds:
+        return "     ? tok/s"
+    return f"{tokens / seconds:6.1f} tok/s"
+
+
+def timing_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
+    """Wall seconds and output tokens per second of each call, then one total row per mode.
+
+    Seconds count the whole call: reading the prompt and writing the reply. Output tokens
+    per second compare the modes fairly even though their replies differ in length. The
+    total row leaves out each mode's first call: llama.cpp reads the whole prompt there
+    (about 740 tokens; the two modes' worked examples differ, so each mode reads its own)
+    and reuses it on the calls after it, so only those measure the writing, which is
+    where the grammar costs time. A mode asked once is totalled over that one call.
+    """
+    header = tuple(say(key) for key in ("col_task", "col_mode", "col_out", "col_seconds", "col_rate"))
+
+    def row(task: str, label: str, group: Sequence[Attempt]) -> tuple[str, str, str, str, str]:
+        # A number that is not known for every call of the row is "?", never a partial sum.
+        usages = [attempt.usage for attempt in group if attempt.usage is not None]
+        times = [attempt.seconds for attempt in group if attempt.seconds is not None]
+        tokens = sum(usage.output_tokens for usage in usages) if len(usages) == len(group) else None
+        seconds = sum(times) if len(times) == len(group) else None
+        return (task, label, "?" if tokens is None else str(tokens), seconds_cell(seconds), rate_cell(tokens, seconds))
+
+    rows = [row(shorten(attempt.task, task_width), attempt.label, [attempt]) for attempt in attempts]
+    labels = list(dict.fromkeys(attempt.label for attempt in attempts))
+    for label in labels:
+        group = [attempt for attempt in attempts if attempt.label == label]
+        later = group[1:] or group
+        rows.append(row(say("later_calls", first=len(group) - len(later) + 1, last=len(group)), label, later))
+    return _table(header, rows, right=(2,))
 
 
 # --------------------------------------------------------------------------- what failures cost
@@ -268,20 +384,27 @@ def failure_costs(transcript: Transcript) -> str:
         if step.model_call is None:
             continue
         if step.kind is StepKind.REJECTION:
-            where = f"layer {int(step.layer)}" if step.layer is not None else "the loop"
-            outcome = f"rejected by {where}"
+            where = step.layer
+            outcome = say("outcome_loop") if where is None else say("outcome_layer", layer=int(where))
             if step.usage is not None:
                 wasted += step.usage
         elif step.kind is StepKind.PROVIDER_ERROR:
-            outcome = "provider error"
+            outcome = say("outcome_provider")
         else:
-            outcome = "accepted"
-        lines.append(f"call {step.model_call}: {outcome:<20} {usage_text(step.usage)}")
+            outcome = say("outcome_accepted")
+        padded = outcome + " " * max(20 - display_width(outcome), 0)
+        lines.append(say("call_line", number=step.model_call, outcome=padded, usage=usage_text(step.usage)))
     total = transcript.usage.total_tokens
     share = 0 if total == 0 else round(100 * wasted.total_tokens / total)
     lines.append(
-        f"rejected calls cost {wasted.total_tokens} of {total} tokens ({share}%), "
-        f"over {transcript.rejections} of {transcript.model_calls} calls"
+        say(
+            "costs_total",
+            wasted=wasted.total_tokens,
+            total=total,
+            share=share,
+            rejected=transcript.rejections,
+            calls=transcript.model_calls,
+        )
     )
     return "\n".join(lines)
 
