@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.loop import StepKind, Transcript
-from ..diagnosis import Diagnosis, diagnose, format_ladder
-from ..display import layer_label, shorten, shorten_counted, usage_text
+from ..diagnosis import Diagnosis, diagnose
+from ..display import shorten, shorten_counted, usage_text
 from ..json_text_adapter import ProviderError, TextProvider
 from ..json_text_messages import build_provider_messages
 from ..kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
 from ..model_adapter import TokenUsage
+from .ladder import format_ladder, layer_label
 from .language import Messages
 from .widget_view import ShownAsWidget
 
