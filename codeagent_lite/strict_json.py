@@ -71,13 +71,15 @@ def _line_and_column(text: str, pos: int) -> tuple[int, int]:
 
 
 def _as_error(refusal: Refusal, text: str) -> InvalidModelOutputError:
+    # The place comes right after the series' phrase, as in json's own "Expecting value:
+    # line 1 column 1": "model output must be valid JSON at line 1, column 1: <detail>".
     line = column = None
     where = ""
     if refusal.pos is not None:
         line, column = _line_and_column(text, refusal.pos)
         where = f" at line {line}, column {column}"
     return InvalidModelOutputError(
-        f"model output must be valid JSON: {refusal.detail}{where}",
+        f"model output must be valid JSON{where}: {refusal.detail}",
         layer=ValidationLayer.JSON_SYNTAX,
         expected=refusal.expected,
         found=refusal.found,
@@ -363,7 +365,7 @@ def _extra_data(failure: _Failure) -> Refusal | None:
             detail += " (a markdown code fence?)"
         return Refusal(detail, "nothing after the JSON value", quote(rest), failure.pos)
     return Refusal(
-        "more than one JSON value; the second one starts",
+        "more than one JSON value; a second one starts here",
         "exactly one JSON value",
         f"another value {quote(rest)}",
         failure.pos,
@@ -376,8 +378,7 @@ def _cut_off(failure: _Failure) -> Refusal | None:
     if not (cut or partial_literal):
         return None
     return Refusal(
-        "the reply ends before the JSON value is complete; it looks cut off "
-        "(usually max_output_tokens was reached); the text ends",
+        "the reply ends before the JSON value is complete; it looks cut off (usually max_output_tokens was reached)",
         "a complete JSON value",
         "the end of the text",
         failure.end,

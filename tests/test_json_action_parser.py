@@ -176,8 +176,8 @@ def test_a_lone_surrogate_is_refused_at_layer_1(text: str, column: int, code: st
     error = rejection(text)
     assert error.layer is ValidationLayer.JSON_SYNTAX
     assert error.message == (
-        f"model output must be valid JSON: lone surrogate U+{code} cannot be encoded as UTF-8 "
-        f"at line 1, column {column}"
+        f"model output must be valid JSON at line 1, column {column}: "
+        f"lone surrogate U+{code} cannot be encoded as UTF-8"
     )
     assert error.found == f"a lone U+{code}"
     assert "valid Unicode" in str(error.expected)
@@ -208,14 +208,14 @@ EXACT_LAYER_1: list[tuple[str, str, str, str, str]] = [
     (
         "fence",
         '```json\n{"type":"final_answer","content":"x"}\n```',
-        "model output must be valid JSON: the reply is wrapped in a markdown code fence; send the bare JSON without ``` lines at line 1, column 1",  # noqa: E501
+        "model output must be valid JSON at line 1, column 1: the reply is wrapped in a markdown code fence; send the bare JSON without ``` lines",  # noqa: E501
         "a JSON value such as {...}",
         '\'```json\\n{"type":"fin\'…',
     ),
     (
         "bom",
         "\ufeff{}",
-        "model output must be valid JSON: the reply starts with a byte-order mark (U+FEFF) at line 1, column 1",
+        "model output must be valid JSON at line 1, column 1: the reply starts with a byte-order mark (U+FEFF)",
         "the JSON value itself",
         "U+FEFF",
     ),
@@ -224,154 +224,154 @@ EXACT_LAYER_1: list[tuple[str, str, str, str, str]] = [
     (
         "prose before",
         'Sure! Here it is: {"type":"final_answer","content":"x"}',
-        "model output must be valid JSON: text before the JSON value; the reply must start with the JSON itself, found 'Sure! Here it is: {\"t'… at line 1, column 1",  # noqa: E501
+        "model output must be valid JSON at line 1, column 1: text before the JSON value; the reply must start with the JSON itself, found 'Sure! Here it is: {\"t'…",  # noqa: E501
         "a JSON value such as {...}",
         "'Sure! Here it is: {\"t'…",
     ),
     (
         "prose only",
         "I cannot help with that.",
-        "model output must be valid JSON: the reply is not JSON, found 'I cannot help with th'… at line 1, column 1",
+        "model output must be valid JSON at line 1, column 1: the reply is not JSON, found 'I cannot help with th'…",
         "a JSON value such as {...}",
         "'I cannot help with th'…",
     ),
     (
         "text after",
         '{"a":1}\nHope this helps!',
-        "model output must be valid JSON: text after the JSON value at line 2, column 1",
+        "model output must be valid JSON at line 2, column 1: text after the JSON value",
         "nothing after the JSON value",
         "'Hope this helps!'",
     ),
     (
         "comment after",
         '{"a":1} # done',
-        "model output must be valid JSON: text after the JSON value (comments are not allowed in JSON) at line 1, column 9",  # noqa: E501
+        "model output must be valid JSON at line 1, column 9: text after the JSON value (comments are not allowed in JSON)",  # noqa: E501
         "nothing after the JSON value",
         "'# done'",
     ),
     (
         "fence after",
         '{"a":1}\n```',
-        "model output must be valid JSON: text after the JSON value (a markdown code fence?) at line 2, column 1",
+        "model output must be valid JSON at line 2, column 1: text after the JSON value (a markdown code fence?)",
         "nothing after the JSON value",
         "'```'",
     ),
     (
         "two values",
         '{"a":1} {"b":2}',
-        "model output must be valid JSON: more than one JSON value; the second one starts at line 1, column 9",
+        "model output must be valid JSON at line 1, column 9: more than one JSON value; a second one starts here",
         "exactly one JSON value",
         "another value '{\"b\":2}'",
     ),
     (
         "single quote",
         "{'a': 1}",
-        "model output must be valid JSON: single quotes are not JSON; strings and keys need double quotes at line 1, column 2",  # noqa: E501
+        "model output must be valid JSON at line 1, column 2: single quotes are not JSON; strings and keys need double quotes",  # noqa: E501
         'a double quote (")',
         "a single quote (')",
     ),
     (
         "hash comment",
         '{"a":1, # why\n"b":2}',
-        "model output must be valid JSON: comments are not allowed in JSON at line 1, column 9",
+        "model output must be valid JSON at line 1, column 9: comments are not allowed in JSON",
         "JSON",
         "'# why\\n\"b\":2}'",
     ),
     (
         "slash comment",
         '{/* c */"a":1}',
-        "model output must be valid JSON: comments are not allowed in JSON at line 1, column 2",
+        "model output must be valid JSON at line 1, column 2: comments are not allowed in JSON",
         "JSON",
         "'/* c */\"a\":1}'",
     ),
     (
         "trailing comma",
         "[1,2,\n]",
-        "model output must be valid JSON: trailing comma before ']' at line 2, column 1",
+        "model output must be valid JSON at line 2, column 1: trailing comma before ']'",
         "another item after the comma",
         "']'",
     ),
     (
         "comma then word",
         "[1, x]",
-        "model output must be valid JSON: expected value, found 'x]' at line 1, column 5",
+        "model output must be valid JSON at line 1, column 5: expected value, found 'x]'",
         "value",
         "'x]'",
     ),
     (
         "control char",
         '{"a":"x\ty"}',
-        "model output must be valid JSON: raw control character U+0009 inside a string (escape it, e.g. \\n) at line 1, column 8",  # noqa: E501
+        "model output must be valid JSON at line 1, column 8: raw control character U+0009 inside a string (escape it, e.g. \\n)",  # noqa: E501
         "an escaped control character",
         "raw U+0009",
     ),
     (
         "bad escape",
         '{"a":"\\x41"}',
-        "model output must be valid JSON: invalid escape sequence in a string at line 1, column 7",
+        "model output must be valid JSON at line 1, column 7: invalid escape sequence in a string",
         'one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX',
         "'\\\\x41\"}'",
     ),
     (
         "cut off",
         '{"a":"b',
-        "model output must be valid JSON: the reply ends before the JSON value is complete; it looks cut off (usually max_output_tokens was reached); the text ends at line 1, column 8",  # noqa: E501
+        "model output must be valid JSON at line 1, column 8: the reply ends before the JSON value is complete; it looks cut off (usually max_output_tokens was reached)",  # noqa: E501
         "a complete JSON value",
         "the end of the text",
     ),
     (
         "missing colon",
         '{"a" 1}',
-        "model output must be valid JSON: expected ':' delimiter, found '1}' at line 1, column 6",
+        "model output must be valid JSON at line 1, column 6: expected ':' delimiter, found '1}'",
         "':' delimiter",
         "'1}'",
     ),
     (
         "unquoted key",
         "{a: 1}",
-        "model output must be valid JSON: expected property name in double quotes, found 'a: 1}' at line 1, column 2",
+        "model output must be valid JSON at line 1, column 2: expected property name in double quotes, found 'a: 1}'",
         "property name in double quotes",
         "'a: 1}'",
     ),
     (
         "python literal",
         '{"a": True}',
-        "model output must be valid JSON: expected value, found 'True}' at line 1, column 7",
+        "model output must be valid JSON at line 1, column 7: expected value, found 'True}'",
         "value",
         "'True}'",
     ),
     (
         "NaN",
         '{"a":NaN}',
-        "model output must be valid JSON: NaN is not a JSON number (non-finite numbers are not allowed) at line 1, column 6",  # noqa: E501
+        "model output must be valid JSON at line 1, column 6: NaN is not a JSON number (non-finite numbers are not allowed)",  # noqa: E501
         "a finite JSON number",
         "'NaN'",
     ),
     (
         "big float",
         "[1e400]",
-        "model output must be valid JSON: the number '1e400' is too large for a finite float at line 1, column 2",
+        "model output must be valid JSON at line 1, column 2: the number '1e400' is too large for a finite float",
         "a finite JSON number",
         "'1e400'",
     ),
     (
         "long int",
         "[99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999]",
-        "model output must be valid JSON: an integer with 4301 digits is too long (at most 4300) at line 1, column 2",
+        "model output must be valid JSON at line 1, column 2: an integer with 4301 digits is too long (at most 4300)",
         "a finite JSON number",
         "'999999999999999999999'…",
     ),
     (
         "duplicate",
         '{"a":1,"a":2}',
-        "model output must be valid JSON: duplicate key 'a' in one object at line 1, column 8",
+        "model output must be valid JSON at line 1, column 8: duplicate key 'a' in one object",
         "each key at most once per object",
         "a second 'a'",
     ),
     (
         "deep",
         "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
-        "model output must be valid JSON: nesting is deeper than 100 levels at line 1, column 101",
+        "model output must be valid JSON at line 1, column 101: nesting is deeper than 100 levels",
         "at most 100 nested objects or arrays",
         "more than 100",
     ),
