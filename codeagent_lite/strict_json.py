@@ -191,10 +191,6 @@ def _value_is_too_deep(value: Any) -> bool:
     return False
 
 
-def _decoder_could_overflow() -> bool:
-    return sys.getrecursionlimit() > _DEFAULT_RECURSION_LIMIT
-
-
 # --------------------------------------------------------------------------- step 3: decoding
 
 
@@ -480,7 +476,8 @@ def _explain(error: json.JSONDecodeError, text: str) -> Refusal:
 def _refusal_for(raw_text: str) -> tuple[Refusal | None, Any]:
     """Steps 1 to 4: a refusal, or None and the decoded value."""
     refusal = _raw_text_problem(raw_text)
-    if refusal is None and _decoder_could_overflow():
+    if refusal is None and sys.getrecursionlimit() > _DEFAULT_RECURSION_LIMIT:
+        # Above Python's default limit, json's C decoder could overflow the C stack on deep input.
         refusal = _depth_problem(raw_text)
     if refusal is not None:
         return refusal, None
@@ -497,9 +494,11 @@ def _refusal_for(raw_text: str) -> tuple[Refusal | None, Any]:
 
 def _decoded_value_problem(raw_text: str, value: Any) -> Refusal | None:
     """What the decoder cannot see: nesting beyond the limit, a surrogate escape without its pair."""
-    if _may_nest_too_deep(raw_text) and _value_is_too_deep(value):
+    # A decoded text nested 101 deep holds 101 opening and 101 closing brackets, so a shorter
+    # one needs no walk. The walk visits containers only: a few for a usual reply.
+    if len(raw_text) > 2 * MAX_NESTING_DEPTH and _value_is_too_deep(value):
         return _found_too_deep(raw_text)
-    if "\\u" in raw_text and _SURROGATE_ESCAPE.search(raw_text) is not None:
+    if _SURROGATE_ESCAPE.search(raw_text) is not None:
         return _escaped_surrogate(raw_text)
     return None
 

@@ -535,6 +535,26 @@ def test_layer_4_alone() -> None:
     assert caught.value.layer is ValidationLayer.FIELDS
 
 
+def test_layer_4_alone_gives_the_tool_call_its_own_arguments() -> None:
+    # A notebook passes its own dict: changing it afterwards must not change the action.
+    obj: dict[str, Any] = {"type": "tool_call", "call_id": "c1", "tool_name": "t", "arguments": {"paths": ["a"]}}
+    action = check_fields(obj, "tool_call")
+    obj["arguments"]["paths"].append("b")
+    obj["arguments"]["new"] = 1
+    assert action == ToolCall("c1", "t", {"paths": ["a"]})
+
+
+def test_the_parser_builds_the_same_actions_as_their_constructors() -> None:
+    call = parse_json_action('{"type":"tool_call","call_id":"c1","tool_name":"t","arguments":{"a":[1,{"b":null}]}}')
+    assert type(call) is ToolCall
+    assert (call.call_id, call.tool_name, call.arguments) == ("c1", "t", {"a": [1, {"b": None}]})
+    assert call == ToolCall("c1", "t", {"a": [1, {"b": None}]})
+    answer = parse_json_action('{"type":"final_answer","content":" 42 "}')
+    assert type(answer) is FinalAnswer
+    assert answer.content == " 42 "
+    assert answer == FinalAnswer(" 42 ")
+
+
 # ----------------------------------------------------------------------------- accepted
 
 
