@@ -137,6 +137,13 @@ def test_deep_nesting_is_refused_even_with_a_raised_recursion_limit(recursion_li
     assert result.stdout.split() == ["1", "101", "1", "501", "1", "101"]
 
 
+def test_long_texts_holding_one_plain_value_are_valid_json() -> None:
+    # Past 200 characters the decoded value's depth is measured: a number, a string or null has none.
+    assert check_json_syntax("7" * 300) == int("7" * 300)
+    assert check_json_syntax(" " * 300 + "null") is None
+    assert check_json_syntax('"' + "x" * 300 + '"') == "x" * 300
+
+
 def test_longest_accepted_integer() -> None:
     assert check_json_syntax("9" * 4300) == int("9" * 4300)
     assert check_json_syntax("-" + "9" * 4300) == -int("9" * 4300)
@@ -180,7 +187,7 @@ def test_a_lone_surrogate_is_refused_at_layer_1(text: str, column: int, code: st
         f"lone surrogate U+{code} cannot be encoded as UTF-8"
     )
     assert error.found == f"a lone U+{code}"
-    assert "valid Unicode" in str(error.expected)
+    assert error.expected == "valid Unicode text (a surrogate only as half of an escaped pair)"
     error.message.encode("utf-8")  # the message itself can always be sent on
 
 
@@ -311,6 +318,13 @@ EXACT_LAYER_1: list[tuple[str, str, str, str, str]] = [
         "model output must be valid JSON at line 1, column 7: invalid escape sequence in a string",
         'one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX',
         "'\\\\x41\"}'",
+    ),
+    (
+        "bad unicode escape",
+        '{"a":"\\u12x4"}',
+        "model output must be valid JSON at line 1, column 8: invalid escape sequence in a string",
+        'one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX',
+        "'u12x4\"'",
     ),
     (
         "cut off",
