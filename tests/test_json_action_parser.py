@@ -137,6 +137,29 @@ def test_deep_nesting_is_refused_even_with_a_raised_recursion_limit(recursion_li
     assert result.stdout.split() == ["1", "101", "1", "501", "1", "101"]
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "column"),
+    [
+        ("\n{'a': 1}", 2, 2),
+        ("{\n \"a\": 1,\n\n  'b': 2}", 4, 3),
+        ('{"a": 1} /* note */', 1, 10),
+    ],
+    ids=["newline first", "third newline", "one line"],
+)
+def test_lines_and_columns_count_from_1_as_json_does(text: str, line: int, column: int) -> None:
+    error = rejection(text)
+    assert (error.line, error.column) == (line, column)
+    assert error.message.startswith(f"{SYNTAX} at line {line}, column {column}: ")
+
+
+@pytest.mark.parametrize("text", ["", " \n", b"{}"])
+def test_a_refusal_without_one_place_has_no_line_and_column(text: Any) -> None:
+    error = rejection(text)
+    assert error.line is None
+    assert error.column is None
+    assert error.message.startswith(f"{SYNTAX}: ")
+
+
 def test_long_texts_holding_one_plain_value_are_valid_json() -> None:
     # Past 200 characters the decoded value's depth is measured: a number, a string or null has none.
     assert check_json_syntax("7" * 300) == int("7" * 300)
@@ -318,6 +341,13 @@ EXACT_LAYER_1: list[tuple[str, str, str, str, str]] = [
         "model output must be valid JSON at line 1, column 7: invalid escape sequence in a string",
         'one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX',
         "'\\\\x41\"}'",
+    ),
+    (
+        "block comment after",
+        '{"a": 1} /* note */',
+        "model output must be valid JSON at line 1, column 10: text after the JSON value (comments are not allowed in JSON)",  # noqa: E501
+        "nothing after the JSON value",
+        "'/* note */'",
     ),
     (
         "bad unicode escape",
