@@ -127,3 +127,11 @@ def test_arguments_are_copied_deeply_so_history_cannot_change_later() -> None:
     call = ToolCall("c", "t", arguments)
     arguments["paths"][1]["b"].append("changed")  # type: ignore[index, union-attr]
     assert call.arguments == {"paths": ["a", {"b": [1, 2.5, True, None]}]}
+
+
+def test_values_that_are_not_json_are_copied_deeply_too() -> None:
+    # A program (not a parser) may pass a tuple or a set: it is kept, as its own deep copy.
+    inner = [1]
+    call = ToolCall("c", "t", {"pair": ("a", inner), "tags": {"x"}})
+    inner.append(2)
+    assert call.arguments == {"pair": ("a", [1]), "tags": {"x"}}
