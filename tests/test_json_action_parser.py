@@ -563,11 +563,8 @@ def test_layer_4_field_set(text: str, words: list[str]) -> None:
     for word in words:
         assert word in error.message
     assert "expected exactly type, " in error.message
-    action_type = json.loads(text)["type"]
-    assert error.expected == {
-        "tool_call": "exactly type, call_id, tool_name, arguments",
-        "final_answer": "exactly type, content",
-    }[action_type]
+    contracts = {"tool_call": "type, call_id, tool_name, arguments", "final_answer": "type, content"}
+    assert error.expected == "exactly " + contracts[json.loads(text)["type"]]
 
 
 def test_layer_4_1_is_not_the_string_1() -> None:
