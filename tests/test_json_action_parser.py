@@ -60,6 +60,7 @@ LAYER_1_CASES: list[tuple[str, str, list[str], tuple[int, int] | None]] = [
     ("-Infinity", '{"a":[1,-Infinity]}', ["-Infinity"], (1, 9)),
     ("1e400", '{"a":1e400}', ["too large for a finite float"], (1, 6)),
     ("-1e400", '{"b":[0, -1e400]}', ["too large for a finite float"], (1, 10)),
+    ("1E400", '{"a":1E400}', ["too large for a finite float"], (1, 6)),
     ("duplicate top-level key", '{"type":"final_answer","type":"tool_call"}', ["duplicate key 'type'"], (1, 24)),
     (
         "duplicate key deep inside",
@@ -188,6 +189,27 @@ def test_many_small_sibling_arrays_are_not_deep_nesting() -> None:
     assert check_json_syntax(closed_then_deep) is not None
     error = rejection("[" + "[]," * 150 + "[" * 100 + "]" * 100 + "]")
     assert error.column == 1 + 450 + 100
+
+
+def test_a_broken_reply_with_many_small_containers_is_not_called_too_deep() -> None:
+    # When decoding fails the text itself is scanned for depth: each "]" and "}" closes a level again.
+    error = rejection("[" + "[]," * 60 + "{}," * 60 + "]")
+    assert error.message.endswith("trailing comma before ']'")
+
+
+@pytest.mark.parametrize(
+    ("text", "column"),
+    [
+        ("[" * 50 + "[]" + "[" * 51 + "]" * 101, 103),
+        ("[1, 2, 3, " + "[" * 100 + "]" * 101, 110),
+        ('{"a":' * 101 + "1" + "}" * 101, 501),
+    ],
+    ids=["deep after a closed array", "deep after scalars", "objects"],
+)
+def test_depth_is_counted_across_closed_containers_scalars_and_objects(text: str, column: int) -> None:
+    error = rejection(text)
+    assert error.message.endswith("nesting is deeper than 100 levels")
+    assert error.column == column
 
 
 @pytest.mark.parametrize(
