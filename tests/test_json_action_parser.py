@@ -153,6 +153,13 @@ def test_lines_and_columns_count_from_1_as_json_does(text: str, line: int, colum
     assert error.message.startswith(f"{SYNTAX} at line {line}, column {column}: ")
 
 
+@pytest.mark.parametrize("text", ["\x0c", "\u3000 "])
+def test_whitespace_json_does_not_know_is_not_an_empty_reply(text: str) -> None:
+    # JSON's whitespace is space, tab, newline and carriage return; a form feed is just a character.
+    error = rejection(text)
+    assert error.message.startswith(f"{SYNTAX} at line 1, column 1: the reply is not JSON, found ")
+
+
 @pytest.mark.parametrize("text", ["", " \n", b"{}"])
 def test_a_refusal_without_one_place_has_no_line_and_column(text: Any) -> None:
     error = rejection(text)
