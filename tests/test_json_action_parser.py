@@ -138,6 +138,17 @@ def test_deep_nesting_is_refused_even_with_a_raised_recursion_limit(recursion_li
     assert result.stdout.split() == ["1", "101", "1", "501", "1", "101"]
 
 
+def test_a_raised_recursion_limit_keeps_the_raw_text_refusals() -> None:
+    # With the limit raised the depth scan runs before decoding; a fenced reply is still called fenced.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + 5000)
+    try:
+        error = rejection("```json\n" + CALL + "\n```")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert "wrapped in a markdown code fence" in error.message
+
+
 @pytest.mark.parametrize(
     ("text", "line", "column"),
     [
