@@ -211,7 +211,7 @@ def test_many_small_sibling_arrays_are_not_deep_nesting() -> None:
 
 def test_a_broken_reply_with_many_small_containers_is_not_called_too_deep() -> None:
     # When decoding fails the text itself is scanned for depth: each "]" and "}" closes a level again.
-    error = rejection("[" + "[]," * 60 + "{}," * 60 + "]")
+    error = rejection("[" + "{}," * 120 + "[]," * 120 + "]")
     assert error.message.endswith("trailing comma before ']'")
 
 
