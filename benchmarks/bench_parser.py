@@ -24,11 +24,13 @@ How to read it:
 
 Where the time goes when the ratio is high (profiled with cProfile):
 
-* small valid tool calls (~100 B): a fixed few microseconds against json.loads' ~1.5 µs:
-  the duplicate-key hook (a Python call per object), ``ToolCall``'s own checks and its
-  defensive deep copy of ``arguments``, and layer 4's table of field rules;
-* tool calls whose arguments hold thousands of small objects: the same hook and deep copy
-  per object, plus the container walk that measures the decoded value's depth;
+* small valid replies (~100 B): a fixed few microseconds against json.loads' ~2 µs: the
+  duplicate-key hook (a Python call per object), the raw-text checks, and layer 4's table
+  of field rules. The parser builds its action without ``ToolCall``'s second round of
+  checks and its defensive deep copy of ``arguments`` (layer 4 has just checked, and the
+  decoder's dict is held by nobody else); those two alone cost more than json.loads;
+* tool calls whose arguments hold thousands of small objects: the same hook per object,
+  plus the container walk that measures the decoded value's depth;
 * invalid texts that json.loads rejects at their first characters (prose before, a raw
   control character early on): the parser then scans the whole text for nesting once,
   so "too deep" is always reported first; that is linear, a few ms per MB.

@@ -129,15 +129,17 @@ def _field_set_problem(obj: dict[str, Any], contract: Mapping[str, FieldKind]) -
 
 def _field_problem(name: str, kind: FieldKind, value: Any, action_type: ActionType) -> tuple[str, str] | None:
     """``(message, expected)`` when one field breaks its rule, else None. No value is coerced."""
-    if kind == "the action type" and value != action_type:
+    if kind == "a non-blank string":
+        if not isinstance(value, str):
+            return f"{name} must be a string", "a string"
+        # str.strip() is the blank test the Kernel types use too, so the two never disagree.
+        if not value.strip():
+            return f"{name} must not be blank", "a non-blank string"
+    elif kind == "an object":
+        if not isinstance(value, dict):
+            return f"{name} must be an object", "an object"
+    elif value != action_type:
         return f"{name} must be {action_type!r}", repr(action_type)
-    if kind == "a non-blank string" and not isinstance(value, str):
-        return f"{name} must be a string", "a string"
-    # str.strip() is the blank test the Kernel types use too, so the two never disagree.
-    if kind == "a non-blank string" and not value.strip():
-        return f"{name} must not be blank", "a non-blank string"
-    if kind == "an object" and not isinstance(value, dict):
-        return f"{name} must be an object", "an object"
     return None
 
 
@@ -145,8 +147,14 @@ def _fields_error(message: str, expected: str, found: str) -> InvalidModelOutput
     return InvalidModelOutputError(message, layer=ValidationLayer.FIELDS, expected=expected, found=found)
 
 
-def check_fields(obj: dict[str, Any], action_type: ActionType) -> Action:
-    """Layer 4: the exact field set, then each field's type; ``arguments`` values are the tool's business."""
+def check_fields(obj: dict[str, Any], action_type: ActionType, *, just_decoded: bool = False) -> Action:
+    """Layer 4: the exact field set, then each field's type; ``arguments`` values are the tool's business.
+
+    A ToolCall normally gets its own copy of ``arguments``, so changing ``obj`` later cannot
+    change the action. ``just_decoded=True`` (what ``parse_json_action`` passes) says that the
+    decoder built ``obj`` for this call alone: nobody else holds it, so the action keeps it as
+    it is, without the copy and without checking again what this layer has just checked.
+    """
     contract = CONTRACTS[action_type]
     if obj.keys() != contract.keys():
         field_set_problem = _field_set_problem(obj, contract)
@@ -159,9 +167,11 @@ def check_fields(obj: dict[str, Any], action_type: ActionType) -> Action:
         if problem is not None:
             message, expected = problem
             raise _fields_error(f"{message}, found {json_kind(obj[name])}", expected, json_kind(obj[name]))
-    if action_type == "tool_call":
-        return ToolCall(call_id=obj["call_id"], tool_name=obj["tool_name"], arguments=obj["arguments"])
-    return FinalAnswer(content=obj["content"])
+    if action_type == "final_answer":
+        return FinalAnswer.from_checked_reply(obj["content"])
+    if just_decoded:
+        return ToolCall.from_checked_reply(obj["call_id"], obj["tool_name"], obj["arguments"])
+    return ToolCall(call_id=obj["call_id"], tool_name=obj["tool_name"], arguments=obj["arguments"])
 
 
 # --------------------------------------------------------------------------- the same contract as JSON Schema
@@ -218,6 +228,6 @@ def parse_json_action(raw_text: str) -> Action:
         value = check_json_syntax(raw_text)
         obj = check_top_level_object(value)
         action_type = check_action_type(obj)
-        return check_fields(obj, action_type)
+        return check_fields(obj, action_type, just_decoded=True)
     except InvalidModelOutputError as error:
         raise error.with_raw_text(raw_text) from None

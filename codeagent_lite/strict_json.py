@@ -71,13 +71,15 @@ def _line_and_column(text: str, pos: int) -> tuple[int, int]:
 
 
 def _as_error(refusal: Refusal, text: str) -> InvalidModelOutputError:
+    # The place comes right after the series' phrase, as in json's own "Expecting value:
+    # line 1 column 1": "model output must be valid JSON at line 1, column 1: <detail>".
     line = column = None
     where = ""
     if refusal.pos is not None:
         line, column = _line_and_column(text, refusal.pos)
         where = f" at line {line}, column {column}"
     return InvalidModelOutputError(
-        f"model output must be valid JSON: {refusal.detail}{where}",
+        f"model output must be valid JSON{where}: {refusal.detail}",
         layer=ValidationLayer.JSON_SYNTAX,
         expected=refusal.expected,
         found=refusal.found,
@@ -187,10 +189,6 @@ def _value_is_too_deep(value: Any) -> bool:
         children = container.values() if isinstance(container, dict) else container
         open_containers.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
     return False
-
-
-def _decoder_could_overflow() -> bool:
-    return sys.getrecursionlimit() > _DEFAULT_RECURSION_LIMIT
 
 
 # --------------------------------------------------------------------------- step 3: decoding
@@ -363,7 +361,7 @@ def _extra_data(failure: _Failure) -> Refusal | None:
             detail += " (a markdown code fence?)"
         return Refusal(detail, "nothing after the JSON value", quote(rest), failure.pos)
     return Refusal(
-        "more than one JSON value; the second one starts",
+        "more than one JSON value; a second one starts here",
         "exactly one JSON value",
         f"another value {quote(rest)}",
         failure.pos,
@@ -376,8 +374,7 @@ def _cut_off(failure: _Failure) -> Refusal | None:
     if not (cut or partial_literal):
         return None
     return Refusal(
-        "the reply ends before the JSON value is complete; it looks cut off "
-        "(usually max_output_tokens was reached); the text ends",
+        "the reply ends before the JSON value is complete; it looks cut off (usually max_output_tokens was reached)",
         "a complete JSON value",
         "the end of the text",
         failure.end,
@@ -479,7 +476,8 @@ def _explain(error: json.JSONDecodeError, text: str) -> Refusal:
 def _refusal_for(raw_text: str) -> tuple[Refusal | None, Any]:
     """Steps 1 to 4: a refusal, or None and the decoded value."""
     refusal = _raw_text_problem(raw_text)
-    if refusal is None and _decoder_could_overflow():
+    if refusal is None and sys.getrecursionlimit() > _DEFAULT_RECURSION_LIMIT:
+        # Above Python's default limit, json's C decoder could overflow the C stack on deep input.
         refusal = _depth_problem(raw_text)
     if refusal is not None:
         return refusal, None
@@ -496,9 +494,11 @@ def _refusal_for(raw_text: str) -> tuple[Refusal | None, Any]:
 
 def _decoded_value_problem(raw_text: str, value: Any) -> Refusal | None:
     """What the decoder cannot see: nesting beyond the limit, a surrogate escape without its pair."""
-    if _may_nest_too_deep(raw_text) and _value_is_too_deep(value):
+    # A decoded text nested 101 deep holds 101 opening and 101 closing brackets, so a shorter
+    # one needs no walk. The walk visits containers only: a few for a usual reply.
+    if len(raw_text) > 2 * MAX_NESTING_DEPTH and _value_is_too_deep(value):
         return _found_too_deep(raw_text)
-    if "\\u" in raw_text and _SURROGATE_ESCAPE.search(raw_text) is not None:
+    if _SURROGATE_ESCAPE.search(raw_text) is not None:
         return _escaped_surrogate(raw_text)
     return None
 

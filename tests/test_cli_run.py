@@ -65,7 +65,8 @@ def test_rejected_replies_show_the_ladder_and_exit_1(tmp_path: Path, workspace: 
     status, output = run_cli("--provider", "scripted", "--script", script, "--workspace", str(workspace), "Hi")
     assert status == EXIT_REJECTED
     assert "[1] model call 1 · rejected at layer 1 (JSON syntax)" in output
-    assert "✘ layer 1  JSON syntax       failed: model output must be valid JSON: single quotes" in output
+    layer_1 = "✘ layer 1  JSON syntax       failed: model output must be valid JSON at line 1, column 2: single quotes"
+    assert layer_1 in output
     assert "✘ layer 2  top-level object  failed: model output must be an object, found an array" in output
     assert "· layer 3  action type       not reached" in output
     assert "stopped: too many rejected replies in a row" in output

@@ -60,6 +60,7 @@ LAYER_1_CASES: list[tuple[str, str, list[str], tuple[int, int] | None]] = [
     ("-Infinity", '{"a":[1,-Infinity]}', ["-Infinity"], (1, 9)),
     ("1e400", '{"a":1e400}', ["too large for a finite float"], (1, 6)),
     ("-1e400", '{"b":[0, -1e400]}', ["too large for a finite float"], (1, 10)),
+    ("1E400", '{"a":1E400}', ["too large for a finite float"], (1, 6)),
     ("duplicate top-level key", '{"type":"final_answer","type":"tool_call"}', ["duplicate key 'type'"], (1, 24)),
     (
         "duplicate key deep inside",
@@ -137,6 +138,54 @@ def test_deep_nesting_is_refused_even_with_a_raised_recursion_limit(recursion_li
     assert result.stdout.split() == ["1", "101", "1", "501", "1", "101"]
 
 
+def test_a_raised_recursion_limit_keeps_the_raw_text_refusals() -> None:
+    # With the limit raised the depth scan runs before decoding; a fenced reply is still called fenced.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + 5000)
+    try:
+        error = rejection("```json\n" + CALL + "\n```")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert "wrapped in a markdown code fence" in error.message
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column"),
+    [
+        ("\n{'a': 1}", 2, 2),
+        ("{\n \"a\": 1,\n\n  'b': 2}", 4, 3),
+        ('{"a": 1} /* note */', 1, 10),
+    ],
+    ids=["newline first", "third newline", "one line"],
+)
+def test_lines_and_columns_count_from_1_as_json_does(text: str, line: int, column: int) -> None:
+    error = rejection(text)
+    assert (error.line, error.column) == (line, column)
+    assert error.message.startswith(f"{SYNTAX} at line {line}, column {column}: ")
+
+
+@pytest.mark.parametrize("text", ["\x0c", "\u3000 "])
+def test_whitespace_json_does_not_know_is_not_an_empty_reply(text: str) -> None:
+    # JSON's whitespace is space, tab, newline and carriage return; a form feed is just a character.
+    error = rejection(text)
+    assert error.message.startswith(f"{SYNTAX} at line 1, column 1: the reply is not JSON, found ")
+
+
+@pytest.mark.parametrize("text", ["", " \n", b"{}"])
+def test_a_refusal_without_one_place_has_no_line_and_column(text: Any) -> None:
+    error = rejection(text)
+    assert error.line is None
+    assert error.column is None
+    assert error.message.startswith(f"{SYNTAX}: ")
+
+
+def test_long_texts_holding_one_plain_value_are_valid_json() -> None:
+    # Past 200 characters the decoded value's depth is measured: a number, a string or null has none.
+    assert check_json_syntax("7" * 300) == int("7" * 300)
+    assert check_json_syntax(" " * 300 + "null") is None
+    assert check_json_syntax('"' + "x" * 300 + '"') == "x" * 300
+
+
 def test_longest_accepted_integer() -> None:
     assert check_json_syntax("9" * 4300) == int("9" * 4300)
     assert check_json_syntax("-" + "9" * 4300) == -int("9" * 4300)
@@ -160,6 +209,27 @@ def test_many_small_sibling_arrays_are_not_deep_nesting() -> None:
     assert error.column == 1 + 450 + 100
 
 
+def test_a_broken_reply_with_many_small_containers_is_not_called_too_deep() -> None:
+    # When decoding fails the text itself is scanned for depth: each "]" and "}" closes a level again.
+    error = rejection("[" + "{}," * 120 + "[]," * 120 + "]")
+    assert error.message.endswith("trailing comma before ']'")
+
+
+@pytest.mark.parametrize(
+    ("text", "column"),
+    [
+        ("[" * 50 + "[]" + "[" * 51 + "]" * 101, 103),
+        ("[1, 2, 3, " + "[" * 100 + "]" * 101, 110),
+        ('{"a":' * 101 + "1" + "}" * 101, 501),
+    ],
+    ids=["deep after a closed array", "deep after scalars", "objects"],
+)
+def test_depth_is_counted_across_closed_containers_scalars_and_objects(text: str, column: int) -> None:
+    error = rejection(text)
+    assert error.message.endswith("nesting is deeper than 100 levels")
+    assert error.column == column
+
+
 @pytest.mark.parametrize(
     ("text", "column", "code"),
     [
@@ -176,11 +246,11 @@ def test_a_lone_surrogate_is_refused_at_layer_1(text: str, column: int, code: st
     error = rejection(text)
     assert error.layer is ValidationLayer.JSON_SYNTAX
     assert error.message == (
-        f"model output must be valid JSON: lone surrogate U+{code} cannot be encoded as UTF-8 "
-        f"at line 1, column {column}"
+        f"model output must be valid JSON at line 1, column {column}: "
+        f"lone surrogate U+{code} cannot be encoded as UTF-8"
     )
     assert error.found == f"a lone U+{code}"
-    assert "valid Unicode" in str(error.expected)
+    assert error.expected == "valid Unicode text (a surrogate only as half of an escaped pair)"
     error.message.encode("utf-8")  # the message itself can always be sent on
 
 
@@ -208,14 +278,14 @@ EXACT_LAYER_1: list[tuple[str, str, str, str, str]] = [
     (
         "fence",
         '```json\n{"type":"final_answer","content":"x"}\n```',
-        "model output must be valid JSON: the reply is wrapped in a markdown code fence; send the bare JSON without ``` lines at line 1, column 1",  # noqa: E501
+        "model output must be valid JSON at line 1, column 1: the reply is wrapped in a markdown code fence; send the bare JSON without ``` lines",  # noqa: E501
         "a JSON value such as {...}",
         '\'```json\\n{"type":"fin\'…',
     ),
     (
         "bom",
         "\ufeff{}",
-        "model output must be valid JSON: the reply starts with a byte-order mark (U+FEFF) at line 1, column 1",
+        "model output must be valid JSON at line 1, column 1: the reply starts with a byte-order mark (U+FEFF)",
         "the JSON value itself",
         "U+FEFF",
     ),
@@ -224,154 +294,168 @@ EXACT_LAYER_1: list[tuple[str, str, str, str, str]] = [
     (
         "prose before",
         'Sure! Here it is: {"type":"final_answer","content":"x"}',
-        "model output must be valid JSON: text before the JSON value; the reply must start with the JSON itself, found 'Sure! Here it is: {\"t'… at line 1, column 1",  # noqa: E501
+        "model output must be valid JSON at line 1, column 1: text before the JSON value; the reply must start with the JSON itself, found 'Sure! Here it is: {\"t'…",  # noqa: E501
         "a JSON value such as {...}",
         "'Sure! Here it is: {\"t'…",
     ),
     (
         "prose only",
         "I cannot help with that.",
-        "model output must be valid JSON: the reply is not JSON, found 'I cannot help with th'… at line 1, column 1",
+        "model output must be valid JSON at line 1, column 1: the reply is not JSON, found 'I cannot help with th'…",
         "a JSON value such as {...}",
         "'I cannot help with th'…",
     ),
     (
         "text after",
         '{"a":1}\nHope this helps!',
-        "model output must be valid JSON: text after the JSON value at line 2, column 1",
+        "model output must be valid JSON at line 2, column 1: text after the JSON value",
         "nothing after the JSON value",
         "'Hope this helps!'",
     ),
     (
         "comment after",
         '{"a":1} # done',
-        "model output must be valid JSON: text after the JSON value (comments are not allowed in JSON) at line 1, column 9",  # noqa: E501
+        "model output must be valid JSON at line 1, column 9: text after the JSON value (comments are not allowed in JSON)",  # noqa: E501
         "nothing after the JSON value",
         "'# done'",
     ),
     (
         "fence after",
         '{"a":1}\n```',
-        "model output must be valid JSON: text after the JSON value (a markdown code fence?) at line 2, column 1",
+        "model output must be valid JSON at line 2, column 1: text after the JSON value (a markdown code fence?)",
         "nothing after the JSON value",
         "'```'",
     ),
     (
         "two values",
         '{"a":1} {"b":2}',
-        "model output must be valid JSON: more than one JSON value; the second one starts at line 1, column 9",
+        "model output must be valid JSON at line 1, column 9: more than one JSON value; a second one starts here",
         "exactly one JSON value",
         "another value '{\"b\":2}'",
     ),
     (
         "single quote",
         "{'a': 1}",
-        "model output must be valid JSON: single quotes are not JSON; strings and keys need double quotes at line 1, column 2",  # noqa: E501
+        "model output must be valid JSON at line 1, column 2: single quotes are not JSON; strings and keys need double quotes",  # noqa: E501
         'a double quote (")',
         "a single quote (')",
     ),
     (
         "hash comment",
         '{"a":1, # why\n"b":2}',
-        "model output must be valid JSON: comments are not allowed in JSON at line 1, column 9",
+        "model output must be valid JSON at line 1, column 9: comments are not allowed in JSON",
         "JSON",
         "'# why\\n\"b\":2}'",
     ),
     (
         "slash comment",
         '{/* c */"a":1}',
-        "model output must be valid JSON: comments are not allowed in JSON at line 1, column 2",
+        "model output must be valid JSON at line 1, column 2: comments are not allowed in JSON",
         "JSON",
         "'/* c */\"a\":1}'",
     ),
     (
         "trailing comma",
         "[1,2,\n]",
-        "model output must be valid JSON: trailing comma before ']' at line 2, column 1",
+        "model output must be valid JSON at line 2, column 1: trailing comma before ']'",
         "another item after the comma",
         "']'",
     ),
     (
         "comma then word",
         "[1, x]",
-        "model output must be valid JSON: expected value, found 'x]' at line 1, column 5",
+        "model output must be valid JSON at line 1, column 5: expected value, found 'x]'",
         "value",
         "'x]'",
     ),
     (
         "control char",
         '{"a":"x\ty"}',
-        "model output must be valid JSON: raw control character U+0009 inside a string (escape it, e.g. \\n) at line 1, column 8",  # noqa: E501
+        "model output must be valid JSON at line 1, column 8: raw control character U+0009 inside a string (escape it, e.g. \\n)",  # noqa: E501
         "an escaped control character",
         "raw U+0009",
     ),
     (
         "bad escape",
         '{"a":"\\x41"}',
-        "model output must be valid JSON: invalid escape sequence in a string at line 1, column 7",
+        "model output must be valid JSON at line 1, column 7: invalid escape sequence in a string",
         'one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX',
         "'\\\\x41\"}'",
     ),
     (
+        "block comment after",
+        '{"a": 1} /* note */',
+        "model output must be valid JSON at line 1, column 10: text after the JSON value (comments are not allowed in JSON)",  # noqa: E501
+        "nothing after the JSON value",
+        "'/* note */'",
+    ),
+    (
+        "bad unicode escape",
+        '{"a":"\\u12x4"}',
+        "model output must be valid JSON at line 1, column 8: invalid escape sequence in a string",
+        'one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX',
+        "'u12x4\"'",
+    ),
+    (
         "cut off",
         '{"a":"b',
-        "model output must be valid JSON: the reply ends before the JSON value is complete; it looks cut off (usually max_output_tokens was reached); the text ends at line 1, column 8",  # noqa: E501
+        "model output must be valid JSON at line 1, column 8: the reply ends before the JSON value is complete; it looks cut off (usually max_output_tokens was reached)",  # noqa: E501
         "a complete JSON value",
         "the end of the text",
     ),
     (
         "missing colon",
         '{"a" 1}',
-        "model output must be valid JSON: expected ':' delimiter, found '1}' at line 1, column 6",
+        "model output must be valid JSON at line 1, column 6: expected ':' delimiter, found '1}'",
         "':' delimiter",
         "'1}'",
     ),
     (
         "unquoted key",
         "{a: 1}",
-        "model output must be valid JSON: expected property name in double quotes, found 'a: 1}' at line 1, column 2",
+        "model output must be valid JSON at line 1, column 2: expected property name in double quotes, found 'a: 1}'",
         "property name in double quotes",
         "'a: 1}'",
     ),
     (
         "python literal",
         '{"a": True}',
-        "model output must be valid JSON: expected value, found 'True}' at line 1, column 7",
+        "model output must be valid JSON at line 1, column 7: expected value, found 'True}'",
         "value",
         "'True}'",
     ),
     (
         "NaN",
         '{"a":NaN}',
-        "model output must be valid JSON: NaN is not a JSON number (non-finite numbers are not allowed) at line 1, column 6",  # noqa: E501
+        "model output must be valid JSON at line 1, column 6: NaN is not a JSON number (non-finite numbers are not allowed)",  # noqa: E501
         "a finite JSON number",
         "'NaN'",
     ),
     (
         "big float",
         "[1e400]",
-        "model output must be valid JSON: the number '1e400' is too large for a finite float at line 1, column 2",
+        "model output must be valid JSON at line 1, column 2: the number '1e400' is too large for a finite float",
         "a finite JSON number",
         "'1e400'",
     ),
     (
         "long int",
         "[99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999]",
-        "model output must be valid JSON: an integer with 4301 digits is too long (at most 4300) at line 1, column 2",
+        "model output must be valid JSON at line 1, column 2: an integer with 4301 digits is too long (at most 4300)",
         "a finite JSON number",
         "'999999999999999999999'…",
     ),
     (
         "duplicate",
         '{"a":1,"a":2}',
-        "model output must be valid JSON: duplicate key 'a' in one object at line 1, column 8",
+        "model output must be valid JSON at line 1, column 8: duplicate key 'a' in one object",
         "each key at most once per object",
         "a second 'a'",
     ),
     (
         "deep",
         "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
-        "model output must be valid JSON: nesting is deeper than 100 levels at line 1, column 101",
+        "model output must be valid JSON at line 1, column 101: nesting is deeper than 100 levels",
         "at most 100 nested objects or arrays",
         "more than 100",
     ),
@@ -519,6 +603,8 @@ def test_layer_4_field_set(text: str, words: list[str]) -> None:
     for word in words:
         assert word in error.message
     assert "expected exactly type, " in error.message
+    contracts = {"tool_call": "type, call_id, tool_name, arguments", "final_answer": "type, content"}
+    assert error.expected == "exactly " + contracts[json.loads(text)["type"]]
 
 
 def test_layer_4_1_is_not_the_string_1() -> None:
@@ -533,6 +619,26 @@ def test_layer_4_alone() -> None:
     with pytest.raises(InvalidModelOutputError) as caught:
         check_fields({"type": "tool_call", "content": "ok"}, "tool_call")
     assert caught.value.layer is ValidationLayer.FIELDS
+
+
+def test_layer_4_alone_gives_the_tool_call_its_own_arguments() -> None:
+    # A notebook passes its own dict: changing it afterwards must not change the action.
+    obj: dict[str, Any] = {"type": "tool_call", "call_id": "c1", "tool_name": "t", "arguments": {"paths": ["a"]}}
+    action = check_fields(obj, "tool_call")
+    obj["arguments"]["paths"].append("b")
+    obj["arguments"]["new"] = 1
+    assert action == ToolCall("c1", "t", {"paths": ["a"]})
+
+
+def test_the_parser_builds_the_same_actions_as_their_constructors() -> None:
+    call = parse_json_action('{"type":"tool_call","call_id":"c1","tool_name":"t","arguments":{"a":[1,{"b":null}]}}')
+    assert type(call) is ToolCall
+    assert (call.call_id, call.tool_name, call.arguments) == ("c1", "t", {"a": [1, {"b": None}]})
+    assert call == ToolCall("c1", "t", {"a": [1, {"b": None}]})
+    answer = parse_json_action('{"type":"final_answer","content":" 42 "}')
+    assert type(answer) is FinalAnswer
+    assert answer.content == " 42 "
+    assert answer == FinalAnswer(" 42 ")
 
 
 # ----------------------------------------------------------------------------- accepted
