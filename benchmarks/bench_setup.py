@@ -5,7 +5,7 @@ Usage: python benchmarks/bench_setup.py [--scenario NAME ...] [--engine-timeout 
 
 Each scenario clones this repository's current commit into a temporary folder, points pip at a
 new empty cache (PIP_CACHE_DIR; your own cache is never touched), runs `make lab` there and
-times it until JupyterLab's /api/status answers HTTP 200. Then it runs notebooks 00-06 in that
+times it until JupyterLab's /api/status answers HTTP 200. Then it runs notebooks 00-07 in that
 learner install (nbconvert, a fresh kernel each) and follows the local engine's background build
 until it is ready or has failed.
 
@@ -42,7 +42,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = os.environ.get("PYTHON", "python3")
 TOKEN = "bench-setup-token"
-NOTEBOOKS = [f"notebooks/{name}" for name in sorted(p.name for p in (ROOT / "notebooks").glob("0[0-6]_*.ipynb"))]
+# The English edition's notebooks (the editions share their code cells, so one edition measures both); the glob
+# once read notebooks/ itself, which holds no notebooks since the editions moved into en/ and zh/.
+NOTEBOOKS = [f"notebooks/en/{p.name}" for p in sorted((ROOT / "notebooks" / "en").glob("0[0-9]_*.ipynb"))]
 SCENARIOS = ("baseline", "no-compiler", "compiler")
 
 
@@ -238,7 +240,7 @@ def bench_make_lab(scenario: str, work: Path, engine_timeout: float) -> Result:
             result.notebooks_ok, result.notebooks_seconds = ok, seconds
             if not ok:
                 result.notes.append("notebook run failed:\n" + errors)
-            print(f"  {scenario}: notebooks 00-06 {'ran' if ok else 'FAILED'} in {seconds:.1f} s", flush=True)
+            print(f"  {scenario}: notebooks 00-07 {'ran' if ok else 'FAILED'} in {seconds:.1f} s", flush=True)
             while True:
                 status = engine_status(clone, env)
                 elapsed = time.monotonic() - started
@@ -277,7 +279,7 @@ def report(results: list[Result]) -> None:
     baseline = next((r.lab_seconds for r in results if r.scenario == "baseline"), None)
     print(f"\nfresh clone -> JupyterLab /api/status 200, empty pip cache, {os.cpu_count()} cores")
     print(
-        f"{'scenario':<12} {'lab live':>9} {'vs baseline':>12} {'load':>5} {'notebooks 00-06':>16} {'local engine':>30}"
+        f"{'scenario':<12} {'lab live':>9} {'vs baseline':>12} {'load':>5} {'notebooks 00-07':>16} {'local engine':>30}"
     )
     for r in results:
         lab = "-" if r.lab_seconds is None else f"{r.lab_seconds:.1f} s"
