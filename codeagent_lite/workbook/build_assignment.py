@@ -105,6 +105,11 @@ def load_learner_file(directory: str | os.PathLike[str], file: str) -> ModuleTyp
     """Import one of the learner's files in this process, as verify's child does (its siblings by relative import)."""
     folder = Path(directory).resolve()
     package = load_package(folder)
+    # Another folder of the same name may have been loaded under this package name before (a test process judges
+    # many): its files must not stand in for this folder's.
+    for name, module in list(sys.modules.items()):
+        if name.startswith(f"{package}.") and Path(getattr(module, "__file__", "") or "").parent != folder:
+            del sys.modules[name]
     return importlib.import_module(f"{package}.{file}")
 
 

@@ -352,14 +352,6 @@ def test_the_chinese_release_is_what_ships(chinese: Graded) -> None:
     assert release.code_cells(generated) == release.code_cells(ENGLISH.student_copy)
 
 
-def test_the_source_stubs_are_the_workbooks_stubs() -> None:
-    for edition in release.BUILD_EDITIONS:
-        folder = release.source_notebook(edition).parent / "my_json_text"
-        assert sorted(p.name for p in folder.glob("*.py")) == sorted(p.name for p in STUBS.glob("*.py"))
-        for path in STUBS.glob("*.py"):
-            assert (folder / path.name).read_bytes() == path.read_bytes(), f"{edition.assignment}: {path.name}"
-
-
 def test_a_fresh_copy_of_the_stubs_is_what_untouched_means(tmp_path: Path) -> None:
     # The "untouched" submission hands in the released stubs: they must fail every check, so it scores 0.
     shutil.copytree(STUBS, tmp_path / "my_json_text")
