@@ -151,8 +151,9 @@ PARSER_TRAPS = {
     "from the top level": "from codeagent_lite import parse_json_action\n",
     "through the package name": "import codeagent_lite\n\n\ndef parse_json_action(raw_text):\n"
     "    return codeagent_lite.parse_json_action(raw_text)\n",
-    "through importlib": 'import importlib\n\n_theirs = importlib.import_module("codeagent_lite." + "json_action_parser")\n'
-    "\n\ndef parse_json_action(raw_text):\n    return _theirs.parse_json_action(raw_text)\n",
+    "through importlib": "import importlib\n\n"
+    '_theirs = importlib.import_module("codeagent_lite." + "json_action_parser")\n\n\n'
+    "def parse_json_action(raw_text):\n    return _theirs.parse_json_action(raw_text)\n",
 }
 
 
