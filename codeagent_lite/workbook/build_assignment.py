@@ -122,18 +122,24 @@ def _origin(name: str) -> str:
     return module if isinstance(module, str) and module.startswith("codeagent_lite") else "codeagent_lite"
 
 
+def _is_package(name: str) -> bool:
+    return name == "codeagent_lite" or name.startswith("codeagent_lite.")
+
+
+def _from_the_top_level(alias: ast.alias) -> str:
+    """``from codeagent_lite import X``: X's own module when X is a submodule, else the module X is defined in."""
+    submodule = f"codeagent_lite.{alias.name}"
+    return submodule if importlib.util.find_spec(submodule) is not None else _origin(alias.name)
+
+
 def _imported(node: ast.AST) -> Iterator[str]:
     """The package modules an import statement reaches, one per imported name."""
     if isinstance(node, ast.Import):
-        for alias in node.names:
-            if alias.name == "codeagent_lite" or alias.name.startswith("codeagent_lite."):
-                yield alias.name
-    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        yield from (alias.name for alias in node.names if _is_package(alias.name))
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and _is_package(node.module):
         if node.module == "codeagent_lite":
-            for alias in node.names:
-                submodule = f"codeagent_lite.{alias.name}"
-                yield submodule if importlib.util.find_spec(submodule) is not None else _origin(alias.name)
-        elif node.module.startswith("codeagent_lite."):
+            yield from (_from_the_top_level(alias) for alias in node.names)
+        else:
             yield node.module
 
 
@@ -182,21 +188,32 @@ def _watched_functions() -> dict[int, tuple[str, Callable[..., Any]]]:
     return found
 
 
+def _holders() -> list[ModuleType | type]:
+    """Where a reference to a watched function may sit: every loaded module, and the watched modules' classes."""
+    holders: list[ModuleType | type] = [
+        module for module in list(sys.modules.values()) if isinstance(module, ModuleType)
+    ]
+    for module_name in WATCHED_MODULES:
+        holders += [value for value in vars(sys.modules[module_name]).values() if isinstance(value, type)]
+    return holders
+
+
+def _references(watched: dict[int, tuple[str, Callable[..., Any]]]) -> list[tuple[ModuleType | type, str, Any]]:
+    """Every (holder, name, function) whose value is one of the watched functions."""
+    found = []
+    for holder in _holders():
+        for name, value in list(vars(holder).items()):
+            entry = watched.get(id(value))
+            if entry is not None and entry[1] is value:
+                found.append((holder, name, value))
+    return found
+
+
 @contextlib.contextmanager
 def _spying(calls: list[str]) -> Iterator[None]:
     """Replace every reference to a watched function, in every loaded module and class, by a recording spy."""
     watched = _watched_functions()
-    replaced: list[tuple[Any, str, Any]] = []
-    namespaces: list[Any] = [module for module in list(sys.modules.values()) if module is not None]
-    namespaces += [value for module_name in WATCHED_MODULES for value in vars(sys.modules[module_name]).values()]
-    for namespace in namespaces:
-        holder = namespace if isinstance(namespace, (ModuleType, type)) else None
-        if holder is None:
-            continue
-        for name, value in list(vars(holder).items()):
-            entry = watched.get(id(value))
-            if entry is not None and entry[1] is value:
-                replaced.append((holder, name, value))
+    replaced = _references(watched)
     try:
         for holder, name, value in replaced:
             setattr(holder, name, _spy(value, watched[id(value)][0], calls))
