@@ -42,9 +42,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = os.environ.get("PYTHON", "python3")
 TOKEN = "bench-setup-token"
-# The English edition's notebooks (the editions share their code cells, so one edition measures both); the glob
-# once read notebooks/ itself, which holds no notebooks since the editions moved into en/ and zh/.
-NOTEBOOKS = [f"notebooks/en/{p.name}" for p in sorted((ROOT / "notebooks" / "en").glob("0[0-9]_*.ipynb"))]
+EDITIONS = ("zh", "en")
+NOTEBOOKS = {
+    edition: [f"notebooks/{edition}/{p.name}" for p in sorted((ROOT / "notebooks" / edition).glob("0[0-9]_*.ipynb"))]
+    for edition in EDITIONS
+}
 SCENARIOS = ("baseline", "no-compiler", "compiler")
 
 
@@ -167,26 +169,33 @@ def base_env(pip_cache: Path) -> dict[str, str]:
 
 
 def run_notebooks(clone: Path, env: dict[str, str], out_dir: Path) -> tuple[bool, float, str]:
+    """Execute both editions' notebooks 00-07 (a fresh kernel each); the editions share file names, so one folder each."""
     started = time.monotonic()
-    result = subprocess.run(
-        [
-            str(clone / ".venv/bin/jupyter"),
-            "nbconvert",
-            "--to",
-            "notebook",
-            "--execute",
-            "--ExecutePreprocessor.timeout=300",
-            "--output-dir",
-            str(out_dir),
-            *NOTEBOOKS,
-        ],
-        cwd=clone,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return result.returncode == 0, time.monotonic() - started, result.stderr[-2000:]
+    errors = ""
+    for edition, notebooks in NOTEBOOKS.items():
+        if not notebooks:
+            return False, time.monotonic() - started, f"no notebooks found in notebooks/{edition}"
+        result = subprocess.run(
+            [
+                str(clone / ".venv/bin/jupyter"),
+                "nbconvert",
+                "--to",
+                "notebook",
+                "--execute",
+                "--ExecutePreprocessor.timeout=300",
+                "--output-dir",
+                str(out_dir / edition),
+                *notebooks,
+            ],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            errors += result.stderr[-2000:]
+    return not errors, time.monotonic() - started, errors
 
 
 def engine_status(clone: Path, env: dict[str, str]) -> dict[str, str]:
@@ -240,7 +249,7 @@ def bench_make_lab(scenario: str, work: Path, engine_timeout: float) -> Result:
             result.notebooks_ok, result.notebooks_seconds = ok, seconds
             if not ok:
                 result.notes.append("notebook run failed:\n" + errors)
-            print(f"  {scenario}: notebooks 00-07 {'ran' if ok else 'FAILED'} in {seconds:.1f} s", flush=True)
+            print(f"  {scenario}: notebooks 00-07 (zh, en) {'ran' if ok else 'FAILED'} in {seconds:.1f} s", flush=True)
             while True:
                 status = engine_status(clone, env)
                 elapsed = time.monotonic() - started

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Literal, TextIO
 
 from .agent.loop import DEFAULT_SYSTEM_PROMPT, run_agent
 from .agent.workspace_tools import workspace_tools
-from .diagnosis import diagnose, format_ladder
+from .diagnosis import diagnose
 from .display import json_kind, printable
 from .json_text_adapter import JsonTextModelAdapter, ProviderError, TextProvider
 from .model_adapter import ModelCallBudget
@@ -169,7 +169,7 @@ def _add_verify_command(commands: argparse._SubParsersAction[_PrintableArgumentP
 
 
 def _verify(args: argparse.Namespace, out: TextIO) -> int:
-    # Imported only here: the workbook room is not needed by check or run.
+    # Imported only here: the workbook room is not needed by run.
     from .workbook.verify import VerifyUsageError, verify
 
     try:
@@ -420,6 +420,10 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _check(args: argparse.Namespace, stdin: TextIO | None, out: TextIO) -> int:
+    # The ladder in the edition's language (CAL_LANG, or a notebooks/zh working folder), as the playground shows it;
+    # workbook.ladder imports only the chapter, so this costs check no Jupyter.
+    from .workbook.ladder import format_ladder
+
     text = _read_model_text(args, stdin)
     diagnosis = diagnose(text)
     print(printable(format_ladder(diagnosis)), file=out)

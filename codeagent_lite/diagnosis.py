@@ -8,19 +8,22 @@ codeagent_lite check`` both use this module, so they cannot disagree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from .display import shorten
+from .display import pad, shorten
 from .json_action_parser import check_action_type, check_fields, check_json_syntax, check_top_level_object
 from .kernel_types import Action, FinalAnswer, ToolCall
 from .model_adapter import InvalidModelOutputError, ValidationLayer
 
 __all__ = [
     "ACTION_CHARS",
+    "ENGLISH_WORDS",
     "MARKS",
     "Diagnosis",
+    "LadderWords",
     "LayerOutcome",
     "LayerStatus",
     "describe_action",
@@ -40,6 +43,30 @@ class LayerStatus(StrEnum):
 
 MARKS = {LayerStatus.PASSED: "✔", LayerStatus.FAILED: "✘", LayerStatus.NOT_REACHED: "·"}
 """The mark each ladder shows beside a layer, in text and in HTML alike."""
+
+
+@dataclass(frozen=True, slots=True)
+class LadderWords:
+    """The words a ladder is printed with; English unless a caller passes its own.
+
+    The chapter imports only the standard library, so it cannot know which edition of the
+    workbook is running: the workbook builds these words in the learner's language and passes
+    them to ``format_ladder``. The parser's messages inside the ladder stay as they are.
+    """
+
+    titles: Mapping[ValidationLayer, str] = field(
+        default_factory=lambda: {layer: layer.title for layer in ValidationLayer}
+    )
+    layer: str = "layer {number}"
+    statuses: Mapping[LayerStatus, str] = field(
+        default_factory=lambda: {status: status.value for status in LayerStatus}
+    )
+    colon: str = ": "
+    rejected: str = "rejected at layer {number}: expected {expected}, found {found}"
+
+
+ENGLISH_WORDS = LadderWords()
+"""The words the command line, the agent loop and the English edition print."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,20 +131,21 @@ def describe_action(action: Action) -> str:
     return shorten(repr(action), ACTION_CHARS)
 
 
-def format_ladder(diagnosis: Diagnosis) -> str:
-    """Plain-text ladder, one line per layer, then the verdict."""
+def format_ladder(diagnosis: Diagnosis, words: LadderWords = ENGLISH_WORDS) -> str:
+    """Plain-text ladder, one line per layer, then the verdict; ``words`` says it in another language."""
     lines = []
     for outcome in diagnosis.outcomes:
         mark = MARKS[outcome.status]
-        label = f"layer {int(outcome.layer)}  {outcome.layer.title:<17}"
-        line = f"{mark} {label} {outcome.status.value}"
+        label = f"{words.layer.format(number=int(outcome.layer))}  {pad(words.titles[outcome.layer], 17)}"
+        line = f"{mark} {label} {words.statuses[outcome.status]}"
         if outcome.error is not None:
-            line += f": {outcome.error.message}"
+            line += f"{words.colon}{outcome.error.message}"
         lines.append(line)
     if diagnosis.action is not None:
         lines.append(f"=> {describe_action(diagnosis.action)}")
     else:
         error = diagnosis.error
         assert error is not None
-        lines.append(f"=> rejected at layer {int(error.layer)}: expected {error.expected}, found {error.found}")
+        verdict = words.rejected.format(number=int(error.layer), expected=error.expected, found=error.found)
+        lines.append(f"=> {verdict}")
     return "\n".join(lines)

@@ -22,6 +22,7 @@ __all__ = [
     "QUOTE_CHARS",
     "json_kind",
     "layer_label",
+    "pad",
     "printable",
     "quote",
     "shorten",
@@ -96,6 +97,15 @@ def printable(text: str) -> str:
             code = ord(char)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
     return "".join(out)
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` followed by spaces up to ``width`` terminal columns, counting a Chinese character as two.
+
+    ``str.ljust`` counts characters, so a column of Chinese titles padded with it comes out ragged.
+    """
+    columns = sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+    return text + " " * max(0, width - columns)
 
 
 def json_kind(value: object) -> str:

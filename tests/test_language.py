@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from codeagent_lite.workbook.language import Messages, edition_language
+from codeagent_lite.workbook import cells, contract_messages, ladder, learner_ladder, verify_messages
+from codeagent_lite.workbook.contract import CHECKS, SAMPLES, Check, Sample
+from codeagent_lite.workbook.language import Messages, edition_language, placeholders
+
+CHECKS_BY_ID = {check.id: check for check in CHECKS}
 
 
 @pytest.mark.parametrize(
@@ -54,3 +59,68 @@ def test_a_message_missing_a_language_is_refused() -> None:
 def test_a_message_whose_placeholders_differ_is_refused() -> None:
     with pytest.raises(ValueError, match="same placeholders"):
         Messages({"hello": {"en": "Hello, {name}", "zh": "你好"}})
+
+
+# --------------------------------------------------------------------------- verify's checks, in both languages
+
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=[check.id for check in CHECKS])
+def test_every_check_has_its_texts_in_both_languages(check: Check) -> None:
+    english, chinese = check.words("en"), check.words("zh")
+    assert (english.name, english.given, english.expected, english.ours) == (
+        check.name,
+        check.given,
+        check.expected,
+        check.ours,
+    ), "the English edition prints the contract's English texts"
+    assert CHINESE.search(chinese.name), f"{check.id}: the name {chinese.name!r} is not Chinese"
+    assert (chinese.ours is None) == (english.ours is None)
+    if chinese.ours is not None:
+        assert CHINESE.search(chinese.ours), f"{check.id}: ours {chinese.ours!r} is not Chinese"
+    for part in ("given", "expected"):
+        said = getattr(chinese, part)
+        # A part that is a Python value (a repr) is shown as it is in both editions; prose is translated.
+        assert said == getattr(english, part) or CHINESE.search(said), f"{check.id}: {part} {said!r}"
+
+
+def test_a_part_shown_the_same_in_both_languages_is_a_python_value_not_prose() -> None:
+    """``given``/``expected`` may stay untranslated only when they are code: a repr or a call."""
+    looks_like_code = re.compile(r"""^(['"[{]|\w+\(|\w+=)""")
+    untranslated = [
+        (check.id, part, text)
+        for check in CHECKS
+        for part in ("given", "expected")
+        if getattr(check.words("zh"), part) == (text := getattr(check, part)) and not looks_like_code.match(text)
+    ]
+    assert untranslated == [], f"English prose shown untranslated in the Chinese edition: {untranslated}"
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[sample.id for sample in SAMPLES])
+def test_every_sample_has_its_label_and_cost_in_both_languages(sample: Sample) -> None:
+    assert sample.words("en") == (sample.label, sample.cost)
+    label, cost = sample.words("zh")
+    assert CHINESE.search(label), f"{sample.id}: {label!r}"
+    assert bool(cost) == bool(sample.cost) and (not cost or CHINESE.search(cost))
+
+
+CATALOGS = {
+    "cells": cells.MESSAGES,
+    "contract_messages": contract_messages.MESSAGES,
+    "verify_messages": verify_messages.MESSAGES,
+    "ladder": ladder.MESSAGES,
+    "learner_ladder": learner_ladder.MESSAGES,
+}
+
+
+@pytest.mark.parametrize("name", CATALOGS)
+def test_every_message_of_verify_and_the_ladders_is_said_in_both_languages(name: str) -> None:
+    catalog = CATALOGS[name]
+    for key in catalog.keys():  # noqa: SIM118 - a Messages catalog is not a dict
+        english, chinese = catalog.say(key, language="en"), catalog.say(key, language="zh")
+        assert placeholders(english) == placeholders(chinese), key
+        # Chinese where the English has words; a text of marks and names only ("; {summary}") may be the same.
+        words = re.sub(r"\{\w+\}|[A-Za-z_]+\(|\b[a-z_]+_[a-z_]+\b|Kernel|Provider\w*|\w*Error|\.py|NaN", "", english)
+        if re.search(r"[A-Za-z]{3,}", words):
+            assert CHINESE.search(chinese), f"{name}.{key}: {chinese!r}"

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from codeagent_lite import InvalidModelOutputError
+from codeagent_lite import InvalidModelOutputError, ValidationLayer
 from codeagent_lite.workbook.exercise_checks import check_exercise, check_exercise_3, check_exercise_5
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
@@ -217,7 +218,9 @@ def test_verify_report_speaks_chinese(zh: None) -> None:
     assert text.startswith(
         "verify my_json_text：第 1-1 步\n第 1 步 · 消息编码 · 二、消息转换（json_text_messages.py）\n"
     )
-    assert f"      输入 {second.given}，期望 {second.expected}，实际得到 'x'。" in text
+    words = second.words("zh")
+    assert f"  ✘ {second.id} {words.name}\n" in text
+    assert f"      输入 {words.given}，期望 {words.expected}，实际得到 'x'。" in text
     assert "[工作簿规则]" in text
     assert "（本工作簿自己的规则：" in text
     assert "      附注：printed hi" in text
@@ -342,3 +345,96 @@ def test_the_engine_report_speaks_chinese(zh: None) -> None:
 
     report = engine_report(engine_status())
     assert "下面的代码格会现场调用模型" in report or "在那之前，下面每个调用模型的代码格" in report
+
+
+# --------------------------------------------------------------------------- verify run end to end, the ladders
+
+STUBS = Path(__file__).resolve().parent.parent / "notebooks" / "my_json_text"
+
+
+def test_verify_prints_chinese_check_names_in_zh_and_the_english_ones_in_en(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from codeagent_lite.workbook.contract import checks_up_to
+    from codeagent_lite.workbook.verify import verify
+
+    # English first: the checking process then starts with English around it, and must still be told zh.
+    monkeypatch.setenv("CAL_LANG", "en")
+    english = str(verify(STUBS, step=1)).splitlines()
+    monkeypatch.setenv("CAL_LANG", "zh")
+    chinese = str(verify(STUBS, step=1)).splitlines()
+    checks = checks_up_to(1)
+    assert [line for line in english if line.startswith("  ✘ ")] == [
+        f"  ✘ {check.id} {check.name}{' [ours]' if check.ours else ''}" for check in checks
+    ]
+    assert english[3].startswith(f"      given {checks[0].given}, expected {checks[0].expected}, got nothing yet")
+    names = [line for line in chinese if line.startswith("  ✘ ")]
+    assert names == [
+        f"  ✘ {check.id} {check.words('zh').name}{' [工作簿规则]' if check.ours else ''}" for check in checks
+    ]
+    assert all(CHINESE.search(line.split(" ", 4)[-1]) for line in names)
+    # The sentence, and what the checking process says came back, are Chinese too.
+    assert chinese[3].startswith(f"      输入 {checks[0].words('zh').given}，期望 ")
+    assert "实际得到 还没有实现：这里的代码还没写（NotImplementedError，位于 json_text_messages.py 第" in chinese[3]
+
+
+def test_the_zh_ladder_names_its_layers_in_chinese(zh: None) -> None:
+    from codeagent_lite import diagnose
+    from codeagent_lite.workbook.ladder import format_ladder, layer_label
+
+    assert format_ladder(diagnose('{"type": "tool_result"}')).splitlines() == [
+        "✔ 第 1 层  JSON 语法         通过",
+        "✔ 第 2 层  顶层对象          通过",
+        "✘ 第 3 层  行动类型          拒绝：unsupported action type: expected 'tool_call' or 'final_answer', "
+        "found the string 'tool_result'",
+        "· 第 4 层  字段集合与类型    未走到",
+        "=> 在第 3 层被拒绝：期望 'tool_call' or 'final_answer'，实际 the string 'tool_result'",
+    ]
+    assert layer_label(ValidationLayer.FIELDS) == "第 4 层（字段集合与类型）"
+
+
+def test_the_en_ladder_is_the_chapters_byte_for_byte(en: None) -> None:
+    from codeagent_lite import diagnose, format_ladder
+    from codeagent_lite.display import layer_label as chapter_label
+    from codeagent_lite.workbook.ladder import format_ladder as edition_ladder
+    from codeagent_lite.workbook.ladder import layer_label
+
+    for text in ['{"type": "final_answer", "content": "42"}', "[1]", '{"type": "final_answer"}', "Sure!"]:
+        assert edition_ladder(diagnose(text)) == format_ladder(diagnose(text))
+    assert [layer_label(layer) for layer in ValidationLayer] == [chapter_label(layer) for layer in ValidationLayer]
+
+
+def test_the_playground_ladders_and_the_learner_ladder_speak_chinese(zh: None) -> None:
+    from codeagent_lite.workbook.learner_ladder import learner_ladders
+    from codeagent_lite.workbook.parser_playground import ParserPlayground, static_ladders_text
+
+    assert "✘ 第 2 层  顶层对象          拒绝：" in static_ladders_text(["top-level array"])
+    ladder_html = ParserPlayground("top-level array").ladder.value
+    assert "第 2 层（顶层对象）" in ladder_html and ">拒绝<" in ladder_html
+    text = str(learner_ladders(STUBS, ["[]"]))
+    assert "第 2 层" in text and "✘ 拒绝" in text and "=> 参考：✘ 在第 2 层（顶层对象）被拒绝" in text
+
+
+def test_compare_labels_its_rows_in_chinese_and_keeps_the_folders_name(zh: None) -> None:
+    from codeagent_lite.workbook.verify import compare
+
+    comparison = compare(STUBS, 1)
+    assert comparison.label == "my_json_text"
+    assert [row.label for row in comparison.rows] == ["一条 Message", "一个 ToolCall", "内容是中文的 ToolResult"]
+    assert comparison.rows[0].yours.startswith("还没有实现：")
+    assert str(comparison).startswith("my_json_text 与参考实现对照：第 1 步")
+
+
+def test_a_shared_code_cells_label_follows_the_edition(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    from codeagent_lite.workbook.cells import say
+
+    monkeypatch.setenv("CAL_LANG", "en")
+    say("same_action", True)
+    say("usage", "TokenUsage(1, 2)")
+    assert capsys.readouterr().out == "same action as by hand: True\nusage:  TokenUsage(1, 2)\n"
+    monkeypatch.setenv("CAL_LANG", "zh")
+    say("same_action", True)
+    say("refused_it", layer="第 1 层（JSON 语法）", message="model output must be valid JSON")
+    assert capsys.readouterr().out == (
+        "和手工解析得到的行动相同：True\n第 1 层（JSON 语法）拒绝了它：model output must be valid JSON\n"
+    )

@@ -8,9 +8,11 @@ Each module is named after what a notebook calls it:
 * ``exercise_checks``: the self-checks of the exercise book, notebook 05;
 * ``real_model_lab``: the helpers and widget of notebook 06 (a real model);
 * ``language``: which edition (``notebooks/en`` or ``notebooks/zh``) is running, and the texts
-  the workbook prints in both languages;
-* ``contract``, ``verify``, ``verify_child``: the build-it-yourself checks of notebooks 01-04 and
-  ``python -m codeagent_lite verify``; ``learner_ladder``: a learner's parser beside the reference's ladder;
+  the workbook prints in both languages; ``ladder``: the parser's layers and ladder named in the
+  edition's language; ``cells``: the labels the notebooks' shared code cells print;
+* ``contract`` (+ ``contract_messages``), ``verify``, ``verify_child``: the build-it-yourself checks
+  of notebooks 01-04 and ``python -m codeagent_lite verify``; ``learner_ladder``: a learner's parser
+  beside the reference's ladder;
   ``learner_playground``: the same, live, as notebook 04's second playground;
 * ``engine_panel`` and ``recorded/``: notebook 06's engine state and the outputs recorded from a real run;
 * ``widget_view``: how every widget here shows itself where no widget can render.

@@ -12,6 +12,11 @@ in the message. Anything else a learner's messages say is their own business.
 A check is marked ``ours`` when the blog never states its rule (the ``json.dumps``
 arguments, the non-blank rule, strict JSON): the report says so, and says what the blog does.
 
+Every check's sentence parts are written here in English and, beside them (``zh=``), in
+Chinese for ``notebooks/zh``; a part that is a Python value (a ``repr``) is the same in both
+editions and is not repeated. A check without its Chinese fails at import. What a check says
+came back is in ``contract_messages``, in both languages.
+
 A check receives the learner's module and calls into it. Code that misbehaves (raises the
 wrong exception, prints, never returns) is not this module's concern: the runner in
 ``verify_child`` catches it and the parent in ``verify`` enforces the time limit.
@@ -38,6 +43,11 @@ from ..model_adapter import (
     TokenUsage,
     ValidationLayer,
 )
+from .contract_messages import MESSAGES
+from .ladder import layer_label
+from .language import Language, edition_language
+
+say = MESSAGES.say
 
 __all__ = [
     "CHECKS",
@@ -46,6 +56,9 @@ __all__ = [
     "SAMPLES",
     "STEPS",
     "Check",
+    "CheckWords",
+    "Chinese",
+    "CorpusReply",
     "Mismatch",
     "Rejection",
     "Sample",
@@ -87,8 +100,28 @@ class Mismatch(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class Chinese:
+    """A check's sentence parts in Chinese; None where the English part is a Python value, shown as it is."""
+
+    name: str
+    given: str | None = None
+    expected: str | None = None
+    ours: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckWords:
+    """A check's sentence parts in one language: what verify's report prints."""
+
+    name: str
+    given: str
+    expected: str
+    ours: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Check:
-    """One behaviour of one file, with the sentence parts a failure report needs."""
+    """One behaviour of one file, with the sentence parts a failure report needs (English; ``zh``: Chinese)."""
 
     id: str
     step: int
@@ -99,6 +132,14 @@ class Check:
     run: Callable[[ModuleType], None]
     ours: str | None = None
     """When the blog never states this rule: what the workbook adds, in a few words."""
+    zh: Chinese | None = None
+
+    def words(self, language: Language | None = None) -> CheckWords:
+        """The sentence parts in ``language`` (the edition's by default)."""
+        if (language or edition_language()) == "en" or self.zh is None:
+            return CheckWords(self.name, self.given, self.expected, self.ours)
+        zh = self.zh
+        return CheckWords(zh.name, zh.given or self.given, zh.expected or self.expected, zh.ours)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,12 +156,13 @@ def show(value: object, limit: int = _SHOWN_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _layer(layer: object) -> str:
+def _layer(layer: object, language: Language | None = None) -> str:
+    """``layer 1 (JSON syntax)`` in ``language`` (the edition's by default), or the raw value when it is no layer."""
     try:
         known = ValidationLayer(layer)  # type: ignore[arg-type]
     except (ValueError, TypeError):
         return f"layer={layer!r}"
-    return f"layer {int(known)} ({known.title})"
+    return layer_label(known, language)
 
 
 # --------------------------------------------------------------------------- step 1: messages
@@ -132,14 +174,14 @@ def _messages(module: ModuleType, history: Sequence[HistoryItem]) -> list[tuple[
     try:
         items = list(result)
     except TypeError:
-        raise Mismatch(f"{show(result)}, which is not a sequence of messages") from None
+        raise Mismatch(say("not_a_sequence", value=show(result))) from None
     pairs = []
     for item in items:
         if not isinstance(item, module.ProviderMessage):
-            raise Mismatch(f"{show(item)}, which is not a ProviderMessage")
+            raise Mismatch(say("not_a_provider_message", value=show(item)))
         role, content = getattr(item, "role", None), getattr(item, "content", None)
         if not isinstance(role, str) or not isinstance(content, str):
-            raise Mismatch(f"{show(item)}, whose role and content are not both strings")
+            raise Mismatch(say("not_strings", value=show(item)))
         pairs.append((str(role), content))
     return pairs
 
@@ -147,7 +189,7 @@ def _messages(module: ModuleType, history: Sequence[HistoryItem]) -> list[tuple[
 def _one_message(module: ModuleType, item: HistoryItem) -> tuple[str, str]:
     pairs = _messages(module, [item])
     if len(pairs) != 1:
-        raise Mismatch(f"{len(pairs)} messages for one history item")
+        raise Mismatch(say("messages_for_one_item", count=len(pairs)))
     return pairs[0]
 
 
@@ -155,7 +197,7 @@ def _decoded(content: str) -> Any:
     try:
         return json.loads(content)
     except ValueError:
-        raise Mismatch(f"the content {show(content)}, which is not JSON") from None
+        raise Mismatch(say("content_not_json", content=show(content))) from None
 
 
 _TOOL_CALL = ToolCall("call_1", "read_file", {"path": "README.md", "limit": 40})
@@ -184,21 +226,21 @@ def _check_message_kept(module: ModuleType) -> None:
 def _check_tool_call_role(module: ModuleType) -> None:
     role, _ = _one_message(module, _TOOL_CALL)
     if role != "assistant":
-        raise Mismatch(f"role {role!r}")
+        raise Mismatch(say("role", role=repr(role)))
 
 
 def _check_tool_call_fields(module: ModuleType) -> None:
     _, content = _one_message(module, _TOOL_CALL)
     decoded = _decoded(content)
     if decoded != _TOOL_CALL_FIELDS:
-        raise Mismatch(f"content that decodes to {show(decoded)}")
+        raise Mismatch(say("decodes_to", value=show(decoded)))
 
 
 def _check_tool_result(module: ModuleType) -> None:
     role, content = _one_message(module, _TOOL_RESULT)
     decoded = _decoded(content)
     if role != "user" or decoded != _TOOL_RESULT_FIELDS:
-        raise Mismatch(f"role {role!r} with content that decodes to {show(decoded)}")
+        raise Mismatch(say("role_and_content", role=repr(role), value=show(decoded)))
 
 
 def _check_call_id_verbatim(module: ModuleType) -> None:
@@ -206,7 +248,7 @@ def _check_call_id_verbatim(module: ModuleType) -> None:
     pairs = _messages(module, [ToolCall(odd_id, "read_file", {}), ToolResult(odd_id, "ok")])
     ids = [_decoded(content).get("call_id") if isinstance(_decoded(content), dict) else None for _, content in pairs]
     if ids != [odd_id, odd_id]:
-        raise Mismatch(f"call_id values {show(ids)}")
+        raise Mismatch(say("call_ids", ids=show(ids)))
 
 
 def _check_order(module: ModuleType) -> None:
@@ -227,7 +269,7 @@ def _check_order(module: ModuleType) -> None:
             summary.append(f"{value.get('type')}:{value.get('call_id')}" if isinstance(value, dict) else content)
     wanted = ["tool_call:call_a", "tool_call:call_b", "tool_result:call_b", "tool_result:call_a", "thanks"]
     if summary != wanted:
-        raise Mismatch(f"{len(pairs)} messages: {show(summary, 200)}")
+        raise Mismatch(say("messages_summary", count=len(pairs), summary=show(summary, 200)))
 
 
 def _key_orders(content: str) -> list[list[str]]:
@@ -240,7 +282,7 @@ def _key_orders(content: str) -> list[list[str]]:
     try:
         json.loads(content, object_pairs_hook=record)
     except ValueError:
-        raise Mismatch(f"the content {show(content)}, which is not JSON") from None
+        raise Mismatch(say("content_not_json", content=show(content))) from None
     return orders
 
 
@@ -249,7 +291,7 @@ def _check_sorted(module: ModuleType) -> None:
         _, content = _one_message(module, item)
         for order in _key_orders(content):
             if order != sorted(order):
-                raise Mismatch(f"keys in the order {', '.join(order)} in {show(content)}")
+                raise Mismatch(say("key_order", order=", ".join(order), content=show(content)))
 
 
 def _check_compact(module: ModuleType) -> None:
@@ -272,7 +314,7 @@ def _check_exact_bytes(module: ModuleType) -> None:
         (reference,) = _REFERENCE_BUILD([item])
         _, content = _one_message(module, item)
         if content != reference.content:
-            raise Mismatch(show(content, 200), expected=f"exactly {show(reference.content, 200)}")
+            raise Mismatch(show(content, 200), expected=say("exactly", value=show(reference.content, 200)))
 
 
 def _check_nan_refused(module: ModuleType) -> None:
@@ -280,7 +322,7 @@ def _check_nan_refused(module: ModuleType) -> None:
         pairs = _messages(module, [ToolCall("call_1", "sleep", {"seconds": float("nan")})])
     except ValueError:
         return
-    raise Mismatch(f"the message {show(pairs)}")
+    raise Mismatch(say("the_message", value=show(pairs)))
 
 
 def _check_unknown_item(module: ModuleType) -> None:
@@ -289,8 +331,10 @@ def _check_unknown_item(module: ModuleType) -> None:
         result = module.build_provider_messages([stranger])
     except TypeError:
         return
-    raise Mismatch(f"{show(result)} and no error")
+    raise Mismatch(say("and_no_error", value=show(result)))
 
+
+_ABOVE_ZH = "上面的 ToolCall 和 ToolResult"
 
 _STEP_1 = [
     Check(
@@ -301,6 +345,11 @@ _STEP_1 = [
         "a system, a user and an assistant Message",
         "ProviderMessages with role 'system', 'user', 'assistant' (item.role.value) and the same content",
         _check_message_kept,
+        zh=Chinese(
+            "Message 保留原来的角色和内容",
+            "system、user、assistant 三条 Message",
+            "role 依次为 'system'、'user'、'assistant'（item.role.value）、content 不变的 ProviderMessage",
+        ),
     ),
     Check(
         "1.2",
@@ -310,6 +359,7 @@ _STEP_1 = [
         show(_TOOL_CALL),
         "one ProviderMessage with role 'assistant'",
         _check_tool_call_role,
+        zh=Chinese("ToolCall 以 assistant 角色发出", expected="一条 role 为 'assistant' 的 ProviderMessage"),
     ),
     Check(
         "1.3",
@@ -319,6 +369,9 @@ _STEP_1 = [
         show(_TOOL_CALL),
         f"content that decodes to {show(_TOOL_CALL_FIELDS)}",
         _check_tool_call_fields,
+        zh=Chinese(
+            "ToolCall 的 content 是它四个字段的 JSON", expected=f"解码后是 {show(_TOOL_CALL_FIELDS)} 的 content"
+        ),
     ),
     Check(
         "1.4",
@@ -328,6 +381,10 @@ _STEP_1 = [
         show(_TOOL_RESULT),
         f"role 'user' with content that decodes to {show(_TOOL_RESULT_FIELDS)}",
         _check_tool_result,
+        zh=Chinese(
+            "ToolResult 以 user 角色发出，带着它的四个字段",
+            expected=f"role 为 'user'，content 解码后是 {show(_TOOL_RESULT_FIELDS)}",
+        ),
     ),
     Check(
         "1.5",
@@ -337,6 +394,11 @@ _STEP_1 = [
         "a ToolCall and a ToolResult whose call_id is ' call 7 · 第七\\t'",
         "that call_id, character for character, in both messages",
         _check_call_id_verbatim,
+        zh=Chinese(
+            "call_id 原样保留",
+            "call_id 都是 ' call 7 · 第七\\t' 的一个 ToolCall 和一个 ToolResult",
+            "两条消息里都是这个 call_id，一个字符都不差",
+        ),
     ),
     Check(
         "1.6",
@@ -346,6 +408,11 @@ _STEP_1 = [
         "two calls, their results in the other order, then a user Message",
         "5 messages in the same order: call_a, call_b, result call_b, result call_a, 'thanks'",
         _check_order,
+        zh=Chinese(
+            "每个历史项一条消息，顺序与历史相同",
+            "两个工具调用、顺序相反的两个结果，最后是一条 user Message",
+            "按同样顺序的 5 条消息：call_a、call_b、call_b 的结果、call_a 的结果、'thanks'",
+        ),
     ),
     Check(
         "1.7",
@@ -356,6 +423,12 @@ _STEP_1 = [
         "JSON keys in alphabetical order (arguments, call_id, tool_name, type)",
         _check_sorted,
         ours="json.dumps(..., sort_keys=True): the blog's _encode_json does not show its arguments",
+        zh=Chinese(
+            "每一层的键都按字母顺序排列",
+            _ABOVE_ZH,
+            "JSON 键按字母顺序排列（arguments、call_id、tool_name、type）",
+            "json.dumps(..., sort_keys=True)：博客的 _encode_json 没有写出它的参数",
+        ),
     ),
     Check(
         "1.8",
@@ -366,6 +439,12 @@ _STEP_1 = [
         'compact JSON such as {"call_id":"call_1",...}, with no space after "," or ":"',
         _check_compact,
         ours="json.dumps(..., separators=(',', ':')): not shown in the blog",
+        zh=Chinese(
+            "JSON 的符号之间没有空格",
+            _ABOVE_ZH,
+            '紧凑的 JSON，例如 {"call_id":"call_1",...}，"," 和 ":" 后面都没有空格',
+            "json.dumps(..., separators=(',', ':'))：博客里没有写",
+        ),
     ),
     Check(
         "1.9",
@@ -376,6 +455,11 @@ _STEP_1 = [
         "content holding 文件不存在 as it is, not \\u6587\\u4ef6... escapes",
         _check_chinese_kept,
         ours="json.dumps(..., ensure_ascii=False): not shown in the blog",
+        zh=Chinese(
+            "中文保持原样，可以直接读",
+            expected="content 里原样写着 文件不存在，而不是 \\u6587\\u4ef6... 这样的转义",
+            ours="json.dumps(..., ensure_ascii=False)：博客里没有写",
+        ),
     ),
     Check(
         "1.10",
@@ -386,6 +470,12 @@ _STEP_1 = [
         "the same text as codeagent_lite's encode_json",
         _check_exact_bytes,
         ours="the blog's _encode_json is our public encode_json; this pins all four json.dumps arguments",
+        zh=Chinese(
+            "与参考编码逐字节相同",
+            _ABOVE_ZH,
+            "与 codeagent_lite 的 encode_json 完全相同的文本",
+            "博客的 _encode_json 就是我们公开的 encode_json；这项检查把 json.dumps 的四个参数全部固定下来",
+        ),
     ),
     Check(
         "1.11",
@@ -396,6 +486,11 @@ _STEP_1 = [
         "a ValueError (json.dumps(..., allow_nan=False)), because NaN is not JSON",
         _check_nan_refused,
         ours="allow_nan=False: the blog does not say",
+        zh=Chinese(
+            "NaN 被拒绝，不会写进历史",
+            expected="抛出 ValueError（json.dumps(..., allow_nan=False)），因为 NaN 不是 JSON",
+            ours="allow_nan=False：博客没有提到",
+        ),
     ),
     Check(
         "1.12",
@@ -406,6 +501,12 @@ _STEP_1 = [
         "a TypeError naming the type, instead of a guess or silence",
         _check_unknown_item,
         ours="the blog does not say what happens to anything but the three HistoryItem types",
+        zh=Chinese(
+            "三种历史项之外的类型被拒绝",
+            "一个 ToolSpec，它不是 HistoryItem",
+            "一个说出类型名的 TypeError，而不是猜测或悄悄略过",
+            "三种 HistoryItem 之外的东西会怎样，博客没有说",
+        ),
     ),
 ]
 
@@ -506,7 +607,7 @@ def _check_usage(module: ModuleType) -> None:
         response = _complete(module, _FakeProvider(module))
     usage = getattr(response, "usage", None)
     if not isinstance(usage, TokenUsage) or usage != TokenUsage(17, 26):
-        raise Mismatch(f"usage {show(usage)}")
+        raise Mismatch(say("usage", value=show(usage)))
 
 
 def _check_provider_arguments(module: ModuleType) -> None:
@@ -514,7 +615,7 @@ def _check_provider_arguments(module: ModuleType) -> None:
     with _lend_reference_helpers(module) as spies:
         _complete(module, provider)
     if len(provider.calls) != 1:
-        raise Mismatch(f"{len(provider.calls)} calls to the provider")
+        raise Mismatch(say("provider_calls", count=len(provider.calls)))
     call = provider.calls[0]
     built = spies.built[-1][1] if spies.built else None
     problems = []
@@ -525,7 +626,7 @@ def _check_provider_arguments(module: ModuleType) -> None:
     if call["max_output_tokens"] != _BUDGET.max_output_tokens:
         problems.append(f"max_output_tokens={call['max_output_tokens']!r}")
     if problems:
-        raise Mismatch("the provider was called with " + ", ".join(problems))
+        raise Mismatch(say("called_with", arguments=", ".join(problems)))
 
 
 def _check_builds_from_history(module: ModuleType) -> None:
@@ -533,14 +634,14 @@ def _check_builds_from_history(module: ModuleType) -> None:
         _complete(module, _FakeProvider(module))
     histories = [items for items, _ in spies.built]
     if histories != [list(_HISTORY)]:
-        raise Mismatch(f"build_provider_messages called {len(histories)} times, with {show(histories)}")
+        raise Mismatch(say("built_times", count=len(histories), histories=show(histories)))
 
 
 def _check_parses_raw_text(module: ModuleType) -> None:
     with _lend_reference_helpers(module) as spies:
         _complete(module, _FakeProvider(module))
     if spies.parsed != [_REPLY]:
-        raise Mismatch(f"parse_json_action called with {show(spies.parsed)}")
+        raise Mismatch(say("parsed_with", texts=show(spies.parsed)))
 
 
 def _check_provider_error(module: ModuleType) -> None:
@@ -552,9 +653,9 @@ def _check_provider_error(module: ModuleType) -> None:
             response = _complete(module, provider)
     except ModelProviderError as error:
         if error.__cause__ is not original:
-            raise Mismatch(f"ModelProviderError with __cause__ {error.__cause__!r} (raise ... from error)") from None
+            raise Mismatch(say("wrong_cause", cause=repr(error.__cause__))) from None
         return
-    raise Mismatch(f"no error but {show(response)}")
+    raise Mismatch(say("no_error_but", value=show(response)))
 
 
 def _check_other_errors_pass(module: ModuleType) -> None:
@@ -566,8 +667,8 @@ def _check_other_errors_pass(module: ModuleType) -> None:
     except KeyError:
         return
     except ModelProviderError:
-        raise Mismatch("ModelProviderError, which hides a programming error as a network problem") from None
-    raise Mismatch(f"no error but {show(response)}")
+        raise Mismatch(say("disguised")) from None
+    raise Mismatch(say("no_error_but", value=show(response)))
 
 
 def _invalid_reply_error(module: ModuleType) -> InvalidModelOutputError:
@@ -577,26 +678,28 @@ def _invalid_reply_error(module: ModuleType) -> InvalidModelOutputError:
             response = _complete(module, provider)
     except InvalidModelOutputError as error:
         return error
-    raise Mismatch(f"no error but {show(response)}")
+    raise Mismatch(say("no_error_but", value=show(response)))
 
 
 def _check_invalid_keeps_usage(module: ModuleType) -> None:
     error = _invalid_reply_error(module)
     if error.usage != TokenUsage(120, 18):
-        raise Mismatch(f"InvalidModelOutputError with usage={error.usage!r}")
+        raise Mismatch(say("error_usage", usage=repr(error.usage)))
 
 
 def _check_invalid_keeps_message(module: ModuleType) -> None:
     error = _invalid_reply_error(module)
     if "model output must be valid json" not in str(error).casefold():
-        raise Mismatch(f"the message {show(str(error))}")
+        raise Mismatch(say("the_message", value=show(str(error))))
 
 
 def _check_invalid_keeps_layer(module: ModuleType) -> None:
     error = _invalid_reply_error(module)
     if error.layer != ValidationLayer.JSON_SYNTAX:
-        raise Mismatch(f"InvalidModelOutputError with {_layer(error.layer)}")
+        raise Mismatch(say("error_layer", layer=_layer(error.layer)))
 
+
+_SAME_FENCED_ZH = "同一个带代码围栏的回复"
 
 _STEP_2 = [
     Check(
@@ -607,6 +710,7 @@ _STEP_2 = [
         f"a provider replying {show(_REPLY.strip(), 60)}",
         f"ModelResponse(action={show(_REPLY_ACTION)}, ...)",
         _check_returns_action,
+        zh=Chinese("complete() 返回装着解析结果的 ModelResponse", f"回复 {show(_REPLY.strip(), 60)} 的 Provider"),
     ),
     Check(
         "2.2",
@@ -616,6 +720,7 @@ _STEP_2 = [
         "a ProviderResponse with input_tokens=17, output_tokens=26",
         "usage=TokenUsage(input_tokens=17, output_tokens=26)",
         _check_usage,
+        zh=Chinese("Provider 的 Token 数变成 TokenUsage", "input_tokens=17、output_tokens=26 的 ProviderResponse"),
     ),
     Check(
         "2.3",
@@ -625,6 +730,13 @@ _STEP_2 = [
         "complete(history, tools, ModelCallBudget(max_output_tokens=200))",
         "one provider.complete(messages=<what build_provider_messages returned>, tools=tools, max_output_tokens=200)",
         _check_provider_arguments,
+        zh=Chinese(
+            "Provider 收到消息、工具和预算",
+            expected=(
+                "恰好一次 provider.complete(messages=<build_provider_messages 的返回值>, "
+                "tools=tools, max_output_tokens=200)"
+            ),
+        ),
     ),
     Check(
         "2.4",
@@ -634,6 +746,11 @@ _STEP_2 = [
         "a history of two Messages",
         "one call build_provider_messages(history) with those two items",
         _check_builds_from_history,
+        zh=Chinese(
+            "历史经过 build_provider_messages 转换",
+            "由两条 Message 组成的历史",
+            "恰好一次 build_provider_messages(history) 调用，参数就是这两项",
+        ),
     ),
     Check(
         "2.5",
@@ -643,6 +760,11 @@ _STEP_2 = [
         f"a reply with spaces and newlines around it: {show(_REPLY, 40)}",
         "one call parse_json_action(raw_response.text) with exactly that text",
         _check_parses_raw_text,
+        zh=Chinese(
+            "回复文本原封不动地交给 parse_json_action",
+            f"前后带空格和换行的回复：{show(_REPLY, 40)}",
+            "恰好一次 parse_json_action(raw_response.text) 调用，参数正是这段文本",
+        ),
     ),
     Check(
         "2.6",
@@ -652,6 +774,11 @@ _STEP_2 = [
         "a provider raising ProviderError('HTTP 503: server overloaded')",
         "ModelProviderError whose __cause__ is that ProviderError (raise ... from error)",
         _check_provider_error,
+        zh=Chinese(
+            "ProviderError 转换成 ModelProviderError，并保留原因",
+            "抛出 ProviderError('HTTP 503: server overloaded') 的 Provider",
+            "__cause__ 正是这个 ProviderError 的 ModelProviderError（raise ... from error）",
+        ),
     ),
     Check(
         "2.7",
@@ -661,6 +788,11 @@ _STEP_2 = [
         f"a provider replying {show(_FENCED, 40)} for 120 + 18 tokens",
         "InvalidModelOutputError with usage=TokenUsage(input_tokens=120, output_tokens=18)",
         _check_invalid_keeps_usage,
+        zh=Chinese(
+            "无效回复抛出携带 Token 用量的 InvalidModelOutputError",
+            f"回复 {show(_FENCED, 40)}、花掉 120 + 18 个 Token 的 Provider",
+            "带 usage=TokenUsage(input_tokens=120, output_tokens=18) 的 InvalidModelOutputError",
+        ),
     ),
     Check(
         "2.8",
@@ -670,6 +802,11 @@ _STEP_2 = [
         "the same fenced reply",
         "an error message still containing 'model output must be valid JSON'",
         _check_invalid_keeps_message,
+        zh=Chinese(
+            "解析器的说明传到 Kernel",
+            _SAME_FENCED_ZH,
+            "错误消息里仍然含有 'model output must be valid JSON'",
+        ),
     ),
     Check(
         "2.9",
@@ -680,6 +817,12 @@ _STEP_2 = [
         "InvalidModelOutputError with layer 1 (JSON syntax), e.g. via error.with_usage(usage)",
         _check_invalid_keeps_layer,
         ours="the blog adds the usage; keeping layer (and expected/found) is how our agent loop explains a rejection",
+        zh=Chinese(
+            "拒绝它的那一层传到 Kernel",
+            _SAME_FENCED_ZH,
+            f"{_layer(ValidationLayer.JSON_SYNTAX, 'zh')}的 InvalidModelOutputError，例如用 error.with_usage(usage)",
+            "博客只补上 usage；保留 layer（以及 expected/found）是我们的智能体循环解释拒绝原因的方式",
+        ),
     ),
     Check(
         "2.10",
@@ -690,6 +833,12 @@ _STEP_2 = [
         "the KeyError itself, because only ProviderError becomes ModelProviderError",
         _check_other_errors_pass,
         ours="the blog converts ProviderError; that nothing else is converted is our reading of it",
+        zh=Chinese(
+            "其他异常不会伪装成 Provider 失败",
+            "代码里抛出 KeyError 的 Provider（这是 bug，不是网络问题）",
+            "原来的 KeyError，因为只有 ProviderError 才转换成 ModelProviderError",
+            "博客转换的是 ProviderError；别的异常一概不转换，是我们对它的理解",
+        ),
     ),
 ]
 
@@ -699,39 +848,50 @@ _STEP_2 = [
 
 def _parse_check(
     step: int,
-    name: str,
+    names: tuple[str, str],
     text: str,
     outcome: Action | Rejection,
     *,
-    ours: str | None = None,
-    given: str | None = None,
+    ours: tuple[str, str] | None = None,
+    given: tuple[str, str] | None = None,
 ) -> Callable[[str], Check]:
-    """A check that feeds ``text`` to ``parse_json_action`` and expects an action or a rejection."""
-    if isinstance(outcome, Rejection):
-        expected = f"InvalidModelOutputError at {_layer(outcome.layer)}, its message containing {outcome.phrase!r}"
-    else:
-        expected = show(outcome)
+    """A check that feeds ``text`` to ``parse_json_action`` and expects an action or a rejection.
+
+    ``names``, ``ours`` and ``given`` are (English, Chinese) pairs; ``given`` defaults to the text itself.
+    """
+    zh = Chinese(names[1], given and given[1], _expected_rejection(outcome, "zh"), ours and ours[1])
+    expected = _expected_rejection(outcome, "en") or show(outcome)
 
     def run(module: ModuleType) -> None:
         try:
             result = module.parse_json_action(text)
         except InvalidModelOutputError as error:
             if not isinstance(outcome, Rejection):
-                raise Mismatch(f"a rejection at {_layer(error.layer)}: {show(str(error))}") from None
+                raise Mismatch(say("rejected_at", layer=_layer(error.layer), message=show(str(error)))) from None
             if error.layer != outcome.layer:
-                raise Mismatch(f"a rejection at {_layer(error.layer)}: {show(str(error))}") from None
+                raise Mismatch(say("rejected_at", layer=_layer(error.layer), message=show(str(error)))) from None
             if outcome.phrase.casefold() not in str(error).casefold():
-                raise Mismatch(f"the right layer, but the message {show(str(error))}") from None
+                raise Mismatch(say("right_layer", message=show(str(error)))) from None
             return
         if isinstance(outcome, Rejection):
-            raise Mismatch(f"no error: it was accepted as {show(result)}")
+            raise Mismatch(say("accepted_as", value=show(result)))
         if type(result) is not type(outcome) or result != outcome:
             raise Mismatch(show(result))
 
     def make(check_id: str) -> Check:
-        return Check(check_id, step, "json_action_parser", name, given or show(text, 90), expected, run, ours)
+        shown = given[0] if given else show(text, 90)
+        return Check(check_id, step, "json_action_parser", names[0], shown, expected, run, ours and ours[0], zh)
 
     return make
+
+
+def _expected_rejection(outcome: Action | Rejection, language: Language) -> str | None:
+    """What a check expecting ``outcome`` says it expects, or None for an action (its ``repr`` is the same in both)."""
+    if not isinstance(outcome, Rejection):
+        return None
+    if language == "zh":
+        return f"{_layer(outcome.layer, 'zh')}的 InvalidModelOutputError，消息里含有 {outcome.phrase!r}"
+    return f"InvalidModelOutputError at {_layer(outcome.layer, 'en')}, its message containing {outcome.phrase!r}"
 
 
 _L1 = ValidationLayer.JSON_SYNTAX
@@ -764,190 +924,239 @@ def _call_with(**fields: object) -> str:
 _MISSING = object()
 
 _STEP_3_CASES = [
-    _parse_check(3, "the blog's tool call becomes a ToolCall", _PRETTY_CALL, _README),
     _parse_check(
-        3, "a final answer becomes a FinalAnswer", '{"type": "final_answer", "content": "42"}', FinalAnswer("42")
+        3, ("the blog's tool call becomes a ToolCall", "博客里的工具调用变成 ToolCall"), _PRETTY_CALL, _README
     ),
     _parse_check(
         3,
-        "arguments' values are the tool's business",
+        ("a final answer becomes a FinalAnswer", "最终回答变成 FinalAnswer"),
+        '{"type": "final_answer", "content": "42"}',
+        FinalAnswer("42"),
+    ),
+    _parse_check(
+        3,
+        ("arguments' values are the tool's business", "arguments 里的值归工具自己检查"),
         '{"type": "tool_call", "call_id": "c1", "tool_name": "read_file", "arguments": {"path": 123}}',
         ToolCall("c1", "read_file", {"path": 123}),
     ),
     _parse_check(
-        3, "layer 1: prose is not JSON", 'Sure! {"type": "final_answer", "content": "42"}', Rejection(_L1, _NOT_JSON)
+        3,
+        ("layer 1: prose is not JSON", "第 1 层：夹着说明文字的不是 JSON"),
+        'Sure! {"type": "final_answer", "content": "42"}',
+        Rejection(_L1, _NOT_JSON),
     ),
-    _parse_check(3, "layer 1: a code fence is not JSON", _FENCED, Rejection(_L1, _NOT_JSON)),
+    _parse_check(
+        3, ("layer 1: a code fence is not JSON", "第 1 层：代码围栏不是 JSON"), _FENCED, Rejection(_L1, _NOT_JSON)
+    ),
     _parse_check(
         3,
-        "layer 1: a trailing comma is not JSON",
+        ("layer 1: a trailing comma is not JSON", "第 1 层：末尾多一个逗号就不是 JSON"),
         '{"type": "final_answer", "content": "42",}',
         Rejection(_L1, _NOT_JSON),
     ),
-    _parse_check(3, "layer 1: an empty reply is not JSON", "", Rejection(_L1, _NOT_JSON)),
-    _parse_check(3, "layer 2: an array is not an action", f"[{_CALL}]", Rejection(_L2, _NOT_OBJECT)),
-    _parse_check(3, "layer 2: a string is not an action", '"42"', Rejection(_L2, _NOT_OBJECT)),
-    _parse_check(3, "layer 2: null is not an action", "null", Rejection(_L2, _NOT_OBJECT)),
+    _parse_check(3, ("layer 1: an empty reply is not JSON", "第 1 层：空回复不是 JSON"), "", Rejection(_L1, _NOT_JSON)),
+    _parse_check(
+        3, ("layer 2: an array is not an action", "第 2 层：数组不是行动"), f"[{_CALL}]", Rejection(_L2, _NOT_OBJECT)
+    ),
+    _parse_check(
+        3, ("layer 2: a string is not an action", "第 2 层：字符串不是行动"), '"42"', Rejection(_L2, _NOT_OBJECT)
+    ),
+    _parse_check(3, ("layer 2: null is not an action", "第 2 层：null 不是行动"), "null", Rejection(_L2, _NOT_OBJECT)),
     _parse_check(
         3,
-        "layer 3: tool_result is not an action type",
+        ("layer 3: tool_result is not an action type", "第 3 层：tool_result 不是行动类型"),
         '{"type": "tool_result", "call_id": "call_1", "content": "ok", "is_error": false}',
         Rejection(_L3, _BAD_TYPE),
     ),
-    _parse_check(3, "layer 3: type is case-sensitive", _call_with(type="Tool_Call"), Rejection(_L3, _BAD_TYPE)),
-    _parse_check(3, "layer 3: no type at all", '{"content": "42"}', Rejection(_L3, _BAD_TYPE)),
-    _parse_check(3, "layer 3: a type that is a list", _call_with(type=["tool_call"]), Rejection(_L3, _BAD_TYPE)),
     _parse_check(
         3,
-        "layer 4: a missing field",
+        ("layer 3: type is case-sensitive", "第 3 层：type 区分大小写"),
+        _call_with(type="Tool_Call"),
+        Rejection(_L3, _BAD_TYPE),
+    ),
+    _parse_check(
+        3, ("layer 3: no type at all", "第 3 层：根本没有 type"), '{"content": "42"}', Rejection(_L3, _BAD_TYPE)
+    ),
+    _parse_check(
+        3,
+        ("layer 3: a type that is a list", "第 3 层：type 是一个列表"),
+        _call_with(type=["tool_call"]),
+        Rejection(_L3, _BAD_TYPE),
+    ),
+    _parse_check(
+        3,
+        ("layer 4: a missing field", "第 4 层：缺少字段"),
         _call_with(tool_name=_MISSING),
         Rejection(_L4, "tool_call fields do not match the contract"),
     ),
     _parse_check(
         3,
-        "layer 4: an extra field",
+        ("layer 4: an extra field", "第 4 层：多出一个字段"),
         _call_with(reason="I want to look"),
         Rejection(_L4, "tool_call fields do not match the contract"),
     ),
     _parse_check(
         3,
-        "layer 4: a final answer with arguments",
+        ("layer 4: a final answer with arguments", "第 4 层：带 arguments 的最终回答"),
         '{"type": "final_answer", "content": "done", "arguments": {}}',
         Rejection(_L4, "final_answer fields do not match the contract"),
     ),
     _parse_check(
         3,
-        "layer 4: a final answer without content",
+        ("layer 4: a final answer without content", "第 4 层：没有 content 的最终回答"),
         '{"type": "final_answer"}',
         Rejection(_L4, "final_answer fields do not match the contract"),
     ),
     _parse_check(
-        3, "layer 4: call_id that is a number", _call_with(call_id=1), Rejection(_L4, "call_id must be a string")
-    ),
-    _parse_check(
-        3, "layer 4: tool_name that is null", _call_with(tool_name=None), Rejection(_L4, "tool_name must be a string")
+        3,
+        ("layer 4: call_id that is a number", "第 4 层：call_id 是数字"),
+        _call_with(call_id=1),
+        Rejection(_L4, "call_id must be a string"),
     ),
     _parse_check(
         3,
-        "layer 4: content that is true",
+        ("layer 4: tool_name that is null", "第 4 层：tool_name 是 null"),
+        _call_with(tool_name=None),
+        Rejection(_L4, "tool_name must be a string"),
+    ),
+    _parse_check(
+        3,
+        ("layer 4: content that is true", "第 4 层：content 是 true"),
         '{"type": "final_answer", "content": true}',
         Rejection(_L4, "content must be a string"),
     ),
     _parse_check(
         3,
-        "layer 4: arguments as a string",
+        ("layer 4: arguments as a string", "第 4 层：arguments 是字符串"),
         _call_with(arguments='{"path": "README.md"}'),
         Rejection(_L4, "arguments must be an object"),
     ),
     _parse_check(
         3,
-        "layer 4: arguments as a list",
+        ("layer 4: arguments as a list", "第 4 层：arguments 是列表"),
         _call_with(arguments=["README.md"]),
         Rejection(_L4, "arguments must be an object"),
     ),
 ]
 
 _STRICT = "strict JSON (RFC 8259): json.loads accepts this, the blog's parser starts with json.loads"
+_STRICT_ZH = "严格 JSON（RFC 8259）：json.loads 会接受它，而博客的解析器从 json.loads 开始"
+_NON_BLANK = ("the non-blank rule: the blog checks types only", "非空规则：博客只检查类型")
 _STEP_4_CASES = [
     _parse_check(
         4,
-        "a duplicate key is refused, not resolved",
+        ("a duplicate key is refused, not resolved", "重复键被拒绝，而不是替模型二选一"),
         '{"type": "tool_call", "call_id": "c1", "tool_name": "read_file", "tool_name": "delete_file", "arguments": {}}',
         Rejection(_L1, _NOT_JSON),
-        ours=_STRICT + " and keeps the last value: read_file becomes delete_file",
+        ours=(
+            _STRICT + " and keeps the last value: read_file becomes delete_file",
+            _STRICT_ZH + "，并保留后一个值：read_file 变成了 delete_file",
+        ),
     ),
     _parse_check(
         4,
-        "a duplicate key inside arguments",
+        ("a duplicate key inside arguments", "arguments 里的重复键"),
         '{"type": "tool_call", "call_id": "c1", "tool_name": "rm", "arguments": {"path": "a.txt", "path": "/"}}',
         Rejection(_L1, _NOT_JSON),
-        ours=_STRICT,
+        ours=(_STRICT, _STRICT_ZH),
     ),
     _parse_check(
         4,
-        "NaN is not a JSON number",
+        ("NaN is not a JSON number", "NaN 不是 JSON 数字"),
         '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": NaN}}',
         Rejection(_L1, _NOT_JSON),
-        ours=_STRICT,
+        ours=(_STRICT, _STRICT_ZH),
     ),
     _parse_check(
         4,
-        "Infinity is not a JSON number",
+        ("Infinity is not a JSON number", "Infinity 不是 JSON 数字"),
         '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": Infinity}}',
         Rejection(_L1, _NOT_JSON),
-        ours=_STRICT,
+        ours=(_STRICT, _STRICT_ZH),
     ),
     _parse_check(
         4,
-        "-Infinity is not a JSON number",
+        ("-Infinity is not a JSON number", "-Infinity 不是 JSON 数字"),
         '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": -Infinity}}',
         Rejection(_L1, _NOT_JSON),
-        ours=_STRICT,
+        ours=(_STRICT, _STRICT_ZH),
     ),
     _parse_check(
         4,
-        "a number too large for a float",
+        ("a number too large for a float", "超出 float 范围的数字"),
         '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": 1e999}}',
         Rejection(_L1, _NOT_JSON),
-        ours=_STRICT + " and turns 1e999 into inf",
+        ours=(_STRICT + " and turns 1e999 into inf", _STRICT_ZH + "，并把 1e999 变成 inf"),
     ),
     _parse_check(
         4,
-        "a 5000-digit integer",
+        ("a 5000-digit integer", "5000 位的整数"),
         '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"n": ' + "9" * 5000 + "}}",
         Rejection(_L1, _NOT_JSON),
-        ours="json.loads raises ValueError (not JSONDecodeError) past 4300 digits",
-        given='a tool call whose arguments hold {"n": 999…9} with 5000 digits',
+        ours=(
+            "json.loads raises ValueError (not JSONDecodeError) past 4300 digits",
+            "超过 4300 位时 json.loads 抛出 ValueError（不是 JSONDecodeError）",
+        ),
+        given=(
+            'a tool call whose arguments hold {"n": 999…9} with 5000 digits',
+            'arguments 里是 {"n": 999…9}（5000 位）的工具调用',
+        ),
     ),
     _parse_check(
         4,
-        "nesting 100 000 arrays deep",
+        ("nesting 100 000 arrays deep", "数组嵌套 100 000 层"),
         "[" * 100_000 + "]" * 100_000,
         Rejection(_L1, _NOT_JSON),
-        ours="json.loads raises RecursionError on deep nesting",
-        given="'[[[[…]]]]' nested 100 000 deep",
+        ours=("json.loads raises RecursionError on deep nesting", "嵌套太深时 json.loads 抛出 RecursionError"),
+        given=("'[[[[…]]]]' nested 100 000 deep", "嵌套 100 000 层的 '[[[[…]]]]'"),
     ),
     _parse_check(
         4,
-        "a cut-off reply",
+        ("a cut-off reply", "被截断的回复"),
         '{"type": "final_answer", "content": "The answer is',
         Rejection(_L1, _NOT_JSON),
-        ours="the reply stopped at max_output_tokens; nothing may close its brackets for it",
+        ours=(
+            "the reply stopped at max_output_tokens; nothing may close its brackets for it",
+            "回复停在了 max_output_tokens 处；谁也不能替它补上括号",
+        ),
     ),
     _parse_check(
         4,
-        "two JSON values in one reply",
+        ("two JSON values in one reply", "一个回复里有两个 JSON 值"),
         '{"type": "final_answer", "content": "1"}\n{"type": "final_answer", "content": "2"}',
         Rejection(_L1, _NOT_JSON),
-        ours="exactly one value: neither the first nor the last may be picked",
+        ours=(
+            "exactly one value: neither the first nor the last may be picked",
+            "只能有一个值：既不能挑第一个，也不能挑最后一个",
+        ),
     ),
     _parse_check(
         4,
-        "a byte-order mark before the JSON",
+        ("a byte-order mark before the JSON", "JSON 前面有字节顺序标记"),
         '\ufeff{"type": "final_answer", "content": "42"}',
         Rejection(_L1, _NOT_JSON),
-        ours="RFC 8259 forbids a byte-order mark in JSON text",
+        ours=("RFC 8259 forbids a byte-order mark in JSON text", "RFC 8259 不允许 JSON 文本带字节顺序标记"),
     ),
     _parse_check(
         4,
-        "a blank call_id",
+        ("a blank call_id", "空白的 call_id"),
         _call_with(call_id="   "),
         Rejection(_L4, "call_id must not be blank"),
-        ours="the non-blank rule: the blog checks types only",
+        ours=_NON_BLANK,
     ),
     _parse_check(
         4,
-        "an empty tool_name",
+        ("an empty tool_name", "空的 tool_name"),
         _call_with(tool_name=""),
         Rejection(_L4, "tool_name must not be blank"),
-        ours="the non-blank rule: the blog checks types only",
+        ours=_NON_BLANK,
     ),
     _parse_check(
         4,
-        "a blank final answer",
+        ("a blank final answer", "空白的最终回答"),
         '{"type": "final_answer", "content": " \\n "}',
         Rejection(_L4, "content must not be blank"),
-        ours="the non-blank rule: the blog checks types only",
+        ours=_NON_BLANK,
     ),
 ]
 
@@ -975,6 +1184,15 @@ def _assert_ids_unique() -> None:
 _assert_ids_unique()
 
 
+def _assert_every_check_speaks_chinese() -> None:
+    for check in CHECKS:
+        if check.zh is None or (check.zh.ours is None) != (check.ours is None):  # pragma: no cover - a mistake here
+            raise AssertionError(f"check {check.id} needs zh=Chinese(...), with ours exactly when it has ours")
+
+
+_assert_every_check_speaks_chinese()
+
+
 # --------------------------------------------------------------------------- samples: yours beside ours
 
 
@@ -993,6 +1211,14 @@ class Sample:
     label: str
     run: Callable[[ModuleType], str]
     cost: str = ""
+    label_zh: str = ""
+    cost_zh: str = ""
+
+    def words(self, language: Language | None = None) -> tuple[str, str]:
+        """The label and the cost in ``language`` (the edition's by default)."""
+        if (language or edition_language()) == "en":
+            return self.label, self.cost
+        return self.label_zh, self.cost_zh
 
 
 def describe_parse(module: ModuleType, text: str) -> str:
@@ -1000,7 +1226,7 @@ def describe_parse(module: ModuleType, text: str) -> str:
     try:
         action = module.parse_json_action(text)
     except InvalidModelOutputError as error:
-        return f"✘ rejected at {_layer(error.layer)}"
+        return say("described_rejection", layer=_layer(error.layer))
     return f"✔ {show(action, 90)}"
 
 
@@ -1013,9 +1239,9 @@ def _describe_adapter(module: ModuleType, provider: _FakeProvider) -> str:
         with _lend_reference_helpers(module):
             response = _complete(module, provider)
     except ModelProviderError as error:
-        return f"ModelProviderError, cause {error.__cause__!r}"
+        return say("provider_error_cause", cause=repr(error.__cause__))
     except InvalidModelOutputError as error:
-        return f"InvalidModelOutputError at {_layer(error.layer)}, usage={error.usage!r}"
+        return say("invalid_at", layer=_layer(error.layer), usage=repr(error.usage))
     return show(response, 160)
 
 
@@ -1026,60 +1252,101 @@ def _adapter_sample(module: ModuleType, kind: str) -> str:
     return _describe_adapter(module, provider)
 
 
-def _message_sample(index: int, label: str, item: HistoryItem) -> Sample:
-    return Sample(f"s1.{index}", 1, "json_text_messages", label, lambda module: _describe_messages(module, item))
+def _message_sample(index: int, labels: tuple[str, str], item: HistoryItem) -> Sample:
+    def run(module: ModuleType) -> str:
+        return _describe_messages(module, item)
+
+    return Sample(f"s1.{index}", 1, "json_text_messages", labels[0], run, label_zh=labels[1])
 
 
-def _parse_sample(index: int, label: str, text: str, cost: str = "") -> Sample:
-    return Sample(f"s3.{index}", 3, "json_action_parser", label, lambda module: describe_parse(module, text), cost)
+def _adapter_sample_of(index: int, labels: tuple[str, str], kind: str) -> Sample:
+    def run(module: ModuleType) -> str:
+        return _adapter_sample(module, kind)
+
+    return Sample(f"s2.{index}", 2, "json_text_adapter", labels[0], run, label_zh=labels[1])
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusReply:
+    """One reply of notebook 04's blog-versus-ours table, with what a lax parser's answer costs (in both languages)."""
+
+    text: str
+    label_zh: str
+    cost: str = ""
+    cost_zh: str = ""
+
+
+def _parse_sample(index: int, label: str, reply: CorpusReply) -> Sample:
+    def run(module: ModuleType) -> str:
+        return describe_parse(module, reply.text)
+
+    return Sample(f"s3.{index}", 3, "json_action_parser", label, run, reply.cost, reply.label_zh, reply.cost_zh)
 
 
 CORPUS = {
-    "the blog's tool call": (_PRETTY_CALL, ""),
-    "a code fence": (_FENCED, ""),
-    "a top-level array": (f"[{_CALL}]", ""),
-    'type "tool_result"': ('{"type": "tool_result", "call_id": "call_1", "content": "ok", "is_error": false}', ""),
-    "a duplicate tool_name": (
+    "the blog's tool call": CorpusReply(_PRETTY_CALL, "博客里的工具调用"),
+    "a code fence": CorpusReply(_FENCED, "代码围栏"),
+    "a top-level array": CorpusReply(f"[{_CALL}]", "顶层是数组"),
+    'type "tool_result"': CorpusReply(
+        '{"type": "tool_result", "call_id": "call_1", "content": "ok", "is_error": false}', 'type 为 "tool_result"'
+    ),
+    "a duplicate tool_name": CorpusReply(
         '{"type": "tool_call", "call_id": "c1", "tool_name": "read_file", "tool_name": "delete_file", "arguments": {}}',
+        "重复的 tool_name",
         "json.loads keeps the last value: the agent runs delete_file where the model also wrote read_file",
+        "json.loads 保留后一个值：模型明明也写了 read_file，智能体却运行了 delete_file",
     ),
-    "a duplicate path": (
+    "a duplicate path": CorpusReply(
         '{"type": "tool_call", "call_id": "c1", "tool_name": "rm", "arguments": {"path": "a.txt", "path": "/"}}',
+        "重复的 path",
         "the tool receives '/', the second of two paths",
+        "工具收到的是两个路径里的第二个：'/'",
     ),
-    "NaN seconds": (
+    "NaN seconds": CorpusReply(
         '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": NaN}}',
+        "NaN 秒",
         "nan reaches the tool, and every comparison with nan is False: a guard if seconds > 60 lets it through",
+        "nan 传到了工具，而与 nan 的任何比较都是 False：if seconds > 60 这样的防护会放它过去",
     ),
-    "1e999 seconds": (
+    "1e999 seconds": CorpusReply(
         '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": 1e999}}',
+        "1e999 秒",
         "inf reaches the tool: sleep forever",
+        "inf 传到了工具：永远睡下去",
     ),
-    "5000 nines": (
+    "5000 nines": CorpusReply(
         '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"n": ' + "9" * 5000 + "}}",
+        "5000 个 9",
         "json.loads raises ValueError, which the blog's except json.JSONDecodeError does not catch: a crash",
+        "json.loads 抛出 ValueError，博客的 except json.JSONDecodeError 接不住它：程序崩溃",
     ),
-    "nesting 100 000 deep": (
+    "nesting 100 000 deep": CorpusReply(
         "[" * 100_000 + "]" * 100_000,
+        "嵌套 100 000 层",
         "json.loads raises RecursionError: the agent crashes instead of asking for a correction",
+        "json.loads 抛出 RecursionError：智能体直接崩溃，而不是请模型纠正",
     ),
-    "a blank call_id": (
+    "a blank call_id": CorpusReply(
         _call_with(call_id="   "),
+        "空白的 call_id",
         "ToolCall refuses it with ValueError, not InvalidModelOutputError: the Kernel cannot correct the model",
+        "ToolCall 用 ValueError 拒绝它，而不是 InvalidModelOutputError：Kernel 没法请模型纠正",
     ),
-    "a cut-off reply": ('{"type": "final_answer", "content": "The answer is', ""),
-    "two objects": ('{"type": "final_answer", "content": "1"}\n{"type": "final_answer", "content": "2"}', ""),
+    "a cut-off reply": CorpusReply('{"type": "final_answer", "content": "The answer is', "被截断的回复"),
+    "two objects": CorpusReply(
+        '{"type": "final_answer", "content": "1"}\n{"type": "final_answer", "content": "2"}', "两个对象"
+    ),
 }
-"""Replies for the blog-versus-ours table of notebook 04, with what a lax parser's answer costs."""
+"""Replies for the blog-versus-ours table of notebook 04, by their English label."""
 
 SAMPLES: tuple[Sample, ...] = (
-    _message_sample(1, "a Message", Message(MessageRole.USER, "请帮我读一下 README.md")),
-    _message_sample(2, "a ToolCall", _TOOL_CALL),
-    _message_sample(3, "a ToolResult in Chinese", _TOOL_RESULT),
-    Sample("s2.1", 2, "json_text_adapter", "a valid reply", lambda module: _adapter_sample(module, "valid")),
-    Sample("s2.2", 2, "json_text_adapter", "the provider fails", lambda module: _adapter_sample(module, "failure")),
-    Sample("s2.3", 2, "json_text_adapter", "a fenced reply", lambda module: _adapter_sample(module, "fenced")),
-    *(_parse_sample(number, label, text, cost) for number, (label, (text, cost)) in enumerate(CORPUS.items(), 1)),
+    _message_sample(1, ("a Message", "一条 Message"), Message(MessageRole.USER, "请帮我读一下 README.md")),
+    _message_sample(2, ("a ToolCall", "一个 ToolCall"), _TOOL_CALL),
+    _message_sample(3, ("a ToolResult in Chinese", "内容是中文的 ToolResult"), _TOOL_RESULT),
+    _adapter_sample_of(1, ("a valid reply", "合法的回复"), "valid"),
+    _adapter_sample_of(2, ("the provider fails", "Provider 调用失败"), "failure"),
+    _adapter_sample_of(3, ("a fenced reply", "带代码围栏的回复"), "fenced"),
+    *(_parse_sample(number, label, reply) for number, (label, reply) in enumerate(CORPUS.items(), 1)),
 )
 """What notebooks 02-04 show beside the reference; step 3's samples are also step 4's corpus."""
 
@@ -1089,7 +1356,12 @@ def text_samples(texts: Sequence[str]) -> tuple[Sample, ...]:
 
     def sample(index: int, text: str) -> Sample:
         return Sample(
-            f"t.{index}", 3, "json_action_parser", f"reply {index}", lambda module: describe_parse(module, text)
+            f"t.{index}",
+            3,
+            "json_action_parser",
+            f"reply {index}",
+            lambda module: describe_parse(module, text),
+            label_zh=f"回复 {index}",
         )
 
     return tuple(sample(index, text) for index, text in enumerate(texts, start=1))

@@ -17,24 +17,42 @@ from dataclasses import dataclass
 
 from .. import json_action_parser as reference_parser
 from ..diagnosis import diagnose
+from ..display import pad
 from ..model_adapter import ValidationLayer
 from .contract import describe_parse
+from .ladder import layer_label
+from .language import Messages
 from .verify import DEFAULT_TIME_LIMIT, run_learner_parser
 
-__all__ = ["LadderPair", "LadderPairs", "learner_ladders"]
+__all__ = ["MESSAGES", "LadderPair", "LadderPairs", "learner_ladders"]
 
-_PASSED, _FAILED, _NOT_REACHED = "✔ passed", "✘ refused", "· not reached"
-_REJECTED = re.compile(r"^✘ rejected at layer (\d)")
+MESSAGES = Messages(
+    {
+        "passed": {"en": "✔ passed", "zh": "✔ 通过"},
+        "refused": {"en": "✘ refused", "zh": "✘ 拒绝"},
+        "not_reached": {"en": "· not reached", "zh": "· 未走到"},
+        "layer": {"en": "layer {number}", "zh": "第 {number} 层"},
+        "ours": {"en": "ours", "zh": "参考实现"},
+        "ours_verdict": {"en": "=> ours: {verdict}", "zh": "=> 参考：{verdict}"},
+        "your_verdict": {"en": "   yours: {verdict}", "zh": "   你的：{verdict}"},
+        "verdict": {"en": "verdict", "zh": "结论"},
+        "reply": {"en": "reply {number}", "zh": "回复 {number}"},
+    }
+)
+say = MESSAGES.say
+
+# describe_parse says "✘ rejected at layer 3 (...)" or "✘ 在第 3 层（...）被拒绝": the first digit is the layer.
+_REJECTED = re.compile(r"^✘ (?:rejected at layer |在第 )(\d) ")
 
 
 def _ladder(rejected_at: int | None, accepted: bool) -> tuple[str, ...] | None:
+    passed, refused, not_reached = say("passed"), say("refused"), say("not_reached")
     if accepted:
-        return tuple(_PASSED for _ in ValidationLayer)
+        return tuple(passed for _ in ValidationLayer)
     if rejected_at is None:
         return None
     return tuple(
-        _PASSED if layer < rejected_at else _FAILED if layer == rejected_at else _NOT_REACHED
-        for layer in ValidationLayer
+        passed if layer < rejected_at else refused if layer == rejected_at else not_reached for layer in ValidationLayer
     )
 
 
@@ -67,16 +85,16 @@ class LadderPairs:
     pairs: tuple[LadderPair, ...]
 
     def __str__(self) -> str:
-        lines = [f"{'':10}{'ours':16}{self.label}"]
+        lines = [f"{'':10}{pad(say('ours'), 16)}{self.label}"]
         for pair in self.pairs:
             lines.append(f"{'=' if pair.same else '≠'} {pair.name}")
             yours = pair.yours or ("",) * len(pair.ours)
             for layer, ours, theirs in zip(ValidationLayer, pair.ours, yours, strict=True):
                 mark = " " if ours == theirs or pair.yours is None else "≠"
-                lines.append(f"  {mark} layer {int(layer)}  {ours:15} {theirs}".rstrip())
+                lines.append(f"  {mark} {pad(say('layer', number=int(layer)), 7)}  {pad(ours, 15)} {theirs}".rstrip())
             mark = "  " if pair.ours_verdict == pair.your_verdict else "≠ "
-            lines.append(f"  {mark}=> ours: {pair.ours_verdict}")
-            lines.append(f"     yours: {pair.your_verdict}")
+            lines.append(f"  {mark}{say('ours_verdict', verdict=pair.ours_verdict)}")
+            lines.append(f"  {say('your_verdict', verdict=pair.your_verdict)}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -95,16 +113,17 @@ class LadderPairs:
                 differs = pair.yours is not None and ours != theirs
                 style = ' style="color:#cf222e;font-weight:bold"' if differs else ""
                 rows.append(
-                    f"<tr><td>{'≠' if differs else ''}</td><td>layer {int(layer)} ({esc(layer.title)})</td>"
+                    f"<tr><td>{'≠' if differs else ''}</td><td>{esc(layer_label(layer))}</td>"
                     f"<td>{esc(ours)}</td><td{style}>{esc(theirs)}</td></tr>"
                 )
             differs = pair.ours_verdict != pair.your_verdict
             style = ' style="color:#cf222e;font-weight:bold"' if differs else ""
             rows.append(
-                f"<tr><td>{'≠' if differs else ''}</td><td>verdict</td><td><code>{esc(pair.ours_verdict)}</code></td>"
+                f"<tr><td>{'≠' if differs else ''}</td><td>{esc(say('verdict'))}</td>"
+                f"<td><code>{esc(pair.ours_verdict)}</code></td>"
                 f"<td{style}><code>{esc(pair.your_verdict)}</code></td></tr>"
             )
-        head = f"<tr><th></th><th></th><th>ours</th><th>{esc(self.label)}</th></tr>"
+        head = f"<tr><th></th><th></th><th>{esc(say('ours'))}</th><th>{esc(self.label)}</th></tr>"
         return f"<table>{head}{''.join(rows)}</table>"
 
 
@@ -119,7 +138,9 @@ def learner_ladders(
     ``replies`` maps a name to a raw reply (``PRESETS`` of the parser playground fits), or is
     a list of replies named by their position.
     """
-    named = dict(replies) if isinstance(replies, Mapping) else {f"reply {i}": t for i, t in enumerate(replies, 1)}
+    named = (
+        dict(replies) if isinstance(replies, Mapping) else {say("reply", number=i): t for i, t in enumerate(replies, 1)}
+    )
     outcomes = run_learner_parser(directory, list(named.values()), time_limit=time_limit)
     pairs = []
     for (name, text), yours in zip(named.items(), outcomes, strict=True):

@@ -17,8 +17,8 @@ from typing import Any
 
 import ipywidgets
 
-from ..diagnosis import MARKS, Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose, format_ladder
-from ..display import layer_label
+from ..diagnosis import MARKS, Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose
+from .ladder import format_ladder, layer_label, status_word
 from .language import Messages
 from .widget_view import ShownAsWidget, live_widget_text
 
@@ -89,7 +89,7 @@ MESSAGES = Messages(
         "found": {"en": "found: ", "zh": "实际（found）："},
         "rejected": {
             "en": "⇒ rejected at {layer}: the Kernel would get InvalidModelOutputError, not an action",
-            "zh": "⇒ 在 {layer} 被拒绝：Kernel 拿到的会是 InvalidModelOutputError，而不是一个行动",
+            "zh": "⇒ 在{layer}被拒绝：Kernel 拿到的会是 InvalidModelOutputError，而不是一个行动",
         },
     }
 )
@@ -121,7 +121,7 @@ def _layer_row_html(outcome: LayerOutcome) -> str:
         f'data-status="{_escape(status.value)}" style="{_ROW_STYLES[status]}">',
         f'<span class="cal-mark">{MARKS[status]}</span> ',
         f'<span class="cal-layer-title">{_escape(layer_label(outcome.layer))}</span> ',
-        f'<span class="cal-status">{_escape(status.value)}</span>',
+        f'<span class="cal-status">{_escape(status_word(status))}</span>',
     ]
     error = outcome.error
     if error is not None:
@@ -159,7 +159,7 @@ def render_ladder_html(diagnosis: Diagnosis) -> str:
 
 
 def render_ladder_text(diagnosis: Diagnosis) -> str:
-    """Plain-text ladder: exactly what ``python -m codeagent_lite check`` prints."""
+    """Plain-text ladder in the edition's language: exactly what ``python -m codeagent_lite check`` prints."""
     return format_ladder(diagnosis)
 
 

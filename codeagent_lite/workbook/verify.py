@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .contract import FILES, SAMPLES, STEPS, Check, Sample, checks_up_to, text_samples
+from .language import edition_language
 from .verify_child import clean, run_job
 from .verify_messages import MESSAGES, step_title
 
@@ -72,8 +73,8 @@ class CheckResult:
             return ""
         if self.passed is None:
             return say("not_run", reason=self.got or say("did_not_load", file=self.check.file))
-        expected = self.expected or self.check.expected
-        return say("sentence", given=self.check.given, expected=expected, got=self.got)
+        words = self.check.words()
+        return say("sentence", given=words.given, expected=self.expected or words.expected, got=self.got)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,13 +167,14 @@ _COLOURS: dict[bool | None, str] = {True: "#1a7f37", False: "#cf222e", None: "#8
 
 def _broken_rule(result: CheckResult) -> str:
     """The workbook rule a failed check enforces, or "": a learner should know the blog does not ask for it."""
-    return result.check.ours if result.check.ours and result.passed is False else ""
+    ours = result.check.words().ours
+    return ours if ours and result.passed is False else ""
 
 
 def _text_lines(result: CheckResult) -> list[str]:
     """One check in the command line's report: its mark and name, then why it failed and any notes."""
     ours = " " + say("ours") if result.check.ours else ""
-    lines = [f"  {_MARKS[result.passed]} {result.check.id} {result.check.name}{ours}"]
+    lines = [f"  {_MARKS[result.passed]} {result.check.id} {result.check.words().name}{ours}"]
     if not result.passed:
         lines.append(f"      {result.sentence}")
         rule = _broken_rule(result)
@@ -185,7 +187,8 @@ def _text_lines(result: CheckResult) -> list[str]:
 def _html_row(result: CheckResult) -> str:
     """One check as a row of the notebook's table: the same facts as ``_text_lines``, escaped for HTML."""
     esc = html.escape
-    ours = f' <span title="{esc(result.check.ours)}">{esc(say("ours"))}</span>' if result.check.ours else ""
+    words = result.check.words()
+    ours = f' <span title="{esc(words.ours)}">{esc(say("ours"))}</span>' if words.ours else ""
     detail = esc(result.sentence)
     rule = _broken_rule(result)
     if rule:
@@ -193,7 +196,7 @@ def _html_row(result: CheckResult) -> str:
     detail += "".join(f"<br>{esc(say('note', note=note))}" for note in result.notes)
     return (
         f'<tr><td style="color:{_COLOURS[result.passed]};font-weight:bold">{_MARKS[result.passed]}</td>'
-        f'<td style="text-align:left">{esc(result.check.id)} {esc(result.check.name)}{ours}</td>'
+        f'<td style="text-align:left">{esc(result.check.id)} {esc(words.name)}{ours}</td>'
         f'<td style="text-align:left">{detail}</td></tr>'
     )
 
@@ -222,7 +225,13 @@ class _Child:
     def __init__(self, directory: Path, label: str, check_ids: Sequence[str], texts: Sequence[str] = ()) -> None:
         context = _context()
         self._events, sender = context.Pipe(duplex=False)
-        job = {"directory": str(directory), "label": label, "ids": list(check_ids), "texts": list(texts)}
+        job = {
+            "directory": str(directory),
+            "label": label,
+            "ids": list(check_ids),
+            "texts": list(texts),
+            "language": edition_language(),  # the fork server's environment is the one it started with
+        }
         self.process = context.Process(target=run_job, args=(job, sender), daemon=True)  # type: ignore[attr-defined]
         self.process.start()
         sender.close()  # only the child writes; the pipe ends when the child does
@@ -253,7 +262,7 @@ class _Child:
         code = self.process.exitcode
         if code is None:
             return ""
-        return f"the process ended with exit status {code}"
+        return say("exit_status", code=code)
 
     def stop(self) -> None:
         if self.process.is_alive():
@@ -286,7 +295,7 @@ def verify(
 def _check_holds_a_file(folder: Path, label: str) -> None:
     """A folder with none of the three files is almost always the wrong folder: say so instead of failing all."""
     if not any((folder / f"{name}.py").is_file() for name in FILES):
-        raise VerifyUsageError(f"{label!r} holds none of {', '.join(f'{name}.py' for name in FILES)}")
+        raise VerifyUsageError(say("holds_none", label=repr(label), files=", ".join(f"{name}.py" for name in FILES)))
 
 
 def _problems_and_notes(file_problems: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -361,8 +370,8 @@ def _is_ready(child: _Child) -> bool:
 
 def _record_no_start(child: _Child, items: Sequence[_Item], tally: _Tally) -> None:
     """No checking process means no verdict at all: every item is "not run", with the reason."""
-    reason = child.exit_note() or "no answer"
-    problem = f"verify could not start its checking process ({clean(reason)})"
+    reason = child.exit_note() or say("no_answer")
+    problem = say("could_not_start", reason=clean(reason))
     tally.file_problems["verify"] = problem
     for item in items:
         tally.outcomes[item.id] = _Outcome(None, got=problem)
@@ -407,7 +416,7 @@ def _record_load(event: dict[str, Any], file: str, tally: _Tally) -> None:
 def _outcome_of(event: dict[str, Any], item: _Item) -> _Outcome:
     """The verdict in a "done" event, as sent by ``verify_child`` (already cleaned there)."""
     if event.get("not_run"):
-        return _Outcome(None, got=f"{item.file}.py did not load")
+        return _Outcome(None, got=say("did_not_load", file=item.file))
     expected = event.get("expected")
     printed = str(event.get("printed") or "")
     return _Outcome(
@@ -443,23 +452,23 @@ def _after_stop(
 def _stop_reason(died: str, time_limit: float) -> str:
     """Why the running item has no verdict: its process ended, or it ran past the time limit."""
     if died:
-        return f"{died} (os._exit, a crash, or the process was killed) while running this"
-    return f"no answer within {time_limit:g} s (an endless loop, or input() waiting?); it was stopped"
+        return say("died", died=died)
+    return say("timed_out", limit=f"{time_limit:g}")
 
 
 def _record_stopped_between_items(died: str, items: Sequence[_Item], tally: _Tally) -> None:
     """Nothing of the learner's was running, so no item is to blame: those without a verdict are "not run"."""
-    reason = clean(died or "the checking process stopped answering")
+    reason = clean(died or say("stopped_answering"))
     for item in items:
-        tally.outcomes.setdefault(item.id, _Outcome(None, got=f"verify stopped: {reason}"))
+        tally.outcomes.setdefault(item.id, _Outcome(None, got=say("verify_stopped", reason=reason)))
 
 
 def _record_load_stopped(file: str, what: str, items: Sequence[_Item], tally: _Tally) -> None:
     """Loading ``file`` hung or crashed: that is the file's problem, and its items cannot run."""
-    tally.file_problems[file] = f"{file}.py could not be loaded: {what}"
+    tally.file_problems[file] = say("could_not_load", file=file, what=what)
     skipped = {item.id for item in items if item.file == file and item.id not in tally.outcomes}
     for item_id in skipped:
-        tally.outcomes[item_id] = _Outcome(None, got=f"{file}.py did not load")
+        tally.outcomes[item_id] = _Outcome(None, got=say("did_not_load", file=file))
 
 
 # --------------------------------------------------------------------------- yours beside ours
@@ -546,7 +555,8 @@ def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float =
         module = importlib.import_module(f"codeagent_lite.{sample.file}")
         reference = clean(sample.run(module))
         yours = _shown(outcomes[sample.id], sample, file_problems)
-        rows.append(ComparisonRow(sample.label, reference, yours, sample.cost))
+        sample_label, cost = sample.words()
+        rows.append(ComparisonRow(sample_label, reference, yours, cost))
     return Comparison(label, step, tuple(rows))
 
 
@@ -567,21 +577,19 @@ def run_learner_parser(
 def _check_step(step: object) -> None:
     """A step is one of the contract's step numbers; True is not 1 here, though Python says it equals 1."""
     if isinstance(step, bool) or not isinstance(step, int) or step not in STEPS:
-        raise VerifyUsageError(f"step must be one of {', '.join(map(str, STEPS))}, found {step!r}")
+        raise VerifyUsageError(say("step_range", steps=", ".join(map(str, STEPS)), step=repr(step)))
 
 
 def _check_time_limit(time_limit: float) -> None:
     if not 0 < time_limit <= _MAX_TIME_LIMIT:  # also refuses NaN
-        raise VerifyUsageError(
-            f"time_limit must be more than 0 and at most {_MAX_TIME_LIMIT:g} seconds, found {time_limit!r}"
-        )
+        raise VerifyUsageError(say("time_limit", limit=f"{_MAX_TIME_LIMIT:g}", found=repr(time_limit)))
 
 
 def _folder(directory: str | os.PathLike[str]) -> tuple[str, Path]:
     label = _label(directory)
     folder = Path(directory).resolve()
     if not folder.is_dir():
-        raise VerifyUsageError(f"{label!r} is not a folder (run from the folder that holds it, or give its path)")
+        raise VerifyUsageError(say("not_a_folder", label=repr(label)))
     return label, folder
 
 

@@ -12,8 +12,9 @@ The events travel over a ``multiprocessing`` pipe; ``print`` in learner code goe
 buffer (reported as a note), writes to file descriptors 1 and 2 go to ``os.devnull``, and
 ``input()`` meets an empty standard input instead of waiting.
 
-``verify`` starts ``run_job`` with ``{"directory": ..., "label": ..., "ids": [...], "texts": [...]}``
-(the ids of checks and samples to run; ``texts`` are replies for ``contract.text_samples``) through
+``verify`` starts ``run_job`` with ``{"directory": ..., "label": ..., "ids": [...], "texts": [...],
+"language": ...}`` (the ids of checks and samples to run; ``texts`` are replies for
+``contract.text_samples``; the edition's language, for the sentences sent back) through
 multiprocessing's fork server where there is one (Linux, macOS): the server has imported this
 module once, so each run costs a fork instead of importing pydantic again.
 """
@@ -36,6 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from .contract import CHECKS, SAMPLES, Check, Mismatch, Sample, text_samples
+from .language import ENV_VAR
+from .verify_messages import MESSAGES
+
+say = MESSAGES.say
 
 __all__ = ["clean", "describe_exception", "load_package", "run_job"]
 
@@ -69,7 +74,7 @@ def _learner_place(error: BaseException, directory: Path) -> str:
         except (OSError, ValueError):
             continue
         if path.parent == directory:
-            place = f" in {path.name} line {frame.lineno}"
+            place = say("place", file=path.name, line=frame.lineno)
     return place
 
 
@@ -77,21 +82,17 @@ def describe_exception(error: BaseException, directory: Path) -> str:
     """What a learner should read when their code raised instead of returning."""
     place = _learner_place(error, directory)
     if isinstance(error, SyntaxError) and error.filename:
-        name = Path(error.filename).name
-        return f"a syntax error in {name} line {error.lineno}: {error.msg}"
+        return say("syntax_error", file=Path(error.filename).name, line=error.lineno, message=error.msg)
     if isinstance(error, NotImplementedError):
-        return f"nothing yet: it is not written (NotImplementedError{place})"
+        return say("not_written", place=place)
     if isinstance(error, SystemExit):
-        return f"SystemExit({error.code!r}) raised{place}: library code must never end the program"
+        return say("system_exit", code=repr(error.code), place=place)
     if isinstance(error, RecursionError):
-        return f"RecursionError{place}: the code recursed too deep"
+        return say("recursion", place=place)
     name = type(error).__name__
     module = type(error).__module__
     if name == "InvalidModelOutputError" and module != "codeagent_lite.model_adapter":
-        return (
-            f"an InvalidModelOutputError of its own (from {module}), not the Kernel's: "
-            "import it from codeagent_lite.model_adapter"
-        )
+        return say("own_error", module=module)
     return f"{name}: {error}{place}" if str(error) else f"{name}{place}"
 
 
@@ -168,12 +169,12 @@ class _Runner:
         printed = buffer.getvalue()
         if not printed.strip():
             return ""
-        return f"{file}.py printed {self._clean(repr(printed.strip()), _MAX_PRINTED)} (verify ignores printed text)"
+        return say("printed", file=file, printed=self._clean(repr(printed.strip()), _MAX_PRINTED))
 
     def load(self, file: str) -> None:
         key = f"load:{file}"
         if not (self.directory / f"{file}.py").is_file():
-            self.problems[file] = f"{file}.py is missing from {self.label}"
+            self.problems[file] = say("missing", file=file, label=self.label)
             self.send(event="done", key=key, passed=False, got=self.problems[file], printed="")
             return
         self.send(event="start", key=key)
@@ -182,9 +183,8 @@ class _Runner:
             with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
                 self.modules[file] = importlib.import_module(f"{self.package}.{file}")
         except BaseException as error:  # learner code: anything may come out, even SystemExit
-            self.problems[file] = (
-                f"{file}.py could not be loaded: {self._clean(describe_exception(error, self.directory))}"
-            )
+            what = self._clean(describe_exception(error, self.directory))
+            self.problems[file] = say("could_not_load", file=file, what=what)
         self.send(
             event="done",
             key=key,
@@ -211,7 +211,7 @@ class _Runner:
             got, expected = mismatch.got, mismatch.expected
         except BaseException as error:  # learner code: anything may come out, even SystemExit
             described = describe_exception(error, self.directory)
-            got = described if isinstance(error, NotImplementedError) else f"it raised {described}"
+            got = described if isinstance(error, NotImplementedError) else say("it_raised", described=described)
         self.send(
             event="done",
             key=check.id,
@@ -242,6 +242,7 @@ def _limit_memory() -> None:
 
 def run_job(job: dict[str, Any], connection: Connection) -> None:
     """The child's entry point: run ``job``'s checks, one JSON event per message on ``connection``."""
+    os.environ[ENV_VAR] = str(job.get("language", "en"))  # the edition's language, as the parent read it
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # writes to fd 1 (os.write, C code) go nowhere instead of someone's terminal
     os.dup2(devnull, 2)

@@ -62,6 +62,68 @@ MESSAGES = Messages(
         "column_cost": {"en": "what the difference costs", "zh": "这个差异的代价"},
         "same": {"en": "same", "zh": "相同"},
         "beside_html": {"en": "{label} beside the reference", "zh": "{label} 与参考实现对照"},
+        # ------------------------------------------------------------------ what went wrong around a check
+        "exit_status": {"en": "the process ended with exit status {code}", "zh": "进程已经结束，退出状态 {code}"},
+        "no_answer": {"en": "no answer", "zh": "没有应答"},
+        "could_not_start": {
+            "en": "verify could not start its checking process ({reason})",
+            "zh": "verify 没能启动它的检查进程（{reason}）",
+        },
+        "died": {
+            "en": "{died} (os._exit, a crash, or the process was killed) while running this",
+            "zh": "运行这项检查时{died}（os._exit、崩溃，或者进程被杀掉了）",
+        },
+        "timed_out": {
+            "en": "no answer within {limit} s (an endless loop, or input() waiting?); it was stopped",
+            "zh": "{limit} 秒内没有应答（死循环？还是 input() 在等输入？），已经把它停下",
+        },
+        "stopped_answering": {"en": "the checking process stopped answering", "zh": "检查进程不再应答"},
+        "verify_stopped": {"en": "verify stopped: {reason}", "zh": "verify 停下了：{reason}"},
+        "could_not_load": {"en": "{file}.py could not be loaded: {what}", "zh": "{file}.py 没能加载：{what}"},
+        "missing": {"en": "{file}.py is missing from {label}", "zh": "{label} 里没有 {file}.py"},
+        "printed": {
+            "en": "{file}.py printed {printed} (verify ignores printed text)",
+            "zh": "{file}.py 打印了 {printed}（verify 不理会打印出来的内容）",
+        },
+        "it_raised": {"en": "it raised {described}", "zh": "它抛出了 {described}"},
+        # ------------------------------------------------------------------ an exception of the learner's code
+        "place": {"en": " in {file} line {line}", "zh": "，位于 {file} 第 {line} 行"},
+        "syntax_error": {
+            "en": "a syntax error in {file} line {line}: {message}",
+            "zh": "{file} 第 {line} 行有语法错误：{message}",
+        },
+        "not_written": {
+            "en": "nothing yet: it is not written (NotImplementedError{place})",
+            "zh": "还没有实现：这里的代码还没写（NotImplementedError{place}）",
+        },
+        "system_exit": {
+            "en": "SystemExit({code}) raised{place}: library code must never end the program",
+            "zh": "SystemExit({code}){place}：库代码绝不能结束整个程序",
+        },
+        "recursion": {
+            "en": "RecursionError{place}: the code recursed too deep",
+            "zh": "RecursionError{place}：代码递归太深",
+        },
+        "own_error": {
+            "en": "an InvalidModelOutputError of its own (from {module}), not the Kernel's: "
+            "import it from codeagent_lite.model_adapter",
+            "zh": "一个自己定义的 InvalidModelOutputError（来自 {module}），不是 Kernel 的那个："
+            "请从 codeagent_lite.model_adapter 导入它",
+        },
+        # ------------------------------------------------------------------ verify used wrongly
+        "holds_none": {"en": "{label} holds none of {files}", "zh": "{label} 里一个也没有：{files}"},
+        "step_range": {
+            "en": "step must be one of {steps}, found {step}",
+            "zh": "step 必须是 {steps} 之一，实际是 {step}",
+        },
+        "time_limit": {
+            "en": "time_limit must be more than 0 and at most {limit} seconds, found {found}",
+            "zh": "time_limit 必须大于 0、不超过 {limit} 秒，实际是 {found}",
+        },
+        "not_a_folder": {
+            "en": "{label} is not a folder (run from the folder that holds it, or give its path)",
+            "zh": "{label} 不是文件夹（请在包含它的文件夹里运行，或者给出它的路径）",
+        },
     }
 )
 
