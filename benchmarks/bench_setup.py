@@ -169,7 +169,10 @@ def base_env(pip_cache: Path) -> dict[str, str]:
 
 
 def run_notebooks(clone: Path, env: dict[str, str], out_dir: Path) -> tuple[bool, float, str]:
-    """Execute both editions' notebooks 00-07 (a fresh kernel each); the editions share file names, so one folder each."""
+    """Execute both editions' notebooks 00-07 (a fresh kernel each).
+
+    The editions share file names, so each gets its own output folder.
+    """
     started = time.monotonic()
     errors = ""
     for edition, notebooks in NOTEBOOKS.items():
