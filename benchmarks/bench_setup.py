@@ -5,7 +5,7 @@ Usage: python benchmarks/bench_setup.py [--scenario NAME ...] [--engine-timeout 
 
 Each scenario clones this repository's current commit into a temporary folder, points pip at a
 new empty cache (PIP_CACHE_DIR; your own cache is never touched), runs `make lab` there and
-times it until JupyterLab's /api/status answers HTTP 200. Then it runs notebooks 00-06 in that
+times it until JupyterLab's /api/status answers HTTP 200. Then it runs notebooks 00-07 in that
 learner install (nbconvert, a fresh kernel each) and follows the local engine's background build
 until it is ready or has failed.
 
@@ -44,7 +44,7 @@ PYTHON = os.environ.get("PYTHON", "python3")
 TOKEN = "bench-setup-token"
 EDITIONS = ("zh", "en")
 NOTEBOOKS = {
-    edition: [f"notebooks/{edition}/{p.name}" for p in sorted((ROOT / "notebooks" / edition).glob("0[0-6]_*.ipynb"))]
+    edition: [f"notebooks/{edition}/{p.name}" for p in sorted((ROOT / "notebooks" / edition).glob("0[0-9]_*.ipynb"))]
     for edition in EDITIONS
 }
 SCENARIOS = ("baseline", "no-compiler", "compiler")
@@ -169,7 +169,10 @@ def base_env(pip_cache: Path) -> dict[str, str]:
 
 
 def run_notebooks(clone: Path, env: dict[str, str], out_dir: Path) -> tuple[bool, float, str]:
-    """Execute both editions' notebooks 00-06 (a fresh kernel each); the editions share file names, so one folder each."""
+    """Execute both editions' notebooks 00-07 (a fresh kernel each).
+
+    The editions share file names, so each gets its own output folder.
+    """
     started = time.monotonic()
     errors = ""
     for edition, notebooks in NOTEBOOKS.items():
@@ -249,7 +252,7 @@ def bench_make_lab(scenario: str, work: Path, engine_timeout: float) -> Result:
             result.notebooks_ok, result.notebooks_seconds = ok, seconds
             if not ok:
                 result.notes.append("notebook run failed:\n" + errors)
-            print(f"  {scenario}: notebooks 00-06 (zh, en) {'ran' if ok else 'FAILED'} in {seconds:.1f} s", flush=True)
+            print(f"  {scenario}: notebooks 00-07 (zh, en) {'ran' if ok else 'FAILED'} in {seconds:.1f} s", flush=True)
             while True:
                 status = engine_status(clone, env)
                 elapsed = time.monotonic() - started
@@ -288,7 +291,7 @@ def report(results: list[Result]) -> None:
     baseline = next((r.lab_seconds for r in results if r.scenario == "baseline"), None)
     print(f"\nfresh clone -> JupyterLab /api/status 200, empty pip cache, {os.cpu_count()} cores")
     print(
-        f"{'scenario':<12} {'lab live':>9} {'vs baseline':>12} {'load':>5} {'notebooks 00-06':>16} {'local engine':>30}"
+        f"{'scenario':<12} {'lab live':>9} {'vs baseline':>12} {'load':>5} {'notebooks 00-07':>16} {'local engine':>30}"
     )
     for r in results:
         lab = "-" if r.lab_seconds is None else f"{r.lab_seconds:.1f} s"

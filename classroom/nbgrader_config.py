@@ -5,6 +5,10 @@ regions, points and hidden tests, and `nbgrader generate_assignment exercises` t
 that ships as notebooks/en/05_exercises.ipynb (scripts/release_exercises.py does that and saves it executed).
 source/exercises_zh/ is the Chinese edition (the same code cells, Chinese prose), released as
 notebooks/zh/05_exercises.ipynb: a Chinese class is handed `exercises_zh`.
+source/build_it_yourself/ (and _zh) is the second assignment: notebook 07, whose graded cells run verify on the
+learner's own folder my_json_text/, which the assignment releases (the stubs) and collects beside the notebook.
+An assignment folder named *_zh grades in Chinese: the kernel's folder decides the workbook's language
+(codeagent_lite/workbook/language.py), so feedback pages of a Chinese class show Chinese self-check texts.
 The README's "For teachers: grading" section walks through the whole term.
 """
 
@@ -22,3 +26,13 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}
 # Grading runs the learners' code: a cell that loops forever costs at most this long (nbgrader then interrupts it
 # and counts the cell as failed).
 c.Execute.timeout = 30
+
+# The build-it-yourself assignment grades the learner's own files. autograde normally overwrites every non-notebook
+# file of a submission with the source's copy ("master versions"), which would grade the stubs instead.
+LEARNER_FILES = [
+    f"my_json_text/{name}.py" for name in ("__init__", "json_text_messages", "json_text_adapter", "json_action_parser")
+]
+c.Autograde.exclude_overwriting = {
+    "build_it_yourself": LEARNER_FILES,
+    "build_it_yourself_zh": LEARNER_FILES,
+}

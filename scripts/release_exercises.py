@@ -2,6 +2,8 @@
 
 Usage: python scripts/release_exercises.py
 
+Releases both assignments, in both editions: the exercise book (notebook 05) and build it yourself (notebook 07).
+
 The nbgrader course lives in ``classroom/``: ``classroom/source/<assignment>/`` holds the teacher's notebook
 (solution regions, points, hidden tests). For each edition below, this script copies the course into a
 temporary folder, runs the real ``nbgrader generate_assignment`` there, copies the student release into
@@ -50,6 +52,17 @@ EDITIONS: tuple[Edition, ...] = (
     Edition("exercises", "05_exercises.ipynb", NOTEBOOKS / "en" / "05_exercises.ipynb"),
     Edition("exercises_zh", "05_exercises.ipynb", NOTEBOOKS / "zh" / "05_exercises.ipynb"),
 )
+
+# The second assignment: notebook 07, whose graded cells run verify on the learner's folder my_json_text/. The
+# assignment releases that folder's stubs beside the notebook (a copy of notebooks/my_json_text, which
+# tests/classroom/test_build_it_yourself_source.py keeps identical) and collects the learner's files with it.
+BUILD_EDITIONS: tuple[Edition, ...] = (
+    Edition("build_it_yourself", "07_build_it_yourself.ipynb", NOTEBOOKS / "en" / "07_build_it_yourself.ipynb"),
+    Edition("build_it_yourself_zh", "07_build_it_yourself.ipynb", NOTEBOOKS / "zh" / "07_build_it_yourself.ipynb"),
+)
+
+ASSIGNMENTS: tuple[tuple[Edition, ...], ...] = (EDITIONS, BUILD_EDITIONS)
+"""Each assignment's editions, English first: the editions of one assignment share their code cells."""
 
 
 def source_notebook(edition: Edition) -> Path:
@@ -148,11 +161,11 @@ def main(argv: Sequence[str]) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from execute_notebooks import execute
 
-    differ = editions_that_differ()
+    differ = [problem for editions in ASSIGNMENTS for problem in editions_that_differ(editions)]
     if differ:
         print("The editions' code cells must be identical (edit both teacher's copies):", *differ, sep="\n  ")
         return 1
-    for edition in EDITIONS:
+    for edition in (edition for editions in ASSIGNMENTS for edition in editions):
         with tempfile.TemporaryDirectory(prefix="codeagent-release-") as workdir:
             release = generate_release(edition, Path(workdir))
             edition.student_copy.parent.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,13 @@ CHECKS_BY_ID = {check.id: check for check in CHECKS}
         (Path("/course/notebooks/en"), "en"),
         (Path("/home/zh/course/notebooks/en"), "en"),  # the nearest edition folder wins
         (Path("/course/notebooks"), "en"),
+        # nbgrader runs a copy in its assignment's folder: release, a student's fetched copy, a submission graded
+        (Path("/course/autograded/li_lei/exercises_zh"), "zh"),
+        (Path("/home/li_lei/build_it_yourself_zh"), "zh"),
+        (Path("/course/notebooks/zh/release/exercises"), "zh"),  # an assignment without a suffix: the folders
+        (Path("/course/autograded/bob_zh/exercises"), "en"),  # only the kernel's own folder's suffix counts
+        (Path("/course/notebooks/zh/exercises_en"), "en"),
+        (Path("/course/_zh"), "en"),
     ],
 )
 def test_the_edition_folder_chooses_the_language(cwd: Path, language: str) -> None:

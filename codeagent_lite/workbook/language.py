@@ -4,7 +4,10 @@ The workbook comes in two editions, ``notebooks/en/`` and ``notebooks/zh/``, who
 are identical (a test compares them), so no cell can say "now speak Chinese". The language
 is therefore read from where the notebook runs: a kernel started for ``notebooks/zh/x.ipynb``
 has ``notebooks/zh`` as its working directory. ``CAL_LANG`` overrides that (``zh``,
-``zh_CN.UTF-8``, ``en``, ...), for a terminal or a classroom server.
+``zh_CN.UTF-8``, ``en``, ...), for a terminal or a classroom server. An nbgrader copy of a notebook runs in its
+assignment's folder (``release/exercises_zh``, a student's ``~/exercises_zh``, ``autograded/<student>/exercises_zh``),
+far from any ``zh`` folder, so a working folder named ``*_zh`` speaks Chinese too: a Chinese class's graded
+notebooks and feedback pages come out in Chinese with no setting to forget.
 
 Why a small catalog instead of the standard library's ``gettext``: the texts are few (the
 labels and feedback the workbook prints), ``gettext`` needs compiled ``.mo`` files and a
@@ -40,13 +43,25 @@ def _language_of(code: str) -> Language | None:
     return None
 
 
+def _assignment_suffix(name: str) -> Language | None:
+    """``exercises_zh`` → zh: an nbgrader assignment's folder names its edition (release, fetched copy, grading)."""
+    stem, underscore, suffix = name.rpartition("_")
+    if underscore and stem and suffix in LANGUAGES:
+        return _language_of(suffix)
+    return None
+
+
 def edition_language(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Language:
-    """``CAL_LANG`` if it names a language we have, else the nearest ``zh``/``en`` folder, else English."""
+    """``CAL_LANG`` if it names a language we have, else the kernel's own folder if it is an assignment named
+    ``*_zh``/``*_en``, else the nearest ``zh``/``en`` folder, else English."""
     environ = os.environ if environ is None else environ
     chosen = _language_of(environ.get(ENV_VAR, ""))
     if chosen is not None:
         return chosen
     folder = Path.cwd() if cwd is None else cwd
+    suffix = _assignment_suffix(folder.name)
+    if suffix is not None:
+        return suffix
     for part in reversed(folder.parts):
         if part in LANGUAGES:
             return _language_of(part) or "en"

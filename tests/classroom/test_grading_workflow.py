@@ -1,10 +1,11 @@
 """A term of grading, end to end, with the real nbgrader commands a teacher types.
 
 In a temporary course folder (its own HOME and Jupyter folders): ``generate_assignment`` builds the student
-copy from ``classroom/source/``, ``release_assignment`` puts it in an exchange and a student
-``fetch_assignment``s it; ten simulated submissions are placed where ``collect`` puts them; ``autograde``,
-``export`` and ``generate_feedback`` then run over all of them. The test asserts the exact score each submission
-deserves, which cells earned it, and that every student gets an HTML feedback page.
+copy from ``classroom/source/``, ``release_assignment`` puts it in an exchange, and each of ten students
+``fetch_assignment``s it into a folder of their own, answers in it and ``submit``s; the teacher ``collect``s,
+``autograde``s, ``export``s and runs ``generate_feedback`` over all of them (tests/classroom/nbgrader_term.py). The
+test asserts the exact score each submission deserves, which cells earned it, and that every student gets an HTML
+feedback page.
 
 The term is graded on the English edition only. The Chinese edition (assignment ``exercises_zh``) has the same code
 cells, which test_grading_source.py checks, so it grades the same; here its student copy is regenerated with
@@ -15,13 +16,13 @@ The submissions are the ones a teacher meets: all correct, partly wrong, untouch
 that edits the visible tests to pass, and one per hidden-test trap (a wrong answer that the visible self-check
 lets through). Each trap must lose exactly its hidden-test cell, which proves that hidden test catches it.
 
-Why submissions are copied into ``submitted/`` instead of going through ``nbgrader submit``: the exchange names
-a submission after the operating-system user who runs ``submit``, so ten students would need ten accounts.
+The exchange names a submission after the operating-system account that runs ``submit`` unless
+``CourseDirectory.student_id`` says otherwise; all ten students here are one account, so each submits under their
+own name with it, as the classroom server's students do (nbgrader_term.py says more).
 """
 
 from __future__ import annotations
 
-import csv
 import importlib.util
 import re
 import sys
@@ -47,11 +48,22 @@ def _release_script() -> ModuleType:
 
 
 release = _release_script()
+
+
+def _term_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("nbgrader_term", Path(__file__).resolve().parent / "nbgrader_term.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+term_module = _term_module()
 EDITION = release.EDITIONS[0]
 ASSIGNMENT = EDITION.assignment
 NOTEBOOK = EDITION.notebook
 SOURCE = ROOT / "classroom" / "source" / ASSIGNMENT / NOTEBOOK
-TIMESTAMP = "2026-12-01 10:00:00.000000 UTC\n"
 MARKER = re.compile(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$")
 
 
@@ -231,18 +243,16 @@ class GradedCourse:
     log: str
 
 
-def _submit(course: Path, release_copy: Path, submission: Submission) -> None:
-    notebook = nbformat.read(release_copy, as_version=4)
+def _answer(folder: Path, submission: Submission) -> None:
+    """What the student does in their fetched copy before ``nbgrader submit``: fill in the answer cells."""
+    notebook = nbformat.read(folder / NOTEBOOK, as_version=4)
     for cell in notebook.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if grade_id in submission.answers:
             cell.source = submission.answers[grade_id]
     if submission.edit is not None:
         submission.edit(notebook)
-    folder = course / "submitted" / submission.student / ASSIGNMENT
-    folder.mkdir(parents=True)
     nbformat.write(notebook, folder / NOTEBOOK)
-    (folder / "timestamp.txt").write_text(TIMESTAMP, encoding="utf-8")
 
 
 def _cell_scores(course: Path) -> dict[str, dict[str, float]]:
@@ -260,37 +270,13 @@ def _cell_scores(course: Path) -> dict[str, dict[str, float]]:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
-    workdir = tmp_path_factory.mktemp("classroom")
-    course = release.copy_course(workdir / "course")
-    teacher = release.nbgrader_environment(workdir / "teacher-home")
-    exchange = f"--Exchange.root={workdir / 'exchange'}"
-    log: list[str] = []
-
-    def nbgrader(*arguments: str, cwd: Path = course, environment: dict[str, str] = teacher) -> None:
-        result = release.run_nbgrader(arguments, cwd, environment)
-        log.append(f"$ nbgrader {' '.join(arguments)}\n{result.stdout}{result.stderr}")
-
-    nbgrader("generate_assignment", ASSIGNMENT, "--force")
-    nbgrader("release_assignment", ASSIGNMENT, exchange, "--force")
-    learner = workdir / "learner"
-    learner.mkdir()
-    nbgrader(
-        "fetch_assignment",
-        ASSIGNMENT,
-        "--course=codeagent-lite",
-        exchange,
-        cwd=learner,
-        environment=release.nbgrader_environment(workdir / "learner-home"),
-    )
-    release_copy = course / "release" / ASSIGNMENT / NOTEBOOK
-    for submission in SUBMISSIONS:
-        _submit(course, release_copy, submission)
-    nbgrader("autograde", ASSIGNMENT, "--force")
-    nbgrader("export", "--to", "grades.csv")
-    nbgrader("generate_feedback", ASSIGNMENT, "--force")
-    with (course / "grades.csv").open(encoding="utf-8", newline="") as handle:
-        grades = {row["student_id"]: row for row in csv.DictReader(handle)}
-    return GradedCourse(course, learner / ASSIGNMENT / NOTEBOOK, grades, _cell_scores(course), "\n".join(log))
+    students = [
+        term_module.Student(submission.student, lambda folder, submission=submission: _answer(folder, submission))
+        for submission in SUBMISSIONS
+    ]
+    term = term_module.run_term(release, tmp_path_factory.mktemp("classroom"), ASSIGNMENT, students)
+    fetched = term.fetched["untouched"] / NOTEBOOK
+    return GradedCourse(term.course, fetched, term.grades, _cell_scores(term.course), term.log)
 
 
 # --------------------------------------------------------------------------- what the teacher gets
@@ -327,6 +313,14 @@ def test_the_expected_scores_follow_from_the_points() -> None:
 
 def test_grades_csv_lists_every_student_once(graded: GradedCourse) -> None:
     assert sorted(graded.grades) == sorted(s.student for s in SUBMISSIONS)
+
+
+def test_every_submission_went_through_the_exchange(graded: GradedCourse) -> None:
+    # collect copied each student's submission out of the exchange, named as the student submitted it
+    for submission in SUBMISSIONS:
+        assert f"--CourseDirectory.student_id={submission.student}" in graded.log
+        assert (graded.course / "submitted" / submission.student / ASSIGNMENT / "timestamp.txt").is_file()
+    assert f"Processing {len(SUBMISSIONS)} submissions of '{ASSIGNMENT}'" in graded.log
 
 
 def test_grading_restores_the_visible_tests_a_student_edited(graded: GradedCourse) -> None:

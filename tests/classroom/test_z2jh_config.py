@@ -4,7 +4,8 @@ There is no Kubernetes here, so nothing is deployed. What is checked: the file, 
 the way helm merges values, passes the chart's own values schema (tests/classroom/data/z2jh, see SOURCE.md);
 the check itself rejects plausible mistakes; and the parts the schema cannot know about agree with the rest of
 the repository: the nbgrader files are those of classroom/jupyter_config/, the exchange volume is where they say,
-the hub's hook gives students and the teacher the right settings, and the image is the one repo2docker builds.
+the hub's hook gives students and the teacher the right settings, the image is the one repo2docker builds, and
+its JupyterHub has the major version of the chart's hub.
 Not checked: that the chart's templates render (needs helm), that the cluster accepts the pods, the GitHub login.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -20,6 +22,9 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
@@ -155,3 +160,51 @@ def test_the_chart_data_names_its_source_and_licence() -> None:
     assert re.search(r"zero-to-jupyterhub-k8s.*commit `[0-9a-f]{40}`", source, re.DOTALL)
     assert "BSD 3-Clause" in source
     assert "BSD 3-Clause" in (CHART / "LICENSE").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- the hub's version and the image's
+
+
+def _chart_hub_version() -> Version:
+    """The JupyterHub the chart's hub image runs: its pinned requirement, which the chart's appVersion names too."""
+    pins = [
+        line.split("==", 1)[1].strip()
+        for line in (CHART / "hub-image-requirements.txt").read_text(encoding="utf-8").splitlines()
+        if line.startswith("jupyterhub==")
+    ]
+    assert len(pins) == 1, pins
+    app_version = load_yaml(CHART / "Chart.yaml")["appVersion"]
+    assert Version(pins[0]) == Version(str(app_version)), "the chart's appVersion is its hub's JupyterHub"
+    return Version(pins[0])
+
+
+def _classroom_jupyterhub_pins() -> dict[str, SpecifierSet]:
+    """The jupyterhub requirement of the classroom extra (pyproject.toml) and of the image (environment.yml)."""
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    (extra,) = [Requirement(spec) for spec in extras["classroom"] if Requirement(spec).name == "jupyterhub"]
+    lines = (REPO / "environment.yml").read_text(encoding="utf-8").splitlines()
+    (conda,) = [line.strip()[2:] for line in lines if re.match(r"\s*- jupyterhub[<>=!\s]", line)]
+    return {"pyproject.toml": extra.specifier, "environment.yml": SpecifierSet(conda.removeprefix("jupyterhub"))}
+
+
+def test_the_images_jupyterhub_has_the_major_version_of_the_charts_hub() -> None:
+    # KubeSpawner starts jupyterhub-singleuser from the image (environment.yml); the chart's hub talks to it.
+    # A major version apart, the two disagree on the hub's API, so each pin must admit the chart's hub version
+    # and nothing of another major version.
+    hub = _chart_hub_version()
+    for where, specifier in _classroom_jupyterhub_pins().items():
+        assert hub in specifier, f"{where} pins jupyterhub{specifier}, which excludes the chart's hub {hub}"
+        for other_major in (Version(f"{hub.major - 1}.99"), Version(f"{hub.major + 1}.0")):
+            assert other_major not in specifier, f"{where} admits jupyterhub {other_major} beside the chart's {hub}"
+
+
+def test_the_pins_agree_between_pyproject_and_environment_yml() -> None:
+    pins = _classroom_jupyterhub_pins()
+    assert pins["pyproject.toml"] == pins["environment.yml"]
+
+
+def test_the_local_hub_is_the_version_the_chart_runs() -> None:
+    # The hub tests (test_classroom_hub.py) and `make classroom` use the same major version as the chart's hub.
+    import jupyterhub
+
+    assert Version(jupyterhub.__version__).major == _chart_hub_version().major

@@ -1,0 +1,252 @@
+"""The build-it-yourself assignment's teacher's copy and its hidden tests, checked without nbgrader, in seconds.
+
+test_build_it_yourself_grading.py grades a class through nbgrader; here the hidden cells run directly (check cell,
+then hidden cell, in one namespace, as the kernel runs them) on right answers and on more variants of each trap,
+and the helpers behind them (``codeagent_lite.workbook.build_assignment``) are held to what they promise.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import nbformat
+import pytest
+
+from codeagent_lite.workbook.build_assignment import chapter_imports, learner_folder, load_learner_file, package_calls
+
+ROOT = Path(__file__).resolve().parents[2]
+STUBS = ROOT / "notebooks" / "my_json_text"
+SOLUTION = ROOT / "solutions" / "my_json_text"
+BLOG_SOLUTION = ROOT / "solutions" / "blog_json_text"
+HIDDEN_REGION = re.compile(r"^\s*### BEGIN HIDDEN TESTS\s*$(.*?)^\s*### END HIDDEN TESTS\s*$", re.M | re.S)
+
+
+def _release_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("release_exercises", ROOT / "scripts" / "release_exercises.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+release = _release_script()
+EDITIONS = release.BUILD_EDITIONS
+
+
+def _cells(edition: Any = EDITIONS[0]) -> dict[str, nbformat.NotebookNode]:
+    notebook = nbformat.read(release.source_notebook(edition), as_version=4)
+    return {cell.metadata["nbgrader"]["grade_id"]: cell for cell in notebook.cells if "nbgrader" in cell.metadata}
+
+
+# --------------------------------------------------------------------------- the teacher's copy
+
+
+@pytest.mark.parametrize("edition", EDITIONS, ids=[e.assignment for e in EDITIONS])
+def test_one_check_and_one_hidden_cell_per_step_all_read_only(edition: Any) -> None:
+    cells = _cells(edition)
+    for step in (1, 2, 3, 4):
+        check, hidden = cells[f"step_{step}_check"], cells[f"step_{step}_hidden"]
+        for cell, points in ((check, 2), (hidden, 1)):
+            meta = cell.metadata["nbgrader"]
+            assert meta["grade"] is True and meta["locked"] is True and meta["solution"] is False
+            assert meta["points"] == points
+        assert f"check_step(LEARNER_DIR, {step})" in check.source
+        assert [region.strip() for region in HIDDEN_REGION.findall(check.source)] == [
+            f"assert step_{step}.passed, step_{step}.summary()"
+        ]
+        visible = HIDDEN_REGION.sub("", hidden.source)
+        assert all(line.startswith("#") for line in visible.splitlines() if line.strip())
+        (region,) = HIDDEN_REGION.findall(hidden.source)
+        assert f"assert step_{step}.passed" in region, "a hidden test counts only after its step's checks pass"
+
+
+def test_the_editions_share_their_code_cells() -> None:
+    assert release.editions_that_differ(EDITIONS) == []
+    assert release.code_cells(EDITIONS[0].student_copy) == release.code_cells(EDITIONS[1].student_copy)
+
+
+@pytest.mark.parametrize("edition", EDITIONS, ids=[e.assignment for e in EDITIONS])
+def test_the_student_copy_holds_no_hidden_test(edition: Any) -> None:
+    student = "\n".join(cell.source for cell in nbformat.read(edition.student_copy, as_version=4).cells)
+    assert "### BEGIN" not in student and "### END" not in student
+    assert "package_calls" not in student and "STRICT_REPLIES" not in student
+
+
+@pytest.mark.parametrize("edition", EDITIONS, ids=[e.assignment for e in EDITIONS])
+def test_the_assignment_releases_the_workbooks_stubs(edition: Any) -> None:
+    folder = release.source_notebook(edition).parent / "my_json_text"
+    assert sorted(p.name for p in folder.iterdir() if p.is_file()) == sorted(p.name for p in STUBS.glob("*.py"))
+    for path in STUBS.glob("*.py"):
+        assert (folder / path.name).read_bytes() == path.read_bytes(), f"{edition.assignment}: {path.name} differs"
+
+
+def test_autograde_is_told_to_keep_the_learners_files() -> None:
+    from traitlets.config import Config
+
+    config = Config()
+    code = (ROOT / "classroom" / "nbgrader_config.py").read_text(encoding="utf-8")
+    exec(compile(code, "nbgrader_config.py", "exec"), {"get_config": lambda: config})
+    for edition in EDITIONS:
+        kept = set(config.Autograde.exclude_overwriting[edition.assignment])
+        assert kept == {f"my_json_text/{path.name}" for path in STUBS.glob("*.py")}
+
+
+# --------------------------------------------------------------------------- the hidden cells, run directly
+
+
+def _verdicts(folder: Path) -> dict[str, str | None]:
+    """Each graded cell's failure (None when it passed), running the notebook's cells in order in one namespace."""
+    cells = _cells()
+    namespace: dict[str, Any] = {"__name__": "__main__", "display": lambda value: None}
+    exec(compile(cells["learner_folder"].source, "learner_folder", "exec"), namespace)
+    namespace["LEARNER_DIR"] = str(folder)  # where the setup cell would find it in a release
+    verdicts: dict[str, str | None] = {}
+    for step in (1, 2, 3, 4):
+        for kind in ("check", "hidden"):
+            grade_id = f"step_{step}_{kind}"
+            source = re.sub(r"^\s*### (BEGIN|END) HIDDEN TESTS\s*$", "", cells[grade_id].source, flags=re.M)
+            try:
+                exec(compile(source, grade_id, "exec"), namespace)
+            except Exception as error:
+                verdicts[grade_id] = f"{type(error).__name__}: {error}"
+            else:
+                verdicts[grade_id] = None
+    return verdicts
+
+
+def _folder(tmp_path: Path, name: str, **files: str) -> Path:
+    """A learner folder (a fresh name each time: one process may load many) from the solution, some files replaced."""
+    folder = tmp_path / name / "my_json_text"
+    shutil.copytree(SOLUTION, folder)
+    for file, text in files.items():
+        (folder / f"{file}.py").write_text(text, encoding="utf-8")
+    return folder
+
+
+def _failed(verdicts: dict[str, str | None]) -> set[str]:
+    return {grade_id for grade_id, verdict in verdicts.items() if verdict is not None}
+
+
+def test_the_solution_passes_every_cell() -> None:
+    assert _failed(_verdicts(SOLUTION)) == set()
+
+
+def test_the_blog_stage_passes_steps_1_to_3() -> None:
+    assert _failed(_verdicts(BLOG_SOLUTION)) == {"step_4_check", "step_4_hidden"}
+
+
+def test_the_stubs_pass_nothing() -> None:
+    assert _failed(_verdicts(STUBS)) == {f"step_{s}_{k}" for s in (1, 2, 3, 4) for k in ("check", "hidden")}
+
+
+PARSER_TRAPS = {
+    "imported": "from codeagent_lite.json_action_parser import parse_json_action\n",
+    "from the top level": "from codeagent_lite import parse_json_action\n",
+    "through the package name": "import codeagent_lite\n\n\ndef parse_json_action(raw_text):\n"
+    "    return codeagent_lite.parse_json_action(raw_text)\n",
+    "through importlib": "import importlib\n\n"
+    '_theirs = importlib.import_module("codeagent_lite." + "json_action_parser")\n\n\n'
+    "def parse_json_action(raw_text):\n    return _theirs.parse_json_action(raw_text)\n",
+}
+
+
+@pytest.mark.parametrize("trap", PARSER_TRAPS, ids=list(PARSER_TRAPS))
+def test_handing_the_parser_to_the_package_loses_only_step_3s_hidden_point(tmp_path: Path, trap: str) -> None:
+    folder = _folder(tmp_path, re.sub(r"\W", "_", trap), json_action_parser=PARSER_TRAPS[trap])
+    verdicts = _verdicts(folder)
+    assert _failed(verdicts) == {"step_3_hidden"}
+    assert "the package's" in str(verdicts["step_3_hidden"])
+
+
+def test_the_packages_strict_loader_is_not_the_learners_either(tmp_path: Path) -> None:
+    text = (SOLUTION / "json_action_parser.py").read_text(encoding="utf-8")
+    text = text.replace(
+        "    value = _load_strict_json(raw_text)",
+        "    from codeagent_lite.strict_json import decode_strict_json\n\n    value = decode_strict_json(raw_text)",
+    )
+    assert "decode_strict_json" in text
+    verdicts = _verdicts(_folder(tmp_path, "strict", json_action_parser=text))
+    assert "step_3_hidden" in _failed(verdicts)
+    assert "codeagent_lite.strict_json" in str(verdicts["step_3_hidden"])
+
+
+def test_the_packages_encoder_renamed_is_still_the_packages(tmp_path: Path) -> None:
+    text = (SOLUTION / "json_text_messages.py").read_text(encoding="utf-8")
+    text = text.replace("def _encode_json(value: Any) -> str:", "def _unused(value: Any) -> str:")
+    text += "\n\nfrom codeagent_lite.json_text_messages import encode_json as _encode_json  # noqa: E402\n"
+    verdicts = _verdicts(_folder(tmp_path, "encoder", json_text_messages=text))
+    assert _failed(verdicts) == {"step_1_hidden"}
+
+
+def test_an_adapter_importing_the_packages_parser_loses_step_2s_hidden_point(tmp_path: Path) -> None:
+    text = (SOLUTION / "json_text_adapter.py").read_text(encoding="utf-8")
+    text = text.replace("from .json_action_parser import", "from codeagent_lite.json_action_parser import")
+    verdicts = _verdicts(_folder(tmp_path, "adapter", json_text_adapter=text))
+    assert _failed(verdicts) == {"step_2_hidden"}
+
+
+def test_an_adapter_that_drops_expected_and_found_is_told_it_is_our_rule(tmp_path: Path) -> None:
+    text = (SOLUTION / "json_text_adapter.py").read_text(encoding="utf-8")
+    text = text.replace(
+        "raise error.with_usage(usage) from error",
+        "raise InvalidModelOutputError(str(error), layer=error.layer, usage=usage) from error",
+    )
+    verdicts = _verdicts(_folder(tmp_path, "rebuilt", json_text_adapter=text))
+    assert _failed(verdicts) == {"step_2_hidden"}
+    assert "a rule of this workbook" in str(verdicts["step_2_hidden"])
+
+
+# --------------------------------------------------------------------------- the helpers
+
+
+def test_the_learner_folder_is_the_submissions_own_first(tmp_path: Path) -> None:
+    (tmp_path / "release").mkdir()
+    (tmp_path / "release" / "my_json_text").mkdir()
+    hub = {"CAL_LEARNER_DIR": "/home/student/notebooks/my_json_text"}
+    assert learner_folder(tmp_path / "release", hub) == "my_json_text"
+    assert learner_folder(tmp_path, hub) == "/home/student/notebooks/my_json_text"
+    assert learner_folder(tmp_path, {}) == "../my_json_text"
+    assert learner_folder(tmp_path, {"CAL_LEARNER_DIR": "  "}) == "../my_json_text"
+
+
+def test_chapter_imports_names_each_way_into_the_package(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(
+        "import codeagent_lite.strict_json\n"
+        "from codeagent_lite import build_provider_messages, ToolCall, InvalidModelOutputError\n"
+        "from codeagent_lite.kernel_types import Message\n"
+        "from codeagent_lite.model_adapter import TokenUsage\n"
+        "import codeagent_lite\n"
+        "x = codeagent_lite.check_fields\n",
+        encoding="utf-8",
+    )
+    assert chapter_imports(tmp_path, "a") == [
+        "codeagent_lite.json_action_parser",
+        "codeagent_lite.json_text_messages",
+        "codeagent_lite.strict_json",
+    ]
+    for file in ("json_text_messages", "json_text_adapter", "json_action_parser"):
+        assert chapter_imports(SOLUTION, file) == [], file
+
+
+def test_package_calls_sees_the_package_however_it_is_reached() -> None:
+    import codeagent_lite
+    from codeagent_lite import json_action_parser
+
+    text = '{"type": "final_answer", "content": "42"}'
+    assert "codeagent_lite.json_action_parser.parse_json_action" in package_calls(
+        lambda: codeagent_lite.parse_json_action(text)
+    )
+    assert package_calls(lambda: json_action_parser.parse_json_action("not json"))  # a refusal is still a call
+    own = load_learner_file(SOLUTION, "json_action_parser")
+    assert package_calls(lambda: own.parse_json_action(text)) == []
+    # the spies are gone afterwards
+    assert codeagent_lite.parse_json_action is json_action_parser.parse_json_action
+    assert json_action_parser.parse_json_action.__module__ == "codeagent_lite.json_action_parser"
+    assert not hasattr(json_action_parser.parse_json_action, "__wrapped__")
