@@ -624,5 +624,5 @@ def start_background_build(
         return f"local engine: the background build could not start (see {folder / 'builder.out'})"
     return (
         "local engine: building in the background (llama.cpp compiles for several minutes; "
-        f"notebooks 00-05 do not need it); log: {folder / LOG_NAME}"
+        f"only notebook 06 needs it); log: {folder / LOG_NAME}"
     )
