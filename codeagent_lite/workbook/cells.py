@@ -73,6 +73,8 @@ MESSAGES = Messages(
             "zh": "{text}：在第 {number} 层被拒绝：{message}",
         },
         "crashed": {"en": "{text}: crashed with {error}: {message}", "zh": "{text}：崩溃了，{error}: {message}"},
+        # ------------------------------------------------------------------ 07: build it yourself
+        "checked_folder": {"en": "verify checks the folder", "zh": "verify 检查的文件夹："},
     }
 )
 
