@@ -12,17 +12,15 @@ feedback pages speak Chinese, because the kernel runs in a folder named ``*_zh``
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 import nbformat
 import pytest
+from course_scripts import release, term_module
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTION = ROOT / "solutions" / "my_json_text"
@@ -30,17 +28,6 @@ STUBS = ROOT / "notebooks" / "my_json_text"
 FILES = ("json_text_messages", "json_text_adapter", "json_action_parser")
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-release = _load("release_exercises", ROOT / "scripts" / "release_exercises.py")
-term_module = _load("nbgrader_term", Path(__file__).resolve().parent / "nbgrader_term.py")
 ENGLISH, CHINESE = release.BUILD_EDITIONS
 NOTEBOOK = ENGLISH.notebook
 STEPS = (1, 2, 3, 4)

@@ -7,16 +7,14 @@ and the helpers behind them (``codeagent_lite.workbook.build_assignment``) are h
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import nbformat
 import pytest
+from course_scripts import release
 
 from codeagent_lite.workbook.build_assignment import chapter_imports, learner_folder, load_learner_file, package_calls
 
@@ -27,16 +25,6 @@ BLOG_SOLUTION = ROOT / "solutions" / "blog_json_text"
 HIDDEN_REGION = re.compile(r"^\s*### BEGIN HIDDEN TESTS\s*$(.*?)^\s*### END HIDDEN TESTS\s*$", re.M | re.S)
 
 
-def _release_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("release_exercises", ROOT / "scripts" / "release_exercises.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-release = _release_script()
 EDITIONS = release.BUILD_EDITIONS
 
 

@@ -5,31 +5,20 @@ Fast checks on the files alone; test_grading_workflow.py runs the real nbgrader 
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import nbformat
 import pytest
+from course_scripts import release
 from traitlets.config import Config
 
 ROOT = Path(__file__).resolve().parents[2]
 COURSE = ROOT / "classroom"
 
 
-def _release_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("release_exercises", ROOT / "scripts" / "release_exercises.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-release = _release_script()
 EDITIONS = release.EDITIONS
 HIDDEN_REGION = re.compile(r"^\s*### BEGIN HIDDEN TESTS\s*$(.*?)^\s*### END HIDDEN TESTS\s*$", re.M | re.S)
 SOLUTION_REGION = re.compile(r"^\s*### BEGIN SOLUTION\s*$(.*?)^\s*### END SOLUTION\s*$", re.M | re.S)

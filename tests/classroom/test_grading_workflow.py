@@ -23,43 +23,19 @@ own name with it, as the classroom server's students do (nbgrader_term.py says m
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import nbformat
 import pytest
+from course_scripts import release, term_module
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _release_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("release_exercises", ROOT / "scripts" / "release_exercises.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-release = _release_script()
-
-
-def _term_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("nbgrader_term", Path(__file__).resolve().parent / "nbgrader_term.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-term_module = _term_module()
 EDITION = release.EDITIONS[0]
 ASSIGNMENT = EDITION.assignment
 NOTEBOOK = EDITION.notebook

@@ -1,0 +1,32 @@
+"""The course's scripts as modules, loaded once for every classroom test.
+
+``scripts/release_exercises.py`` is a script, not a module anyone can import by name, and
+``nbgrader_term.py`` sits in this folder, which is no package. pytest puts this folder on
+``sys.path`` before it imports a test module from here (its default "prepend" import mode), so
+``from course_scripts import release, term_module`` works in every test module beside this one.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load(name: str, path: Path) -> ModuleType:
+    """The module at ``path``, registered as ``name`` (dataclasses look their module up while a class is built)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+release = load("release_exercises", ROOT / "scripts" / "release_exercises.py")
+term_module = load("nbgrader_term", Path(__file__).resolve().parent / "nbgrader_term.py")
