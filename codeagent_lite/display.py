@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ELLIPSIS",
     "QUOTE_CHARS",
+    "display_width",
     "json_kind",
     "layer_label",
     "pad",
@@ -99,13 +100,17 @@ def printable(text: str) -> str:
     return "".join(out)
 
 
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a monospaced font: a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
 def pad(text: str, width: int) -> str:
     """``text`` followed by spaces up to ``width`` terminal columns, counting a Chinese character as two.
 
     ``str.ljust`` counts characters, so a column of Chinese titles padded with it comes out ragged.
     """
-    columns = sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
-    return text + " " * max(0, width - columns)
+    return text + " " * max(0, width - display_width(text))
 
 
 def json_kind(value: object) -> str:

@@ -26,6 +26,7 @@ from codeagent_lite import (
     diagnose,
 )
 from codeagent_lite.agent import run_agent, workspace_tools
+from codeagent_lite.display import display_width
 from codeagent_lite.model_adapter import TokenUsage
 from codeagent_lite.providers import LoadedGemma, LocalGemmaProvider
 from codeagent_lite.workbook.real_model_lab import (
@@ -36,7 +37,6 @@ from codeagent_lite.workbook.real_model_lab import (
     action_text,
     ask,
     comparison_table,
-    display_width,
     failure_costs,
     finish_note,
     hide_folder,

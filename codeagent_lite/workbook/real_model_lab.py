@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 
 from ..agent.loop import StepKind, Transcript
 from ..diagnosis import Diagnosis, diagnose
-from ..display import shorten, shorten_counted, usage_text
+from ..display import display_width, pad, shorten, shorten_counted, usage_text
 from ..json_text_adapter import ProviderError, TextProvider
 from ..json_text_messages import build_provider_messages
 from ..kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
@@ -297,11 +296,6 @@ def render_attempt(attempt: Attempt) -> str:
     return "\n".join(lines)
 
 
-def display_width(text: str) -> int:
-    """Columns ``text`` takes in a monospaced font: a Chinese character takes two."""
-    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
-
-
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
     # Padding counts display columns, so the zh edition's headers line up like the English ones.
     widths = [max(display_width(row[column]) for row in (header, *rows)) for column in range(len(header))]
@@ -393,7 +387,7 @@ def failure_costs(transcript: Transcript) -> str:
             outcome = say("outcome_provider")
         else:
             outcome = say("outcome_accepted")
-        padded = outcome + " " * max(20 - display_width(outcome), 0)
+        padded = pad(outcome, 20)
         lines.append(say("call_line", number=step.model_call, outcome=padded, usage=usage_text(step.usage)))
     total = transcript.usage.total_tokens
     share = 0 if total == 0 else round(100 * wasted.total_tokens / total)
