@@ -14,7 +14,6 @@ without it (install the ``openai`` extra).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import queue
@@ -24,16 +23,18 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, NonNegativeInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..display import printable, shorten
 from ..json_action_parser import action_json_schema
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
+from ..model_adapter import InvalidModelOutputError
+from ..strict_json import decode_strict_json
 from .bounded_http import bounded_http_client
 from .prompting import render_system_prompt
-from .redaction import Redactor, redact_url, url_secrets
+from .redaction import Redactor, protect_library_logs, redact_url, url_secrets
 
 if TYPE_CHECKING:
     import openai
@@ -48,7 +49,17 @@ MAX_BODY_BYTES = 8_000_000
 """Largest answer read from a server. A chat completion is a few kilobytes; a body past this
 is a broken or hostile server, and reading it whole would cost the learner's memory."""
 
+MAX_TOKEN_COUNT = 1_000_000_000
+"""Largest token count believed from a server. No call spends a billion tokens; a number past
+this is a broken or hostile server, and an unbounded one could not even be printed (Python
+refuses to turn an integer of more than 4300 digits into text)."""
+
 _EXCERPT_CHARS = 300
+_SCRUBBED_CHARS = 20 * _EXCERPT_CHARS
+"""How much of a server's text is searched for secrets: more than an excerpt can show, however escaped."""
+
+_WAIT_GRACE_SECONDS = 1.0
+"""How long past its deadline the call waits for the transport, which stops itself at the deadline."""
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _CONVENTIONAL_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 
@@ -59,8 +70,8 @@ _CONVENTIONAL_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 class _Usage(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
-    prompt_tokens: NonNegativeInt
-    completion_tokens: NonNegativeInt
+    prompt_tokens: int = Field(ge=0, le=MAX_TOKEN_COUNT)
+    completion_tokens: int = Field(ge=0, le=MAX_TOKEN_COUNT)
 
 
 class _Message(BaseModel):
@@ -108,6 +119,13 @@ def _check_base_url(base_url: object) -> str:
         raise ValueError(
             "base_url must be an http:// or https:// address with a host, "
             f"found {printable(shorten(_safe_url(base_url), 120))!r}"
+        )
+    if "@" in parsed.netloc:
+        # The HTTP library would send them as Basic auth in place of the Bearer key, and a
+        # server that echoes headers would show them: refuse, and never repeat them.
+        raise ValueError(
+            "base_url must not contain a user name or password (found 'user:password@' before the host, "
+            f"not shown: {printable(shorten(_safe_url(base_url), 120))!r}); put the API key in the environment variable named by api_key_env"
         )
     return base_url
 
@@ -263,6 +281,9 @@ class OpenAICompatibleProvider:
         except Exception as error:
             # The HTTP library's InvalidURL (e.g. host 256.1.1.1) is not a ValueError; say what it is about.
             raise ValueError(f"invalid base_url {self.shown_url!r}: {self._excerpt(str(error))}") from None
+        # The resources load lazily; loading them now creates their loggers before the filter goes on.
+        _ = self._client.chat.completions
+        protect_library_logs(self, self._redactor)
 
     # ------------------------------------------------------------------ presets
 
@@ -343,9 +364,12 @@ class OpenAICompatibleProvider:
         worker = threading.Thread(target=lambda: outcome.put(self._attempt(request)), daemon=True)
         worker.start()
         try:
-            answer = outcome.get(timeout=self.timeout)
+            answer = outcome.get(timeout=self.timeout + _WAIT_GRACE_SECONDS)
         except queue.Empty:
+            # Only what the transport cannot bound (a name lookup that hangs) gets here.
             answer = ProviderError(self._timed_out())
+        else:
+            worker.join()
         if isinstance(answer, ProviderError):
             raise answer
         return answer
@@ -396,13 +420,17 @@ class OpenAICompatibleProvider:
         )
 
     def _decode_completion(self, body_text: str) -> _Completion:
+        # The same strict JSON as a model's reply: a duplicate "usage" must not let the last one
+        # hide the tokens spent, and no number may be too long to use.
         try:
-            body = json.loads(body_text)
-        except RecursionError:
-            raise ProviderError("malformed response: the body nests too deeply to be a chat completion") from None
-        except ValueError:
+            body = decode_strict_json(body_text)
+        except InvalidModelOutputError as error:
+            where = "" if error.line is None else f" at line {error.line}, column {error.column}"
+            if not body_text.strip():
+                raise ProviderError("malformed response: the body is not JSON: empty body") from None
             raise ProviderError(
-                f"malformed response: the body is not JSON: {self._excerpt(body_text) or 'empty body'}"
+                f"malformed response: the body is not JSON{where}: expected {self._excerpt(error.expected or '')}, "
+                f"found {self._excerpt(error.found or '')}; the body begins {shorten(self._excerpt(body_text), 80)!r}"
             ) from None
         try:
             return _Completion.model_validate(body)
@@ -413,7 +441,7 @@ class OpenAICompatibleProvider:
 
     def _excerpt(self, text: str) -> str:
         """A short, printable excerpt of server text with every secret removed, in any spelling."""
-        return printable(shorten(" ".join(self._redactor.scrub(text).split()), _EXCERPT_CHARS))
+        return printable(shorten(" ".join(self._redactor.scrub(text[:_SCRUBBED_CHARS]).split()), _EXCERPT_CHARS))
 
 
 def _text_of(error: BaseException) -> str:
