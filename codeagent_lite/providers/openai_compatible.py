@@ -430,7 +430,7 @@ class OpenAICompatibleProvider:
                 raise ProviderError("malformed response: the body is not JSON: empty body") from None
             raise ProviderError(
                 f"malformed response: the body is not JSON{where}: expected {self._excerpt(error.expected or '')}, "
-                f"found {self._excerpt(error.found or '')}; the body begins {shorten(self._excerpt(body_text), 80)!r}"
+                f"found {shorten(self._excerpt(error.found or ''), 80)}; the body begins {shorten(self._excerpt(body_text), 80)!r}"
             ) from None
         try:
             return _Completion.model_validate(body)

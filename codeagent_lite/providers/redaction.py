@@ -29,6 +29,7 @@ import urllib.parse
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["MASK", "Redactor", "SecretLogFilter", "protect_library_logs", "redact_url", "url_secrets"]
 
@@ -224,7 +225,7 @@ _CREDENTIAL_PATTERNS = (
             r"""password|secret|token)['"]?\s*[:=]\s*)(?:'[^']*'|"[^"]*"|[^\s,;)}]+)""",
             re.IGNORECASE,
         ),
-        r"\1'" + MASK + "'",
+        r"\1" + MASK,
     ),
 )
 
@@ -252,6 +253,9 @@ class SecretLogFilter(logging.Filter):
         return text
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, _MASKED, False):
+            return True
+        setattr(record, _MASKED, True)
         try:
             text = record.getMessage()
             if record.exc_info:
@@ -268,7 +272,28 @@ class SecretLogFilter(logging.Filter):
         return True
 
 
+_MASKED = "codeagent_lite_masked"
+"""Set on a record once masked, so the factory and the logger's filter do the work once."""
+
 _LOG_FILTER = SecretLogFilter()
+_factory_installed = False
+
+
+def _install_record_factory() -> None:
+    """Mask records of the libraries as they are created, for loggers that do not exist yet too."""
+    global _factory_installed
+    if _factory_installed:
+        return
+    _factory_installed = True
+    previous = logging.getLogRecordFactory()
+
+    def masking_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        if str(record.name).split(".", 1)[0] in _LIBRARY_LOGGERS:
+            _LOG_FILTER.filter(record)
+        return record
+
+    logging.setLogRecordFactory(masking_factory)
 
 
 def protect_library_logs(owner: object, redactor: Redactor) -> None:
@@ -276,9 +301,11 @@ def protect_library_logs(owner: object, redactor: Redactor) -> None:
 
     A logger's filters see only the records logged to it by name, not those of its
     children, so the filter goes on every logger of those libraries that exists now (call
-    this after the client is built and its modules are imported).
+    this after the client is built and its modules are imported); a wrapped record factory
+    catches the loggers created later, as long as no program replaces the factory.
     """
     _LOG_FILTER.watch(owner, redactor)
+    _install_record_factory()
     names = list(logging.root.manager.loggerDict)
     for name in names:
         if name.split(".", 1)[0] in _LIBRARY_LOGGERS:
