@@ -44,7 +44,10 @@ KEY = "sk-proj-Zq8/Wv+Rt=Lm_0123456789abcdefGHIJKLmnop"  # 46 characters, like a
 TOOLS = (ToolSpec(name="read_file", description="Read a file."),)
 TASK = [ProviderMessage("user", "Read README.md.")]
 REPLY = '{"type":"final_answer","content":"ok"}'
-VALID = {"choices": [{"message": {"content": REPLY}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}
+VALID = {
+    "choices": [{"message": {"content": REPLY}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+}
 PROPERTIES = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -370,8 +373,10 @@ def test_a_log_line_with_an_exception_is_masked(debug_logs: io.StringIO, server:
 
 def test_token_counts_of_4300_digits_are_refused(server: Server) -> None:
     huge = "9" * 4300
-    body = json.dumps(VALID).replace('"prompt_tokens": 5', f'"prompt_tokens": {huge}').replace(
-        '"completion_tokens": 2', f'"completion_tokens": {huge}'
+    body = (
+        json.dumps(VALID)
+        .replace('"prompt_tokens": 5', f'"prompt_tokens": {huge}')
+        .replace('"completion_tokens": 2', f'"completion_tokens": {huge}')
     )
     server.answer = Answer(body=body.encode())
     error = refusal(provider(server.base_url))
@@ -380,7 +385,9 @@ def test_token_counts_of_4300_digits_are_refused(server: Server) -> None:
 
 @pytest.mark.parametrize("digits", [4301, 10_000])
 def test_an_integer_too_long_to_use_is_refused(server: Server, digits: int) -> None:
-    server.answer = Answer(body=json.dumps(VALID).replace('"prompt_tokens": 5', f'"prompt_tokens": {"7" * digits}').encode())
+    server.answer = Answer(
+        body=json.dumps(VALID).replace('"prompt_tokens": 5', f'"prompt_tokens": {"7" * digits}').encode()
+    )
     error = str(refusal(provider(server.base_url)))
     assert "expected a finite JSON number" in error and len(error) < 400
 
@@ -404,7 +411,9 @@ def test_any_duplicate_key_in_the_reply_is_refused(server: Server, key: str) -> 
 @PROPERTIES
 @given(tokens=st.one_of(st.integers(-(10**30), 10**30), st.integers(0, 2 * MAX_TOKEN_COUNT)))
 def test_any_token_count_is_used_exactly_or_refused(server: Server, tokens: int) -> None:
-    server.answer = Answer(body=json.dumps({**VALID, "usage": {"prompt_tokens": tokens, "completion_tokens": 1}}).encode())
+    server.answer = Answer(
+        body=json.dumps({**VALID, "usage": {"prompt_tokens": tokens, "completion_tokens": 1}}).encode()
+    )
     target = provider(server.base_url)
     if 0 <= tokens <= MAX_TOKEN_COUNT:
         assert complete(target).input_tokens == tokens

@@ -200,7 +200,7 @@ def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
     class BoundedTransport(http.BaseTransport):  # type: ignore[misc]
         def __init__(self) -> None:
             self._inner = http.HTTPTransport()
-            pool = getattr(self._inner, "_pool", None)
+            pool: Any = getattr(self._inner, "_pool", None)
             backend = getattr(pool, "_network_backend", None)
             if backend is not None:
                 pool._network_backend = _DeadlineBackend(backend, deadline)

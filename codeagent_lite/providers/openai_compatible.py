@@ -125,7 +125,8 @@ def _check_base_url(base_url: object) -> str:
         # server that echoes headers would show them: refuse, and never repeat them.
         raise ValueError(
             "base_url must not contain a user name or password (found 'user:password@' before the host, "
-            f"not shown: {printable(shorten(_safe_url(base_url), 120))!r}); put the API key in the environment variable named by api_key_env"
+            f"not shown: {printable(shorten(_safe_url(base_url), 120))!r}); "
+            "put the API key in the environment variable named by api_key_env"
         )
     return base_url
 
@@ -428,9 +429,12 @@ class OpenAICompatibleProvider:
             where = "" if error.line is None else f" at line {error.line}, column {error.column}"
             if not body_text.strip():
                 raise ProviderError("malformed response: the body is not JSON: empty body") from None
+            expected = self._excerpt(error.expected or "")
+            found = shorten(self._excerpt(error.found or ""), 80)
+            begins = shorten(self._excerpt(body_text), 80)
             raise ProviderError(
-                f"malformed response: the body is not JSON{where}: expected {self._excerpt(error.expected or '')}, "
-                f"found {shorten(self._excerpt(error.found or ''), 80)}; the body begins {shorten(self._excerpt(body_text), 80)!r}"
+                f"malformed response: the body is not JSON{where}: expected {expected}, found {found}; "
+                f"the body begins {begins!r}"
             ) from None
         try:
             return _Completion.model_validate(body)

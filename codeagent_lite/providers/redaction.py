@@ -113,7 +113,7 @@ def _base64_forms(secret: bytes) -> list[str]:
     Of each encoding, only the characters made of the secret's own bits are kept: the ones
     that mix in what comes before or after depend on the neighbours.
     """
-    forms = []
+    forms: list[str] = []
     for offset in range(3):
         first = -(-8 * offset // 6)
         last = 8 * (offset + len(secret)) // 6
