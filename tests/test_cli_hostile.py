@@ -211,7 +211,7 @@ def test_argparse_errors_are_escaped_too() -> None:
 
 def test_credentials_in_the_base_url_are_not_printed(monkeypatch: pytest.MonkeyPatch, workspace: Path) -> None:
     pytest.importorskip("openai")
-    url = "http://learner:hunter2-password@127.0.0.1:9/v1"
+    url = "http://learner:hunter2-password@127.0.0.1:9/v1"  # refused before any request
     code, out, err = in_process(
         [
             "run",
@@ -227,9 +227,9 @@ def test_credentials_in_the_base_url_are_not_printed(monkeypatch: pytest.MonkeyP
             "Go",
         ]
     )
-    assert code in EXIT_CODES
-    assert "hunter2-password" not in out + err
-    assert "http://***@127.0.0.1:9/v1" in out
+    assert code == EXIT_USAGE
+    assert "hunter2-password" not in out + err and "learner" not in out + err
+    assert "must not contain a user name or password" in err and "http://***@127.0.0.1:9/v1" in err
 
 
 def test_a_key_given_to_api_key_env_is_not_echoed(workspace: Path) -> None:
