@@ -509,10 +509,11 @@ def _report_write_error(error: OSError, stream: object) -> int:
     """
     if not isinstance(error, BrokenPipeError):
         _say_error(_write_error_text(error))
-    if stream is sys.stdout and sys.stdout is not None:
+    real = sys.stdout
+    if real is not None and stream is real:
         with contextlib.suppress(OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            os.dup2(devnull, real.fileno())
             os.close(devnull)
     return EXIT_USAGE
 
