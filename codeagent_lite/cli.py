@@ -501,7 +501,7 @@ def _write_error_text(error: OSError) -> str:
     return f"cannot write the output: {reason}" + (f" (errno {error.errno})" if error.errno else "")
 
 
-def _report_write_error(error: OSError, stream: object) -> int:
+def _report_write_error(error: OSError, stream: TextIO | None) -> int:
     """One line on standard error (none when the reader simply left, as ``head`` does), then exit status 2.
 
     What Python still holds for ``stream`` would fail again when it flushes at exit (a second
@@ -510,10 +510,10 @@ def _report_write_error(error: OSError, stream: object) -> int:
     if not isinstance(error, BrokenPipeError):
         _say_error(_write_error_text(error))
     real = sys.stdout
-    if real is not None and stream is real:
+    if real is not None and stream is not None and stream is real:
         with contextlib.suppress(OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, real.fileno())
+            os.dup2(devnull, stream.fileno())
             os.close(devnull)
     return EXIT_USAGE
 

@@ -285,7 +285,7 @@ def test_http_error_never_repeats_the_key(fake_server: FakeChatServer, key_env: 
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ("<html>gateway error</html>", "malformed response: the body is not JSON at line 1, column 1: expected"),
+        ("<html>gateway error</html>", "malformed response: the body is not JSON: <html>gateway error</html>"),
         ("", "malformed response: the body is not JSON: empty body"),
         (json.dumps({"object": "chat.completion"}), "malformed response: choices: Field required"),
         (json.dumps({**VALID_COMPLETION, "choices": []}), "malformed response: 'choices' is empty"),

@@ -380,7 +380,7 @@ def test_token_counts_of_4300_digits_are_refused(server: Server) -> None:
     )
     server.answer = Answer(body=body.encode())
     error = refusal(provider(server.base_url))
-    assert "usage.prompt_tokens" in str(error) and str(MAX_TOKEN_COUNT) in str(error)
+    assert "an integer with 4300 digits; expected at most 100" in str(error)
 
 
 @pytest.mark.parametrize("digits", [4301, 10_000])
@@ -389,14 +389,14 @@ def test_an_integer_too_long_to_use_is_refused(server: Server, digits: int) -> N
         body=json.dumps(VALID).replace('"prompt_tokens": 5', f'"prompt_tokens": {"7" * digits}').encode()
     )
     error = str(refusal(provider(server.base_url)))
-    assert "expected a finite JSON number" in error and len(error) < 400
+    assert f"an integer with {digits} digits" in error and len(error) < 400
 
 
 def test_a_duplicate_usage_key_is_refused(server: Server) -> None:
     body = json.dumps(VALID)[:-1] + ', "usage": {"prompt_tokens": 0, "completion_tokens": 0}}'
     server.answer = Answer(body=body.encode())
     error = refusal(provider(server.base_url))
-    assert "each key at most once per object" in str(error) and "usage" in str(error)
+    assert "duplicate key 'usage' in one object; expected each key at most once" in str(error)
 
 
 @PROPERTIES
@@ -405,7 +405,7 @@ def test_any_duplicate_key_in_the_reply_is_refused(server: Server, key: str) -> 
     text = json.dumps(VALID)
     place = text.index(f'"{key}"')
     server.answer = Answer(body=(text[:place] + f'"{key}": null, ' + text[place:]).encode())
-    assert "each key at most once per object" in str(refusal(provider(server.base_url)))
+    assert f"duplicate key {key!r} in one object" in str(refusal(provider(server.base_url)))
 
 
 @PROPERTIES

@@ -14,6 +14,7 @@ without it (install the ``openai`` extra).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import queue
@@ -30,8 +31,6 @@ from ..json_action_parser import action_json_schema
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
-from ..model_adapter import InvalidModelOutputError
-from ..strict_json import decode_strict_json
 from .bounded_http import bounded_http_client
 from .prompting import render_system_prompt
 from .redaction import Redactor, protect_library_logs, redact_url, url_secrets
@@ -421,20 +420,15 @@ class OpenAICompatibleProvider:
         )
 
     def _decode_completion(self, body_text: str) -> _Completion:
-        # The same strict JSON as a model's reply: a duplicate "usage" must not let the last one
-        # hide the tokens spent, and no number may be too long to use.
         try:
-            body = decode_strict_json(body_text)
-        except InvalidModelOutputError as error:
-            where = "" if error.line is None else f" at line {error.line}, column {error.column}"
-            if not body_text.strip():
-                raise ProviderError("malformed response: the body is not JSON: empty body") from None
-            expected = self._excerpt(error.expected or "")
-            found = shorten(self._excerpt(error.found or ""), 80)
-            begins = shorten(self._excerpt(body_text), 80)
+            body = _STRICT_DECODER.decode(body_text)
+        except _NotStrictJSON as problem:
+            raise ProviderError(f"malformed response: {self._excerpt(str(problem))}") from None
+        except RecursionError:
+            raise ProviderError("malformed response: the body nests too deeply to be a chat completion") from None
+        except ValueError:
             raise ProviderError(
-                f"malformed response: the body is not JSON{where}: expected {expected}, found {found}; "
-                f"the body begins {begins!r}"
+                f"malformed response: the body is not JSON: {self._excerpt(body_text) or 'empty body'}"
             ) from None
         try:
             return _Completion.model_validate(body)
@@ -446,6 +440,56 @@ class OpenAICompatibleProvider:
     def _excerpt(self, text: str) -> str:
         """A short, printable excerpt of server text with every secret removed, in any spelling."""
         return printable(shorten(" ".join(self._redactor.scrub(text[:_SCRUBBED_CHARS]).split()), _EXCERPT_CHARS))
+
+
+class _NotStrictJSON(ValueError):
+    """The body is JSON, but not the strict JSON a model's reply must be either."""
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json keeps the last of two equal keys without a word: a second "usage" of 0/0 would hide the tokens spent.
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            break
+        seen.add(key)
+    raise _NotStrictJSON(
+        f"duplicate key {shorten(key, 40)!r} in one object; expected each key at most once, as in a model's own reply"
+    )
+
+
+def _bounded_integer(token: str) -> int:
+    # int() on a long digit string costs quadratic time, and past 4300 digits Python refuses to print it.
+    digits = len(token) - token.startswith("-")
+    if digits > _MAX_INTEGER_DIGITS:
+        raise _NotStrictJSON(f"an integer with {digits} digits; expected at most {_MAX_INTEGER_DIGITS}")
+    return int(token)
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise _NotStrictJSON(f"the number {shorten(token, 40)!r} is too large for a finite float")
+    return value
+
+
+def _no_constant(token: str) -> Any:
+    raise _NotStrictJSON(f"{token} is not a JSON number; expected finite numbers only")
+
+
+_MAX_INTEGER_DIGITS = 100
+"""Longest integer read from a server body: token counts and timestamps have a dozen digits."""
+
+_STRICT_DECODER = json.JSONDecoder(
+    object_pairs_hook=_object_without_duplicates,
+    parse_int=_bounded_integer,
+    parse_float=_finite_float,
+    parse_constant=_no_constant,
+)
+"""The rules of the chapter's strict layer, for a server body: no duplicate key, no NaN, no endless number."""
 
 
 def _text_of(error: BaseException) -> str:
