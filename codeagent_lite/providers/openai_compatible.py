@@ -38,7 +38,7 @@ from .redaction import Redactor, protect_library_logs, redact_url, url_secrets
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["MAX_BODY_BYTES", "PLACEHOLDER_API_KEY", "OpenAICompatibleProvider"]
+__all__ = ["MAX_BODY_BYTES", "MAX_TOKEN_COUNT", "PLACEHOLDER_API_KEY", "OpenAICompatibleProvider"]
 
 PLACEHOLDER_API_KEY = "no-key-needed"
 """Sent when ``api_key_env`` is None: local servers (Ollama, llama.cpp, vLLM) accept any key,
@@ -227,9 +227,15 @@ class OpenAICompatibleProvider:
     want ``"max_completion_tokens"``. ``temperature=None`` leaves it to the server.
 
     ``timeout`` is a deadline for the whole call, connecting and reading included, and an
-    answer longer than ``MAX_BODY_BYTES`` is refused: a slow or endless server costs at most
-    that much time and memory. The client's automatic retries are off: a retry would hide a
-    failure from the learner and spend tokens twice.
+    answer longer than ``MAX_BODY_BYTES`` (once decompressed) is refused: a slow, endless or
+    compressed-bomb server costs at most that much time and memory, and a call that ends
+    leaves no thread or socket behind. The client's automatic retries are off: a retry would
+    hide a failure from the learner and spend tokens twice.
+
+    A ``base_url`` with a user name or password is refused: the HTTP library would send them
+    as Basic auth in place of the key. The answer's body is read as strictly as a model's
+    reply (no duplicate key, no endless number), and token counts above ``MAX_TOKEN_COUNT``
+    are refused. While the provider lives, what the HTTP libraries log has its secrets masked.
     """
 
     def __init__(
