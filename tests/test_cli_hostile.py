@@ -255,6 +255,41 @@ def test_a_key_given_to_api_key_env_is_not_echoed(workspace: Path) -> None:
     assert key not in out + err and "may be the key itself" in err
 
 
+def test_absurd_token_counts_from_a_server_end_run_cleanly(workspace: Path) -> None:
+    """Two 4300-digit counts used to kill run with "Exceeds the limit (4300 digits)" when it summed and printed them."""
+    pytest.importorskip("openai")
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    huge = "9" * 4300
+    body = (
+        '{"choices": [{"message": {"content": "{\\"type\\":\\"final_answer\\",\\"content\\":\\"x\\"}"}, '
+        f'"finish_reason": "stop"}}], "usage": {{"prompt_tokens": {huge}, "completion_tokens": {huge}}}}}'
+    ).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        argv = ["run", "--provider", "openai", "--base-url", url, "--model", "m", "--no-api-key"]
+        code, out, err = in_process([*argv, "--workspace", str(workspace), "Go"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert code == EXIT_REJECTED, err
+    assert "stopped: provider error" in out and "an integer with 4300 digits" in out
+
+
 # --------------------------------------------------------------------------- the classes, as properties
 
 
