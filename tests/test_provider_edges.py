@@ -345,7 +345,7 @@ def test_debug_logs_never_show_the_key_or_a_query_secret(server: Server, debug_l
     server.answer = Answer(
         status=status,
         body=json.dumps({**VALID, "error": echo}).encode(),
-        headers=[("X-Echo", echo), ("Set-Cookie", "session=cookie-secret-42")],
+        headers=[("X-Echo", echo), ("Set-Cookie", "session=cookie-secret-42"), ("X-Trace", "opaque-value-9876")],
     )
     target = provider(f"{server.base_url}?api-key=query-secret-123")
     with contextlib.suppress(ProviderError):
@@ -353,12 +353,14 @@ def test_debug_logs_never_show_the_key_or_a_query_secret(server: Server, debug_l
     logged = debug_logs.getvalue()
     assert "httpcore2" in logged or "httpcore" in logged  # DEBUG really was on
     assert "HTTP Request: POST" in logged
-    for secret in (KEY, KEY[:8], KEY[-8:], "query-secret-123", "cookie-secret-42", urllib.parse.quote(KEY, safe="")):
+    assert "(b'X-Trace', b'***')" in logged  # a header value not known as a secret is masked too
+    secrets = (KEY, KEY[:8], KEY[-8:], "query-secret-123", "cookie-secret-42", "opaque-value-9876")
+    for secret in (*secrets, urllib.parse.quote(KEY, safe="")):
         assert secret not in logged, f"{secret!r} was logged"
 
 
 def test_a_log_line_with_an_exception_is_masked(debug_logs: io.StringIO, server: Server) -> None:
-    provider(server.base_url)  # registers the key with the filter
+    target = provider(server.base_url)  # registers the key with the filter, for as long as it lives
     try:
         raise RuntimeError(f"echo {KEY}")
     except RuntimeError:
@@ -366,6 +368,7 @@ def test_a_log_line_with_an_exception_is_masked(debug_logs: io.StringIO, server:
         logging.getLogger("httpcore.http11").debug("failed", exc_info=True)
     assert KEY[:8] not in debug_logs.getvalue()
     assert "RuntimeError: echo ***" in debug_logs.getvalue()
+    del target
 
 
 # --------------------------------------------------------------------------- numbers and duplicate keys

@@ -230,6 +230,42 @@ _CREDENTIAL_PATTERNS = (
 )
 
 
+_SHOWN_HEADERS = frozenset(
+    {
+        "content-type",
+        "content-length",
+        "content-encoding",
+        "transfer-encoding",
+        "connection",
+        "date",
+        "server",
+        "retry-after",
+        "x-request-id",
+        "request-id",
+        "openai-processing-ms",
+    }
+)
+"""Headers whose values a log line may show; every other value is masked (as Azure's SDK logs them)."""
+
+# A header as httpcore logs it, (b'Name', b'value'), and as a Headers repr shows it, 'name': 'value'.
+_LOGGED_HEADER = re.compile(
+    r"""\((b?)(['"])([^'"]*)\2, b?(['"])(?:\\.|(?!\4).)*\4\)"""
+    r"""|(['"])([\w-]+)\5: (['"])(?:\\.|(?!\7).)*\7"""
+)
+
+
+def _mask_header(match: re.Match[str]) -> str:
+    if match.group(3) is not None:
+        prefix, quote_mark, name = match.group(1), match.group(2), match.group(3)
+        if name.lower() in _SHOWN_HEADERS:
+            return match.group(0)
+        return f"({prefix}{quote_mark}{name}{quote_mark}, {prefix}'{MASK}')"
+    name = match.group(6)
+    if name.lower() in _SHOWN_HEADERS:
+        return match.group(0)
+    return f"{match.group(5)}{name}{match.group(5)}: '{MASK}'"
+
+
 class SecretLogFilter(logging.Filter):
     """Rewrites each record of the HTTP libraries with every known secret and credential masked.
 
@@ -248,6 +284,7 @@ class SecretLogFilter(logging.Filter):
     def mask(self, text: str) -> str:
         for redactor in list(self._redactors.values()):
             text = redactor.scrub(text)
+        text = _LOGGED_HEADER.sub(_mask_header, text)
         for pattern, replacement in _CREDENTIAL_PATTERNS:
             text = pattern.sub(replacement, text)
         return text
