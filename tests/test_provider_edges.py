@@ -237,6 +237,29 @@ def test_any_credentials_in_the_address_are_refused_unrepeated(user: str, passwo
     assert base64.b64encode(f"{user}:{password}".encode()).decode()[:8] not in shown
 
 
+_QUERY_SECRET = st.text(st.characters(min_codepoint=0x30, max_codepoint=0x7A), min_size=8, max_size=20)
+
+
+@PROPERTIES
+@given(
+    scheme=st.sampled_from(["http", "https"]),
+    host=st.sampled_from(["127.0.0.1", "localhost", "[::1]", "api.example.com"]),
+    port=st.one_of(st.none(), st.integers(1, 65535)),
+    path=st.sampled_from(["", "/v1", "/openai/deployments/x"]),
+    query=st.lists(st.tuples(st.sampled_from(["api-key", "key", "token", "api-version"]), _QUERY_SECRET), max_size=3),
+)
+def test_any_address_is_shown_without_its_query_values(
+    scheme: str, host: str, port: int | None, path: str, query: list[tuple[str, str]]
+) -> None:
+    address = f"{scheme}://{host}{'' if port is None else f':{port}'}{path}"
+    if query:
+        address += "?" + urllib.parse.urlencode(query)
+    target = provider(address)
+    shown = target.shown_url + repr(target)
+    for _, value in query:
+        assert value not in shown and urllib.parse.quote_plus(value) not in shown
+
+
 # --------------------------------------------------------------------------- echoes of the key
 
 
