@@ -86,6 +86,34 @@ MESSAGES = Messages(
             "zh": "{file}.py 打印了 {printed}（verify 不理会打印出来的内容）",
         },
         "it_raised": {"en": "it raised {described}", "zh": "它抛出了 {described}"},
+        "imports_reference": {
+            "en": "your {file}.py imports the reference one ({name}): verify judges your own code, "
+            "and the reference chapter is not there to import",
+            "zh": "你的 {file}.py 导入了参考实现（{name}）：verify 评判的是你自己的代码，这里没有参考章节可以导入",
+        },
+        "bad_answer": {
+            "en": "the checking process answered with data of the wrong shape (was verify's channel tampered with?)",
+            "zh": "检查进程返回的数据格式不对（是不是有代码篡改了 verify 的通道？）",
+        },
+        "bad_channel": {
+            "en": "the checking process broke its channel ({detail}); it was stopped",
+            "zh": "检查进程弄坏了它的通道（{detail}），已经把它停下",
+        },
+        "step_stopped": {
+            "en": "this step stopped at {id}: {what}",
+            "zh": "这一步在 {id} 处停下了：{what}",
+        },
+        "same_cause": {"en": "the same for {ids}", "zh": "{ids} 也是同样的原因"},
+        "progress": {
+            "en": "verify: step {step} of {total} · {title} …",
+            "zh": "verify：第 {step} 步（共 {total} 步）· {title} …",
+        },
+        "seeded": {
+            "en": "the checks' inputs were drawn from seed {seed}; the cases printed above are the public ones",
+            "zh": "这次检查的输入由种子 {seed} 随机生成；上面列出的是公开的用例",
+        },
+        "seed": {"en": "seed must be an integer, found {found}", "zh": "seed 必须是整数，实际是 {found}"},
+        "protections": {"en": "isolation here: {list}", "zh": "这台机器上的隔离措施：{list}"},
         # ------------------------------------------------------------------ an exception of the learner's code
         "place": {"en": " in {file} line {line}", "zh": "，位于 {file} 第 {line} 行"},
         "syntax_error": {
