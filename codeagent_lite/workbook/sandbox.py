@@ -371,8 +371,33 @@ def _run(
         os.close(reader)
 
 
+def _descendants(pid: int) -> list[int]:
+    """Children of children, read from /proc (Linux); elsewhere [] and the session kill must do."""
+    found: list[int] = []
+    todo = [pid]
+    while todo and len(found) < 10_000:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                text = Path(f"/proc/{parent}/task/{task}/children").read_text()
+            except OSError:
+                continue
+            children = [int(word) for word in text.split()]
+            found += children
+            todo += children
+    return found
+
+
 def _kill(process: subprocess.Popen[bytes]) -> None:
-    """The whole session at once; bwrap's pid namespace takes everything forked inside with it."""
+    """The whole session at once: every descendant by pid (bwrap's pid namespace dies with its first
+    process, taking what was forked inside along), then the session's process group."""
+    for pid in _descendants(process.pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
