@@ -48,10 +48,15 @@ local: $(LAB_STAMP)
 
 test: $(STAMP)
 	$(BIN)/python scripts/ensure_browser.py
+	$(BIN)/python scripts/ensure_sandbox.py
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_parser.py
+
+# verify on the solutions, all steps, against the commit before the sandbox (a git worktree), same run.
+bench-verify: $(STAMP)
+	$(BIN)/python benchmarks/bench_verify.py
 
 # Fresh clone to live lab with an empty pip cache, with and without a compiler (needs PyPI; ~15 min).
 bench-setup:

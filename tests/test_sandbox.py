@@ -169,10 +169,7 @@ def test_a_broken_message_is_one_clear_line(written: bytes, status: str, words: 
 
 def test_a_600_megabyte_message_does_not_grow_the_parent() -> None:
     program = (
-        "import os, sys\n"
-        "chunk = b'[' + b'1,' * 500_000\n"
-        "for _ in range(600):\n"
-        "    os.write(int(sys.argv[1]), chunk)\n"
+        "import os, sys\nchunk = b'[' + b'1,' * 500_000\nfor _ in range(600):\n    os.write(int(sys.argv[1]), chunk)\n"
     )
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     outcome = run(program)

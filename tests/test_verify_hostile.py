@@ -26,20 +26,20 @@ BOUND = 40.0  # seconds for a whole verify of one hostile folder, on a loaded ma
 CHANNEL = "import os as _os, sys as _sys\n_fd = int(_sys.argv[1])\n"
 ATTACKS = {
     "forged final message": CHANNEL
-    + "_os.write(_fd, b'{\"kind\": \"final\", \"data\": {\"finished\": true, \"passed\": 59}}\\n')\n",
+    + '_os.write(_fd, b\'{"kind": "final", "data": {"finished": true, "passed": 59}}\\n\')\n',
     "forged parts for every check": CHANNEL
     + "for _n in range(1, 24):\n"
     + "    for _s in (1, 2, 3, 4):\n"
-    + "        _os.write(_fd, ('{\"kind\": \"part\", \"data\": {\"done\": \"%d.%d\", \"passed\": true, "
-    + "\"result\": {\"value\": null}}}\\n' % (_s, _n)).encode())\n",
+    + '        _os.write(_fd, (\'{"kind": "part", "data": {"done": "%d.%d", "passed": true, '
+    + '"result": {"value": null}}}\\n\' % (_s, _n)).encode())\n',
     "patched sandbox_io": "import sandbox_io as _io\n_io.send = lambda data: None\n"
     "_io.send_part = lambda data: _io._write('part', {'done': data.get('done') or data.get('start'), 'passed': True})\n",
     "patched probe runner": "import verify_probe as _vp\n_vp.run_probe = lambda *a, **k: {'value': {'passed': True}}\n",
     "garbage on the channel": CHANNEL + "_os.write(_fd, b'\\xff\\x00 verdict: pass\\n')\n",
-    "half a message": CHANNEL + "_os.write(_fd, b'{\"kind\": \"part\", \"da')\n",
+    "half a message": CHANNEL + '_os.write(_fd, b\'{"kind": "part", "da\')\n',
     "200000 nested brackets": CHANNEL
     + "_os.write(_fd, b'{\"kind\": \"part\", \"data\": ' + b'[' * 200000 + b']' * 200000 + b'}\\n')\n",
-    "a huge message": CHANNEL + "_os.write(_fd, b'{\"kind\": \"part\", \"data\": \"' + b'x' * (600 * 2**20))\n",
+    "a huge message": CHANNEL + '_os.write(_fd, b\'{"kind": "part", "data": "\' + b\'x\' * (600 * 2**20))\n',
     "forked survivor": "import os as _os, time as _t\nif _os.fork() == 0:\n    _os.setsid()\n"
     "    if _os.fork() == 0:\n        _t.sleep(300)\n    _os._exit(0)\n",
     "reads the environment": "import os as _os\n"
@@ -81,7 +81,9 @@ def sandbox_processes(wait: float = 5.0) -> list[psutil.Process]:
 def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[VerifyReport, float]]:
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setenv("CAL_FAKE_API_KEY", SECRET)
-    folders = {name: hostile_folder(tmp_path_factory.mktemp("hostile"), name, attack) for name, attack in ATTACKS.items()}
+    folders = {
+        name: hostile_folder(tmp_path_factory.mktemp("hostile"), name, attack) for name, attack in ATTACKS.items()
+    }
 
     def timed(folder: Path) -> tuple[VerifyReport, float]:
         started = time.monotonic()

@@ -162,10 +162,50 @@ def _write_world(folder: Path, program: str, payload: object, files: Mapping[str
         package.mkdir(exist_ok=True)
         (package / "__init__.py").write_text('"""The Kernel types only: the sandbox\'s package."""\n')
         for name in kernel_closure():
-            shutil.copyfile(_PACKAGE_DIR / f"{name}.py", package / f"{name}.py")
-    shutil.copyfile(Path(__file__).with_name("sandbox_io.py"), folder / "sandbox_io.py")
+            _copy_compiled(_PACKAGE_DIR / f"{name}.py", package / f"{name}.py")
+    _copy_compiled(Path(__file__).with_name("sandbox_io.py"), folder / "sandbox_io.py")
+    for relative in files:
+        if relative.endswith(".py") and relative.count("/") <= 1:
+            _write_bytecode(folder / relative, _compiled(folder / relative, (folder / relative).read_bytes()))
     (folder / "payload.json").write_text(json.dumps(payload, ensure_ascii=True, allow_nan=False))
     (folder / "__main__.py").write_text(program, encoding="utf-8")
+
+
+def _copy_compiled(source: Path, target: Path) -> None:
+    """Copy a module of ours with its bytecode, compiled once per process (the child runs -B, compiling
+    nothing itself: without this each session would compile the Kernel types again)."""
+    content = source.read_bytes()
+    target.write_bytes(content)
+    _write_bytecode(target, _compiled_once(str(source), content))
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled_once(name: str, content: bytes) -> bytes | None:
+    return _compiled(Path(name), content)
+
+
+def _compiled(path: Path, content: bytes) -> bytes | None:
+    """Unchecked-hash bytecode for ``content`` (compiling runs none of it), or None when it does not compile;
+    the child then compiles it and reports the syntax error itself."""
+    import importlib.util
+    import marshal
+
+    try:
+        code = compile(content, path.name, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    source_hash = importlib.util.source_hash(content)
+    return importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + source_hash + marshal.dumps(code)
+
+
+def _write_bytecode(target: Path, bytecode: bytes | None) -> None:
+    import importlib.util
+
+    if bytecode is None:
+        return
+    cached = Path(importlib.util.cache_from_source(str(target)))
+    cached.parent.mkdir(exist_ok=True)
+    cached.write_bytes(bytecode)
 
 
 # --------------------------------------------------------------------------- the isolation

@@ -262,10 +262,15 @@ def verify(
     steps = tuple(sorted({check.step for check in checks}))
     tally = Tally()
     with _Progress(len(steps)) as progress:
-        for number in steps:
-            progress.step(number)
-            items = [_item(check, inputs) for check in checks if check.step == number]
-            run_step(folder, label, items, time_limit, tally)
+        items = [_item(check, inputs) for check in checks]
+        first = {item.id: item.group for item in items}
+        progress.step(steps[0])
+
+        def on_event(key: str) -> None:
+            if key in first and first[key] > progress.shown:
+                progress.step(first[key])
+
+        run_step(folder, label, items, time_limit, tally, on_event)
     results = tuple(_check_result(check, tally.outcomes[check.id]) for check in checks)
     problems, notes = _problems_and_notes(tally.file_problems)
     if seed is not None:
@@ -275,7 +280,7 @@ def verify(
 
 def _item(check: Check, inputs: Inputs) -> Item:
     probe, judge = check.probe(inputs)
-    return Item(check.id, check.file, probe, judge=judge)
+    return Item(check.id, check.file, probe, judge=judge, group=check.step)
 
 
 class _Progress:
@@ -285,6 +290,7 @@ class _Progress:
         self.total = total
         self._handle: Any = None
         self._terminal = False
+        self.shown = 0
 
     def __enter__(self) -> _Progress:
         shell = _notebook_shell()
@@ -297,6 +303,7 @@ class _Progress:
         return self
 
     def step(self, number: int) -> None:
+        self.shown = number
         line = say("progress", step=number, total=self.total, title=step_title(number))
         if self._handle is not None:
             from IPython.display import Pretty

@@ -6,9 +6,10 @@ probes (plain inputs, from ``contract``) go to ``verify_probe.main`` running in
 drawn here, from the data that came back, by the check's judge. That data is untrusted:
 a judge that meets data of the wrong shape gives a failed check, never a traceback.
 
-One session per step keeps verify fast. A check that hangs costs one time limit: the
-session is killed and the step's remaining checks are "not run", with the reason once. A
-process that dies (``os._exit``, a crash) is replaced by a fresh one for the checks left.
+One session for all the steps asked keeps verify fast (each costs a fresh interpreter). A
+check that hangs costs one time limit: the session is killed, the rest of its step is "not
+run", with the reason once, and a fresh session runs the later steps. A process that dies
+(``os._exit``, a crash) is replaced by a fresh one for the checks left.
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ class Item:
     probe: Probe
     judge: Judge | None = None
     describe: Callable[[dict[str, Any]], str] | None = None
+    group: int = 0
+    """The step: a hang stops the rest of its own step, and a fresh session runs the later steps."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +143,7 @@ def run_step(
     package = package_name(folder.name)
     files = learner_files(folder, package)
     remaining = list(items)
-    for _attempt in range(_RESTARTS + 1):
+    for _attempt in range(_RESTARTS + 1 + len({item.group for item in items})):
         if not remaining:
             return
         remaining = _session(files, package, label, remaining, time_limit, tally, on_event)
@@ -297,10 +300,12 @@ def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOu
                 state.tally.outcomes[item.id] = Outcome(None, got=say("did_not_load", file=item.file))
         return left
     reason = say("step_stopped", id=running.removeprefix("load:") if running else "-", what=what)
+    stopped = state.by_id[running].group if running in state.by_id else None
+    later = [item for item in left if stopped is not None and item.group != stopped]
     for item in items:
-        if item.id not in state.tally.outcomes:
+        if item.id not in state.tally.outcomes and item not in later:
             if state.loads.get(item.file) is False:
                 state.tally.outcomes[item.id] = Outcome(None, got=say("did_not_load", file=item.file))
             else:
                 state.tally.outcomes[item.id] = Outcome(None, got=reason)
-    return []
+    return later
