@@ -12,7 +12,7 @@ import resource
 import sys
 import time
 
-import psutil
+import psutil  # type: ignore[import-untyped]
 import pytest
 
 from codeagent_lite.workbook import sandbox

@@ -11,7 +11,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import psutil
+import psutil  # type: ignore[import-untyped]
 import pytest
 
 from codeagent_lite.workbook.verify import VerifyReport, verify
@@ -33,7 +33,8 @@ ATTACKS = {
     + '        _os.write(_fd, (\'{"kind": "part", "data": {"done": "%d.%d", "passed": true, '
     + '"result": {"value": null}}}\\n\' % (_s, _n)).encode())\n',
     "patched sandbox_io": "import sandbox_io as _io\n_io.send = lambda data: None\n"
-    "_io.send_part = lambda data: _io._write('part', {'done': data.get('done') or data.get('start'), 'passed': True})\n",
+    "_io.send_part = lambda data: _io._write(\n"
+    "    'part', {'done': data.get('done') or data.get('start'), 'passed': True}\n)\n",
     "patched probe runner": "import verify_probe as _vp\n_vp.run_probe = lambda *a, **k: {'value': {'passed': True}}\n",
     "garbage on the channel": CHANNEL + "_os.write(_fd, b'\\xff\\x00 verdict: pass\\n')\n",
     "half a message": CHANNEL + '_os.write(_fd, b\'{"kind": "part", "da\')\n',
@@ -45,7 +46,8 @@ ATTACKS = {
     "reads the environment": "import os as _os\n"
     "raise RuntimeError(repr([v for k, v in _os.environ.items() if 'KEY' in k or 'SECRET' in k]))\n",
     "memory bomb": "_hoard = bytearray(16 * 2**30)\n",
-    "importlib by strings": "import importlib as _il\n_ref = _il.import_module('codeagent_' + 'lite.json_' + 'action_parser')\n"
+    "importlib by strings": "import importlib as _il\n"
+    "_ref = _il.import_module('codeagent_' + 'lite.json_' + 'action_parser')\n"
     "def parse_json_action(raw_text):\n    return _ref.parse_json_action(raw_text)\n",
     "getattr on __import__": "_ref = getattr(__builtins__ if isinstance(__builtins__, dict) else vars(__builtins__), "
     "'get')('__import__')('codeagent_lite.json_text_messages', fromlist=['x'])\n"

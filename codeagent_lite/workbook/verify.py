@@ -21,7 +21,6 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .contract import FILES, SAMPLES, STEPS, Check, Inputs, Sample, checks_up_to, text_samples
 from .verify_child import Item, Outcome, Tally, clean, run_step
@@ -197,10 +196,11 @@ def _text_lines(result: CheckResult, group: tuple[str, ...] | None = None) -> li
     lines = [f"  {_MARKS[result.passed]} {result.check.id} {result.check.words().name}{ours}"]
     if group == ():
         return lines
+    if not result.passed:
+        lines.append(f"      {result.sentence}")
     if group:
         lines.append("      " + say("same_cause", ids=", ".join(group)))
     if not result.passed:
-        lines.append(f"      {result.sentence}")
         rule = _broken_rule(result)
         if rule:
             lines.append("      " + say("workbook_rule", rule=rule))
@@ -215,7 +215,7 @@ def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
     ours = f' <span title="{esc(words.ours)}">{esc(say("ours"))}</span>' if words.ours else ""
     detail = "" if group == () else esc(result.sentence)
     if group:
-        detail = esc(say("same_cause", ids=", ".join(group))) + "<br>" + detail
+        detail += "<br>" + esc(say("same_cause", ids=", ".join(group)))
     rule = _broken_rule(result)
     if rule and group != ():
         detail += f"<br><i>{esc(say('workbook_rule_html', rule=rule))}</i>"
@@ -284,48 +284,24 @@ def _item(check: Check, inputs: Inputs) -> Item:
 
 
 class _Progress:
-    """A line per step on a terminal's standard error; in a notebook, one transient line that is cleared."""
+    """A line per step on a terminal's standard error (nothing in a notebook or a test: no trace in saved outputs)."""
 
     def __init__(self, total: int) -> None:
         self.total = total
-        self._handle: Any = None
-        self._terminal = False
         self.shown = 0
+        self._terminal = False
 
     def __enter__(self) -> _Progress:
-        shell = _notebook_shell()
-        if shell is not None:
-            from IPython.display import display
-
-            self._handle = display(display_id=True)
-        else:
-            self._terminal = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        self._terminal = bool(getattr(sys.stderr, "isatty", lambda: False)()) and "ipykernel" not in sys.modules
         return self
 
     def step(self, number: int) -> None:
         self.shown = number
-        line = say("progress", step=number, total=self.total, title=step_title(number))
-        if self._handle is not None:
-            from IPython.display import Pretty
-
-            self._handle.update(Pretty(line))
-        elif self._terminal:
-            print(line, file=sys.stderr, flush=True)
+        if self._terminal:
+            print(say("progress", step=number, total=self.total, title=step_title(number)), file=sys.stderr, flush=True)
 
     def __exit__(self, *_exc: object) -> None:
-        if self._handle is not None:
-            from IPython.display import clear_output
-
-            clear_output(wait=True)  # the report replaces it: nothing of it is saved with the notebook
-
-
-def _notebook_shell() -> Any:
-    """The running IPython kernel's shell, or None outside a notebook (a terminal, a test)."""
-    ipython = sys.modules.get("IPython")
-    if ipython is None or "ipykernel" not in sys.modules:
         return None
-    shell = ipython.get_ipython()
-    return shell if shell is not None and type(shell).__name__ == "ZMQInteractiveShell" else None
 
 
 def _check_holds_a_file(folder: Path, label: str) -> None:
