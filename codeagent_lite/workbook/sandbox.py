@@ -47,17 +47,18 @@ import functools
 import itertools
 import json
 import os
-import select
+import queue
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "REFERENCE_MODULES",
@@ -84,6 +85,13 @@ _MAX_PRINTED = 64 * 1024
 _READ_CHUNK = 65536
 # -I leaves the working directory off sys.path; the program and its files are found there.
 _BOOT = "import os, runpy, sys; sys.path.insert(0, os.getcwd()); runpy.run_path('__main__.py', run_name='__main__')"
+# Not root: the process limit is set here, inside, because set before bwrap it would count all of
+# this user's processes against bwrap's own forks. (As root it is set before exec, for the new uid.)
+_NPROC = (
+    "import resource\n"
+    "try:\n    resource.setrlimit(resource.RLIMIT_NPROC, ({n}, {n}))\n"
+    "except (ValueError, OSError):\n    pass\n"
+)
 _ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0"}
 
 
@@ -326,7 +334,7 @@ def _limiter(limits: Limits, dropped_uid: bool) -> Callable[[], None] | None:
         (resource.RLIMIT_FSIZE, limits.output_bytes * 4 + 2**20),
         (resource.RLIMIT_CORE, 0),
     ]
-    if dropped_uid or not _is_root():
+    if dropped_uid:
         wanted.append((resource.RLIMIT_NPROC, limits.processes))
 
     def limit() -> None:
@@ -352,12 +360,13 @@ def run_in_sandbox(
     limits: Limits = Limits(),
     kernel_types: bool = True,
     part_seconds: float | None = None,
-    on_part: Callable[[object], None] | None = None,
+    on_part: Callable[[object], bool | None] | None = None,
 ) -> ChildOutcome:
     """Run ``program`` in a fresh sandbox and return what it sent, never raising for what it did.
 
     ``part_seconds`` (verify's per-check limit) bounds the wait for each next message as well
-    as ``limits.seconds`` the whole run; ``on_part`` sees each part as it arrives (progress).
+    as ``limits.seconds`` the whole run; ``on_part`` sees each part as it arrives (progress) and
+    may return False for a part that is no progress (it then restarts no clock).
     """
     folder = Path(tempfile.mkdtemp(prefix="cal-sandbox-"))
     try:
@@ -367,10 +376,11 @@ def run_in_sandbox(
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _command(folder: Path) -> tuple[list[str], int | None, bool]:
+def _command(folder: Path, limits: Limits) -> tuple[list[str], int | None, bool]:
     """The command line, the uid the child runs as (None: ours), and whether bwrap is used."""
     uid = _own_uid() if _is_root() and shutil.which("setpriv") else None
-    python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", _BOOT, "channel-fd"]
+    boot = _BOOT if uid is not None or not _has_rlimits() else _NPROC.format(n=limits.processes) + _BOOT
+    python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd"]
     if _bwrap_works():
         return [*_bwrap_command(folder, uid), *python_args], uid, True
     python = [_base_python(), *python_args]
@@ -378,37 +388,96 @@ def _command(folder: Path) -> tuple[list[str], int | None, bool]:
 
 
 def _run(
-    folder: Path, limits: Limits, part_seconds: float | None, on_part: Callable[[object], None] | None
+    folder: Path, limits: Limits, part_seconds: float | None, on_part: Callable[[object], bool | None] | None
 ) -> ChildOutcome:
-    command, uid, _bwrap = _command(folder)
+    command, uid, _bwrap = _command(folder, limits)
     if uid is not None:
         for path in [folder, *folder.rglob("*")]:
             os.chown(path, uid, uid)
     reader, writer = os.pipe()
-    command[-1] = str(writer)  # the channel's number in the child is the one it has here
-    limiter = _limiter(limits, uid is not None)
     try:
-        process = subprocess.Popen(  # the command is ours; only its files are untrusted
-            command,
-            cwd=folder,
-            env=dict(_ENV),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            pass_fds=(writer,),
-            start_new_session=True,
-            preexec_fn=limiter,  # only setrlimit, before exec
-        )
+        process = _start(command, folder, writer, _limiter(limits, uid is not None))
     except OSError as error:
         os.close(reader)
         return ChildOutcome("crashed", None, f"the sandbox could not start ({type(error).__name__})")
     finally:
         os.close(writer)
+    listener = _Listener()
+    pumps = _pumps(process, reader, listener, limits.output_bytes)
     try:
-        return _listen(process, reader, limits, part_seconds, on_part)
+        return _listen(process, listener, limits, part_seconds, on_part)
     finally:
         _kill(process)
+        for pump in pumps:
+            pump.join(timeout=5)
         os.close(reader)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def _start(
+    command: list[str], folder: Path, writer: int, limiter: Callable[[], None] | None
+) -> subprocess.Popen[bytes]:
+    """The child, with the channel's write end as its only extra inherited descriptor (a handle on Windows)."""
+    common: dict[str, Any] = {
+        "cwd": folder,
+        "env": dict(_ENV),
+        "stdin": subprocess.DEVNULL,
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.STDOUT,
+    }
+    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+        import msvcrt
+
+        handle = msvcrt.get_osfhandle(writer)
+        os.set_handle_inheritable(handle, True)
+        command[-1] = f"h{handle}"
+        startup = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})
+        flags = subprocess.CREATE_NEW_PROCESS_GROUP
+        return subprocess.Popen(command, startupinfo=startup, creationflags=flags, **common)
+    command[-1] = str(writer)  # the channel's number in the child is the one it has here
+    return subprocess.Popen(  # the command is ours; only its files are untrusted
+        command, pass_fds=(writer,), start_new_session=True, preexec_fn=limiter, **common
+    )
+
+
+def _pumps(
+    process: subprocess.Popen[bytes], reader: int, listener: _Listener, cap: int
+) -> tuple[threading.Thread, threading.Thread]:
+    """Two reader threads (portable: no select on pipes): the channel's bytes to a queue, stopping past
+    ``cap`` so a huge message never grows this process; the child's printed output to a bounded buffer."""
+    assert process.stdout is not None
+    output = process.stdout.fileno()
+
+    def channel() -> None:
+        received = 0
+        while True:
+            try:
+                chunk = os.read(reader, _READ_CHUNK)
+            except OSError:
+                chunk = b""
+            listener.chunks.put(chunk)
+            received += len(chunk)
+            if not chunk or received > cap:
+                return
+
+    def printed() -> None:
+        while True:
+            try:
+                chunk = os.read(output, _READ_CHUNK)
+            except OSError:
+                return
+            if not chunk:
+                return
+            with listener.lock:
+                room = _MAX_PRINTED - len(listener.printed)
+                if room > 0:
+                    listener.printed += chunk[:room]
+
+    threads = (threading.Thread(target=channel, daemon=True), threading.Thread(target=printed, daemon=True))
+    for thread in threads:
+        thread.start()
+    return threads
 
 
 def _descendants(pid: int) -> list[int]:
@@ -438,65 +507,63 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
     for pid in _descendants(process.pid):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+    if hasattr(os, "killpg"):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         process.kill()
     process.wait()
-    if process.stdout is not None:
-        process.stdout.close()
 
 
 @dataclass
 class _Listener:
+    chunks: queue.Queue[bytes] = field(default_factory=queue.Queue)
     parts: list[object] = field(default_factory=list)
     buffer: bytearray = field(default_factory=bytearray)
     printed: bytearray = field(default_factory=bytearray)
+    lock: threading.Lock = field(default_factory=threading.Lock)
     received: int = 0
 
 
 def _listen(
     process: subprocess.Popen[bytes],
-    reader: int,
+    state: _Listener,
     limits: Limits,
     part_seconds: float | None,
-    on_part: Callable[[object], None] | None,
+    on_part: Callable[[object], bool | None] | None,
 ) -> ChildOutcome:
-    state = _Listener()
+    """Read the channel until the final answer, a deadline, or a misbehaviour.
+
+    Two deadlines: ``limits.seconds`` for the whole run, and ``part_seconds`` for each next
+    message, restarted only by a message that is complete and (when ``on_part`` says so) new:
+    half a message, or the same one sent again and again, does not buy time.
+    """
     start = last = time.monotonic()
-    assert process.stdout is not None
-    output = process.stdout.fileno()
-    open_fds = [reader, output]
     while True:
         now = time.monotonic()
         deadline = start + limits.seconds
         if part_seconds is not None:
             deadline = min(deadline, last + part_seconds)
-        if now >= deadline or not open_fds:
-            if not open_fds:
-                return _ended(process, state, "")
+        if now >= deadline:
             return _outcome("timeout", None, _timeout_detail(state, start, now, limits, part_seconds), state)
-        ready, _, _ = select.select(open_fds, [], [], deadline - now)
-        for fd in ready:
-            chunk = os.read(fd, _READ_CHUNK)
-            if not chunk:
-                open_fds.remove(fd)
-                continue
-            if fd == output:
-                room = _MAX_PRINTED - len(state.printed)
-                state.printed += chunk[: max(room, 0)]
-                continue
-            state.received += len(chunk)
-            if state.received > limits.output_bytes:
-                too_big = f"the checking process sent more than {limits.output_bytes} bytes"
-                return _outcome("too_big", None, too_big, state)
-            state.buffer += chunk
-            outcome = _take_lines(state, on_part)
-            if outcome is not None:
-                return outcome
-            last = time.monotonic()
-        if reader not in open_fds:
+        try:
+            chunk = state.chunks.get(timeout=deadline - now)
+        except queue.Empty:
+            continue
+        if not chunk:
             return _ended(process, state, "")
+        state.received += len(chunk)
+        if state.received > limits.output_bytes:
+            too_big = f"the checking process sent more than {limits.output_bytes} bytes"
+            return _outcome("too_big", None, too_big, state)
+        state.buffer += chunk
+        if len(state.buffer) > limits.output_bytes:  # pragma: no cover - received caps it first
+            return _outcome("too_big", None, "a message too long", state)
+        outcome, advanced = _take_lines(state, on_part)
+        if outcome is not None:
+            return outcome
+        if advanced:
+            last = time.monotonic()
 
 
 def _timeout_detail(state: _Listener, start: float, now: float, limits: Limits, part: float | None) -> str:
@@ -507,21 +574,27 @@ def _timeout_detail(state: _Listener, start: float, now: float, limits: Limits, 
     return f"no answer within {limits.seconds:g} s"
 
 
-def _take_lines(state: _Listener, on_part: Callable[[object], None] | None) -> ChildOutcome | None:
-    """Parse each complete line; a final answer or a broken message ends the run."""
+def _take_lines(state: _Listener, on_part: Callable[[object], bool | None] | None) -> tuple[ChildOutcome | None, bool]:
+    """Parse each complete line; a final answer or a broken message ends the run.
+
+    Returns the outcome (None: go on) and whether any part advanced the run.
+    """
+    advanced = False
     while b"\n" in state.buffer:
         line, _, rest = bytes(state.buffer).partition(b"\n")
         state.buffer = bytearray(rest)
         message = decode_message(line)
         if isinstance(message, str):
-            return _outcome("garbage", None, message, state)
+            return _outcome("garbage", None, message, state), advanced
         kind, data = message
         if kind == "final":
-            return _outcome("ok", data, "", state)  # prints after the answer are not waited for
+            return _outcome("ok", data, "", state), advanced  # prints after the answer are not waited for
         state.parts.append(data)
-        if on_part is not None:
-            on_part(data)
-    return None
+        if len(state.parts) > 100_000:
+            return _outcome("too_big", None, "the checking process sent too many messages", state), advanced
+        said = on_part(data) if on_part is not None else None
+        advanced = advanced or said is not False
+    return None, advanced
 
 
 def _ended(process: subprocess.Popen[bytes], state: _Listener, detail: str) -> ChildOutcome:
@@ -541,7 +614,8 @@ def _ended(process: subprocess.Popen[bytes], state: _Listener, detail: str) -> C
 
 
 def _outcome(status: Status, data: object | None, detail: str, state: _Listener) -> ChildOutcome:
-    printed = state.printed.decode("utf-8", "replace")
+    with state.lock:
+        printed = state.printed.decode("utf-8", "replace")
     return ChildOutcome(status, data, printable_line(detail), tuple(state.parts), printed)
 
 

@@ -19,7 +19,19 @@ from typing import Any
 __all__ = ["read_payload", "send", "send_part"]
 
 PAYLOAD_FILE = "payload.json"
-_channel_fd = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else -1
+
+
+def _channel() -> int:
+    """The write end's number, from the command line (``h<handle>`` on Windows)."""
+    given = sys.argv[1] if len(sys.argv) > 1 else ""
+    if sys.platform == "win32":  # pragma: no cover - Windows
+        import msvcrt
+
+        return msvcrt.open_osfhandle(int(given[1:]), 0) if given[1:].isdigit() else -1
+    return int(given) if given.isdigit() else -1
+
+
+_channel_fd = _channel()
 
 
 def read_payload() -> Any:

@@ -158,6 +158,8 @@ class _Session:
     tally: Tally
     running: str | None = None
     loads: dict[str, bool] = field(default_factory=dict)  # file -> loaded
+    started: set[str] = field(default_factory=set)
+    answered: set[str] = field(default_factory=set)
 
 
 def _session(
@@ -181,10 +183,11 @@ def _session(
         output_bytes=8_000_000,
     )
 
-    def on_part(part: object) -> None:
-        _take(state, part)
+    def on_part(part: object) -> bool:
+        advanced = _take(state, part)
         if on_event is not None and state.running is not None:
             on_event(state.running)
+        return advanced
 
     outcome = sandbox.run_in_sandbox(
         _PROGRAM,
@@ -200,21 +203,31 @@ def _session(
     return _after_stop(state, items, outcome, time_limit)
 
 
-def _take(state: _Session, part: object) -> None:
-    """One event from the child; anything not of our shape is ignored (the final verdicts come only from judges)."""
+def _take(state: _Session, part: object) -> bool:
+    """One event from the child; True when it is progress (a key started or answered for the first time).
+
+    Anything not of our shape, or about a key already seen, is ignored and buys no time: the
+    verdicts come only from the judges, and each key's clock starts once.
+    """
     if not isinstance(part, dict):
-        return
-    if isinstance(part.get("start"), str):
-        state.running = part["start"]
-        return
+        return False
+    started = part.get("start")
+    if isinstance(started, str):
+        if started in state.started:
+            return False
+        state.started.add(started)
+        state.running = started
+        return True
     key = part.get("done")
-    if not isinstance(key, str):
-        return
+    if not isinstance(key, str) or key in state.answered:
+        return False
+    state.answered.add(key)
     state.running = None
     if key.startswith("load:"):
         _record_load(state, key.removeprefix("load:"), part)
     elif key in state.by_id and key not in state.tally.outcomes:
         state.tally.outcomes[key] = _verdict(state, state.by_id[key], part)
+    return True
 
 
 def _record_load(state: _Session, file: str, part: dict[str, Any]) -> None:
