@@ -176,3 +176,44 @@ def test_a_600_megabyte_message_does_not_grow_the_parent() -> None:
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert outcome.status == "too_big"
     assert grown_kib < 100 * 1024
+
+
+@pytest.fixture
+def without_bubblewrap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback of macOS, Windows and a Linux without bwrap: a plain subprocess."""
+    monkeypatch.setattr(sandbox, "_bwrap_works", lambda: False)
+
+
+@pytest.mark.usefixtures("without_bubblewrap")
+def test_without_bubblewrap_the_environment_is_still_cleared_and_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAL_FAKE_API_KEY", SECRET)
+    outcome = run("import os, sandbox_io\nsandbox_io.send(repr(dict(os.environ)))\n")
+    assert outcome.status == "ok"
+    assert SECRET not in str(outcome.data)
+    assert any("no bubblewrap" in phrase for phrase in sandbox.protections())
+
+
+@pytest.mark.usefixtures("without_bubblewrap")
+def test_without_bubblewrap_a_forked_sleeper_is_still_killed() -> None:
+    program = (
+        "import os, time, sandbox_io\n"
+        "if os.fork() == 0:\n"
+        "    time.sleep(120)\n"
+        "    os._exit(0)\n"
+        "sandbox_io.send('forked')\n"
+    )
+    assert run(program).status == "ok"
+    assert sandbox_processes() == []
+
+
+@pytest.mark.usefixtures("without_bubblewrap")
+def test_without_bubblewrap_verify_says_once_what_protects_the_learners_code() -> None:
+    from codeagent_lite.workbook import verify as verify_module
+
+    verify_module._said_protections.clear()
+    solution = os.path.join(os.path.dirname(__file__), "..", "solutions", "my_json_text")
+    first = verify_module.verify(solution, step=1)
+    second = verify_module.verify(solution, step=1)
+    assert first.passed == len(first.results)
+    assert any("without bubblewrap" in note for note in first.notes)
+    assert not any("without bubblewrap" in note for note in second.notes)

@@ -129,3 +129,43 @@ def test_delegating_to_the_reference_is_said_once_as_such(judged: dict[str, tupl
 def test_a_broken_channel_is_named_not_a_traceback(judged: dict[str, tuple[VerifyReport, float]]) -> None:
     assert "broke its channel" in str(judged["200000 nested brackets"][0])
     assert "broke its channel" in str(judged["garbage on the channel"][0])
+
+
+def _lookup_table_parser() -> str:
+    """A parser that knows only verify's public cases: each text's answer, copied from the reference."""
+    from codeagent_lite import json_action_parser
+    from codeagent_lite.model_adapter import InvalidModelOutputError
+    from codeagent_lite.workbook.contract import checks_up_to
+
+    table = {}
+    for check in checks_up_to(3):
+        if check.step != 3:
+            continue
+        text = check.probe()[0]["text"]
+        try:
+            table[text] = ("action", repr(json_action_parser.parse_json_action(text)))
+        except InvalidModelOutputError as error:
+            table[text] = ("error", (str(error), int(error.layer)))
+    return (
+        "from codeagent_lite.kernel_types import FinalAnswer, ToolCall\n"
+        "from codeagent_lite.model_adapter import InvalidModelOutputError, ValidationLayer\n"
+        f"_TABLE = {table!r}\n\n"
+        "def parse_json_action(raw_text):\n"
+        "    kind, answer = _TABLE.get(raw_text, ('error', ('model output must be valid JSON', 1)))\n"
+        "    if kind == 'action':\n"
+        "        return eval(answer)\n"
+        "    raise InvalidModelOutputError(answer[0], layer=ValidationLayer(answer[1]))\n"
+    )
+
+
+def test_answers_learned_from_the_public_cases_fail_when_the_inputs_are_drawn_from_a_seed(tmp_path: Path) -> None:
+    folder = tmp_path / "my_json_text"
+    shutil.copytree(ROOT / "solutions" / "my_json_text", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "json_action_parser.py").write_text(_lookup_table_parser(), encoding="utf-8")
+    public = verify(folder, step=3)
+    assert public.passed == len(public.results), str(public)
+    seeded = verify(folder, step=3, seed=20261201)
+    failed = {result.check.id for result in seeded.results if result.passed is False}
+    assert {"3.1", "3.2", "3.3", "3.8", "3.9", "3.11", "3.12", "3.13", "3.14", "3.15"} <= failed
+    assert {"3.16", "3.19", "3.20", "3.22", "3.23"} <= failed
+    assert all(result.passed for result in seeded.results if result.check.step < 3)

@@ -1053,15 +1053,28 @@ def _parse_check(
 
     def case(inputs: Inputs) -> tuple[Probe, Judge]:
         wanted = _resolve(outcome, inputs)
-        return {"kind": "parse", "text": text(inputs) if callable(text) else text}, lambda result: _judge_parse(
-            result, wanted
-        )
+        given_text = text(inputs) if callable(text) else _vary(text, inputs)
+        return {"kind": "parse", "text": given_text}, lambda result: _judge_parse(result, wanted)
 
     def make(check_id: str) -> Check:
         shown = given[0] if given else show(text(_PUBLIC) if callable(text) else text, 90)
         return Check(check_id, step, "json_action_parser", names[0], shown, expected, case, ours and ours[0], zh)
 
     return make
+
+
+_TOKENS = ('"call_1"', '"c1"', '"read_file"', '"README.md"', '"42"')
+
+
+def _vary(text: str, inputs: Inputs) -> str:
+    """A fixed reply with its call id, tool name, path and answer taken from ``inputs`` (unchanged for the public
+    ones): a reply whose verdict a parser could look up by its exact text gets a text of its own per seed."""
+    if inputs == _PUBLIC:
+        return text
+    values = (inputs.call_id, inputs.call_id, inputs.tool_name, inputs.path, inputs.answer)
+    for token, value in zip(_TOKENS, values, strict=True):
+        text = text.replace(token, json.dumps(value, ensure_ascii=False))
+    return text
 
 
 def _resolve(outcome: Outcome, inputs: Inputs) -> Action | Rejection:

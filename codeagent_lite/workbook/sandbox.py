@@ -64,6 +64,7 @@ __all__ = [
     "REFERENCE_MODULES",
     "ChildOutcome",
     "Limits",
+    "isolated",
     "kernel_closure",
     "protections",
     "run_in_sandbox",
@@ -292,6 +293,11 @@ def _bwrap_works() -> bool:
         return False
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def isolated() -> bool:
+    """True where runs get bubblewrap's full isolation (the case ``protections`` need not be said)."""
+    return _bwrap_works()
 
 
 def protections() -> tuple[str, ...]:

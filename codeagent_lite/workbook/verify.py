@@ -22,9 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import sandbox
 from .contract import FILES, SAMPLES, STEPS, Check, Inputs, Sample, checks_up_to, text_samples
 from .verify_child import Item, Outcome, Tally, clean, run_step
-from .verify_messages import MESSAGES, step_title
+from .verify_messages import MESSAGES, protection, step_title
 
 say = MESSAGES.say
 
@@ -275,7 +276,18 @@ def verify(
     problems, notes = _problems_and_notes(tally.file_problems)
     if seed is not None:
         notes = (*notes, say("seeded", seed=seed))
-    return VerifyReport(label, steps, results, problems, notes)
+    return VerifyReport(label, steps, results, problems, (*notes, *_weaker_sandbox_note()))
+
+
+_said_protections: list[bool] = []
+
+
+def _weaker_sandbox_note() -> tuple[str, ...]:
+    """Once per process, where the learner's code runs without bubblewrap (macOS, Windows): what protects it."""
+    if _said_protections or sandbox.isolated():
+        return ()
+    _said_protections.append(True)
+    return (say("protections", list="; ".join(protection(phrase) for phrase in sandbox.protections())),)
 
 
 def _item(check: Check, inputs: Inputs) -> Item:
