@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # llama-cpp-python compiles llama.cpp on first install; keep the build portable across CPUs.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: lab local test bench bench-setup mutation lint clean
+.PHONY: lab local test bench bench-verify bench-setup mutation lint clean
 
 # A learner's install: the package, JupyterLab, the widgets and the openai client. Only
 # prebuilt wheels, so no compiler is needed; no test tools. The pip that comes with the

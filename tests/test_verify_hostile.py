@@ -137,7 +137,7 @@ def _lookup_table_parser() -> str:
     from codeagent_lite.model_adapter import InvalidModelOutputError
     from codeagent_lite.workbook.contract import checks_up_to
 
-    table = {}
+    table: dict[str, tuple[str, object]] = {}
     for check in checks_up_to(3):
         if check.step != 3:
             continue

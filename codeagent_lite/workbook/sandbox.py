@@ -247,6 +247,10 @@ def _bwrap_command(folder: Path, uid: int | None) -> list[str]:
         if Path(f"/usr/{link}").is_dir():
             command += ["--symlink", f"usr/{link}", f"/{link}"]
     if not prefix.startswith("/usr/") and prefix != "/usr":
+        # Its parent folders are made traversable (a pyenv under /root, which is 0700 outside): else the
+        # dynamic loader misses the prefix's libpython and a system one with another stdlib would run.
+        for parent in reversed(Path(prefix).parents[:-1]):
+            command += ["--perms", "0755", "--dir", str(parent)]
         command += ["--ro-bind", prefix, prefix]
     for site in Path(prefix).glob("lib/python3*/site-packages"):
         command += ["--tmpfs", str(site)]

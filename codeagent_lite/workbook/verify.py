@@ -1,11 +1,14 @@
 """``verify(DIR)``: judge a learner's three files with the package's own contract.
 
 The checks live in ``contract``; ``tests/`` runs the same ones against ``codeagent_lite``.
-This module runs them against a learner's folder, in a child process
-(``verify_child.run_job``) that it can kill: each check has a time limit, a check that never
-returns is reported and the rest still run in a fresh child. Nothing the learner's code
-does (a syntax error, ``sys.exit``, ``os._exit``, a print, an endless loop) becomes a
-traceback of verify or a hang.
+Why it is built this way: the learner's code must never decide its own verdict. Each check
+is a probe (inputs, and which function to call) and a judge (the expected values). The
+probes run in ``sandbox`` (``verify_child`` drives the session, ``verify_probe`` is the child
+side), beside copies of the learner's files and the Kernel types only, never the reference;
+what comes back is data, and the judges here decide. Nothing the learner's code does (a
+syntax error, ``sys.exit``, ``os._exit``, a print, an endless loop, a forged or broken
+message) becomes a traceback of verify or a hang: a hang costs one time limit and the rest
+of its step is reported as not run. ``seed`` draws fresh inputs for graded judging.
 
 The result is a ``VerifyReport``: ``str()`` gives the text the command line prints, and
 ``_repr_html_`` the table a notebook shows. ``python -m codeagent_lite verify DIR`` exits

@@ -14,8 +14,11 @@ run", with the reason once, and a fresh session runs the later steps. A process 
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import keyword
 import sys
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +30,7 @@ from .verify_messages import MESSAGES
 
 say = MESSAGES.say
 
-__all__ = ["Item", "Outcome", "Tally", "clean", "describe_error", "package_name", "run_step"]
+__all__ = ["Item", "Outcome", "Tally", "clean", "describe_error", "load_package", "package_name", "run_step"]
 
 _MAX_CHARS = 400
 _MAX_PRINTED = 80
@@ -118,6 +121,36 @@ def package_name(folder_name: str) -> str:
     ):
         return folder_name
     return "_verified_" + "".join(char if char.isalnum() else "_" for char in folder_name)
+
+
+def load_package(directory: Path) -> str:
+    """Register ``directory`` as a package in *this* process, without running its ``__init__``; return its name.
+
+    Not used by verify (which never imports learner code here); kept for notebook 07's in-kernel
+    checks (``build_assignment.load_learner_file``), whose scores the classroom's grader re-decides
+    in a sandbox. The folder's own name is used when that is safe, else an alias that shadows nothing.
+    """
+    name = directory.name
+    existing = sys.modules.get(name)
+    if existing is not None and any(Path(p).resolve() == directory for p in getattr(existing, "__path__", [])):
+        return name
+    free = (
+        name.isidentifier()
+        and not keyword.iskeyword(name)
+        and existing is None
+        and name not in sys.stdlib_module_names
+        and importlib.util.find_spec(name) is None
+    )
+    if not free:
+        name = "_verified_" + "".join(char if char.isalnum() else "_" for char in name)
+    package = types.ModuleType(name, f"the learner's folder {directory.name}")
+    spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+    spec.submodule_search_locations = [str(directory)]
+    package.__spec__ = spec
+    package.__path__ = [str(directory)]
+    package.__package__ = name
+    sys.modules[name] = package
+    return name
 
 
 def learner_files(folder: Path, package: str) -> dict[str, bytes]:
