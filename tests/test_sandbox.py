@@ -217,3 +217,23 @@ def test_without_bubblewrap_verify_says_once_what_protects_the_learners_code() -
     assert first.passed == len(first.results)
     assert any("without bubblewrap" in note for note in first.notes)
     assert not any("without bubblewrap" in note for note in second.notes)
+
+
+def test_verifys_probe_program_loads_no_reference_module_in_the_child() -> None:
+    """The child of verify imports the Kernel types and the probe side only, never the chapter's reference."""
+    from pathlib import Path
+
+    from codeagent_lite.workbook.verify_child import learner_files
+
+    solution = Path(__file__).resolve().parent.parent / "solutions" / "my_json_text"
+    files = learner_files(solution, "my_json_text")
+    program = (
+        "import sys, verify_probe, sandbox_io\n"
+        "import my_json_text.json_text_adapter\n"
+        "tops = ('codeagent_lite', 'solutions')\n"
+        "sandbox_io.send(sorted(name for name in sys.modules if name.split('.')[0] in tops))\n"
+    )
+    outcome = sandbox.run_in_sandbox(program, payload=None, files=files)
+    assert outcome.status == "ok", outcome
+    wanted = {"codeagent_lite", *(f"codeagent_lite.{name}" for name in sandbox.kernel_closure())}
+    assert set(outcome.data) == wanted  # type: ignore[call-overload]
