@@ -203,7 +203,7 @@ def _text_lines(result: CheckResult, group: tuple[str, ...] | None = None) -> li
     if not result.passed:
         lines.append(f"      {result.sentence}")
     if group:
-        lines.append("      " + say("same_cause", ids=", ".join(group)))
+        lines.append("      " + say("same_cause", ids=say("id_separator").join(group)))
     if not result.passed:
         rule = _broken_rule(result)
         if rule:
@@ -219,7 +219,7 @@ def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
     ours = f' <span title="{esc(words.ours)}">{esc(say("ours"))}</span>' if words.ours else ""
     detail = "" if group == () else esc(result.sentence)
     if group:
-        detail += "<br>" + esc(say("same_cause", ids=", ".join(group)))
+        detail += "<br>" + esc(say("same_cause", ids=say("id_separator").join(group)))
     rule = _broken_rule(result)
     if rule and group != ():
         detail += f"<br><i>{esc(say('workbook_rule_html', rule=rule))}</i>"

@@ -104,6 +104,7 @@ MESSAGES = Messages(
             "zh": "这一步在 {id} 处停下了：{what}",
         },
         "same_cause": {"en": "the same for {ids}", "zh": "{ids} 也是同样的原因"},
+        "id_separator": {"en": ", ", "zh": "、"},
         "progress": {
             "en": "verify: step {step} of {total} · {title} …",
             "zh": "verify：第 {step} 步（共 {total} 步）· {title} …",
