@@ -101,6 +101,17 @@ SUBJECTS = {
     "catches everything": Subject(
         (("json_text_adapter.py", "except ProviderError as error:", "except Exception as error:"),), step=2
     ),
+    "positional provider call": Subject(
+        (
+            (
+                "json_text_adapter.py",
+                "messages=provider_messages,\n                tools=tools,\n"
+                "                max_output_tokens=budget.max_output_tokens,",
+                "provider_messages, tools, budget.max_output_tokens",
+            ),
+        ),
+        step=2,
+    ),
     "unfinished parser": Subject((("json_action_parser.py", None, STUB_PARSER),), step=2),
     "lax json.loads parser": Subject((("json_action_parser.py", None, BLOG_PARSER),)),
     "wrong layer": Subject(
@@ -298,6 +309,14 @@ def test_a_lost_cause_fails_the_provider_error_check(reports: dict[str, VerifyRe
 
 def test_catching_every_exception_fails_the_pass_through_check(reports: dict[str, VerifyReport]) -> None:
     assert failing(reports["catches everything"]) == {"2.10"}
+
+
+def test_one_mistake_failing_every_adapter_check_is_said_once_naming_them(reports: dict[str, VerifyReport]) -> None:
+    report = reports["positional provider call"]
+    assert failing(report) == {f"2.{n}" for n in range(1, 11)}
+    text = str(report)
+    assert text.count("takes 1 positional argument") == 1, text
+    assert "the same for 2.2, 2.3, 2.4, 2.5, 2.6, 2.7, 2.8, 2.9, 2.10" in text
 
 
 def test_the_adapter_is_judged_alone_even_when_the_parser_is_unfinished(reports: dict[str, VerifyReport]) -> None:

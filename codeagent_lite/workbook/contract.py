@@ -785,6 +785,7 @@ def _check_usage(inputs: Inputs) -> tuple[Probe, Judge]:
 
 def _check_provider_arguments(inputs: Inputs) -> tuple[Probe, Judge]:
     def judge(result: dict[str, Any]) -> None:
+        _value(result)  # an adapter that raised is judged by what it raised
         calls = result["calls"]
         if len(calls) != 1:
             raise Mismatch(say("provider_calls", count=len(calls)))
@@ -804,6 +805,7 @@ def _check_provider_arguments(inputs: Inputs) -> tuple[Probe, Judge]:
 
 def _check_builds_from_history(inputs: Inputs) -> tuple[Probe, Judge]:
     def judge(result: dict[str, Any]) -> None:
+        _value(result)  # an adapter that raised is judged by what it raised
         histories = result["built"]
         if histories != [encode(_history(inputs))]:
             raise Mismatch(say("built_times", count=len(histories), histories=_cut(show(histories))))
@@ -813,6 +815,7 @@ def _check_builds_from_history(inputs: Inputs) -> tuple[Probe, Judge]:
 
 def _check_parses_raw_text(inputs: Inputs) -> tuple[Probe, Judge]:
     def judge(result: dict[str, Any]) -> None:
+        _value(result)  # an adapter that raised is judged by what it raised
         if result["parsed"] != [_reply(inputs)]:
             raise Mismatch(say("parsed_with", texts=show(result["parsed"])))
 
