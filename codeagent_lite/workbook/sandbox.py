@@ -173,16 +173,14 @@ def _write_world(folder: Path, program: str, payload: object, files: Mapping[str
         for name in kernel_closure():
             _copy_compiled(_PACKAGE_DIR / f"{name}.py", package / f"{name}.py")
     _copy_compiled(Path(__file__).with_name("sandbox_io.py"), folder / "sandbox_io.py")
-    for relative in files:
-        if relative.endswith(".py") and relative.count("/") <= 1:
-            _write_bytecode(folder / relative, _compiled(folder / relative, (folder / relative).read_bytes()))
     (folder / "payload.json").write_text(json.dumps(payload, ensure_ascii=True, allow_nan=False))
     (folder / "__main__.py").write_text(program, encoding="utf-8")
 
 
 def _copy_compiled(source: Path, target: Path) -> None:
-    """Copy a module of ours with its bytecode, compiled once per process (the child runs -B, compiling
-    nothing itself: without this each session would compile the Kernel types again)."""
+    """Copy a module of ours with its bytecode, compiled once per process (the child runs -B: without this
+    each session would compile the Kernel types again). Only our own modules: untrusted source is never
+    compiled here, where a compiler crash on it would take this process down."""
     content = source.read_bytes()
     target.write_bytes(content)
     _write_bytecode(target, _compiled_once(str(source), content))
@@ -194,8 +192,7 @@ def _compiled_once(name: str, content: bytes) -> bytes | None:
 
 
 def _compiled(path: Path, content: bytes) -> bytes | None:
-    """Unchecked-hash bytecode for ``content`` (compiling runs none of it), or None when it does not compile;
-    the child then compiles it and reports the syntax error itself."""
+    """Unchecked-hash bytecode for ``content``, or None when it does not compile (the child then compiles it)."""
     import importlib.util
     import marshal
 
