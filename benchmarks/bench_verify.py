@@ -11,8 +11,9 @@ time in a fresh interpreter with that tree first on ``sys.path``, and times the 
 call only (as a learner's notebook would: the import is paid once per kernel). It prints the
 median of each and their ratio; the aim is at most 1.5x. The worktree is removed at the end.
 
-Why the new code can stay close: one sandbox session per step (four in all), each a fresh
-``python -I -S`` under bubblewrap, against the old code's fork server and one child.
+Why the new code can stay close: one sandbox session for all the steps (a fresh one only after a
+hang or a crash), a fresh ``python -I -S`` under bubblewrap with our own modules precompiled,
+against the old code's fork server and one child.
 """
 
 from __future__ import annotations

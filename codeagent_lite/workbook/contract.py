@@ -17,9 +17,14 @@ Chinese for ``notebooks/zh``; a part that is a Python value (a ``repr``) is the 
 editions and is not repeated. A check without its Chinese fails at import. What a check says
 came back is in ``contract_messages``, in both languages.
 
-A check receives the learner's module and calls into it. Code that misbehaves (raises the
-wrong exception, prints, never returns) is not this module's concern: the runner in
-``verify_child`` catches it and the parent in ``verify`` enforces the time limit.
+A check never touches the learner's module. It is split in two, so that the learner's code
+cannot decide its own verdict: ``check.probe(inputs)`` gives the probe (plain data: which
+function, on which inputs; ``verify_probe`` runs it in the sandbox and reports what came back
+or what was raised) and the judge (run here, in verify's process: it compares that data with
+the expected values, which the probe does not carry). ``Inputs()`` are the public cases every
+report prints; ``Inputs.draw(seed)`` draws fresh ones for graded judging, and the expected
+values are computed here for those same inputs. ``check.run(module)`` does both in this
+process, for the package's own modules.
 """
 
 from __future__ import annotations
