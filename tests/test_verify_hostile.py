@@ -6,6 +6,7 @@ survivors, the environment, a memory bomb, delegation to the reference by string
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +15,7 @@ from pathlib import Path
 import psutil  # type: ignore[import-untyped]
 import pytest
 
+from codeagent_lite.workbook import sandbox
 from codeagent_lite.workbook.verify import VerifyReport, verify
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,10 +102,21 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[VerifyRe
         monkeypatch.undo()
 
 
+NEEDS_BUBBLEWRAP = {"the solution by path", "forked survivor"}
+
+
+def _unprotected(name: str) -> bool:
+    """Without bubblewrap (allowed outside CI) files stay readable and a setsid'd grandchild may escape."""
+    required = os.environ.get("CAL_REQUIRE_SANDBOX") == "1"
+    return name in NEEDS_BUBBLEWRAP and not required and not sandbox.isolated()
+
+
 @pytest.mark.parametrize("name", list(ATTACKS))
 def test_a_hostile_folder_gets_the_stubs_verdict_in_bounded_time(
     judged: dict[str, tuple[VerifyReport, float]], name: str
 ) -> None:
+    if _unprotected(name):
+        pytest.skip("needs bubblewrap, which this machine lacks (CI requires it: CAL_REQUIRE_SANDBOX=1)")
     report, seconds = judged[name]
     assert report.passed == 0, str(report)
     assert report.exit_code == 1
@@ -116,6 +129,8 @@ def test_a_hostile_folder_gets_the_stubs_verdict_in_bounded_time(
 
 def test_no_process_of_any_hostile_folder_survives(judged: dict[str, tuple[VerifyReport, float]]) -> None:
     assert judged
+    if _unprotected("forked survivor"):
+        pytest.skip("needs bubblewrap's pid namespace, which this machine lacks")
     assert sandbox_processes() == []
 
 
