@@ -42,7 +42,7 @@ def _once(tree: Path) -> float:
     done = subprocess.run(
         [sys.executable, "-c", TIMED, str(ROOT / "solutions" / "my_json_text")],
         cwd=tree,
-        env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "CAL_LANGUAGE": "en"},
+        env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "CAL_LANG": "en"},
         capture_output=True,
         text=True,
         check=True,

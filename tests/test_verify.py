@@ -1,5 +1,6 @@
-"""``verify`` on real folders: the stubs fail, the solutions and the package pass, and plausible
-wrong implementations each fail with the right check named.
+"""``verify`` on real folders: the stubs fail, the solutions pass, and plausible wrong
+implementations each fail with the right check named. (The package's own modules pass the
+same checks in-process: ``test_contract.py``; as a folder for verify they are no learner's.)
 
 Every wrong implementation is the teacher's solution with one thing broken, written into
 ``tmp_path``; each test names the check that must catch it and shows that the checks around
@@ -197,10 +198,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, VerifyReport]
     """Every subject verified once, several at a time: each run is a child process, mostly waiting."""
     folders = {}
     for name, subject in SUBJECTS.items():
-        if subject.base == PACKAGE:
-            folders[name] = PACKAGE  # the package's own folder, verified where it is
-        else:
-            folders[name] = build(tmp_path_factory.mktemp(name.replace(" ", "_")), subject)
+        folders[name] = build(tmp_path_factory.mktemp(name.replace(" ", "_")), subject)
     missing = folders["missing parser"] / "json_action_parser.py"
     missing.unlink()
     with ThreadPoolExecutor(max_workers=6) as pool:
@@ -549,3 +547,11 @@ def test_a_seed_gives_fresh_inputs_the_solution_still_passes_and_the_report_says
     assert any("seed 424242" in note for note in report.notes)
     with pytest.raises(VerifyUsageError):
         verify(SOLUTION, seed="7")  # type: ignore[arg-type]
+
+
+def test_the_packages_own_folder_is_no_learners_its_reference_is_not_in_the_sandbox() -> None:
+    """The reference's files import the strict JSON layer and each other inside the package; copied
+    into the sandbox as a learner's folder they find none of it, so nothing of the reference passes there."""
+    report = verify(PACKAGE, step=1, time_limit=SHORT)
+    assert report.passed == 0
+    assert report.file_problems
