@@ -314,8 +314,10 @@ def protections() -> tuple[str, ...]:
             found.append("an unprivileged uid of its own")
     else:
         found.append("no bubblewrap: files and network of this user stay reachable")
-        if _is_root() and shutil.which("setpriv"):
+        if _drops_uid():
             found.append("an unprivileged uid of its own")
+        elif _is_root():
+            found.append("run as root: no process limit binds")
     if _has_rlimits():
         found.append("limits on memory, processes, open files and file size")
     return tuple(found)
@@ -383,9 +385,29 @@ def run_in_sandbox(
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@functools.cache
+def _prefix_open_to_all() -> bool:
+    """Whether any uid may run the interpreter where it is (a pyenv under /root, mode 0700, is not)."""
+    prefix = Path(sys.base_prefix).resolve()
+    for folder in [*reversed(prefix.parents), prefix]:
+        try:
+            if not folder.stat().st_mode & 0o001:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _drops_uid() -> bool:
+    """Root gives the child a uid of its own: inside bwrap always, without it only where that uid can run Python."""
+    if not _is_root() or shutil.which("setpriv") is None:
+        return False
+    return _bwrap_works() or _prefix_open_to_all()
+
+
 def _command(folder: Path, limits: Limits) -> tuple[list[str], int | None, bool]:
     """The command line, the uid the child runs as (None: ours), and whether bwrap is used."""
-    uid = _own_uid() if _is_root() and shutil.which("setpriv") else None
+    uid = _own_uid() if _drops_uid() else None
     boot = _BOOT if uid is not None or not _has_rlimits() else _NPROC.format(n=limits.processes) + _BOOT
     python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd"]
     if _bwrap_works():

@@ -170,6 +170,7 @@ _PROTECTIONS_ZH = {
     "an unprivileged uid of its own": "独立的无特权 uid",
     "no bubblewrap: files and network of this user stay reachable": "没有 bubblewrap：这个用户的文件和网络仍然可以访问",
     "limits on memory, processes, open files and file size": "内存、进程数、打开文件数和文件大小都有上限",
+    "run as root: no process limit binds": "以 root 身份运行：进程数上限不起作用",
 }
 """``sandbox.protections()``'s phrases in Chinese; a phrase missing here is shown as it is."""
 
