@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # llama-cpp-python compiles llama.cpp on first install; keep the build portable across CPUs.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: lab local test bench bench-setup mutation lint clean
+.PHONY: lab local test bench bench-verify bench-setup mutation lint clean
 
 # A learner's install: the package, JupyterLab, the widgets and the openai client. Only
 # prebuilt wheels, so no compiler is needed; no test tools. The pip that comes with the
@@ -48,10 +48,15 @@ local: $(LAB_STAMP)
 
 test: $(STAMP)
 	$(BIN)/python scripts/ensure_browser.py
+	$(BIN)/python scripts/ensure_sandbox.py
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_parser.py
+
+# verify on the solutions, all steps, against the commit before the sandbox (a git worktree), same run.
+bench-verify: $(STAMP)
+	$(BIN)/python benchmarks/bench_verify.py
 
 # Fresh clone to live lab with an empty pip cache, with and without a compiler (needs PyPI; ~15 min).
 bench-setup:

@@ -214,6 +214,9 @@ def _add_verify_command(commands: argparse._SubParsersAction[_PrintableArgumentP
     verify.add_argument(
         "--time-limit", type=float, default=5.0, metavar="SECONDS", help="per check, before it counts as hung (5)"
     )
+    verify.add_argument(
+        "--seed", type=int, metavar="N", help="draw the checks' inputs from N instead of the public cases (grading)"
+    )
 
 
 def _verify(args: argparse.Namespace, out: TextIO) -> int:
@@ -221,7 +224,7 @@ def _verify(args: argparse.Namespace, out: TextIO) -> int:
     from .workbook.verify import VerifyUsageError, verify
 
     try:
-        report = verify(args.directory, args.step, time_limit=args.time_limit)
+        report = verify(args.directory, args.step, time_limit=args.time_limit, seed=args.seed)
     except VerifyUsageError as error:
         _say_error(str(error))
         return EXIT_USAGE
