@@ -13,7 +13,8 @@ Each module is named after what a notebook calls it:
 * ``contract`` (+ ``contract_messages``), ``verify``, ``verify_child``: the build-it-yourself checks
   of notebooks 01-04 and ``python -m codeagent_lite verify``; ``learner_ladder``: a learner's parser
   beside the reference's ladder;
-  ``learner_playground``: the same, live, as notebook 04's second playground;
+  ``learner_playground``: the same, live, as notebook 04's second playground; ``learner_dir``: the learner's
+  own folder, made from the stubs on first use (notebooks 01-04);
 * ``engine_panel`` and ``recorded/``: notebook 06's engine state and the outputs recorded from a real run;
 * ``widget_view``: how every widget here shows itself where no widget can render.
 
