@@ -350,7 +350,7 @@ def test_the_engine_report_speaks_chinese(zh: None) -> None:
 
 # --------------------------------------------------------------------------- verify run end to end, the ladders
 
-STUBS = Path(__file__).resolve().parent.parent / "notebooks" / "my_json_text"
+STUBS = Path(__file__).resolve().parent.parent / "notebooks" / "stubs" / "my_json_text"
 
 
 def test_verify_prints_chinese_check_names_in_zh_and_the_english_ones_in_en(
