@@ -17,6 +17,7 @@ Each module is named after what a notebook calls it:
   own folder, made from the stubs on first use (notebooks 01-04);
 * ``engine_panel`` and ``recorded/``: notebook 06's engine state and the outputs recorded from a real run;
 * ``widget_view``: how every widget here shows itself where no widget can render.
+* ``lab_language``: JupyterLab's own display language for the edition (``make lab EDITION=...``).
 
 What this room may import: anything in the package (the chapter, ``agent``, ``providers``)
 and the Jupyter stack. Nothing else may import this room, so the chapter keeps working on a
