@@ -37,10 +37,15 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 # notebook 06 shows its state. The lab opens at once either way.
 # The learners read Chinese, so the Chinese edition opens first; `make lab EDITION=en` opens the English one.
 # Each edition's first page links the other.
+# JupyterLab's own menus follow the edition (its zh-CN language pack comes with the lab extra): its display language
+# is a user setting, written here into the workbook's own settings folder inside .venv, so the learner's ~/.jupyter
+# is never touched; the other settings kept there (a theme) survive a change of edition.
 EDITION ?= zh
+LAB_SETTINGS := $(abspath $(VENV))/lab-settings
 lab: $(LAB_STAMP)
+	@$(BIN)/python -m codeagent_lite.workbook.lab_language $(EDITION) "$(LAB_SETTINGS)"
 	@$(BIN)/python scripts/local_engine.py start
-	$(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/$(EDITION)/00_start_here.ipynb
+	JUPYTERLAB_SETTINGS_DIR="$(LAB_SETTINGS)" $(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/$(EDITION)/00_start_here.ipynb
 
 # Build the local engine in the foreground, with progress (also the way to retry a failed build).
 local: $(LAB_STAMP)

@@ -26,7 +26,7 @@ from codeagent_lite.workbook.contract import CHECKS
 from codeagent_lite.workbook.verify import VerifyReport, VerifyUsageError, compare, verify
 
 ROOT = Path(__file__).resolve().parent.parent
-STUBS = ROOT / "notebooks" / "my_json_text"
+STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
 SOLUTION = ROOT / "solutions" / "my_json_text"
 BLOG_STAGE = ROOT / "solutions" / "blog_json_text"
 PACKAGE = Path(codeagent_lite.__file__).resolve().parent
@@ -486,7 +486,7 @@ def test_the_command_line_exit_status() -> None:
     passed = run_cli("solutions/my_json_text", "--step", "1")
     assert passed.returncode == 0, passed.stderr
     assert passed.stdout.startswith("verify solutions/my_json_text: steps 1-1")
-    failed = run_cli("notebooks/my_json_text", "--step", "1", "--time-limit", "3")
+    failed = run_cli("notebooks/stubs/my_json_text", "--step", "1", "--time-limit", "3")
     assert failed.returncode == 1
     assert "0 of 12 checks pass" in failed.stdout
 
