@@ -96,7 +96,9 @@ def read_roster(path: Path) -> dict[str, Person]:
     if not path.is_file():
         return {}
     with path.open(encoding="utf-8", newline="") as handle:
-        return {row["account"]: Person(**{field: row[field] for field in ROSTER_FIELDS}) for row in csv.DictReader(handle)}
+        return {
+            row["account"]: Person(**{field: row[field] for field in ROSTER_FIELDS}) for row in csv.DictReader(handle)
+        }
 
 
 def write_roster(path: Path, people: Sequence[Person]) -> None:

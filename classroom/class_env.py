@@ -132,7 +132,9 @@ def build(prefix: Path, python: Path | None) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--prefix", type=Path, default=Path("/opt/codeagent-lite-class"))
-    parser.add_argument("--python", type=Path, default=None, help="the interpreter (default: this one, or the system's)")
+    parser.add_argument(
+        "--python", type=Path, default=None, help="the interpreter (default: this one, or the system's)"
+    )
     arguments = parser.parse_args()
     try:
         print(build(arguments.prefix.resolve(), arguments.python), flush=True)

@@ -297,7 +297,7 @@ def test_submissions_belong_to_the_real_account_and_no_student_sees_another(
     inbound = exchange_root(hub) / COURSE / "inbound"
     owners = {path.name.split("+")[0]: pwd.getpwuid(path.stat().st_uid).pw_name for path in inbound.iterdir()}
     assert owners == {student: student for student in hub.students}, "each submission is its student's own"
-    listing = "import json, os\ntry:\n    os.listdir(%r); print(json.dumps('listed'))\n" % str(inbound)
+    listing = f"import json, os\ntry:\n    os.listdir({str(inbound)!r}); print(json.dumps('listed'))\n"
     listing += "except OSError as error:\n    print(json.dumps(type(error).__name__))"
     assert in_kernel(hub, hub.students[1], listing) == "PermissionError"
     teacher_nbgrader(hub, course, "collect", ASSIGNMENT)
@@ -459,7 +459,9 @@ def test_the_roster_keeps_handed_out_passwords_and_is_written_0600(tmp_path: Pat
     accounts.write_roster(path, first)
     assert path.stat().st_mode & 0o777 == 0o600
     again = accounts.plan_class([*students, accounts.Person("s2026003", "student")], "nosuchteacher", {})
-    kept = accounts.plan_class([*students, accounts.Person("s2026003", "student")], "nosuchteacher", accounts.read_roster(path))
+    kept = accounts.plan_class(
+        [*students, accounts.Person("s2026003", "student")], "nosuchteacher", accounts.read_roster(path)
+    )
     assert [person.password for person in kept[:3]] == [person.password for person in first]
     assert kept[3].password and again[0].password != first[0].password
 
@@ -480,7 +482,9 @@ def test_a_class_list_that_cannot_be_used_says_why(tmp_path: Path, text: str, me
 
 def test_an_account_the_class_did_not_make_is_never_taken_over(tmp_path: Path) -> None:
     for name in ("root", "nobody"):
-        with pytest.raises(accounts.AccountError, match="already exists on this machine and was not made for the class"):
+        with pytest.raises(
+            accounts.AccountError, match="already exists on this machine and was not made for the class"
+        ):
             accounts.create_accounts([accounts.Person(name, accounts.STUDENT, password="x")], tmp_path)
     with pytest.raises(accounts.AccountError, match="is the teacher's account, not a student's"):
         accounts.plan_class([accounts.Person("teacher", accounts.STUDENT)], "teacher", {})
