@@ -413,7 +413,10 @@ if model_wanted and importlib.util.find_spec("codeagent_lite.providers.local_ser
 elif not model_wanted:
     model_note = "no class model server (CAL_HUB_MODEL=0)"
 else:
-    model_note = "no class model server: the engine is not built in this environment (`make local`)"
+    model_note = (
+        "no class model server: codeagent_lite.providers.local_server is not in the hub's environment "
+        "(it comes with the local engine, `make local`); notebook 06 shows its recorded outputs"
+    )
 
 # A token for scripts (the test, the benchmark): create students, start and stop their servers, reach them.
 api_token = os.environ.get("CAL_HUB_API_TOKEN", "")
