@@ -13,6 +13,7 @@ elsewhere they skip with the reason. The tests after the hub's need neither root
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import ipaddress
 import json
 import os
@@ -47,6 +48,7 @@ import hub_client  # noqa: E402
 COURSE = "codeagent-lite"
 ASSIGNMENT = "hello"
 PIDS_LIMIT = 160
+MEM_LIMIT_MB = 640
 NOTEBOOK = "notebooks/zh/03_adapter_flow.ipynb"
 
 
@@ -110,6 +112,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[hub_client.Running
         "CAL_HUB_SSL_CERT": str(cert),
         "CAL_HUB_SSL_KEY": str(key),
         "CAL_HUB_PIDS_LIMIT": str(PIDS_LIMIT),
+        "CAL_HUB_MEM_LIMIT_MB": str(MEM_LIMIT_MB),
         "CAL_HUB_EDITION": "zh",
     }
     with hub_client.classroom(base, settings, ca_file=cert, ready_timeout_s=90) as (running, seen):
@@ -274,15 +277,49 @@ def exchange_root(hub: hub_client.RunningHub) -> Path:
     return Path(server.environ()["CAL_NBGRADER_EXCHANGE"])
 
 
-def test_submissions_belong_to_the_real_account_and_no_student_sees_another(
+def graded_cell(source: str, grade_id: str, *, solution: bool) -> nbformat.NotebookNode:
+    cell = new_code_cell(source)
+    cell.metadata["nbgrader"] = {
+        "schema_version": 3,
+        "grade_id": grade_id,
+        "solution": solution,
+        "grade": not solution,
+        "locked": not solution,
+        "task": False,
+        **({} if solution else {"points": 1}),
+    }
+    return cell
+
+
+def write_course(course: Path) -> None:
+    """A one-answer, one-test assignment in the teacher's form (issue 10's own assignments are graded elsewhere)."""
+    (course / "source" / ASSIGNMENT).mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text(f"c = get_config()\nc.CourseDirectory.course_id = {COURSE!r}\n")
+    notebook = new_notebook(
+        cells=[
+            new_markdown_cell("Write `hello()`."),
+            graded_cell(
+                "def hello():\n    ### BEGIN SOLUTION\n    return 'hi'\n    ### END SOLUTION", "answer", solution=True
+            ),
+            graded_cell("assert hello() == 'hi'", "check", solution=False),
+        ]
+    )
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+
+
+def listing_in_kernel(hub: hub_client.RunningHub, student: str, folder: Path) -> object:
+    code = f"import json, os\ntry:\n    os.listdir({str(folder)!r}); print(json.dumps('listed'))\n"
+    code += "except OSError as error:\n    print(json.dumps(type(error).__name__))"
+    return in_kernel(hub, student, code)
+
+
+def test_submissions_and_feedback_belong_to_the_real_account_and_no_student_sees_another(
     hub: hub_client.RunningHub, tmp_path: Path
 ) -> None:
     course = tmp_path / "course"
-    (course / "release" / ASSIGNMENT).mkdir(parents=True)
-    (course / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")
-    notebook = new_notebook(cells=[new_markdown_cell("Write `hello()`."), new_code_cell("def hello():\n    pass")])
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(notebook, course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    write_course(course)
+    teacher_nbgrader(hub, course, "generate_assignment", ASSIGNMENT)
     teacher_nbgrader(hub, course, "release_assignment", ASSIGNMENT)
     assert exchange_root(hub).stat().st_mode & 0o7777 == 0o1777
 
@@ -297,12 +334,18 @@ def test_submissions_belong_to_the_real_account_and_no_student_sees_another(
     inbound = exchange_root(hub) / COURSE / "inbound"
     owners = {path.name.split("+")[0]: pwd.getpwuid(path.stat().st_uid).pw_name for path in inbound.iterdir()}
     assert owners == {student: student for student in hub.students}, "each submission is its student's own"
-    listing = f"import json, os\ntry:\n    os.listdir({str(inbound)!r}); print(json.dumps('listed'))\n"
-    listing += "except OSError as error:\n    print(json.dumps(type(error).__name__))"
-    assert in_kernel(hub, hub.students[1], listing) == "PermissionError"
-    teacher_nbgrader(hub, course, "collect", ASSIGNMENT)
+    assert listing_in_kernel(hub, hub.students[1], inbound) == "PermissionError"
+
+    for step in ("collect", "autograde", "generate_feedback", "release_feedback"):
+        teacher_nbgrader(hub, course, step, ASSIGNMENT)
     for student in hub.students:
         assert (course / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+        answer = hub.expect("POST", f"/user/{student}/assignments/fetch_feedback", (200,), form=form).json()
+        assert answer["success"], answer
+        pages = list((Path(account(student).pw_dir) / ASSIGNMENT / "feedback").rglob("*.html"))
+        assert len(pages) == 1, pages
+        assert pages[0].stat().st_uid == account(student).pw_uid
+    assert listing_in_kernel(hub, hub.students[1], exchange_root(hub) / COURSE / "feedback") == "PermissionError"
 
 
 def test_students_servers_do_not_offer_the_teachers_formgrader(hub: hub_client.RunningHub) -> None:
@@ -321,7 +364,7 @@ def test_one_student_cannot_exhaust_processes_and_the_others_carry_on(hub: hub_c
     if class_spawner.cgroups_usable(class_spawner.CGROUP_V1):
         assert f"/codeagent-lite/{first}" in groups, groups
         limit = class_spawner.cgroup_folders(class_spawner.CGROUP_V1, first)["memory"] / "memory.limit_in_bytes"
-        assert int(limit.read_text(encoding="ascii")) == 2048 * 1024 * 1024
+        assert int(limit.read_text(encoding="ascii")) == MEM_LIMIT_MB * 1024 * 1024
     started = in_kernel(
         hub,
         first,
@@ -331,6 +374,23 @@ def test_one_student_cannot_exhaust_processes_and_the_others_carry_on(hub: hub_c
     )
     assert isinstance(started, int) and 0 < started < PIDS_LIMIT
     assert in_kernel(hub, second, "print(1 + 1)") == 2
+
+
+def test_a_process_that_takes_too_much_memory_is_stopped_and_the_kernel_carries_on(hub: hub_client.RunningHub) -> None:
+    first = hub.students[0]
+    hog = f"x = b'x' * ({MEM_LIMIT_MB + 200} * 2**20)"
+    code = (
+        "import json, subprocess, sys\n"
+        f"hog = subprocess.run([sys.executable, '-c', {hog!r}], capture_output=True)\n"
+        "print(json.dumps([hog.returncode, hog.stderr.decode(errors='replace')[-300:]]))"
+    )
+    found = in_kernel(hub, first, code)
+    assert isinstance(found, list)
+    if class_spawner.cgroups_usable(class_spawner.CGROUP_V1):
+        assert found[0] == -9, found  # the kernel's OOM killer, inside the student's own memory group
+    else:
+        assert "MemoryError" in found[1], found
+    assert in_kernel(hub, first, "print(3)") == 3
 
 
 def test_the_idle_culler_runs_as_a_hub_service(hub: hub_client.RunningHub) -> None:
@@ -488,3 +548,45 @@ def test_an_account_the_class_did_not_make_is_never_taken_over(tmp_path: Path) -
             accounts.create_accounts([accounts.Person(name, accounts.STUDENT, password="x")], tmp_path)
     with pytest.raises(accounts.AccountError, match="is the teacher's account, not a student's"):
         accounts.plan_class([accounts.Person("teacher", accounts.STUDENT)], "teacher", {})
+
+
+def test_the_class_model_server_is_one_hub_service_and_every_server_is_told_where(
+    settings: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where the engine's server module is importable, the hub starts exactly that command once.
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: (
+            object() if name == "codeagent_lite.providers.local_server" else real_find_spec(name, *args)
+        ),
+    )
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setenv("CAL_HUB_REHEARSAL", "1")
+    monkeypatch.setenv("CAL_HUB_MODEL_PORT", "8765")
+    monkeypatch.setenv("CAL_HUB_MODEL_PARALLEL", "4")
+    config = load_hub_config()
+    (model,) = [service for service in config.JupyterHub.services if service["name"] == "class-model"]
+    assert model["command"] == [
+        sys.executable,
+        "-m",
+        "codeagent_lite.providers.local_server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "8765",
+        "--threads",
+        str(os.cpu_count()),
+        "--parallel",
+        "4",
+    ]
+    spawner = SimpleNamespace(
+        user=SimpleNamespace(name=config.Authenticator.admin_users.pop()),
+        home_dir_template=str(settings / "home" / "{username}"),
+        environment={},
+    )
+    config.Spawner.pre_spawn_hook(spawner)
+    assert spawner.environment["CAL_MODEL_BASE_URL"] == "http://127.0.0.1:8765/v1"
+    monkeypatch.setenv("CAL_HUB_MODEL", "0")
+    assert [s["name"] for s in load_hub_config().JupyterHub.services] == ["idle-culler"]
