@@ -33,7 +33,8 @@ Settings come from the environment (the test, the benchmark and `make classroom`
     CAL_HUB_MEM_LIMIT_MB, CAL_HUB_PIDS_LIMIT   per student (default 2048 MB, 512 processes and threads)
     CAL_HUB_IDLE_TIMEOUT   seconds before an idle server is stopped (default 3600; 0 turns the culler off)
     CAL_HUB_MODEL          0: no class model server (default 1: one, where the engine is built)
-    CAL_HUB_MODEL_PORT, CAL_HUB_MODEL_PARALLEL   the class model server's port and parallel slots
+    CAL_HUB_MODEL_PORT, CAL_HUB_MODEL_PARALLEL   the class model server's port and parallel slots (default: one
+                           per student, at most 16)
     CAL_HUB_API_TOKEN      optional: a service token with admin rights, for scripts that drive the hub
     CAL_HUB_PROXY          configurable-http-proxy (default: classroom/node_modules, `make classroom-proxy`)
     CAL_HUB_SPAWN_TIMEOUT  seconds a student's server may take to start (default 120)
@@ -404,12 +405,16 @@ if model_wanted and importlib.util.find_spec("codeagent_lite.providers.local_ser
         "--threads",
         str(os.cpu_count() or 1),
     ]
-    parallel = _whole_number("CAL_HUB_MODEL_PARALLEL", 0, 0, 256)
-    if parallel:
-        model_command += ["--parallel", str(parallel)]
+    # One slot per student up to 16: the server decodes the slots' requests together, so a class does not queue
+    # behind one request at a time (each slot costs its own context; 16 at once already fill two cores).
+    parallel = _whole_number("CAL_HUB_MODEL_PARALLEL", min(len(students), 16), 1, 256)
+    model_command += ["--parallel", str(parallel)]
     services.append({"name": "class-model", "command": model_command})
-    model_environment["CAL_MODEL_BASE_URL"] = f"http://{LOOPBACK}:{model_port}/v1"
-    model_note = f"one local model server for the class on {model_environment['CAL_MODEL_BASE_URL']}"
+    model_url = f"http://{LOOPBACK}:{model_port}/v1"
+    # CAL_MODEL_BASE_URL is the classroom's name for it; CAL_LOCAL_MODEL_URL is the one the engine's client reads
+    # (codeagent_lite.providers.local_server). One of the two goes when the names are settled.
+    model_environment.update({"CAL_MODEL_BASE_URL": model_url, "CAL_LOCAL_MODEL_URL": model_url})
+    model_note = f"one local model server for the class on {model_url}, {parallel} requests decoded together"
 elif not model_wanted:
     model_note = "no class model server (CAL_HUB_MODEL=0)"
 else:

@@ -63,6 +63,10 @@ def cannot_run_here() -> str | None:
     return None
 
 
+def engine_here() -> bool:
+    return all(importlib.util.find_spec(name) for name in ("codeagent_lite.providers.local_server", "llama_cpp"))
+
+
 def self_signed(folder: Path) -> tuple[Path, Path]:
     """A certificate for 127.0.0.1 (the name a browser checks is the IP address) and its key."""
     key = ec.generate_private_key(ec.SECP256R1())
@@ -114,6 +118,8 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[hub_client.Running
         "CAL_HUB_PIDS_LIMIT": str(PIDS_LIMIT),
         "CAL_HUB_MEM_LIMIT_MB": str(MEM_LIMIT_MB),
         "CAL_HUB_EDITION": "zh",
+        # The class model server, where the engine is built (make test builds it): started once as a hub service.
+        "CAL_HUB_MODEL": "1" if engine_here() else "0",
     }
     with hub_client.classroom(base, settings, ca_file=cert, ready_timeout_s=90) as (running, seen):
         gradebook = base / "checkout" / "classroom" / "gradebook.db"
@@ -137,9 +143,9 @@ def account(name: str) -> pwd.struct_passwd:
     return pwd.getpwnam(name)
 
 
-def in_kernel(hub: hub_client.RunningHub, student: str, code: str) -> object:
+def in_kernel(hub: hub_client.RunningHub, student: str, code: str, timeout_s: float = 60.0) -> object:
     """Run code in the student's kernel; its last line prints one JSON value, returned here."""
-    run = hub_client.run_code(hub, student, code)
+    run = hub_client.run_code(hub, student, code, timeout_s)
     assert run.status == "ok", run.outputs
     return json.loads(hub_client.printed(run).strip().splitlines()[-1])
 
@@ -393,8 +399,34 @@ def test_a_process_that_takes_too_much_memory_is_stopped_and_the_kernel_carries_
     assert in_kernel(hub, first, "print(3)") == 3
 
 
+def command_lines(hub: hub_client.RunningHub) -> list[str]:
+    lines = []
+    for process in hub_client.hub_processes(hub):
+        try:
+            lines.append(" ".join(process.cmdline()))
+        except psutil.NoSuchProcess:
+            continue
+    return lines
+
+
+def test_every_student_reaches_the_one_class_model_server(hub: hub_client.RunningHub) -> None:
+    if not engine_here():
+        pytest.skip("the local engine (codeagent_lite.providers.local_server, llama_cpp) is not built here")
+    code = (
+        "import json, os, time, urllib.request\nurl = os.environ['CAL_MODEL_BASE_URL']\nstatus = None\n"
+        "for _ in range(180):\n    try:\n"
+        "        status = urllib.request.urlopen(url + '/models', timeout=5).status\n        break\n"
+        "    except OSError as error:\n        status = str(error)\n        time.sleep(1)\n"
+        "print(json.dumps([url, status]))"
+    )
+    urls = {student: in_kernel(hub, student, code, timeout_s=240) for student in hub.students}
+    assert {tuple(found) for found in urls.values()} == {(urls[hub.students[0]][0], 200)}, urls  # type: ignore[index]
+    servers = [line for line in command_lines(hub) if "-m codeagent_lite.providers.local_server" in line]
+    assert len(servers) == 1, "one model server for the class"
+
+
 def test_the_idle_culler_runs_as_a_hub_service(hub: hub_client.RunningHub) -> None:
-    commands = [" ".join(process.cmdline()) for process in hub_client.hub_processes(hub)]
+    commands = command_lines(hub)
     assert any("jupyterhub_idle_culler --timeout=3600" in command for command in commands), commands
 
 
