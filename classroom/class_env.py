@@ -52,13 +52,27 @@ def base_prefix(python: Path) -> Path:
     return Path(result.stdout.strip())
 
 
+def new_enough(python: Path) -> bool:
+    result = subprocess.run(
+        [str(python), "-c", "import sys; print(sys.version_info >= (3, 11))"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return result.stdout.strip() == "True"
+
+
 def choose_python(given: Path | None) -> Path:
     candidates = [given] if given else [Path(sys.executable), SYSTEM_PYTHON]
     for python in candidates:
         if python is None or not python.exists():
             continue
         prefix = base_prefix(python)
-        if reachable_by_everyone(prefix / "lib") and reachable_by_everyone(Path(os.path.realpath(python))):
+        if (
+            new_enough(python)
+            and reachable_by_everyone(prefix / "lib")
+            and reachable_by_everyone(Path(os.path.realpath(python)))
+        ):
             return python
     raise ClassEnvError(
         f"expected a Python 3.11+ every account can run; {', '.join(map(str, filter(None, candidates)))} "
@@ -87,6 +101,15 @@ def make_read_only_for_others(prefix: Path) -> None:
     os.chmod(prefix, 0o755)
 
 
+def owned_by_root_alone(prefix: Path) -> bool:
+    """The prefix and its bin belong to root and nobody else may write them (else rebuild, never reuse)."""
+    for folder in (prefix, prefix / "bin"):
+        info = os.stat(folder)
+        if info.st_uid != 0 or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return False
+    return True
+
+
 def check_as_nobody(prefix: Path) -> None:
     result = subprocess.run(
         ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", str(prefix / "bin" / "python"), "-c", CHECK],
@@ -105,7 +128,7 @@ def build(prefix: Path, python: Path | None) -> str:
         raise ClassEnvError(f"building {prefix} for the class needs root (it belongs to root, read-only for students)")
     wanted = fingerprint()
     marker = prefix / FINGERPRINT
-    if marker.is_file() and marker.read_text(encoding="ascii").strip() == wanted:
+    if marker.is_file() and marker.read_text(encoding="ascii").strip() == wanted and owned_by_root_alone(prefix):
         return f"{prefix}: up to date"
     interpreter = choose_python(python)
     if prefix.exists():

@@ -45,9 +45,16 @@ import class_env as class_env_module  # noqa: E402
 
 REPO = CLASSROOM.parent
 HUB_CONFIG = CLASSROOM / "jupyterhub_config.py"
-# The students' environment the tests and the benchmark use: built once, kept while the package is unchanged
-# (classroom/class_env.py checks), apart from a class's own /opt/codeagent-lite-class.
-TEST_CLASS_ENV = Path("/opt/codeagent-lite-class-test")
+# The students' environment the tests and the benchmark use, apart from a class's own /opt/codeagent-lite-class:
+# one per version of the package (named by class_env.py's fingerprint), so checkouts testing side by side never
+# rebuild the install another one's students are running from; built once, then reused.
+TEST_CLASS_ENV_PREFIX = "/opt/codeagent-lite-class-test-"
+
+
+def class_env_for_tests() -> Path:
+    return Path(TEST_CLASS_ENV_PREFIX + class_env_module.fingerprint()[:12])
+
+
 PROXY = CLASSROOM / "node_modules" / ".bin" / "configurable-http-proxy"
 SANITIZE_CONFIG = REPO / "tests" / "nbval_sanitize.cfg"
 LOOPBACK = "127.0.0.1"
@@ -80,6 +87,7 @@ class RunningHub:
     state_dir: Path
     log_path: Path
     process: subprocess.Popen[bytes]
+    class_env: Path
     ca_file: Path | None = None
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
@@ -191,7 +199,7 @@ class ClassSite:
         }
 
 
-def prepare_site(private: Path, class_env: Path = TEST_CLASS_ENV) -> ClassSite:
+def prepare_site(private: Path, class_env: Path | None = None) -> ClassSite:
     """A private copy of the checkout (what the hub guards), the students' environment and a public exchange."""
     if all(os.stat(folder).st_mode & stat.S_IXOTH for folder in (private, *private.parents)):
         raise ClassroomError(f"{private} must be a folder other accounts cannot enter")
@@ -203,6 +211,11 @@ def prepare_site(private: Path, class_env: Path = TEST_CLASS_ENV) -> ClassSite:
             shutil.copytree(source, checkout / part, ignore=shutil.ignore_patterns(*NOT_COPIED))
         else:
             shutil.copy2(source, checkout / part)
+    class_env = class_env or class_env_for_tests()
+    for stale in Path(TEST_CLASS_ENV_PREFIX).parent.glob(Path(TEST_CLASS_ENV_PREFIX).name + "*"):
+        # Other versions' test installs, untouched for a day (380 MB each); a recent one may be in use.
+        if stale != class_env and time.time() - stale.stat().st_mtime > 24 * 3600:
+            shutil.rmtree(stale, ignore_errors=True)
     print(class_env_module.build(class_env, None), flush=True)
     public = Path(tempfile.mkdtemp(prefix="cal-class-", dir="/tmp"))
     public.chmod(0o755)
@@ -242,6 +255,7 @@ def start_hub(
         state_dir=Path(settings["CAL_HUB_STATE_DIR"]),
         log_path=log_path,
         process=process,
+        class_env=Path(environment.get("CAL_CLASS_ENV", "") or "/opt/codeagent-lite-class"),
         ca_file=ca_file,
     )
     deadline = time.monotonic() + ready_timeout_s
@@ -601,7 +615,7 @@ def classroom(
     base: Path,
     settings: Mapping[str, str],
     *,
-    class_env: Path = TEST_CLASS_ENV,
+    class_env: Path | None = None,
     ca_file: Path | None = None,
     ready_timeout_s: float = 60.0,
 ) -> Iterator[tuple[RunningHub, list[psutil.Process]]]:

@@ -12,6 +12,7 @@ elsewhere they skip with the reason. The tests after the hub's need neither root
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import importlib.util
 import ipaddress
@@ -193,7 +194,7 @@ def test_each_students_server_and_kernel_run_as_their_own_account(hub: hub_clien
         assert Path(entry.pw_dir).stat().st_mode & 0o777 == 0o700
         assert {process.uids().real for process in servers[student]} == {entry.pw_uid}
         identity = in_kernel(hub, student, "import os, sys; print(__import__('json').dumps([os.getuid(), sys.prefix]))")
-        assert identity == [entry.pw_uid, str(hub_client.TEST_CLASS_ENV)]
+        assert identity == [entry.pw_uid, str(hub.class_env)]
 
 
 def test_students_run_from_the_shared_read_only_install(hub: hub_client.RunningHub) -> None:
@@ -208,7 +209,7 @@ def test_students_run_from_the_shared_read_only_install(hub: hub_client.RunningH
         "print(json.dumps([str(package), result]))",
     )
     assert isinstance(found, list)
-    assert found[0].startswith(str(hub_client.TEST_CLASS_ENV) + "/lib/"), found
+    assert found[0].startswith(str(hub.class_env) + "/lib/"), found
     assert found[1] == "PermissionError"
 
 
@@ -436,9 +437,9 @@ def test_the_idle_culler_runs_as_a_hub_service(hub: hub_client.RunningHub) -> No
 def test_the_hub_serves_tls_and_nothing_listens_beyond_loopback(hub: hub_client.RunningHub) -> None:
     assert hub.base_url.startswith("https://127.0.0.1:")
     with pytest.raises(hub_client.ClassroomError):
-        hub_client.RunningHub(
-            hub.base_url.replace("https", "http"), hub.api_token, hub.state_dir, hub.log_path, hub.process
-        ).expect("GET", "/hub/api/users", (200,))
+        dataclasses.replace(hub, base_url=hub.base_url.replace("https", "http"), ca_file=None).expect(
+            "GET", "/hub/api/users", (200,)
+        )
     listening = []
     for process in hub_client.hub_processes(hub):
         try:
