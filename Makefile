@@ -83,11 +83,17 @@ lint: $(STAMP)
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis mutants classroom/node_modules
 
-# --- classroom (issue 10): JupyterHub's proxy from npm, the classroom server, its benchmark ---
+# --- classroom (issues 10, 19): JupyterHub's proxy from npm, the class's environment, the hub, its benchmark ---
 # `make test` needs the proxy too (tests/classroom starts a real hub), hence the extra prerequisite of test.
+# `make classroom` needs no compiler and no test tools: the hub's side is the lab install plus the classroom extra;
+# the students' side is a shared read-only venv in $(CLASS_ENV) (classroom/class_env.py, root only). The teacher's
+# guide is classroom/README.md.
 PROXY_STAMP := classroom/node_modules/.installed
+HUB_STAMP := $(VENV)/.classroom-installed
+CLASS_ENV ?= /opt/codeagent-lite-class
 STUDENTS ?= 3
-.PHONY: classroom classroom-proxy bench-classroom
+CLASS_LIST ?=
+.PHONY: classroom classroom-proxy classroom-env bench-classroom
 test: $(PROXY_STAMP)
 
 $(PROXY_STAMP): classroom/package.json classroom/package-lock.json
@@ -96,8 +102,18 @@ $(PROXY_STAMP): classroom/package.json classroom/package-lock.json
 
 classroom-proxy: $(PROXY_STAMP)
 
-classroom: $(STAMP) $(PROXY_STAMP)
-	CAL_HUB_STUDENTS=$(STUDENTS) $(BIN)/jupyterhub -f classroom/jupyterhub_config.py
+$(HUB_STAMP): $(LAB_STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet --no-compile --disable-pip-version-check -e ".[classroom]"
+	touch $@
+
+classroom-env: $(HUB_STAMP)
+	$(if $(ROOT_FLAG),$(BIN)/python classroom/class_env.py --prefix $(CLASS_ENV),@echo "not root: no students' environment (the hub explains)")
+
+# As root: a class (one Unix account per student). Not as root: the hub says how to start it, or
+# CAL_HUB_REHEARSAL=1 make classroom for a one-person rehearsal that isolates nobody.
+classroom: $(HUB_STAMP) $(PROXY_STAMP) classroom-env
+	CAL_HUB_STUDENTS=$(STUDENTS) CAL_HUB_CLASS_LIST=$(CLASS_LIST) CAL_HUB_EDITION=$(EDITION) CAL_CLASS_ENV=$(CLASS_ENV) \
+		$(BIN)/jupyterhub -f classroom/jupyterhub_config.py
 
 bench-classroom: $(STAMP) $(PROXY_STAMP)
 	$(BIN)/python benchmarks/bench_classroom.py
@@ -108,5 +124,6 @@ lint: lint-classroom
 lint-classroom: $(STAMP)
 	$(BIN)/ruff check classroom
 	$(BIN)/ruff format --check classroom
-	MYPYPATH=classroom $(BIN)/mypy --strict classroom/hub_client.py benchmarks/bench_classroom.py
+	MYPYPATH=classroom $(BIN)/mypy --strict classroom/hub_client.py classroom/accounts.py classroom/class_env.py \
+		classroom/class_spawner.py benchmarks/bench_classroom.py
 # --- end classroom ---
