@@ -53,6 +53,7 @@ import socket
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -225,11 +226,25 @@ workbook = share / "notebooks"
 jupyter_config = share / "jupyter_config"
 
 
+def _not_for_students(source: Path) -> Callable[[str, list[str]], set[str]]:
+    """Leave out NOT_FOR_STUDENTS at any depth, and the teacher's own learner folder (notebooks/my_json_text, made
+    from the stubs when the teacher ran notebooks 01-04): every student gets the stubs and makes their own."""
+    patterns = shutil.ignore_patterns(*NOT_FOR_STUDENTS)
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        left_out = set(patterns(folder, names))
+        if Path(folder) == source:
+            left_out |= {name for name in names if name == "my_json_text"}
+        return left_out
+
+    return ignore
+
+
 def _publish(source: Path, target: Path) -> None:
     """Replace target with a read-only copy of source, leaving out what students must not have."""
     fresh = target.with_name(target.name + ".new")
     shutil.rmtree(fresh, ignore_errors=True)
-    shutil.copytree(source, fresh, ignore=shutil.ignore_patterns(*NOT_FOR_STUDENTS))
+    shutil.copytree(source, fresh, ignore=_not_for_students(source))
     for folder, _, files in os.walk(fresh):
         os.chmod(folder, 0o755)
         for name in files:

@@ -246,7 +246,7 @@ def test_the_workbook_in_a_home_has_no_solutions_and_the_class_opens_zh(hub: hub
     student = hub.students[0]
     listing = hub.expect("GET", f"/user/{student}/api/contents/notebooks", (200,)).json()
     names = {entry["name"] for entry in listing["content"]}
-    assert {"zh", "en", "my_json_text", "glossary.md"} <= names and "solutions" not in names
+    assert {"zh", "en", "stubs", "glossary.md"} <= names and "solutions" not in names
     home = Path(account(student).pw_dir)
     assert not [path for path in home.rglob("*") if "solutions" in path.parts]
     assert {path.stat().st_uid for path in (home / "notebooks").rglob("*")} == {account(student).pw_uid}
