@@ -60,6 +60,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .words import N_
+
 __all__ = [
     "REFERENCE_MODULES",
     "ChildOutcome",
@@ -302,24 +304,25 @@ def isolated() -> bool:
 
 
 def protections() -> tuple[str, ...]:
-    """What isolation a sandbox run gets on this machine, one short phrase each."""
-    found = ["a fresh interpreter without site-packages", "an empty environment", "a session of its own"]
+    """What isolation a sandbox run gets on this machine, one short phrase each (an English id of
+    the catalog: ``verify`` shows it in the learner's language)."""
+    found = [N_("a fresh interpreter without site-packages"), N_("an empty environment"), N_("a session of its own")]
     if _bwrap_works():
         found += [
-            "bubblewrap: only the interpreter and /usr visible, read-only",
-            "no network",
-            "its own pid namespace, killed as a whole",
+            N_("bubblewrap: only the interpreter and /usr visible, read-only"),
+            N_("no network"),
+            N_("its own pid namespace, killed as a whole"),
         ]
         if _is_root():
-            found.append("an unprivileged uid of its own")
+            found.append(N_("an unprivileged uid of its own"))
     else:
-        found.append("no bubblewrap: files and network of this user stay reachable")
+        found.append(N_("no bubblewrap: files and network of this user stay reachable"))
         if _drops_uid():
-            found.append("an unprivileged uid of its own")
+            found.append(N_("an unprivileged uid of its own"))
         elif _is_root():
-            found.append("run as root: no process limit binds")
+            found.append(N_("run as root: no process limit binds"))
     if _has_rlimits():
-        found.append("limits on memory, processes, open files and file size")
+        found.append(N_("limits on memory, processes, open files and file size"))
     return tuple(found)
 
 

@@ -26,9 +26,8 @@ from typing import Any
 
 from . import sandbox
 from .contract import FILES, Judge, Mismatch, Probe, Raised
-from .verify_messages import MESSAGES
+from .words import _
 
-say = MESSAGES.say
 
 __all__ = ["Item", "Outcome", "Tally", "clean", "describe_error", "load_package", "package_name", "run_step"]
 
@@ -63,19 +62,28 @@ def describe_error(error: dict[str, Any]) -> str:
     place_data = error.get("place")
     place = ""
     if isinstance(place_data, list) and len(place_data) == 2:
-        place = say("place", file=clean(str(place_data[0]), limit=60), line=clean(str(place_data[1]), limit=10))
+        place = _(
+            " in {file} line {line}", file=clean(str(place_data[0]), limit=60), line=clean(str(place_data[1]), limit=10)
+        )
     syntax = error.get("syntax")
     if isinstance(syntax, list) and len(syntax) == 3:
-        return say("syntax_error", file=syntax[0], line=syntax[1], message=syntax[2])
+        return _("a syntax error in {file} line {line}: {message}", file=syntax[0], line=syntax[1], message=syntax[2])
     if "builtins.NotImplementedError" in mro:
-        return say("not_written", place=place)
+        return _("nothing yet: it is not written (NotImplementedError{place})", place=place)
     if "builtins.SystemExit" in mro:
-        return say("system_exit", code=str(error.get("exit_code", "")), place=place)
+        return _(
+            "SystemExit({code}) raised{place}: library code must never end the program",
+            code=str(error.get("exit_code", "")),
+            place=place,
+        )
     if "builtins.RecursionError" in mro:
-        return say("recursion", place=place)
+        return _("RecursionError{place}: the code recursed too deep", place=place)
     name, module, message = str(error.get("type", "?")), str(error.get("module", "")), str(error.get("message", ""))
     if name == "InvalidModelOutputError" and module != "codeagent_lite.model_adapter":
-        return say("own_error", module=module)
+        return _(
+            "an InvalidModelOutputError of its own (from {module}), not the Kernel's: import it from codeagent_lite.model_adapter",
+            module=module,
+        )
     return f"{name}: {message}{place}" if message else f"{name}{place}"
 
 
@@ -181,7 +189,10 @@ def run_step(
             return
         remaining = _session(files, package, label, remaining, time_limit, tally, on_event)
     for item in remaining:
-        tally.outcomes.setdefault(item.id, Outcome(None, got=say("verify_stopped", reason=say("stopped_answering"))))
+        tally.outcomes.setdefault(
+            item.id,
+            Outcome(None, got=_("verify stopped: {reason}", reason=_("the checking process stopped answering"))),
+        )
 
 
 @dataclass
@@ -231,7 +242,7 @@ def _session(
         on_part=on_part,
     )
     if outcome.status == "ok":
-        _not_run_left(state, items, say("stopped_answering"))
+        _not_run_left(state, items, _("the checking process stopped answering"))
         return []
     return _after_stop(state, items, outcome, time_limit)
 
@@ -270,11 +281,11 @@ def _record_load(state: _Session, file: str, part: dict[str, Any]) -> None:
     attempts = part.get("reference_imports")
     error = part.get("error")
     if part.get("missing"):
-        problems[file] = say("missing", file=file, label=state.label)
+        problems[file] = _("{file}.py is missing from {label}", file=file, label=state.label)
     elif isinstance(attempts, list) and attempts:
         problems[file] = _imports_reference(file, attempts)
     elif isinstance(error, dict):
-        problems[file] = say("could_not_load", file=file, what=clean(describe_error(error)))
+        problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=clean(describe_error(error)))
     printed = part.get("printed")
     if isinstance(printed, str) and printed.strip() and file not in problems:
         problems[file + ":printed"] = _printed_note(printed, file)
@@ -282,20 +293,31 @@ def _record_load(state: _Session, file: str, part: dict[str, Any]) -> None:
 
 
 def _imports_reference(file: str, attempts: list[Any]) -> str:
-    return say("imports_reference", file=file, name=clean(", ".join(str(name) for name in attempts[:3]), limit=120))
+    return _(
+        "your {file}.py imports the reference one ({name}): verify judges your own code, and the reference chapter is not there to import",
+        file=file,
+        name=clean(", ".join(str(name) for name in attempts[:3]), limit=120),
+    )
 
 
 def _printed_note(printed: str, file: str) -> str:
-    return say("printed", file=file, printed=clean(repr(printed.strip()), limit=_MAX_PRINTED))
+    return _(
+        "{file}.py printed {printed} (verify ignores printed text)",
+        file=file,
+        printed=clean(repr(printed.strip()), limit=_MAX_PRINTED),
+    )
 
 
 def _verdict(state: _Session, item: Item, part: dict[str, Any]) -> Outcome:
     """The judge's verdict on what came back: the learner's code never decides it."""
     if part.get("not_run"):
-        return Outcome(None, got=say("did_not_load", file=item.file))
+        return Outcome(None, got=_("{file}.py did not load", file=item.file))
     result = part.get("result")
     if not isinstance(result, dict):
-        return Outcome(False, got=say("bad_answer"))
+        return Outcome(
+            False,
+            got=_("the checking process answered with data of the wrong shape (was verify's channel tampered with?)"),
+        )
     printed = result.get("printed")
     notes = (_printed_note(printed, item.file),) if isinstance(printed, str) and printed.strip() else ()
     attempts = result.get("reference_imports")
@@ -312,30 +334,39 @@ def _verdict(state: _Session, item: Item, part: dict[str, Any]) -> Outcome:
     except Raised as raised:
         described = clean(describe_error(raised.error))
         not_written = "builtins.NotImplementedError" in (raised.error.get("mro") or [])
-        return Outcome(False, got=described if not_written else say("it_raised", described=described), notes=notes)
+        return Outcome(
+            False, got=described if not_written else _("it raised {described}", described=described), notes=notes
+        )
     except Exception:  # the child's data had the wrong shape: forged or broken, never a verdict
-        return Outcome(False, got=say("bad_answer"), notes=notes)
+        return Outcome(
+            False,
+            got=_("the checking process answered with data of the wrong shape (was verify's channel tampered with?)"),
+            notes=notes,
+        )
     return Outcome(True, notes=notes)
 
 
 def _not_run_left(state: _Session, items: Sequence[Item], reason: str) -> None:
     """Items the child answered "finished" without reporting (it should not happen): not run, and why."""
     for item in items:
-        state.tally.outcomes.setdefault(item.id, Outcome(None, got=say("verify_stopped", reason=reason)))
+        state.tally.outcomes.setdefault(item.id, Outcome(None, got=_("verify stopped: {reason}", reason=reason)))
 
 
 def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOutcome, time_limit: float) -> list[Item]:
     """The session ended without its final answer: blame the item that was running, decide what is left."""
     running = state.running
     if outcome.status == "timeout":
-        what = say("timed_out", limit=f"{time_limit:g}")
+        what = _(
+            "no answer within {limit} s (an endless loop, or input() waiting?); it was stopped",
+            limit=format(time_limit, "g"),
+        )
     elif outcome.status == "crashed":
-        what = say("died", died=clean(outcome.detail))
+        what = _("{died} (os._exit, a crash, or the process was killed) while running this", died=clean(outcome.detail))
     else:
-        what = say("bad_channel", detail=clean(outcome.detail))
+        what = _("the checking process broke its channel ({detail}); it was stopped", detail=clean(outcome.detail))
     if running is not None and running.startswith("load:"):
         file = running.removeprefix("load:")
-        state.tally.file_problems[file] = say("could_not_load", file=file, what=what)
+        state.tally.file_problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=what)
         state.loads[file] = False
     elif running in state.by_id:
         state.tally.outcomes[running] = Outcome(False, got=what)
@@ -343,15 +374,15 @@ def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOu
     if outcome.status == "crashed" and running is not None:
         for item in items:
             if item.id not in state.tally.outcomes and state.loads.get(item.file) is False:
-                state.tally.outcomes[item.id] = Outcome(None, got=say("did_not_load", file=item.file))
+                state.tally.outcomes[item.id] = Outcome(None, got=_("{file}.py did not load", file=item.file))
         return left
-    reason = say("step_stopped", id=running.removeprefix("load:") if running else "-", what=what)
+    reason = _("this step stopped at {id}: {what}", id=running.removeprefix("load:") if running else "-", what=what)
     stopped = state.by_id[running].group if running in state.by_id else None
     later = [item for item in left if stopped is not None and item.group != stopped]
     for item in items:
         if item.id not in state.tally.outcomes and item not in later:
             if state.loads.get(item.file) is False:
-                state.tally.outcomes[item.id] = Outcome(None, got=say("did_not_load", file=item.file))
+                state.tally.outcomes[item.id] = Outcome(None, got=_("{file}.py did not load", file=item.file))
             else:
                 state.tally.outcomes[item.id] = Outcome(None, got=reason)
     return later
