@@ -231,7 +231,7 @@ class Inputs:
         hanzi = "文件读取写入目录模型工具结果错误内容请帮我一下答案第七不存在"
 
         def word(low: int, high: int) -> str:
-            return "".join(rng.choice(hanzi) for _ in range(rng.randint(low, high)))
+            return "".join(rng.choice(hanzi) for _index in range(rng.randint(low, high)))
 
         def ident(prefix: str) -> str:
             return f"{prefix}_{rng.randrange(10**6)}"
@@ -398,7 +398,7 @@ def _check_message_kept(inputs: Inputs) -> tuple[Probe, Judge]:
 
 def _check_tool_call_role(inputs: Inputs) -> tuple[Probe, Judge]:
     def judge(result: dict[str, Any]) -> None:
-        role, _ = _one_pair(result)
+        role, _content = _one_pair(result)
         if role != "assistant":
             raise Mismatch(_("role {role}", role=repr(role)))
 
@@ -466,7 +466,7 @@ def _key_orders(content: str) -> list[list[str]]:
     orders: list[list[str]] = []
 
     def record(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        orders.append([key for key, _ in pairs])
+        orders.append([key for key, _value in pairs])
         return dict(pairs)
 
     try:
