@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # llama-cpp-python compiles llama.cpp on first install; keep the build portable across CPUs.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: lab local test bench bench-verify bench-setup mutation lint clean
+.PHONY: lab local test bench bench-verify bench-setup mutation lint catalog clean
 
 # A learner's install: the package, JupyterLab, the widgets and the openai client. Only
 # prebuilt wheels, so no compiler is needed; no test tools. The pip that comes with the
@@ -74,6 +74,23 @@ MUTANTS ?=
 mutation: $(STAMP)
 	$(BIN)/mutmut run --max-children 2 $(MUTANTS)
 	$(BIN)/mutmut results
+
+# The message catalog (codeagent_lite/locale): extract the English ids from the code (Babel, babel.cfg), merge them
+# into the zh and en .po files (a new id arrives untranslated, never guessed: --no-fuzzy-matching; ids the code no
+# longer says are dropped), give new English entries their id, and compile the .mo files gettext reads. flit_core has
+# no build hook, so the .mo files are committed; tests/test_catalog.py fails when they are stale or a zh entry is empty.
+# Needs only Babel (the test extra); run it after changing any learner-facing words, then translate and run it again.
+LOCALE := codeagent_lite/locale
+catalog:
+	$(BIN)/pybabel -q extract -F babel.cfg -k _p:1c,2 --add-location=file --no-wrap --sort-output \
+		--project=codeagent-lite --version=0.1.0 --copyright-holder="codeagent-lite contributors" \
+		-o $(LOCALE)/codeagent_lite.pot codeagent_lite
+	for language in zh en; do \
+		$(BIN)/pybabel -q update -D codeagent_lite -i $(LOCALE)/codeagent_lite.pot -d $(LOCALE) -l $$language \
+			--init-missing --no-fuzzy-matching --ignore-obsolete --no-wrap || exit 1; \
+	done
+	$(BIN)/python scripts/catalog_english.py
+	$(BIN)/pybabel compile -D codeagent_lite -d $(LOCALE) --statistics
 
 lint: $(STAMP)
 	$(BIN)/ruff check codeagent_lite tests benchmarks scripts
