@@ -13,7 +13,8 @@ from pathlib import Path
 
 from babel.messages.pofile import read_po, write_po
 
-ENGLISH = Path(__file__).resolve().parent.parent / "codeagent_lite" / "locale" / "en" / "LC_MESSAGES" / "codeagent_lite.po"
+LOCALE = Path(__file__).resolve().parent.parent / "codeagent_lite" / "locale"
+ENGLISH = LOCALE / "en" / "LC_MESSAGES" / "codeagent_lite.po"
 
 
 def main() -> int:

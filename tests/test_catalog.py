@@ -146,7 +146,8 @@ def test_every_translation_keeps_the_placeholders_of_its_id(language: str) -> No
 
 def test_the_chinese_catalog_is_chinese_where_the_english_has_words() -> None:
     # A text of marks, names and code only ("; {summary}", "[OK]   {requirement}") may stay the same.
-    code = r"\{\w+\}|[A-Za-z_]+\(|\b[a-z_]+_[a-z_]+\b|Kernel|(?i:provider)\w*|\w*Error|\.py|NaN|--[a-z-]+|errno|\[[A-Z]+\]"
+    code = r"\{\w+\}|[A-Za-z_]+\(|\b[a-z_]+_[a-z_]+\b|Kernel|(?i:provider)\w*|\w*Error|\.py|NaN|--[a-z-]+"
+    code += r"|errno|\[[A-Z]+\]"
     english_left = [
         (message, translation)
         for message, translation, _, _ in _entries("zh")
@@ -192,7 +193,7 @@ def test_the_language_is_read_at_each_call(monkeypatch: pytest.MonkeyPatch) -> N
 
 def _docstrings(tree: ast.Module) -> set[int]:
     """The string statements of a module: docstrings of modules, classes, functions and attributes."""
-    found = set()
+    found: set[int] = set()
     for node in ast.walk(tree):
         for statement in getattr(node, "body", []) if isinstance(getattr(node, "body", None), list) else []:
             if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
@@ -202,7 +203,7 @@ def _docstrings(tree: ast.Module) -> set[int]:
 
 def _message_ids(tree: ast.Module) -> set[int]:
     """String arguments of ``_``, ``N_`` and ``_p``: English ids, which may quote Chinese data as it is."""
-    found = set()
+    found: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"_", "N_", "_p"}:
             found.update(id(part) for argument in node.args for part in ast.walk(argument))
@@ -238,7 +239,7 @@ def test_the_chinese_literal_check_finds_one(tmp_path: Path) -> None:
     sample.write_text(
         '"""模块说明：docstrings may be Chinese."""\n'
         "from codeagent_lite.workbook.words import N_, _\n"
-        'SAID = _("a ToolCall whose call_id is \' call 7 · 第七\'")\n'
+        "SAID = _(\"a ToolCall whose call_id is ' call 7 · 第七'\")\n"
         'LABEL = N_("content holding 文件不存在")\n'
         'WRONG = "你好"\n'
         'ALSO = f"{SAID}：还没写"\n',

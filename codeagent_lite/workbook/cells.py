@@ -4,8 +4,8 @@ The code cells of ``notebooks/en`` and ``notebooks/zh`` are the same bytes (a te
 them), so a cell that wrote ``print("same action as by hand:", ...)`` would greet a Chinese
 reader in English. Such a cell writes ``say("same_action", ...)`` instead: the label is looked up
 by that name below and comes from the workbook's catalog (``words``), in the language of the
-folder the notebook runs in, and the values follow it exactly as ``print`` would show them. Names of code (``encode_json``, ``tools``,
-``message``) are not labels and stay in the cells.
+folder the notebook runs in, and the values follow it exactly as ``print`` would show them.
+Names of code (``encode_json``, ``tools``, ``message``) are not labels and stay in the cells.
 
 ``layer_label`` and ``layer_title`` name a validation layer the way the edition's ladders do.
 """
@@ -68,7 +68,7 @@ def say(key: str, *values: object, **fields: object) -> None:
 
     A Chinese label ends in a full-width colon, which carries its own space, so none is added after it.
     """
-    label = _(LABELS[key], **fields)
+    label = _(LABELS[key], None, **fields)
     if not values:
         print(label)
     elif label.endswith("："):

@@ -52,7 +52,6 @@ from .language import Language, edition_language
 from .verify_probe import encode, run_probe
 from .words import N_, _
 
-
 __all__ = [
     "CHECKS",
     "CORPUS",
@@ -893,7 +892,8 @@ _STEP_2 = [
         N_("the provider gets the messages, the tools and the budget"),
         "complete(history, tools, ModelCallBudget(max_output_tokens=200))",
         N_(
-            "one provider.complete(messages=<what build_provider_messages returned>, tools=tools, max_output_tokens=200)"
+            "one provider.complete(messages=<what build_provider_messages returned>, "
+            "tools=tools, max_output_tokens=200)"
         ),
         _check_provider_arguments,
     ),

@@ -28,7 +28,6 @@ from . import sandbox
 from .contract import FILES, Judge, Mismatch, Probe, Raised
 from .words import _
 
-
 __all__ = ["Item", "Outcome", "Tally", "clean", "describe_error", "load_package", "package_name", "run_step"]
 
 _MAX_CHARS = 400
@@ -81,7 +80,8 @@ def describe_error(error: dict[str, Any]) -> str:
     name, module, message = str(error.get("type", "?")), str(error.get("module", "")), str(error.get("message", ""))
     if name == "InvalidModelOutputError" and module != "codeagent_lite.model_adapter":
         return _(
-            "an InvalidModelOutputError of its own (from {module}), not the Kernel's: import it from codeagent_lite.model_adapter",
+            "an InvalidModelOutputError of its own (from {module}), not the Kernel's: "
+            "import it from codeagent_lite.model_adapter",
             module=module,
         )
     return f"{name}: {message}{place}" if message else f"{name}{place}"
@@ -294,7 +294,8 @@ def _record_load(state: _Session, file: str, part: dict[str, Any]) -> None:
 
 def _imports_reference(file: str, attempts: list[Any]) -> str:
     return _(
-        "your {file}.py imports the reference one ({name}): verify judges your own code, and the reference chapter is not there to import",
+        "your {file}.py imports the reference one ({name}): verify judges your own code, "
+        "and the reference chapter is not there to import",
         file=file,
         name=clean(", ".join(str(name) for name in attempts[:3]), limit=120),
     )

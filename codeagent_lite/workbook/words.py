@@ -66,6 +66,6 @@ def _p(context: str, message: str, /, language: str | None = None, **fields: obj
     return text.format(**fields) if fields else text
 
 
-def N_(message: str, /) -> str:  # noqa: N802 - gettext's own name for "mark for extraction, translate later"
+def N_(message: str, /) -> str:
     """``message`` unchanged: marks an id for ``pybabel extract`` where it is stored, not yet shown."""
     return message
