@@ -143,20 +143,24 @@ def kernel_closure(package_dir: Path = _PACKAGE_DIR) -> tuple[str, ...]:
 
 
 def _package_imports(tree: ast.Module) -> list[str]:
+    """The package's modules a module imports, however the import is spelled (relative or absolute)."""
     found: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1 and node.module:
-                found.append(node.module.split(".")[0])
-            elif node.level == 1:
-                found += [alias.name for alias in node.names]
-            elif node.level == 0 and node.module and node.module.startswith(_PACKAGE + "."):
-                found.append(node.module.split(".")[1])
-            elif node.level == 0 and node.module == _PACKAGE:
-                found += [alias.name for alias in node.names]
+            found += _imported_from(node)
         elif isinstance(node, ast.Import):
             found += [a.name.split(".")[1] for a in node.names if a.name.startswith(_PACKAGE + ".")]
     return found
+
+
+def _imported_from(node: ast.ImportFrom) -> list[str]:
+    """``from .x import y`` and ``from codeagent_lite.x import y`` name x; ``from . import x`` and
+    ``from codeagent_lite import x`` name x itself."""
+    absolute = node.level == 0 and (node.module or "").split(".")[0] == _PACKAGE
+    if node.level != 1 and not absolute:
+        return []
+    parts = (node.module or "").split(".")[1 if absolute else 0 :]
+    return [parts[0]] if parts and parts[0] else [alias.name for alias in node.names]
 
 
 def _write_world(folder: Path, program: str, payload: object, files: Mapping[str, bytes], kernel: bool) -> None:
@@ -236,31 +240,34 @@ def _own_uid() -> int:
 
 
 def _bwrap_command(folder: Path, uid: int | None) -> list[str]:
-    bwrap = shutil.which("bwrap") or "bwrap"
-    python = _base_python()
-    prefix = str(Path(sys.base_prefix).resolve())
-    command = [bwrap, "--ro-bind", "/usr", "/usr"]
+    command = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/usr", "/usr"]
     for link in ("lib", "lib64", "bin", "sbin"):
         if Path(f"/usr/{link}").is_dir():
             command += ["--symlink", f"usr/{link}", f"/{link}"]
-    if not prefix.startswith("/usr/") and prefix != "/usr":
-        # Its parent folders are made traversable (a pyenv under /root, which is 0700 outside): else the
-        # dynamic loader misses the prefix's libpython and a system one with another stdlib would run.
-        for parent in reversed(Path(prefix).parents[:-1]):
-            command += ["--perms", "0755", "--dir", str(parent)]
-        command += ["--ro-bind", prefix, prefix]
-    for site in Path(prefix).glob("lib/python3*/site-packages"):
-        command += ["--tmpfs", str(site)]
+    command += _prefix_binds(Path(sys.base_prefix).resolve())
     command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(folder), _INSIDE]
     command += ["--chdir", _INSIDE, "--die-with-parent", "--new-session", "--clearenv"]
     for name, value in _ENV.items():
         command += ["--setenv", name, value]
     if uid is None:
-        command += ["--unshare-all"]
-    else:  # root: a user namespace would map our uid back to 0; a real uid of its own instead
-        command += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--"]
-        command += _setpriv(uid)
-    return [*command, "--", python] if uid is None else [*command, python]
+        return [*command, "--unshare-all", "--", _base_python()]
+    # root: a user namespace would map our uid back to 0; a real uid of its own instead
+    command += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--"]
+    return [*command, *_setpriv(uid), _base_python()]
+
+
+def _prefix_binds(prefix: Path) -> list[str]:
+    """The interpreter's prefix, read-only, with its site-packages hidden behind empty folders."""
+    binds: list[str] = []
+    if prefix != Path("/usr") and Path("/usr") not in prefix.parents:
+        # Its parent folders are made traversable (a pyenv under /root, which is 0700 outside): else the
+        # dynamic loader misses the prefix's libpython and a system one with another stdlib would run.
+        for parent in reversed(prefix.parents[:-1]):
+            binds += ["--perms", "0755", "--dir", str(parent)]
+        binds += ["--ro-bind", str(prefix), str(prefix)]
+    for site in prefix.glob("lib/python3*/site-packages"):
+        binds += ["--tmpfs", str(site)]
+    return binds
 
 
 def _setpriv(uid: int) -> list[str]:
