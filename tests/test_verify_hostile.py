@@ -19,7 +19,7 @@ from codeagent_lite.workbook import sandbox
 from codeagent_lite.workbook.verify import VerifyReport, verify
 
 ROOT = Path(__file__).resolve().parent.parent
-STUBS = ROOT / "notebooks" / "my_json_text"
+STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
 SOLUTION_PARSER = ROOT / "solutions" / "my_json_text" / "json_action_parser.py"
 SECRET = "sk-test-hostile-9876543210"
 LIMIT = 1.5
