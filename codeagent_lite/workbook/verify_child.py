@@ -6,8 +6,10 @@ probes (plain inputs, from ``contract``) go to ``verify_probe.main`` running in
 drawn here, from the data that came back, by the check's judge. That data is untrusted:
 a judge that meets data of the wrong shape gives a failed check, never a traceback.
 
-One session for all the steps asked keeps verify fast (each costs a fresh interpreter). A
-check that hangs costs one time limit: the session is killed, the rest of its step is "not
+One session for all the steps asked keeps verify fast (each costs a fresh interpreter);
+between two steps the child asks for a fence (``sandbox_io.fence``), at which every other
+process of the run is killed, so nothing the learner's code forked in one step lives on into
+the next. A check that hangs costs one time limit: the session is killed, the rest of its step is "not
 run", with the reason once, and a fresh session runs the later steps. A process that dies
 (``os._exit``, a crash) is replaced by a fresh one for the checks left.
 """
@@ -229,7 +231,7 @@ def _session(
     state = _Session(label, {item.id: item for item in items}, tally)
     payload = {
         "package": package,
-        "probes": [{"id": item.id, "file": item.file, "probe": item.probe} for item in items],
+        "probes": [{"id": item.id, "file": item.file, "step": item.group, "probe": item.probe} for item in items],
     }
     limits = sandbox.Limits(
         seconds=_STARTUP_SECONDS + time_limit * (len(items) + len(FILES)),

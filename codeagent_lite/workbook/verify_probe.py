@@ -15,7 +15,8 @@ canned values), so the adapter is judged alone and no reference function is invo
 ``main()`` is the sandbox program: it reads ``{"package": ..., "probes": [...]}``, loads each
 file when first needed, and sends one part per event (``{"start": key}``, then
 ``{"done": key, "result": ...}``; ``key`` is ``load:<file>`` or a check id), then a final
-``{"finished": true}``.
+``{"finished": true}``. Between two steps (a probe's ``step``) it asks ``sandbox_io.fence()``,
+so no process the learner's code left behind in one step lives on into the next.
 """
 
 from __future__ import annotations
@@ -350,7 +351,8 @@ def _register_package(name: str, directory: str) -> None:
 def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify*.py drive it there
     import sandbox_io  # type: ignore[import-not-found]  # copied beside this file in the sandbox
 
-    send_part, send = sandbox_io.send_part, sandbox_io.send  # kept before learner code can replace them
+    # kept before learner code can replace them
+    send_part, send, fence = sandbox_io.send_part, sandbox_io.send, sandbox_io.fence
     job = sandbox_io.read_payload()
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
@@ -362,7 +364,11 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
     directory = os.path.abspath(package)
     _register_package(package, directory)
     modules: dict[str, types.ModuleType | None] = {}
+    step = None
     for item in job["probes"]:
+        if step is not None and item.get("step") != step:
+            fence()  # whatever the last step's code forked dies before the next step's code runs
+        step = item.get("step")
         file = item["file"]
         if file not in modules:
             modules[file] = _load(package, directory, file, guard, send_part)
