@@ -34,7 +34,9 @@ dumps are set before the interpreter starts. The whole session is killed when th
 in, at the deadline, or when the channel misbehaves; with its own pid namespace nothing it
 forked survives that. At a fence the parent finds the run's other processes in ``/proc``:
 under bwrap all of its pid namespace but the program (pid 2 there) and bubblewrap's own two;
-without it the program's descendants, its session and, as root, every process of its uid.
+without it the program's descendants, its session and, with a uid of its own (root), every
+process of that uid; the kill at the end of the run uses the same search. The fence is
+answered with one byte on a second pipe, the child's only way to hear from the parent.
 Without bwrap (macOS, Windows, a Linux without it) the child is a plain
 subprocess with the environment cleared, its own session, and the limits the OS has;
 ``protections()`` says which apply.
