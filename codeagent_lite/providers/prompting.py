@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..json_action_parser import action_json_schema
+from ..action_schema import action_json_schema
 from ..json_text_messages import ProviderMessage, encode_json
 from ..kernel_types import ToolSpec
 
