@@ -93,4 +93,4 @@ def parse_json_action(raw_text: str) -> Action:
     except InvalidModelOutputError as error:
         raise error.with_raw_text(raw_text) from None
     except RecursionError:  # a caller deep in its own stack: refused, never another exception
-        raise too_deep("nesting is too deep for the stack the caller left").with_raw_text(raw_text) from None
+        raise too_deep().with_raw_text(raw_text) from None

@@ -50,9 +50,9 @@ def _refuse(code: str, detail: str, expected: str, found: str, at: int = -1, tex
     )
 
 
-def too_deep(detail: str = f"nesting is deeper than {MAX_NESTING_DEPTH} levels") -> Error:
-    expected = f"at most {MAX_NESTING_DEPTH} nested objects or arrays"
-    return _refuse("too_deep", detail, expected, f"more than {MAX_NESTING_DEPTH}", limit=MAX_NESTING_DEPTH)
+def too_deep() -> Error:
+    detail = f"nesting is deeper than {MAX_NESTING_DEPTH} levels, or than the caller's stack allows"
+    return _refuse("too_deep", detail, f"at most {MAX_NESTING_DEPTH} levels", "deeper", limit=MAX_NESTING_DEPTH)
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -83,7 +83,6 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_int=_number, parse_
 
 
 def _syntax_error(text: str, pos: int, reason: str, after_value: bool = False) -> Error:
-    """Where json gave up (or a second value starts): which of ``HINTS`` fits, else json's own words."""
     rest = text[pos:].rstrip(WHITESPACE)
     first = len(text) - len(text.lstrip(WHITESPACE))
     code = "not_json"
@@ -108,6 +107,20 @@ def _syntax_error(text: str, pos: int, reason: str, after_value: bool = False) -
     return _refuse(code, hint, expected, found, pos, text, **({"reason": reason} if code == "not_json" else {}))
 
 
+def _depth(text: str) -> int:  # how deep the brackets outside strings nest, counted in C
+    brackets = _NOT_BRACKETS.sub("", _STRING.sub("", text))
+    return max(accumulate(map(_STEPS.__getitem__, brackets)), default=0)
+
+
+def _nests_too_deep(value: Any) -> bool:  # level by level, containers only: long strings cost nothing
+    level: list[Any] = [value] if isinstance(value, (dict, list)) else []
+    for _ in range(MAX_NESTING_DEPTH):
+        children = (c for x in level for c in (x.values() if isinstance(x, dict) else x))
+        if not (level := [c for c in children if isinstance(c, (dict, list))]):
+            return False
+    return True
+
+
 def _lone_surrogate(text: str) -> Error | None:
     # Half a surrogate pair (surrogateescape, an escaped "\ud800") could never be sent on: refused, not a crash later.
     try:
@@ -130,21 +143,21 @@ def check_json_syntax(raw_text: str) -> Any:
         raise _refuse("bom", "the reply starts with a byte-order mark (U+FEFF)", "the JSON value itself", "U+FEFF", 0)
     if not raw_text.isascii() and (problem := _lone_surrogate(raw_text)) is not None:
         raise problem
-    # Before decoding, as json's C decoder recurses once per level: how deep the brackets outside strings
-    # nest, counted in C (regex, map, accumulate), so linear and quick.
-    if raw_text.count("[") + raw_text.count("{") > MAX_NESTING_DEPTH:
-        brackets = _NOT_BRACKETS.sub("", _STRING.sub("", raw_text))
-        if max(accumulate(map(_STEPS.__getitem__, brackets))) > MAX_NESTING_DEPTH:
-            raise too_deep()
+    # json's C decoder recurses once per level: safe at Python's default limit (RecursionError), but a
+    # program that raised the limit could overflow the C stack, so the brackets are counted first.
+    if sys.getrecursionlimit() > 1000 and _depth(raw_text) > MAX_NESTING_DEPTH:
+        raise too_deep()
     start = len(raw_text) - len(raw_text.lstrip(WHITESPACE))
     try:
         value, end = _DECODER.raw_decode(raw_text, start)
     except json.JSONDecodeError as error:
         raise _syntax_error(raw_text, error.pos, error.msg) from None
     except RecursionError:
-        raise too_deep("nesting is too deep for the stack the caller left") from None
+        raise too_deep() from None
     if rest := raw_text[end:].lstrip(WHITESPACE):
         raise _syntax_error(raw_text, len(raw_text) - len(rest), "Extra data", after_value=True)
+    if len(raw_text) > 2 * MAX_NESTING_DEPTH and _nests_too_deep(value):  # 101 levels take 202 brackets
+        raise too_deep()
     # An escaped half pair ("\\ud800") is legal JSON but no UTF-8: the decoded value is checked for one.
     if _SURROGATE_ESCAPE.search(raw_text) and (problem := _lone_surrogate(json.dumps(value, ensure_ascii=False))):
         raise problem
