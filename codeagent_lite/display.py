@@ -69,10 +69,11 @@ def quote(text: str, limit: int = QUOTE_CHARS) -> str:
     """
     if limit < 4:
         raise ValueError(f"limit must be at least 4, found {limit}")
-    quoted = repr(text)
-    if len(quoted) <= limit:
+    head = text[:limit]  # repr of a long text would cost its whole length; no more than this can show
+    quoted = repr(head)
+    if len(head) == len(text) and len(quoted) <= limit:
         return quoted
-    kept = min(len(text), limit)
+    kept = len(head)
     while kept > 0 and len(repr(text[:kept])) + len(ELLIPSIS) > limit:
         kept -= 1
     return repr(text[:kept]) + ELLIPSIS
