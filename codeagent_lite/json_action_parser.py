@@ -52,32 +52,37 @@ def check_action_type(obj: dict[str, Any]) -> ActionType:
     raise _refuse(ValidationLayer.ACTION_TYPE, "unknown_type", message, expected, found)
 
 
+def _field_problem(kind: FieldKind, value: Any, action_type: ActionType) -> tuple[str, str, str] | None:
+    """``(code, rule, expected)`` when a value breaks its field's kind; nothing is coerced."""
+    if kind == "the action type":  # layer 3 has chosen it, but check_fields may be called alone
+        return None if value == action_type else ("wrong_type", f"must be {action_type!r}", repr(action_type))
+    if kind == "an object":
+        return None if isinstance(value, dict) else ("wrong_type", "must be an object", kind)
+    if not isinstance(value, str):
+        return "wrong_type", "must be a string", "a string"
+    return None if value.strip() else ("blank", "must not be blank", kind)  # the Kernel types' blank test
+
+
+def _field_set_error(obj: dict[str, Any], contract: Mapping[str, FieldKind], action_type: ActionType) -> Exception:
+    missing = tuple(name for name in contract if name not in obj)
+    unexpected = tuple(name for name in obj if name not in contract)
+    named = ", ".join(map(quote, unexpected[:5])) + (f" and {len(unexpected) - 5} more" if unexpected[5:] else "")
+    problem = "; ".join(([f"missing {', '.join(missing)}"] if missing else []) + [f"unexpected {named}"] * bool(named))
+    expected = "exactly " + ", ".join(contract)
+    message = f"{action_type} fields do not match the contract: {problem} (expected {expected})"
+    code = "missing_field" if missing else "extra_field"
+    return _refuse(ValidationLayer.FIELDS, code, message, expected, problem, missing=missing, unexpected=unexpected)
+
+
 def check_fields(obj: dict[str, Any], action_type: ActionType) -> Action:
     """Step 4: the exact field set, then each field's type, first problem in contract order."""
     contract, layer = CONTRACTS[action_type], ValidationLayer.FIELDS
     if obj.keys() != contract.keys():
-        missing = tuple(name for name in contract if name not in obj)
-        unexpected = tuple(name for name in obj if name not in contract)
-        named = ", ".join(map(quote, unexpected[:5])) + (f" and {len(unexpected) - 5} more" if unexpected[5:] else "")
-        problem = "; ".join(
-            ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unexpected {named}"] * bool(named))
-        )
-        expected = "exactly " + ", ".join(contract)
-        message = f"{action_type} fields do not match the contract: {problem} (expected {expected})"
-        code = "missing_field" if missing else "extra_field"
-        raise _refuse(layer, code, message, expected, problem, missing=missing, unexpected=unexpected)
+        raise _field_set_error(obj, contract, action_type)
     for name, kind in contract.items():
-        value = obj[name]
-        if kind == "an object" and not isinstance(value, dict):
-            code, rule, expected = "wrong_type", "must be an object", kind
-        elif kind == "a non-blank string" and not isinstance(value, str):
-            code, rule, expected = "wrong_type", "must be a string", "a string"
-        elif kind == "a non-blank string" and not value.strip():  # the same blank test as the Kernel types
-            code, rule, expected = "blank", "must not be blank", kind
-        else:
-            continue
-        found = json_kind(value)
-        raise _refuse(layer, code, f"{name} {rule}, found {found}", expected, found, field=name)
+        if (problem_of := _field_problem(kind, obj[name], action_type)) is not None:
+            (code, rule, expected), found = problem_of, json_kind(obj[name])
+            raise _refuse(layer, code, f"{name} {rule}, found {found}", expected, found, field=name)
     if action_type == "final_answer":
         return FinalAnswer(content=obj["content"])
     return ToolCall(call_id=obj["call_id"], tool_name=obj["tool_name"], arguments=obj["arguments"])

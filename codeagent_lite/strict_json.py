@@ -82,8 +82,12 @@ def _number(token: str) -> int | float:
 _DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_int=_number, parse_float=_number, parse_constant=_number)
 
 
-def _syntax_error(text: str, pos: int, reason: str, after_value: bool = False) -> Error:
-    rest = text[pos:].rstrip(WHITESPACE)
+def _is_cut_off(text: str, pos: int, rest: str) -> bool:
+    return not rest or rest in _PARTIAL_LITERALS or _UNTERMINATED.match(text, pos) is not None
+
+
+def _shape(text: str, pos: int, rest: str, after_value: bool) -> str:
+    """Which of ``HINTS`` fits where json gave up (or a second value starts), else ``not_json``."""
     first = len(text) - len(text.lstrip(WHITESPACE))
     code = "not_json"
     if text[first:].startswith(("```", "~~~")):
@@ -94,7 +98,7 @@ def _syntax_error(text: str, pos: int, reason: str, after_value: bool = False) -
             code = "two_values"
         except ValueError:  # JSONDecodeError, or a hook's refusal
             code = "prose_around"
-    elif not rest or rest in _PARTIAL_LITERALS or _UNTERMINATED.match(text, pos):
+    elif _is_cut_off(text, pos, rest):
         code = "cut_off"
     elif rest.startswith("'"):
         code = "single_quotes"
@@ -102,6 +106,12 @@ def _syntax_error(text: str, pos: int, reason: str, after_value: bool = False) -
         code = "prose_around"
     elif rest[:1] in ("}", "]") and text[:pos].rstrip(WHITESPACE).endswith(","):
         code = "trailing_comma"
+    return code
+
+
+def _syntax_error(text: str, pos: int, reason: str, after_value: bool = False) -> Error:
+    rest = text[pos:].rstrip(WHITESPACE)
+    code = _shape(text, pos, rest, after_value)
     hint, expected = HINTS.get(code, (reason, reason.removeprefix("Expecting ")))
     found = quote(rest) if rest else "the end of the text"
     return _refuse(code, hint, expected, found, pos, text, **({"reason": reason} if code == "not_json" else {}))
@@ -132,21 +142,25 @@ def _lone_surrogate(text: str) -> Error | None:
         return _refuse("lone_surrogate", detail, "valid Unicode text", f"a lone U+{code:04X}", code_point=code)
 
 
-def check_json_syntax(raw_text: str) -> Any:
-    """Step 1: exactly one strict JSON value, whitespace around it allowed, or a layer-1 refusal."""
+def _raw_text_problem(raw_text: str) -> Error | None:
     if not isinstance(raw_text, str):  # untrusted callers pass bytes too: a refusal, not a crash
         kind = type(raw_text).__name__
-        raise _refuse("not_text", f"the reply must be a string, found {kind}", "a string", kind, type=kind)
+        return _refuse("not_text", f"the reply must be a string, found {kind}", "a string", kind, type=kind)
     if not raw_text.strip(WHITESPACE):
-        raise _refuse("empty", "the reply is empty", "one JSON value", "only whitespace" if raw_text else "empty text")
+        return _refuse("empty", "the reply is empty", "one JSON value", "only whitespace" if raw_text else "empty text")
     if raw_text.startswith("\ufeff"):
-        raise _refuse("bom", "the reply starts with a byte-order mark (U+FEFF)", "the JSON value itself", "U+FEFF", 0)
-    if not raw_text.isascii() and (problem := _lone_surrogate(raw_text)) is not None:
-        raise problem
+        return _refuse("bom", "the reply starts with a byte-order mark (U+FEFF)", "the JSON value itself", "U+FEFF", 0)
+    if not raw_text.isascii() and (problem := _lone_surrogate(raw_text)):
+        return problem
     # json's C decoder recurses once per level: safe at Python's default limit (RecursionError), but a
     # program that raised the limit could overflow the C stack, so the brackets are counted first.
-    if sys.getrecursionlimit() > 1000 and _depth(raw_text) > MAX_NESTING_DEPTH:
-        raise too_deep()
+    return too_deep() if sys.getrecursionlimit() > 1000 and _depth(raw_text) > MAX_NESTING_DEPTH else None
+
+
+def check_json_syntax(raw_text: str) -> Any:
+    """Step 1: exactly one strict JSON value, whitespace around it allowed, or a layer-1 refusal."""
+    if (problem := _raw_text_problem(raw_text)) is not None:
+        raise problem
     start = len(raw_text) - len(raw_text.lstrip(WHITESPACE))
     try:
         value, end = _DECODER.raw_decode(raw_text, start)

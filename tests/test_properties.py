@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codeagent_lite.json_action_parser import action_json_schema, check_fields, parse_json_action
+from codeagent_lite.action_schema import action_json_schema
+from codeagent_lite.json_action_parser import check_fields, parse_json_action
 from codeagent_lite.json_text_messages import build_provider_messages, encode_json
 from codeagent_lite.kernel_types import FinalAnswer, ToolCall
 from codeagent_lite.model_adapter import InvalidModelOutputError, ValidationLayer
