@@ -10,6 +10,7 @@ import json
 import math
 import re
 import sys
+from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
@@ -26,11 +27,12 @@ WHITESPACE = " \t\n\r"  # JSON's four; Python's str.strip() removes many more
 # The shapes real models send: code -> (the correction, what to send instead); else json's words ("not_json").
 HINTS = {
     "code_fence": ("the reply is in a markdown code fence; send the bare JSON without ``` lines", "the bare JSON"),
-    "cut_off": ("the reply ends before the JSON value is complete: cut off (max_output_tokens?)", "the whole value"),
+    "cut_off": ("the reply ends before the JSON value is complete; it looks cut off (max_output_tokens?)", "all of it"),
     "two_values": ("more than one JSON value; a second one starts here", "exactly one JSON value"),
     "prose_around": ("text around the JSON value; send the JSON alone, nothing before or after it", "only JSON"),
     "single_quotes": ("single quotes are not JSON; strings and keys need double quotes", 'a double quote (")'),
     "trailing_comma": ("trailing comma before the closing bracket", "another item after the comma"),
+    "control_character": ("raw control character {char}; in a string, escape it (\\n, \\t)", "an escape"),
 }
 _PARTIAL_LITERALS = {"t", "tr", "tru", "f", "fa", "fal", "fals", "n", "nu", "nul", "-"}
 _STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?', re.DOTALL)  # possessive, so linear; may run to the end
@@ -86,35 +88,37 @@ def _is_cut_off(text: str, pos: int, rest: str) -> bool:
     return not rest or rest in _PARTIAL_LITERALS or _UNTERMINATED.match(text, pos) is not None
 
 
-def _shape(text: str, pos: int, rest: str, after_value: bool) -> str:
-    """Which of ``HINTS`` fits where json gave up (or a second value starts), else ``not_json``."""
-    first = len(text) - len(text.lstrip(WHITESPACE))
-    code = "not_json"
-    if text[first:].startswith(("```", "~~~")):
-        code = "code_fence"
-    elif after_value:
-        try:
-            _DECODER.raw_decode(text, pos)
-            code = "two_values"
-        except ValueError:  # JSONDecodeError, or a hook's refusal
-            code = "prose_around"
-    elif _is_cut_off(text, pos, rest):
-        code = "cut_off"
-    elif rest.startswith("'"):
-        code = "single_quotes"
-    elif pos == first and "{" in rest:
-        code = "prose_around"
-    elif rest[:1] in ("}", "]") and text[:pos].rstrip(WHITESPACE).endswith(","):
-        code = "trailing_comma"
-    return code
+_SHAPES: tuple[tuple[str, Callable[[str, int, str], bool]], ...] = (  # tried in order where json gave up
+    ("cut_off", _is_cut_off),
+    ("control_character", lambda text, pos, rest: "\x00" <= text[pos : pos + 1] < " "),
+    ("single_quotes", lambda text, pos, rest: rest.startswith("'")),
+    ("prose_around", lambda text, pos, rest: pos == len(text) - len(text.lstrip(WHITESPACE)) and "{" in rest),
+    ("trailing_comma", lambda text, pos, rest: rest[:1] in "}]" and text[:pos].rstrip(WHITESPACE).endswith(",")),
+)
 
 
 def _syntax_error(text: str, pos: int, reason: str, after_value: bool = False) -> Error:
+    """Which of ``HINTS`` fits where json gave up (or a second value starts); else json's own words."""
     rest = text[pos:].rstrip(WHITESPACE)
-    code = _shape(text, pos, rest, after_value)
-    hint, expected = HINTS.get(code, (reason, reason.removeprefix("Expecting ")))
+    if text.lstrip(WHITESPACE).startswith(("```", "~~~")):
+        code = "code_fence"
+    elif after_value:
+        code = "two_values" if _is_a_value(text, pos) else "prose_around"
+    else:
+        code = next((code for code, fits in _SHAPES if fits(text, pos, rest)), "not_json")
     found = quote(rest) if rest else "the end of the text"
-    return _refuse(code, hint, expected, found, pos, text, **({"reason": reason} if code == "not_json" else {}))
+    if code == "not_json":
+        return _refuse(code, reason, reason.removeprefix("Expecting "), found, pos, text, reason=reason)
+    hint, expected = HINTS[code]
+    return _refuse(code, hint.format(char=f"U+{ord(text[pos]):04X}" if rest else ""), expected, found, pos, text)
+
+
+def _is_a_value(text: str, pos: int) -> bool:
+    try:
+        _DECODER.raw_decode(text, pos)
+        return True
+    except ValueError:  # JSONDecodeError, or a hook's refusal
+        return False
 
 
 def _depth(text: str) -> int:  # how deep the brackets outside strings nest, counted in C

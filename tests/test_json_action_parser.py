@@ -60,7 +60,8 @@ LAYER_1_CASES: list[tuple[str, str, str, tuple[int, int] | None]] = [
         (f"cut off in {word!r}", '{"a":' + word, "cut_off", (1, 6))
         for word in ("t", "tr", "tru", "f", "fals", "n", "nu", "nul", "-")
     ],
-    ("raw newline in string", '{"type":"final_answer","content":"a\nb"}', "not_json", (1, 36)),
+    ("raw newline in string", '{"type":"final_answer","content":"a\nb"}', "control_character", (1, 36)),
+    ("raw carriage return in string", '{"a":"x\ry"}', "control_character", (1, 8)),
     ("missing colon", '{"a" 1}', "not_json", (1, 6)),
     ("python literal", '{"a": True}', "not_json", (1, 7)),
     ("byte-order mark", '\ufeff{"type":"final_answer","content":"x"}', "bom", (1, 1)),
@@ -99,15 +100,17 @@ def test_hints_and_hook_refusals_name_what_they_refused() -> None:
     assert dict(rejection("[1e400]").params) == {"number": "1e400"}
     assert dict(rejection("[" + "9" * 4301 + "]").params) == {"digits": 4301, "limit": 4300}
     assert dict(rejection('{"a" 1}').params) == {"reason": "Expecting ':' delimiter"}
+    assert "U+0009" in rejection('{"a":"x\ty"}').message
     for code, (hint, _) in HINTS.items():
         assert code in {c[2] for c in LAYER_1_CASES}, code
-        assert hint in rejection(next(c[1] for c in LAYER_1_CASES if c[2] == code)).message
+        assert hint.split("{")[0] in rejection(next(c[1] for c in LAYER_1_CASES if c[2] == code)).message
 
 
 def test_json_whitespace_is_exactly_four_characters() -> None:
     assert parse_json_action("\r\n\t " + ANSWER + " \r\n") == FinalAnswer("x")
     assert parse_json_action(ANSWER.replace(",", ",\r")) == FinalAnswer("x")
-    for other in ("\x0c", "\u3000", "\u00a0"):
+    assert rejection("\x0c").code == "control_character"
+    for other in ("\u3000", "\u00a0"):
         assert rejection(other).code == "not_json"
         assert rejection(other + ANSWER).code == "prose_around"
 
