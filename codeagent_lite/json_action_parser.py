@@ -88,14 +88,20 @@ def check_fields(obj: dict[str, Any], action_type: ActionType) -> Action:
     return ToolCall(call_id=obj["call_id"], tool_name=obj["tool_name"], arguments=obj["arguments"])
 
 
+_TOO_DEEP = too_deep()
+
+
 def parse_json_action(raw_text: str) -> Action:
     """The four steps in order; the first refusal raises ``InvalidModelOutputError``, and nothing else is raised."""
     try:
-        value = check_json_syntax(raw_text)
-        obj = check_top_level_object(value)
-        action_type = check_action_type(obj)
-        return check_fields(obj, action_type)
-    except InvalidModelOutputError as error:
-        raise error.with_raw_text(raw_text) from None
-    except RecursionError:  # a caller deep in its own stack: refused, never another exception
-        raise too_deep().with_raw_text(raw_text) from None
+        try:
+            value = check_json_syntax(raw_text)
+            obj = check_top_level_object(value)
+            action_type = check_action_type(obj)
+            return check_fields(obj, action_type)
+        except InvalidModelOutputError as error:
+            raise error.with_raw_text(raw_text) from None
+    except RecursionError:  # the caller's stack is nearly full: refused without one more Python call
+        error = InvalidModelOutputError.__new__(InvalidModelOutputError, _TOO_DEEP.message)
+        error.__dict__.update(vars(_TOO_DEEP), raw_text=raw_text)
+        raise error from None
