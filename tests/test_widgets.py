@@ -8,9 +8,11 @@ reads it through CSS classes and ``data-*`` attributes.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from html.parser import HTMLParser
+from typing import Any
 
 import IPython.display
 import pytest
@@ -316,3 +318,37 @@ def test_static_ladders_show_text_and_ladder(capsys: pytest.CaptureFixture[str])
 def test_package_import_does_not_load_ipywidgets() -> None:
     code = "import sys, codeagent_lite; sys.exit('ipywidgets' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_the_ladder_waits_for_a_pause_in_typing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Typed on the kernel's event loop, a burst of keystrokes is parsed once, after the pause."""
+    from codeagent_lite.workbook import parser_playground
+
+    calls: list[str] = []
+    real = parser_playground.diagnose
+
+    def counting(text: str) -> Any:
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(parser_playground, "diagnose", counting)
+    playground = ParserPlayground(pause_seconds=0.05)
+    calls.clear()
+    final = '{"type": "final_answer", "content": "done"}'
+
+    async def type_it() -> None:
+        for end in range(1, len(final) + 1):
+            playground.text.value = final[:end]
+            await asyncio.sleep(0)
+        assert calls == []  # still typing: nothing parsed yet
+        await asyncio.sleep(0.2)
+
+    asyncio.run(type_it())
+    assert calls == [final]
+    assert playground.diagnosis.action == FinalAnswer(content="done")
+
+
+def test_without_an_event_loop_each_change_is_parsed_at_once() -> None:
+    playground = ParserPlayground(pause_seconds=10)
+    playground.text.value = "[]"
+    assert playground.diagnosis.rejected_by == ValidationLayer.TOP_LEVEL_OBJECT
