@@ -102,6 +102,6 @@ def parse_json_action(raw_text: str) -> Action:
         except InvalidModelOutputError as error:
             raise error.with_raw_text(raw_text) from None
     except RecursionError:  # the caller's stack is nearly full: refused without one more Python call
-        error = InvalidModelOutputError.__new__(InvalidModelOutputError, _TOO_DEEP.message)
-        error.__dict__.update(vars(_TOO_DEEP), raw_text=raw_text)
-        raise error from None
+        refusal = InvalidModelOutputError.__new__(InvalidModelOutputError, _TOO_DEEP.message)
+        refusal.__dict__.update(vars(_TOO_DEEP), raw_text=raw_text)
+        raise refusal from None
