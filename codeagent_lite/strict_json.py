@@ -67,21 +67,27 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def _number(token: str) -> int | float:
-    # Digits are counted before int() does quadratic work; a program's own lower limit counts too.
-    if token.lstrip("-").isdigit():
-        limit = min(MAX_INTEGER_DIGITS, sys.get_int_max_str_digits() or MAX_INTEGER_DIGITS)
-        if (digits := len(token) - token.startswith("-")) <= limit:
-            return int(token)
-        detail, expected = f"an integer with {digits} digits is too long (at most {limit})", f"at most {limit} digits"
-        raise _refuse("number_too_long", detail, expected, f"{digits} digits", digits=digits, limit=limit)
+def _integer(token: str) -> int:
+    # Counted before int() does quadratic work; below 640 digits (the lowest limit Python lets a
+    # program set, sys.set_int_max_str_digits) no limit can be reached, so no count is needed.
+    if len(token) < 640 or (digits := len(token) - (token[0] == "-")) <= (limit := _integer_limit()):
+        return int(token)
+    detail, expected = f"an integer with {digits} digits is too long (at most {limit})", f"at most {limit} digits"
+    raise _refuse("number_too_long", detail, expected, f"{digits} digits", digits=digits, limit=limit)
+
+
+def _integer_limit() -> int:
+    return min(MAX_INTEGER_DIGITS, sys.get_int_max_str_digits() or MAX_INTEGER_DIGITS)
+
+
+def _finite(token: str) -> float:  # every other number, and NaN and Infinity
     if math.isfinite(value := float(token)):
         return value
     detail = f"{quote(token)} is not a finite number (NaN, Infinity and overflowing numbers are not JSON)"
     raise _refuse("not_finite", detail, "a finite JSON number", quote(token), number=token)
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_int=_number, parse_float=_number, parse_constant=_number)
+_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_int=_integer, parse_float=_finite, parse_constant=_finite)
 
 
 def _is_cut_off(text: str, pos: int, rest: str) -> bool:
