@@ -9,7 +9,6 @@ that crashes or hangs has no ladder, only that sentence. Rows where the two diff
 
 from __future__ import annotations
 
-import html
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 
 from .. import json_action_parser as reference_parser
 from ..diagnosis import diagnose
-from ..display import pad
+from ..display import escape_html, pad
 from ..model_adapter import ValidationLayer
 from .contract import describe_parse
 from .ladder import layer_label
@@ -102,7 +101,7 @@ class LadderPairs:
         return f"LadderPairs({self.label!r}: {differ} of {len(self.pairs)} differ)"
 
     def _repr_html_(self) -> str:
-        esc = html.escape
+        esc = escape_html
         rows = []
         for pair in self.pairs:
             rows.append(
