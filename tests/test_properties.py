@@ -245,7 +245,7 @@ def test_layer_4_and_the_json_schema_agree_except_on_blank_strings(obj: dict[str
         assert schema_accepts, obj
 
 
-# --------------------------------------------------------------------------- the caller's stack, the interpreter's limits
+# ----------------------------------------------------------- the caller's stack, the interpreter's limits
 # (issue 18: the parser raises nothing but InvalidModelOutputError, however deep the caller's stack and whatever
 # sys.set_int_max_str_digits says)
 
