@@ -193,16 +193,22 @@ class InvalidModelOutputError(ValueError):
         self.column = column
 
     def _fields(self) -> dict[str, Any]:
-        names = ("layer", "code", "usage", "raw_text", "expected", "found", "line", "column")
-        return {name: getattr(self, name) for name in names} | {"params": dict(self.params)}
+        return {name: value for name, value in vars(self).items() if name != "message"} | {"params": dict(self.params)}
+
+    def _copy_with(self, **changes: Any) -> InvalidModelOutputError:
+        # A copy of fields this class has already checked: no second check, and no Python call
+        # below this one, so the parser can still refuse when its caller left almost no stack.
+        copy = InvalidModelOutputError.__new__(InvalidModelOutputError, self.message)
+        copy.__dict__.update(vars(self), **changes)
+        return copy
 
     def with_usage(self, usage: TokenUsage) -> InvalidModelOutputError:
         """A copy of this error that also records the tokens the failed call spent."""
-        return InvalidModelOutputError(self.message, **{**self._fields(), "usage": usage})
+        return self._copy_with(usage=usage)
 
     def with_raw_text(self, raw_text: str) -> InvalidModelOutputError:
         """A copy of this error that also keeps the whole text it refused (the message quotes only a bit)."""
-        return InvalidModelOutputError(self.message, **{**self._fields(), "raw_text": raw_text})
+        return self._copy_with(raw_text=raw_text)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The keyword-only fields would be lost by the default pickling of exceptions.

@@ -40,11 +40,11 @@ _UNTERMINATED = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+\\?\Z', re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]++")
 _STEPS = {"[": 1, "{": 1, "]": -1, "}": -1}
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+Place = json.JSONDecodeError | None  # where json gave up, or a place made the same way for our own refusals
 
 
-def _refuse(code: str, detail: str, expected: str, found: str, at: int = -1, text: str = "", **params: Any) -> Error:
-    place = json.JSONDecodeError("", text, at) if at >= 0 else None  # json's own count of lines and columns
-    line, column = (place.lineno, place.colno) if place else (None, None)
+def _refuse(code: str, detail: str, expected: str, found: str, place: Place = None, **params: Any) -> Error:
+    line, column = (place.lineno, place.colno) if place else (None, None)  # json's own count
     message = f"model output must be valid JSON{f' at line {line}, column {column}' if place else ''}: {detail}"
     layer = ValidationLayer.JSON_SYNTAX
     return Error(
@@ -103,8 +103,9 @@ _SHAPES: tuple[tuple[str, Callable[[str, int, str], bool]], ...] = (  # tried in
 )
 
 
-def _syntax_error(text: str, pos: int, reason: str, after_value: bool = False) -> Error:
+def _syntax_error(text: str, place: json.JSONDecodeError, after_value: bool = False) -> Error:
     """Which of ``HINTS`` fits where json gave up (or a second value starts); else json's own words."""
+    pos, reason = place.pos, place.msg
     rest = text[pos:].rstrip(WHITESPACE)
     if text.lstrip(WHITESPACE).startswith(("```", "~~~")):
         code = "code_fence"
@@ -114,9 +115,9 @@ def _syntax_error(text: str, pos: int, reason: str, after_value: bool = False) -
         code = next((code for code, fits in _SHAPES if fits(text, pos, rest)), "not_json")
     found = quote(rest) if rest else "the end of the text"
     if code == "not_json":
-        return _refuse(code, reason, reason.removeprefix("Expecting "), found, pos, text, reason=reason)
+        return _refuse(code, reason, reason.removeprefix("Expecting "), found, place, reason=reason)
     hint, expected = HINTS[code]
-    return _refuse(code, hint.format(char=f"U+{ord(text[pos]):04X}" if rest else ""), expected, found, pos, text)
+    return _refuse(code, hint.format(char=f"U+{ord(text[pos]):04X}" if rest else ""), expected, found, place)
 
 
 def _is_a_value(text: str, pos: int) -> bool:
@@ -159,7 +160,10 @@ def _raw_text_problem(raw_text: str) -> Error | None:
     if not raw_text.strip(WHITESPACE):
         return _refuse("empty", "the reply is empty", "one JSON value", "only whitespace" if raw_text else "empty text")
     if raw_text.startswith("\ufeff"):
-        return _refuse("bom", "the reply starts with a byte-order mark (U+FEFF)", "the JSON value itself", "U+FEFF", 0)
+        place = json.JSONDecodeError("", raw_text, 0)
+        return _refuse(
+            "bom", "the reply starts with a byte-order mark (U+FEFF)", "the JSON value itself", "U+FEFF", place
+        )
     if not raw_text.isascii() and (problem := _lone_surrogate(raw_text)):
         return problem
     # json's C decoder recurses once per level: safe at Python's default limit (RecursionError), but a
@@ -175,11 +179,11 @@ def check_json_syntax(raw_text: str) -> Any:
     try:
         value, end = _DECODER.raw_decode(raw_text, start)
     except json.JSONDecodeError as error:
-        raise _syntax_error(raw_text, error.pos, error.msg) from None
+        raise _syntax_error(raw_text, error) from None
     except RecursionError:
         raise too_deep() from None
     if rest := raw_text[end:].lstrip(WHITESPACE):
-        raise _syntax_error(raw_text, len(raw_text) - len(rest), "Extra data", after_value=True)
+        raise _syntax_error(raw_text, json.JSONDecodeError("Extra data", raw_text, len(raw_text) - len(rest)), True)
     if len(raw_text) > 2 * MAX_NESTING_DEPTH and _nests_too_deep(value):  # 101 levels take 202 brackets
         raise too_deep()
     # An escaped half pair ("\\ud800") is legal JSON but no UTF-8: the decoded value is checked for one.
