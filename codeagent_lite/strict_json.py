@@ -29,7 +29,7 @@ HINTS = {
     "code_fence": ("the reply is in a markdown code fence; send the bare JSON without ``` lines", "the bare JSON"),
     "cut_off": ("the reply ends before the JSON value is complete; it looks cut off (max_output_tokens?)", "all of it"),
     "two_values": ("more than one JSON value; a second one starts here", "exactly one JSON value"),
-    "prose_around": ("text around the JSON value; send the JSON alone, nothing before or after it", "only JSON"),
+    "prose_around": ("text {where} the JSON value; send the JSON alone", "nothing {where} the JSON value"),
     "single_quotes": ("single quotes are not JSON; strings and keys need double quotes", 'a double quote (")'),
     "trailing_comma": ("trailing comma before the closing bracket", "another item after the comma"),
     "control_character": ("raw control character {char}; in a string, escape it (\\n, \\t)", "an escape"),
@@ -116,8 +116,9 @@ def _syntax_error(text: str, place: json.JSONDecodeError, after_value: bool = Fa
     found = quote(rest) if rest else "the end of the text"
     if code == "not_json":
         return _refuse(code, reason, reason.removeprefix("Expecting "), found, place, reason=reason)
-    hint, expected = HINTS[code]
-    return _refuse(code, hint.format(char=f"U+{ord(text[pos]):04X}" if rest else ""), expected, found, place)
+    words = {"char": f"U+{ord(text[pos]):04X}" if rest else "", "where": "after" if after_value else "before"}
+    hint, expected = (words_in.format(**words) for words_in in HINTS[code])
+    return _refuse(code, hint, expected, found, place)
 
 
 def _is_a_value(text: str, pos: int) -> bool:
