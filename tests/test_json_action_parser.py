@@ -9,6 +9,7 @@ import pytest
 
 from codeagent_lite.action_schema import action_json_schema
 from codeagent_lite.json_action_parser import (
+    CONTRACTS,
     check_action_type,
     check_fields,
     check_json_syntax,
@@ -20,7 +21,6 @@ from codeagent_lite.model_adapter import InvalidModelOutputError, ValidationLaye
 from codeagent_lite.strict_json import HINTS
 
 SYNTAX = "model output must be valid JSON"
-CUT_OFF = "looks cut off"
 ANSWER = '{"type":"final_answer","content":"x"}'
 CALL = '{"type":"tool_call","call_id":"c1","tool_name":"read_file","arguments":{"path":"a"}}'
 
@@ -174,203 +174,6 @@ def test_each_refusal_is_a_new_error_carrying_the_raw_text() -> None:
     assert first.raw_text == "[1]"
 
 
-# Exact wording of every layer-1 classifier, so a reworded message is a decision, not an accident.
-# (case id, text, message, expected, found)
-EXACT_LAYER_1: list[tuple[str, str, str, str, str]] = [
-    (
-        "fence",
-        '```json\n{"type":"final_answer","content":"x"}\n```',
-        "model output must be valid JSON at line 1, column 1: the reply is wrapped in a markdown code fence; send the bare JSON without ``` lines",  # noqa: E501
-        "a JSON value such as {...}",
-        '\'```json\\n{"type":"fin\'…',
-    ),
-    (
-        "bom",
-        "\ufeff{}",
-        "model output must be valid JSON at line 1, column 1: the reply starts with a byte-order mark (U+FEFF)",
-        "the JSON value itself",
-        "U+FEFF",
-    ),
-    ("empty", "", "model output must be valid JSON: the reply is empty", "one JSON value", "empty text"),
-    ("whitespace", " \n", "model output must be valid JSON: the reply is empty", "one JSON value", "only whitespace"),
-    (
-        "prose before",
-        'Sure! Here it is: {"type":"final_answer","content":"x"}',
-        "model output must be valid JSON at line 1, column 1: text before the JSON value; the reply must start with the JSON itself, found 'Sure! Here it is: {\"t'…",  # noqa: E501
-        "a JSON value such as {...}",
-        "'Sure! Here it is: {\"t'…",
-    ),
-    (
-        "prose only",
-        "I cannot help with that.",
-        "model output must be valid JSON at line 1, column 1: the reply is not JSON, found 'I cannot help with th'…",
-        "a JSON value such as {...}",
-        "'I cannot help with th'…",
-    ),
-    (
-        "text after",
-        '{"a":1}\nHope this helps!',
-        "model output must be valid JSON at line 2, column 1: text after the JSON value",
-        "nothing after the JSON value",
-        "'Hope this helps!'",
-    ),
-    (
-        "comment after",
-        '{"a":1} # done',
-        "model output must be valid JSON at line 1, column 9: text after the JSON value (comments are not allowed in JSON)",  # noqa: E501
-        "nothing after the JSON value",
-        "'# done'",
-    ),
-    (
-        "fence after",
-        '{"a":1}\n```',
-        "model output must be valid JSON at line 2, column 1: text after the JSON value (a markdown code fence?)",
-        "nothing after the JSON value",
-        "'```'",
-    ),
-    (
-        "two values",
-        '{"a":1} {"b":2}',
-        "model output must be valid JSON at line 1, column 9: more than one JSON value; a second one starts here",
-        "exactly one JSON value",
-        "another value '{\"b\":2}'",
-    ),
-    (
-        "single quote",
-        "{'a': 1}",
-        "model output must be valid JSON at line 1, column 2: single quotes are not JSON; strings and keys need double quotes",  # noqa: E501
-        'a double quote (")',
-        "a single quote (')",
-    ),
-    (
-        "hash comment",
-        '{"a":1, # why\n"b":2}',
-        "model output must be valid JSON at line 1, column 9: comments are not allowed in JSON",
-        "JSON",
-        "'# why\\n\"b\":2}'",
-    ),
-    (
-        "slash comment",
-        '{/* c */"a":1}',
-        "model output must be valid JSON at line 1, column 2: comments are not allowed in JSON",
-        "JSON",
-        "'/* c */\"a\":1}'",
-    ),
-    (
-        "trailing comma",
-        "[1,2,\n]",
-        "model output must be valid JSON at line 2, column 1: trailing comma before ']'",
-        "another item after the comma",
-        "']'",
-    ),
-    (
-        "comma then word",
-        "[1, x]",
-        "model output must be valid JSON at line 1, column 5: expected value, found 'x]'",
-        "value",
-        "'x]'",
-    ),
-    (
-        "control char",
-        '{"a":"x\ty"}',
-        "model output must be valid JSON at line 1, column 8: raw control character U+0009 inside a string (escape it, e.g. \\n)",  # noqa: E501
-        "an escaped control character",
-        "raw U+0009",
-    ),
-    (
-        "bad escape",
-        '{"a":"\\x41"}',
-        "model output must be valid JSON at line 1, column 7: invalid escape sequence in a string",
-        'one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX',
-        "'\\\\x41\"}'",
-    ),
-    (
-        "block comment after",
-        '{"a": 1} /* note */',
-        "model output must be valid JSON at line 1, column 10: text after the JSON value (comments are not allowed in JSON)",  # noqa: E501
-        "nothing after the JSON value",
-        "'/* note */'",
-    ),
-    (
-        "bad unicode escape",
-        '{"a":"\\u12x4"}',
-        "model output must be valid JSON at line 1, column 8: invalid escape sequence in a string",
-        'one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX',
-        "'u12x4\"'",
-    ),
-    (
-        "cut off",
-        '{"a":"b',
-        "model output must be valid JSON at line 1, column 8: the reply ends before the JSON value is complete; it looks cut off (usually max_output_tokens was reached)",  # noqa: E501
-        "a complete JSON value",
-        "the end of the text",
-    ),
-    (
-        "missing colon",
-        '{"a" 1}',
-        "model output must be valid JSON at line 1, column 6: expected ':' delimiter, found '1}'",
-        "':' delimiter",
-        "'1}'",
-    ),
-    (
-        "unquoted key",
-        "{a: 1}",
-        "model output must be valid JSON at line 1, column 2: expected property name in double quotes, found 'a: 1}'",
-        "property name in double quotes",
-        "'a: 1}'",
-    ),
-    (
-        "python literal",
-        '{"a": True}',
-        "model output must be valid JSON at line 1, column 7: expected value, found 'True}'",
-        "value",
-        "'True}'",
-    ),
-    (
-        "NaN",
-        '{"a":NaN}',
-        "model output must be valid JSON at line 1, column 6: NaN is not a JSON number (non-finite numbers are not allowed)",  # noqa: E501
-        "a finite JSON number",
-        "'NaN'",
-    ),
-    (
-        "big float",
-        "[1e400]",
-        "model output must be valid JSON at line 1, column 2: the number '1e400' is too large for a finite float",
-        "a finite JSON number",
-        "'1e400'",
-    ),
-    (
-        "long int",
-        "[99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999]",
-        "model output must be valid JSON at line 1, column 2: an integer with 4301 digits is too long (at most 4300)",
-        "a finite JSON number",
-        "'999999999999999999999'…",
-    ),
-    (
-        "duplicate",
-        '{"a":1,"a":2}',
-        "model output must be valid JSON at line 1, column 8: duplicate key 'a' in one object",
-        "each key at most once per object",
-        "a second 'a'",
-    ),
-    (
-        "deep",
-        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
-        "model output must be valid JSON at line 1, column 101: nesting is deeper than 100 levels",
-        "at most 100 nested objects or arrays",
-        "more than 100",
-    ),
-    (
-        "deep string top",
-        '"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["',
-        "model output must be an object, found the string '[[[[[[[[[[[[[[[[[[[[['…",
-        "a JSON object {...}",
-        "the string '[[[[[[[[[[[[[[[[[[[[['…",
-    ),
-]
-
-
 def test_no_repairs_are_attempted() -> None:
     # A fenced or truncated reply is never "fixed" into an action, even though the JSON inside is valid.
     inside = '{"type":"tool_call","call_id":"c","tool_name":"delete_file","arguments":{"path":"x"}}'
@@ -393,8 +196,8 @@ def test_no_repairs_are_attempted() -> None:
 )
 def test_layer_2_top_level_must_be_an_object(text: str, found: str) -> None:
     error = rejection(text)
-    assert error.layer is ValidationLayer.TOP_LEVEL_OBJECT
-    assert error.message == f"model output must be an object, found {found}"
+    assert (error.layer, error.code, error.found) == (ValidationLayer.TOP_LEVEL_OBJECT, "not_an_object", found)
+    assert error.message.startswith("model output must be an object")
 
 
 def test_layer_2_alone() -> None:
@@ -423,7 +226,7 @@ def test_layer_2_alone() -> None:
 )
 def test_layer_3_type_is_exact(text: str, found: str) -> None:
     error = rejection(text)
-    assert error.layer is ValidationLayer.ACTION_TYPE
+    assert (error.layer, error.code) == (ValidationLayer.ACTION_TYPE, "unknown_type")
     assert error.message.startswith("unsupported action type")
     assert error.found == found
     assert found in error.message
@@ -474,8 +277,16 @@ _DROP = object()
 )
 def test_layer_4_field_types_without_coercion(text: str, exact_message: str) -> None:
     error = rejection(text)
-    assert error.layer is ValidationLayer.FIELDS
-    assert error.message == exact_message
+    phrase, found = exact_message.split(", found ")
+    field = phrase.split()[0]
+    code = "blank" if phrase.endswith("blank") else "wrong_type"
+    assert (error.layer, error.code, dict(error.params), error.found) == (
+        ValidationLayer.FIELDS,
+        code,
+        {"field": field},
+        found,
+    )
+    assert error.message.startswith(phrase)  # the series' phrase: "call_id must be a string", ...
 
 
 @pytest.mark.parametrize(
@@ -496,7 +307,11 @@ def test_layer_4_field_set(text: str, words: list[str]) -> None:
     assert error.layer is ValidationLayer.FIELDS
     for word in words:
         assert word in error.message
-    assert "expected exactly type, " in error.message
+    sent = json.loads(text)
+    contract = list(CONTRACTS[sent["type"]])
+    missing, unexpected = [f for f in contract if f not in sent], [f for f in sent if f not in contract]
+    assert error.code == ("missing_field" if missing else "extra_field")
+    assert dict(error.params) == {"missing": tuple(missing), "unexpected": tuple(unexpected)}
     contracts = {"tool_call": "type, call_id, tool_name, arguments", "final_answer": "type, content"}
     assert error.expected == "exactly " + contracts[json.loads(text)["type"]]
 
