@@ -73,7 +73,7 @@ def quote(text: str, limit: int = QUOTE_CHARS) -> str:
     quoted = repr(head)
     if len(head) == len(text) and len(quoted) <= limit:
         return quoted
-    kept = len(head)
+    kept = min(len(head), limit - 3)  # two quotes and the ellipsis leave no more room than this
     while kept > 0 and len(repr(text[:kept])) + len(ELLIPSIS) > limit:
         kept -= 1
     return repr(text[:kept]) + ELLIPSIS

@@ -185,7 +185,7 @@ def check_json_syntax(raw_text: str) -> Any:
         raise too_deep() from None
     if rest := raw_text[end:].lstrip(WHITESPACE):
         raise _syntax_error(raw_text, json.JSONDecodeError("Extra data", raw_text, len(raw_text) - len(rest)), True)
-    if len(raw_text) > 2 * MAX_NESTING_DEPTH and _nests_too_deep(value):  # 101 levels take 202 brackets
+    if raw_text.count("[") + raw_text.count("{") > MAX_NESTING_DEPTH and _nests_too_deep(value):
         raise too_deep()
     # An escaped half pair ("\\ud800") is legal JSON but no UTF-8: the decoded value is checked for one.
     if _SURROGATE_ESCAPE.search(raw_text) and (problem := _lone_surrogate(json.dumps(value, ensure_ascii=False))):
