@@ -1,7 +1,7 @@
-"""Layer 1, strict JSON: ``json.loads()`` takes ``NaN``, keeps the last of two duplicate keys, and says
+"""Layer 1, strict JSON. ``json.loads()`` takes ``NaN``, keeps the last of two duplicate keys, and says
 "Expecting value" where a model needs "the reply is in a code fence". So: one decoder whose hooks refuse
-what strict JSON forbids, naming the key or number; the checks hooks cannot make; and where json gives
-up, ``JSONDecodeError`` says where and ``HINTS`` what the model should send instead.
+what strict JSON forbids, naming the key or number; the few checks hooks cannot make; and where json
+gives up, ``JSONDecodeError`` says where and ``HINTS`` what the model should send instead.
 """
 
 from __future__ import annotations
@@ -35,16 +35,19 @@ HINTS = {
     "control_character": ("raw control character {char}; in a string, escape it (\\n, \\t)", "an escape"),
 }
 _PARTIAL_LITERALS = {"t", "tr", "tru", "f", "fa", "fal", "fals", "n", "nu", "nul", "-"}
-_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?', re.DOTALL)  # possessive, so linear; may run to the end
-_UNTERMINATED = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+\\?\Z', re.DOTALL)
-_NOT_BRACKETS = re.compile(r"[^\[\]{}]++")
-_STEPS = {"[": 1, "{": 1, "]": -1, "}": -1}
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-Place = json.JSONDecodeError | None  # where json gave up, or a place made the same way for our own refusals
+_UNTERMINATED = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+\\?\Z', re.DOTALL)  # possessive, so linear
+_SHAPES: tuple[tuple[str, Callable[[str, int, str], bool]], ...] = (  # tried in order where json gave up
+    ("cut_off", lambda text, pos, rest: not rest or rest in _PARTIAL_LITERALS or bool(_UNTERMINATED.match(text, pos))),
+    ("control_character", lambda text, pos, rest: "\x00" <= text[pos : pos + 1] < " "),
+    ("single_quotes", lambda text, pos, rest: rest.startswith("'")),
+    ("prose_around", lambda text, pos, rest: pos == len(text) - len(text.lstrip(WHITESPACE)) and "{" in rest),
+    ("trailing_comma", lambda text, pos, rest: rest[:1] in "}]" and text[:pos].rstrip(WHITESPACE).endswith(",")),
+)
 
 
-def _refuse(code: str, detail: str, expected: str, found: str, place: Place = None, **params: Any) -> Error:
-    line, column = (place.lineno, place.colno) if place else (None, None)  # json's own count
+def _refuse(code: str, detail: str, expected: str, found: str, place: Any = None, **params: Any) -> Error:
+    line, column = (place.lineno, place.colno) if place else (None, None)  # json's own count, from its error
     message = f"model output must be valid JSON{f' at line {line}, column {column}' if place else ''}: {detail}"
     layer = ValidationLayer.JSON_SYNTAX
     return Error(
@@ -70,14 +73,13 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _integer(token: str) -> int:
     # Counted before int() does quadratic work; below 640 digits (the lowest limit Python lets a
     # program set, sys.set_int_max_str_digits) no limit can be reached, so no count is needed.
-    if len(token) < 640 or (digits := len(token) - (token[0] == "-")) <= (limit := _integer_limit()):
+    if len(token) < 640:
+        return int(token)
+    limit = min(MAX_INTEGER_DIGITS, sys.get_int_max_str_digits() or MAX_INTEGER_DIGITS)
+    if (digits := len(token) - (token[0] == "-")) <= limit:
         return int(token)
     detail, expected = f"an integer with {digits} digits is too long (at most {limit})", f"at most {limit} digits"
     raise _refuse("number_too_long", detail, expected, f"{digits} digits", digits=digits, limit=limit)
-
-
-def _integer_limit() -> int:
-    return min(MAX_INTEGER_DIGITS, sys.get_int_max_str_digits() or MAX_INTEGER_DIGITS)
 
 
 def _finite(token: str) -> float:  # every other number, and NaN and Infinity
@@ -90,27 +92,18 @@ def _finite(token: str) -> float:  # every other number, and NaN and Infinity
 _DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_int=_integer, parse_float=_finite, parse_constant=_finite)
 
 
-def _is_cut_off(text: str, pos: int, rest: str) -> bool:
-    return not rest or rest in _PARTIAL_LITERALS or _UNTERMINATED.match(text, pos) is not None
-
-
-_SHAPES: tuple[tuple[str, Callable[[str, int, str], bool]], ...] = (  # tried in order where json gave up
-    ("cut_off", _is_cut_off),
-    ("control_character", lambda text, pos, rest: "\x00" <= text[pos : pos + 1] < " "),
-    ("single_quotes", lambda text, pos, rest: rest.startswith("'")),
-    ("prose_around", lambda text, pos, rest: pos == len(text) - len(text.lstrip(WHITESPACE)) and "{" in rest),
-    ("trailing_comma", lambda text, pos, rest: rest[:1] in "}]" and text[:pos].rstrip(WHITESPACE).endswith(",")),
-)
-
-
 def _syntax_error(text: str, place: json.JSONDecodeError, after_value: bool = False) -> Error:
     """Which of ``HINTS`` fits where json gave up (or a second value starts); else json's own words."""
-    pos, reason = place.pos, place.msg
-    rest = text[pos:].rstrip(WHITESPACE)
+    pos, reason, rest = place.pos, place.msg, text[place.pos :].rstrip(WHITESPACE)
     if text.lstrip(WHITESPACE).startswith(("```", "~~~")):
         code = "code_fence"
     elif after_value:
-        code = "two_values" if _is_a_value(text, pos) else "prose_around"
+        code = "prose_around"
+        try:
+            _DECODER.raw_decode(text, pos)
+            code = "two_values"
+        except ValueError:  # JSONDecodeError, or a hook's refusal
+            pass
     else:
         code = next((code for code, fits in _SHAPES if fits(text, pos, rest)), "not_json")
     found = quote(rest) if rest else "the end of the text"
@@ -121,17 +114,9 @@ def _syntax_error(text: str, place: json.JSONDecodeError, after_value: bool = Fa
     return _refuse(code, hint, expected, found, place)
 
 
-def _is_a_value(text: str, pos: int) -> bool:
-    try:
-        _DECODER.raw_decode(text, pos)
-        return True
-    except ValueError:  # JSONDecodeError, or a hook's refusal
-        return False
-
-
 def _depth(text: str) -> int:  # how deep the brackets outside strings nest, counted in C
-    brackets = _NOT_BRACKETS.sub("", _STRING.sub("", text))
-    return max(accumulate(map(_STEPS.__getitem__, brackets)), default=0)
+    brackets = re.sub(r"[^\[\]{}]++", "", re.sub(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?', "", text, flags=re.DOTALL))
+    return max(accumulate(map({"[": 1, "{": 1, "]": -1, "}": -1}.__getitem__, brackets)), default=0)
 
 
 def _nests_too_deep(value: Any) -> bool:  # level by level, containers only: long strings cost nothing
@@ -154,31 +139,28 @@ def _lone_surrogate(text: str) -> Error | None:
         return _refuse("lone_surrogate", detail, "valid Unicode text", f"a lone U+{code:04X}", code_point=code)
 
 
-def _raw_text_problem(raw_text: str) -> Error | None:
-    if not isinstance(raw_text, str):  # untrusted callers pass bytes too: a refusal, not a crash
-        kind = type(raw_text).__name__
+def _raw_text_problem(text: str) -> Error | None:
+    if not isinstance(text, str):  # untrusted callers pass bytes too: a refusal, not a crash
+        kind = type(text).__name__
         return _refuse("not_text", f"the reply must be a string, found {kind}", "a string", kind, type=kind)
-    if not raw_text.strip(WHITESPACE):
-        return _refuse("empty", "the reply is empty", "one JSON value", "only whitespace" if raw_text else "empty text")
-    if raw_text.startswith("\ufeff"):
-        place = json.JSONDecodeError("", raw_text, 0)
-        return _refuse(
-            "bom", "the reply starts with a byte-order mark (U+FEFF)", "the JSON value itself", "U+FEFF", place
-        )
-    if not raw_text.isascii() and (problem := _lone_surrogate(raw_text)):
+    if not text.strip(WHITESPACE):
+        return _refuse("empty", "the reply is empty", "one JSON value", "only whitespace" if text else "empty text")
+    if text.startswith("\ufeff"):
+        place = json.JSONDecodeError("", text, 0)
+        return _refuse("bom", "the reply starts with a byte-order mark (U+FEFF)", "the JSON itself", "U+FEFF", place)
+    if not text.isascii() and (problem := _lone_surrogate(text)):
         return problem
     # json's C decoder recurses once per level: safe at Python's default limit (RecursionError), but a
     # program that raised the limit could overflow the C stack, so the brackets are counted first.
-    return too_deep() if sys.getrecursionlimit() > 1000 and _depth(raw_text) > MAX_NESTING_DEPTH else None
+    return too_deep() if sys.getrecursionlimit() > 1000 and _depth(text) > MAX_NESTING_DEPTH else None
 
 
 def check_json_syntax(raw_text: str) -> Any:
     """Step 1: exactly one strict JSON value, whitespace around it allowed, or a layer-1 refusal."""
     if (problem := _raw_text_problem(raw_text)) is not None:
         raise problem
-    start = len(raw_text) - len(raw_text.lstrip(WHITESPACE))
     try:
-        value, end = _DECODER.raw_decode(raw_text, start)
+        value, end = _DECODER.raw_decode(raw_text, len(raw_text) - len(raw_text.lstrip(WHITESPACE)))
     except json.JSONDecodeError as error:
         raise _syntax_error(raw_text, error) from None
     except RecursionError:
