@@ -98,20 +98,22 @@ def _syntax_error(text: str, place: json.JSONDecodeError, after_value: bool = Fa
     if text.lstrip(WHITESPACE).startswith(("```", "~~~")):
         code = "code_fence"
     elif after_value:
-        code = "prose_around"
-        try:
-            _DECODER.raw_decode(text, pos)
-            code = "two_values"
-        except ValueError:  # JSONDecodeError, or a hook's refusal
-            pass
+        code = "two_values" if _is_a_value(text, pos) else "prose_around"
     else:
         code = next((code for code, fits in _SHAPES if fits(text, pos, rest)), "not_json")
     found = quote(rest) if rest else "the end of the text"
     if code == "not_json":
         return _refuse(code, reason, reason.removeprefix("Expecting "), found, place, reason=reason)
     words = {"char": f"U+{ord(text[pos]):04X}" if rest else "", "where": "after" if after_value else "before"}
-    hint, expected = (words_in.format(**words) for words_in in HINTS[code])
-    return _refuse(code, hint, expected, found, place)
+    hint, expected = HINTS[code]
+    return _refuse(code, hint.format(**words), expected.format(**words), found, place)
+
+
+def _is_a_value(text: str, pos: int) -> bool:
+    try:
+        return bool(_DECODER.raw_decode(text, pos))
+    except ValueError:  # JSONDecodeError, or a hook's refusal
+        return False
 
 
 def _depth(text: str) -> int:  # how deep the brackets outside strings nest, counted in C
