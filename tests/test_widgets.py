@@ -352,3 +352,9 @@ def test_without_an_event_loop_each_change_is_parsed_at_once() -> None:
     playground = ParserPlayground(pause_seconds=10)
     playground.text.value = "[]"
     assert playground.diagnosis.rejected_by == ValidationLayer.TOP_LEVEL_OBJECT
+
+
+def test_each_refused_row_shows_the_errors_code_and_params_as_data() -> None:
+    html = render_ladder_html(diagnose(PRESETS["duplicate key"]))
+    assert 'data-code="duplicate_key"' in html
+    assert "duplicate_key (key=&#x27;tool_name&#x27;)" in html

@@ -18,7 +18,8 @@ from typing import Any
 import ipywidgets
 
 from ..diagnosis import MARKS, Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose
-from ..display import escape_html
+from ..display import escape_html, shorten
+from ..model_adapter import InvalidModelOutputError
 from .ladder import format_ladder, layer_label, status_word
 from .language import Messages
 from .widget_view import ShownAsWidget, live_widget_text
@@ -88,6 +89,7 @@ MESSAGES = Messages(
         "text_placeholder": {"en": "Paste or type a raw model reply here", "zh": "在这里粘贴或输入模型的原始回复"},
         "expected": {"en": "expected: ", "zh": "期望（expected）："},
         "found": {"en": "found: ", "zh": "实际（found）："},
+        "code": {"en": "code: ", "zh": "错误代码（code）："},
         "rejected": {
             "en": "⇒ rejected at {layer}: the Kernel would get InvalidModelOutputError, not an action",
             "zh": "⇒ 在{layer}被拒绝：Kernel 拿到的会是 InvalidModelOutputError，而不是一个行动",
@@ -110,6 +112,12 @@ _ROW_STYLES = {
 _DETAIL_STYLE = "margin-left:2.2em;font-weight:normal;color:#24292f;white-space:pre-wrap"
 
 
+def _code_text(error: InvalidModelOutputError) -> str:
+    """``duplicate_key (key='tool_name')``: what a program reads from the error, shown as it is."""
+    params = ", ".join(f"{name}={shorten(repr(value), 40)}" for name, value in error.params.items())
+    return f"{error.code} ({params})" if params else error.code
+
+
 def _layer_row_html(outcome: LayerOutcome) -> str:
     status = outcome.status
     number = int(outcome.layer)
@@ -126,7 +134,9 @@ def _layer_row_html(outcome: LayerOutcome) -> str:
         parts.append(
             f'<div class="cal-expected-found" style="{_DETAIL_STYLE}">'
             f'{escape_html(say("expected"))}<span class="cal-expected">{escape_html(str(error.expected))}</span><br>'
-            f'{escape_html(say("found"))}<span class="cal-found">{escape_html(str(error.found))}</span></div>'
+            f'{escape_html(say("found"))}<span class="cal-found">{escape_html(str(error.found))}</span><br>'
+            f'{escape_html(say("code"))}<span class="cal-code" data-code="{escape_html(error.code)}">'
+            f"{escape_html(_code_text(error))}</span></div>"
         )
     parts.append("</div>")
     return "".join(parts)
