@@ -34,15 +34,15 @@ HINTS = {
     "trailing_comma": ("trailing comma before the closing bracket", "another item after the comma"),
     "control_character": ("raw control character {char}; in a string, escape it (\\n, \\t)", "an escape"),
 }
-_PARTIAL_LITERALS = {"t", "tr", "tru", "f", "fa", "fal", "fals", "n", "nu", "nul", "-"}
+_PARTIAL_LITERALS = {"", "t", "tr", "tru", "f", "fa", "fal", "fals", "n", "nu", "nul", "-"}  # "": nothing left
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _UNTERMINATED = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+\\?\Z', re.DOTALL)  # possessive, so linear
-_SHAPES: tuple[tuple[str, Callable[[str, int, str], bool]], ...] = (  # tried in order where json gave up
-    ("cut_off", lambda text, pos, rest: not rest or rest in _PARTIAL_LITERALS or bool(_UNTERMINATED.match(text, pos))),
-    ("control_character", lambda text, pos, rest: "\x00" <= text[pos : pos + 1] < " "),
-    ("single_quotes", lambda text, pos, rest: rest.startswith("'")),
-    ("prose_around", lambda text, pos, rest: pos == len(text) - len(text.lstrip(WHITESPACE)) and "{" in rest),
-    ("trailing_comma", lambda text, pos, rest: rest[:1] in "}]" and text[:pos].rstrip(WHITESPACE).endswith(",")),
+_SHAPES: tuple[tuple[str, Callable[[str, int, str], bool]], ...] = (  # (text, where json gave up, the rest)
+    ("cut_off", lambda t, p, r: (len(r) < 5 and r in _PARTIAL_LITERALS) or bool(_UNTERMINATED.match(t, p))),
+    ("control_character", lambda t, p, r: "\x00" <= t[p : p + 1] < " "),
+    ("single_quotes", lambda t, p, r: r.startswith("'")),
+    ("prose_around", lambda t, p, r: p == len(t) - len(t.lstrip(WHITESPACE)) and "{" in r),
+    ("trailing_comma", lambda t, p, r: r[:1] in "}]" and t[:p].rstrip(WHITESPACE).endswith(",")),
 )
 
 
@@ -169,7 +169,10 @@ def check_json_syntax(raw_text: str) -> Any:
         raise too_deep() from None
     if rest := raw_text[end:].lstrip(WHITESPACE):
         raise _syntax_error(raw_text, json.JSONDecodeError("Extra data", raw_text, len(raw_text) - len(rest)), True)
-    if raw_text.count("[") + raw_text.count("{") > MAX_NESTING_DEPTH and _nests_too_deep(value):
+    # Deep takes more than 100 brackets: a short text's are counted, a long one's value walked (containers only).
+    if (len(raw_text) > 4096 or raw_text.count("[") + raw_text.count("{") > MAX_NESTING_DEPTH) and _nests_too_deep(
+        value
+    ):
         raise too_deep()
     # An escaped half pair ("\\ud800") is legal JSON but no UTF-8: the decoded value is checked for one.
     if _SURROGATE_ESCAPE.search(raw_text) and (problem := _lone_surrogate(json.dumps(value, ensure_ascii=False))):
