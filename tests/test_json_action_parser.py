@@ -76,6 +76,12 @@ LAYER_1_CASES: list[tuple[str, str, str, tuple[int, int] | None]] = [
     ("negative integer too long", "[-" + "1" * 4301 + "]", "number_too_long", None),
     ("nesting 100000 deep", "[" * 100_000, "too_deep", None),
     ("nesting 101 deep, closed", "[" * 101 + "]" * 101, "too_deep", None),
+    (
+        "nesting 101 deep in a long reply",
+        '{"pad":"' + "x" * 5000 + '","a":' + "[" * 101 + "]" * 101 + "}",
+        "too_deep",
+        None,
+    ),
     ("nesting inside an action", '{"type":"final_answer","content":' + "[" * 120 + "]" * 120 + "}", "too_deep", None),
     ("escaped lone surrogate", '{"a":"\\ud800"}', "lone_surrogate", None),
     ("escaped lone surrogate in a key", '{"\\udc00":1}', "lone_surrogate", None),
@@ -143,6 +149,12 @@ def test_a_non_string_is_refused_at_layer_1_not_crashed_on() -> None:
     assert error.layer is ValidationLayer.JSON_SYNTAX
     assert error.message == "model output must be valid JSON: the reply must be a string, found bytes"
     assert (error.expected, error.found) == ("a string", "bytes")
+
+
+def test_brackets_inside_strings_are_not_nesting() -> None:
+    for pad in (50, 5000):
+        text = json.dumps({"type": "final_answer", "content": "[{" * pad})
+        assert parse_json_action(text) == FinalAnswer("[{" * pad)
 
 
 def test_many_small_sibling_arrays_are_not_deep_nesting() -> None:
