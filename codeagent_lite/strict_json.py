@@ -1,5 +1,5 @@
 """Layer 1, strict JSON. ``json.loads()`` takes ``NaN``, keeps the last of two duplicate keys, and says
-"Expecting value" where a model needs "the reply is in a code fence". So: one decoder whose hooks refuse
+"Expecting value" where a model needs "the reply is wrapped in a code fence". So: one decoder whose hooks refuse
 what strict JSON forbids, naming the key or number; the few checks hooks cannot make; and where json
 gives up, ``JSONDecodeError`` says where and ``HINTS`` what the model should send instead.
 """
@@ -26,7 +26,7 @@ WHITESPACE = " \t\n\r"  # JSON's four; Python's str.strip() removes many more
 
 # The shapes real models send: code -> (the correction, what to send instead); else json's words ("not_json").
 HINTS = {
-    "code_fence": ("the reply is in a markdown code fence; send the bare JSON without ``` lines", "the bare JSON"),
+    "code_fence": ("the reply is wrapped in a markdown code fence; send the bare JSON without ``` lines", "bare JSON"),
     "cut_off": ("the reply ends before the JSON value is complete; it looks cut off (max_output_tokens?)", "all of it"),
     "two_values": ("more than one JSON value; a second one starts here", "exactly one JSON value"),
     "prose_around": ("text {where} the JSON value; send the JSON alone", "nothing {where} the JSON value"),
