@@ -19,6 +19,7 @@ from ..diagnosis import diagnose
 from ..display import escape_html, pad
 from ..model_adapter import ValidationLayer
 from .contract import describe_parse
+from .ladder import MESSAGES as LADDER_MESSAGES
 from .ladder import layer_label
 from .language import Messages
 from .verify import DEFAULT_TIME_LIMIT, run_learner_parser
@@ -30,7 +31,6 @@ MESSAGES = Messages(
         "passed": {"en": "✔ passed", "zh": "✔ 通过"},
         "refused": {"en": "✘ refused", "zh": "✘ 拒绝"},
         "not_reached": {"en": "· not reached", "zh": "· 未走到"},
-        "layer": {"en": "layer {number}", "zh": "第 {number} 层"},
         "ours": {"en": "ours", "zh": "参考实现"},
         "ours_verdict": {"en": "=> ours: {verdict}", "zh": "=> 参考：{verdict}"},
         "your_verdict": {"en": "   yours: {verdict}", "zh": "   你的：{verdict}"},
@@ -90,7 +90,8 @@ class LadderPairs:
             yours = pair.yours or ("",) * len(pair.ours)
             for layer, ours, theirs in zip(ValidationLayer, pair.ours, yours, strict=True):
                 mark = " " if ours == theirs or pair.yours is None else "≠"
-                lines.append(f"  {mark} {pad(say('layer', number=int(layer)), 7)}  {pad(ours, 15)} {theirs}".rstrip())
+                name = LADDER_MESSAGES.say("layer", number=int(layer))
+                lines.append(f"  {mark} {pad(name, 7)}  {pad(ours, 15)} {theirs}".rstrip())
             mark = "  " if pair.ours_verdict == pair.your_verdict else "≠ "
             lines.append(f"  {mark}{say('ours_verdict', verdict=pair.ours_verdict)}")
             lines.append(f"  {say('your_verdict', verdict=pair.your_verdict)}")
