@@ -171,6 +171,12 @@ def _imported_from(node: ast.ImportFrom) -> list[str]:
     return [parts[0]] if parts and parts[0] else [alias.name for alias in node.names]
 
 
+# Read once, at import: the modules do not change under a running verify, and ``ast.parse`` in a process whose
+# recursion limit a learner (or a test) has moved can fail inside CPython 3.11 itself ("AST constructor recursion
+# depth mismatch"), which must not become verify's traceback.
+_KERNEL_MODULES = kernel_closure()
+
+
 def _write_world(folder: Path, program: str, payload: object, files: Mapping[str, bytes], kernel: bool) -> None:
     for relative, content in files.items():
         target = (folder / relative).resolve()
@@ -182,7 +188,7 @@ def _write_world(folder: Path, program: str, payload: object, files: Mapping[str
         package = folder / _PACKAGE
         package.mkdir(exist_ok=True)
         (package / "__init__.py").write_text('"""The Kernel types only: the sandbox\'s package."""\n')
-        for name in kernel_closure():
+        for name in _KERNEL_MODULES:
             _copy_compiled(_PACKAGE_DIR / f"{name}.py", package / f"{name}.py")
     _copy_compiled(Path(__file__).with_name("sandbox_io.py"), folder / "sandbox_io.py")
     (folder / "payload.json").write_text(json.dumps(payload, ensure_ascii=True, allow_nan=False))
