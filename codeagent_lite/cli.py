@@ -39,11 +39,17 @@ from .json_text_adapter import JsonTextModelAdapter, ProviderError, TextProvider
 from .model_adapter import ModelCallBudget
 from .scripted_provider import ScriptedProvider
 
-# The catalog imports only the standard library, so every command may speak the learner's language.
-from .workbook.words import _
-
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
+
+
+def _(message: str, /, **fields: object) -> str:
+    """``message`` in the learner's language (``workbook.words``, loaded on first use like the rest of the room;
+    it imports only the standard library, so ``check`` and ``run`` still load no Jupyter)."""
+    from .workbook.words import _ as in_language
+
+    return in_language(message, None, **fields)
+
 
 EXIT_VALID = 0
 EXIT_REJECTED = 1

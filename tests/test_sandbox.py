@@ -111,6 +111,62 @@ def test_a_double_forked_setsid_sleeper_does_not_survive_the_run() -> None:
     assert sandbox_processes() == []
 
 
+FENCED = (
+    "import os, sys, time, sandbox_io\n"
+    "def state(pid):\n"
+    "    try:\n"
+    "        return open(f'/proc/{pid}/stat').read().rpartition(')')[2].split()[0]\n"
+    "    except OSError:\n"
+    "        return 'gone'\n"
+    "# a forged fence first, which nobody waits for: its answer must not let the real one through early\n"
+    'os.write(int(sys.argv[1]), b\'{"kind": "fence", "data": null}\\n\')\n'
+    "time.sleep(0.5)\n"
+    "child = os.fork()\n"
+    "if child == 0:\n"
+    "    time.sleep(120)\n"
+    "    os._exit(0)\n"
+    "pids = [child]\n"
+    "if SETSID:\n"
+    "    reader, writer = os.pipe()\n"
+    "    first = os.fork()\n"
+    "    if first == 0:\n"
+    "        os.setsid()\n"
+    "        grandchild = os.fork()\n"
+    "        if grandchild == 0:\n"
+    "            time.sleep(120)\n"
+    "            os._exit(0)\n"
+    "        os.write(writer, str(grandchild).encode())\n"
+    "        os._exit(0)\n"
+    "    pids.append(int(os.read(reader, 20)))\n"
+    "    os.waitpid(first, 0)\n"
+    "time.sleep(0.2)\n"
+    "before = [state(pid) for pid in pids]\n"
+    "sandbox_io.fence()\n"
+    "sandbox_io.send({'before': before, 'after': [state(pid) for pid in pids]})\n"
+)
+
+
+def test_a_fence_kills_every_other_process_of_the_run_and_the_program_goes_on() -> None:
+    if not sandbox.isolated() and os.environ.get("CAL_REQUIRE_SANDBOX") != "1":
+        pytest.skip("a setsid'd grandchild outside bubblewrap is found only by a uid of its own (root)")
+    outcome = run("SETSID = True\n" + FENCED)
+    assert outcome.status == "ok", outcome
+    assert outcome.data == {"before": ["S", "S"], "after": ["gone", "gone"]}
+    assert sandbox_processes() == []
+
+
+def test_a_flood_of_fences_is_a_broken_channel_not_an_endless_run() -> None:
+    program = (
+        "import os, sys, sandbox_io\n"
+        "for _ in range(500):\n"
+        '    os.write(int(sys.argv[1]), b\'{"kind": "fence", "data": null}\\n\')\n'
+        "sandbox_io.send('done')\n"
+    )
+    outcome = run(program)
+    assert outcome.status == "garbage"
+    assert "too many fences" in outcome.detail
+
+
 def test_a_memory_bomb_is_a_memory_error_in_the_child() -> None:
     program = (
         "import sandbox_io\n"
@@ -205,6 +261,16 @@ def test_without_bubblewrap_a_forked_sleeper_is_still_killed() -> None:
         "sandbox_io.send('forked')\n"
     )
     assert run(program).status == "ok"
+    assert sandbox_processes() == []
+
+
+@pytest.mark.usefixtures("without_bubblewrap")
+def test_without_bubblewrap_a_fence_still_kills_a_forked_child() -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("fences list the run's processes in /proc")
+    outcome = run("SETSID = False\n" + FENCED)
+    assert outcome.status == "ok", outcome
+    assert outcome.data == {"before": ["S"], "after": ["gone"]}
     assert sandbox_processes() == []
 
 

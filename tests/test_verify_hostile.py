@@ -184,3 +184,56 @@ def test_answers_learned_from_the_public_cases_fail_when_the_inputs_are_drawn_fr
     assert {"3.1", "3.2", "3.3", "3.8", "3.9", "3.11", "3.12", "3.13", "3.14", "3.15"} <= failed
     assert {"3.16", "3.19", "3.20", "3.22", "3.23"} <= failed
     assert all(result.passed for result in seeded.results if result.check.step < 3)
+
+
+# Step 1's file leaves a sleeper behind (a plain child, or a grandchild in a session of its own whose
+# parent has exited) and notes its pid in the sandbox's working folder; step 2's file, loaded after
+# the step boundary, reads /proc for it and says what it found in the error it raises at load.
+SLEEPERS = {
+    "a forked child": "import os as _os, time as _t\n"
+    "_pid = _os.fork()\n"
+    "if _pid == 0:\n    _t.sleep(300)\n    _os._exit(0)\n"
+    "open('sleeper.pid', 'w').write(str(_pid))\n",
+    "a double-forked setsid grandchild": "import os as _os, time as _t\n"
+    "_first = _os.fork()\n"
+    "if _first == 0:\n"
+    "    _os.setsid()\n"
+    "    _pid = _os.fork()\n"
+    "    if _pid == 0:\n        _t.sleep(300)\n        _os._exit(0)\n"
+    "    open('sleeper.pid', 'w').write(str(_pid))\n"
+    "    _os._exit(0)\n"
+    "_os.waitpid(_first, 0)\n",
+}
+LOOK_FOR_THE_SLEEPER = (
+    "def _sleeper_state():\n"
+    "    try:\n"
+    "        pid = open('sleeper.pid').read()\n"
+    "    except OSError:\n"
+    "        return 'never noted'\n"
+    "    try:\n"
+    "        state = open('/proc/%s/stat' % pid).read().rpartition(')')[2].split()[0]\n"
+    "    except OSError:\n"
+    "        return 'gone'\n"
+    "    return 'gone' if state in 'ZX' else 'alive'\n"
+    "raise RuntimeError('step one sleeper: ' + _sleeper_state())\n"
+)
+
+
+@pytest.mark.parametrize("name", list(SLEEPERS))
+def test_a_process_left_by_step_one_is_gone_before_step_two_runs_and_nothing_survives(
+    tmp_path: Path, name: str
+) -> None:
+    if name != "a forked child" and _unprotected("forked survivor"):
+        pytest.skip("a setsid'd grandchild outside bubblewrap is found only by a uid of its own (root)")
+    folder = tmp_path / "my_json_text"
+    shutil.copytree(STUBS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for file, attack in (("json_text_messages.py", SLEEPERS[name]), ("json_text_adapter.py", LOOK_FOR_THE_SLEEPER)):
+        path = folder / file
+        path.write_text(path.read_text(encoding="utf-8") + "\n\n# the attack\n" + attack, encoding="utf-8")
+    started = time.monotonic()
+    report = verify(folder, step=2, time_limit=LIMIT)
+    assert time.monotonic() - started < BOUND
+    text = str(report)
+    assert "step one sleeper: gone" in text, text
+    assert report.passed == 0
+    assert sandbox_processes() == []

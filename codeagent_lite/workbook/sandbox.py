@@ -19,6 +19,9 @@ a minimal ``codeagent_lite`` package: an empty ``__init__`` and copies of ``kern
 reference chapter is never among them). The program reads ``payload`` with
 ``sandbox_io.read_payload()`` and answers with ``sandbox_io.send(data)`` (and, before that,
 any number of ``sandbox_io.send_part(data)``, which land in ``ChildOutcome.parts``).
+Between two of its jobs (verify's steps) it may call ``sandbox_io.fence()``: the parent then
+kills every other process of the run, whatever the code so far forked, and lets it go on,
+so one session serves several steps and still no descendant of one step lives into the next.
 
 What the child gets, on Linux with bubblewrap (``bwrap``): the base interpreter run as
 ``python -I -S -B`` (no site-packages, no editable install of this package, no environment
@@ -29,7 +32,12 @@ its own pid namespace (all namespaces but the user one unshared), an empty envir
 ``RLIMIT_NPROC`` binds. Limits on address space, processes, open files, file size and core
 dumps are set before the interpreter starts. The whole session is killed when the answer is
 in, at the deadline, or when the channel misbehaves; with its own pid namespace nothing it
-forked survives that. Without bwrap (macOS, Windows, a Linux without it) the child is a plain
+forked survives that. At a fence the parent finds the run's other processes in ``/proc``:
+under bwrap all of its pid namespace but the program (pid 2 there) and bubblewrap's own two;
+without it the program's descendants, its session and, with a uid of its own (root), every
+process of that uid; the kill at the end of the run uses the same search. The fence is
+answered with one byte on a second pipe, the child's only way to hear from the parent.
+Without bwrap (macOS, Windows, a Linux without it) the child is a plain
 subprocess with the environment cleared, its own session, and the limits the OS has;
 ``protections()`` says which apply.
 
@@ -145,20 +153,30 @@ def kernel_closure(package_dir: Path = _PACKAGE_DIR) -> tuple[str, ...]:
 
 
 def _package_imports(tree: ast.Module) -> list[str]:
+    """The package's modules a module imports, however the import is spelled (relative or absolute)."""
     found: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1 and node.module:
-                found.append(node.module.split(".")[0])
-            elif node.level == 1:
-                found += [alias.name for alias in node.names]
-            elif node.level == 0 and node.module and node.module.startswith(_PACKAGE + "."):
-                found.append(node.module.split(".")[1])
-            elif node.level == 0 and node.module == _PACKAGE:
-                found += [alias.name for alias in node.names]
+            found += _imported_from(node)
         elif isinstance(node, ast.Import):
             found += [a.name.split(".")[1] for a in node.names if a.name.startswith(_PACKAGE + ".")]
     return found
+
+
+def _imported_from(node: ast.ImportFrom) -> list[str]:
+    """``from .x import y`` and ``from codeagent_lite.x import y`` name x; ``from . import x`` and
+    ``from codeagent_lite import x`` name x itself."""
+    absolute = node.level == 0 and (node.module or "").split(".")[0] == _PACKAGE
+    if node.level != 1 and not absolute:
+        return []
+    parts = (node.module or "").split(".")[1 if absolute else 0 :]
+    return [parts[0]] if parts and parts[0] else [alias.name for alias in node.names]
+
+
+# Read once, at import: the modules do not change under a running verify, and ``ast.parse`` in a process whose
+# recursion limit a learner (or a test) has moved can fail inside CPython 3.11 itself ("AST constructor recursion
+# depth mismatch"), which must not become verify's traceback.
+_KERNEL_MODULES = kernel_closure()
 
 
 def _write_world(folder: Path, program: str, payload: object, files: Mapping[str, bytes], kernel: bool) -> None:
@@ -172,7 +190,7 @@ def _write_world(folder: Path, program: str, payload: object, files: Mapping[str
         package = folder / _PACKAGE
         package.mkdir(exist_ok=True)
         (package / "__init__.py").write_text('"""The Kernel types only: the sandbox\'s package."""\n')
-        for name in kernel_closure():
+        for name in _KERNEL_MODULES:
             _copy_compiled(_PACKAGE_DIR / f"{name}.py", package / f"{name}.py")
     _copy_compiled(Path(__file__).with_name("sandbox_io.py"), folder / "sandbox_io.py")
     (folder / "payload.json").write_text(json.dumps(payload, ensure_ascii=True, allow_nan=False))
@@ -238,31 +256,34 @@ def _own_uid() -> int:
 
 
 def _bwrap_command(folder: Path, uid: int | None) -> list[str]:
-    bwrap = shutil.which("bwrap") or "bwrap"
-    python = _base_python()
-    prefix = str(Path(sys.base_prefix).resolve())
-    command = [bwrap, "--ro-bind", "/usr", "/usr"]
+    command = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/usr", "/usr"]
     for link in ("lib", "lib64", "bin", "sbin"):
         if Path(f"/usr/{link}").is_dir():
             command += ["--symlink", f"usr/{link}", f"/{link}"]
-    if not prefix.startswith("/usr/") and prefix != "/usr":
-        # Its parent folders are made traversable (a pyenv under /root, which is 0700 outside): else the
-        # dynamic loader misses the prefix's libpython and a system one with another stdlib would run.
-        for parent in reversed(Path(prefix).parents[:-1]):
-            command += ["--perms", "0755", "--dir", str(parent)]
-        command += ["--ro-bind", prefix, prefix]
-    for site in Path(prefix).glob("lib/python3*/site-packages"):
-        command += ["--tmpfs", str(site)]
+    command += _prefix_binds(Path(sys.base_prefix).resolve())
     command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(folder), _INSIDE]
     command += ["--chdir", _INSIDE, "--die-with-parent", "--new-session", "--clearenv"]
     for name, value in _ENV.items():
         command += ["--setenv", name, value]
     if uid is None:
-        command += ["--unshare-all"]
-    else:  # root: a user namespace would map our uid back to 0; a real uid of its own instead
-        command += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--"]
-        command += _setpriv(uid)
-    return [*command, "--", python] if uid is None else [*command, python]
+        return [*command, "--unshare-all", "--", _base_python()]
+    # root: a user namespace would map our uid back to 0; a real uid of its own instead
+    command += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--"]
+    return [*command, *_setpriv(uid), _base_python()]
+
+
+def _prefix_binds(prefix: Path) -> list[str]:
+    """The interpreter's prefix, read-only, with its site-packages hidden behind empty folders."""
+    binds: list[str] = []
+    if prefix != Path("/usr") and Path("/usr") not in prefix.parents:
+        # Its parent folders are made traversable (a pyenv under /root, which is 0700 outside): else the
+        # dynamic loader misses the prefix's libpython and a system one with another stdlib would run.
+        for parent in reversed(prefix.parents[:-1]):
+            binds += ["--perms", "0755", "--dir", str(parent)]
+        binds += ["--ro-bind", str(prefix), str(prefix)]
+    for site in prefix.glob("lib/python3*/site-packages"):
+        binds += ["--tmpfs", str(site)]
+    return binds
 
 
 def _setpriv(uid: int) -> list[str]:
@@ -412,7 +433,7 @@ def _command(folder: Path, limits: Limits) -> tuple[list[str], int | None, bool]
     """The command line, the uid the child runs as (None: ours), and whether bwrap is used."""
     uid = _own_uid() if _drops_uid() else None
     boot = _BOOT if uid is not None or not _has_rlimits() else _NPROC.format(n=limits.processes) + _BOOT
-    python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd"]
+    python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd", "fence-fd"]
     if _bwrap_works():
         return [*_bwrap_command(folder, uid), *python_args], uid, True
     python = [_base_python(), *python_args]
@@ -422,35 +443,45 @@ def _command(folder: Path, limits: Limits) -> tuple[list[str], int | None, bool]
 def _run(
     folder: Path, limits: Limits, part_seconds: float | None, on_part: Callable[[object], bool | None] | None
 ) -> ChildOutcome:
-    command, uid, _bwrap = _command(folder, limits)
+    command, uid, bwrap = _command(folder, limits)
     if uid is not None:
         for path in [folder, *folder.rglob("*")]:
             os.chown(path, uid, uid)
     reader, writer = os.pipe()
+    fence_reader, fence_writer = os.pipe() if _can_fence() else (-1, -1)
     try:
-        process = _start(command, folder, writer, _limiter(limits, uid is not None))
+        process = _start(command, folder, (writer, fence_reader), _limiter(limits, uid is not None))
     except OSError as error:
-        os.close(reader)
+        _close(reader, fence_writer)
         return ChildOutcome("crashed", None, f"the sandbox could not start ({type(error).__name__})")
     finally:
-        os.close(writer)
-    listener = _Listener()
+        _close(writer, fence_reader)
+    run = _Run(process, bwrap, uid)
+    listener = _Listener(fence=_fencer(run, fence_writer) if fence_writer >= 0 else None)
     pumps = _pumps(process, reader, listener, limits.output_bytes)
     try:
         return _listen(process, listener, limits, part_seconds, on_part)
     finally:
-        _kill(process)
+        _kill(run)
         for pump in pumps:
             pump.join(timeout=5)
-        os.close(reader)
+        _close(reader, fence_writer)
         if process.stdout is not None:
             process.stdout.close()
 
 
+def _close(*descriptors: int) -> None:
+    for descriptor in descriptors:
+        if descriptor >= 0:
+            os.close(descriptor)
+
+
 def _start(
-    command: list[str], folder: Path, writer: int, limiter: Callable[[], None] | None
+    command: list[str], folder: Path, ends: tuple[int, int], limiter: Callable[[], None] | None
 ) -> subprocess.Popen[bytes]:
-    """The child, with the channel's write end as its only extra inherited descriptor (a handle on Windows)."""
+    """The child, with the channel's write end and the fence's read end (-1: no fences here) as its only
+    extra inherited descriptors (the channel's handle alone on Windows)."""
+    writer, fence_reader = ends
     common: dict[str, Any] = {
         "cwd": folder,
         "env": dict(_ENV),
@@ -463,13 +494,15 @@ def _start(
 
         handle = msvcrt.get_osfhandle(writer)
         os.set_handle_inheritable(handle, True)
-        command[-1] = f"h{handle}"
+        command[-2:] = [f"h{handle}", "-"]
         startup = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})
         flags = subprocess.CREATE_NEW_PROCESS_GROUP
         return subprocess.Popen(command, startupinfo=startup, creationflags=flags, **common)
-    command[-1] = str(writer)  # the channel's number in the child is the one it has here
+    # the descriptors' numbers in the child are the ones they have here
+    command[-2:] = [str(writer), str(fence_reader) if fence_reader >= 0 else "-"]
+    passed = (writer, fence_reader) if fence_reader >= 0 else (writer,)
     return subprocess.Popen(  # the command is ours; only its files are untrusted
-        command, pass_fds=(writer,), start_new_session=True, preexec_fn=limiter, **common
+        command, pass_fds=passed, start_new_session=True, preexec_fn=limiter, **common
     )
 
 
@@ -533,10 +566,20 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    """The whole session at once: every descendant by pid (bwrap's pid namespace dies with its first
-    process, taking what was forked inside along), then the session's process group."""
-    for pid in _descendants(process.pid):
+@dataclass(frozen=True)
+class _Run:
+    """One running sandbox: how to find its processes (bwrap's pid namespace, else session and uid)."""
+
+    process: subprocess.Popen[bytes]
+    bwrap: bool
+    uid: int | None
+
+
+def _kill(run: _Run) -> None:
+    """The whole session at once: every process of the run by pid (bwrap's pid namespace dies with its
+    first process, taking what was forked inside along), then the session's process group."""
+    process = run.process
+    for pid in _run_pids(run):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
     if hasattr(os, "killpg"):
@@ -547,8 +590,130 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
     process.wait()
 
 
+# --------------------------------------------------------------------------- fences
+
+
+_FENCE_SECONDS = 2.0  # the killing at one fence; it takes a few milliseconds
+_MAX_FENCES = 100  # verify asks one per step; a flood of them is a misbehaviour
+
+
+def _can_fence() -> bool:
+    """Fences need the run's processes listed, which ``/proc`` does (Linux); elsewhere the child goes on at once."""
+    return sys.platform.startswith("linux") and os.path.isdir("/proc/self/task")
+
+
+def _fencer(run: _Run, writer: int) -> Callable[[], None]:
+    """What the parent does when the child asks for a fence: kill every other process of the run, then
+    write one byte to let the child go on (never blocking here: a child that stops reading loses them)."""
+    os.set_blocking(writer, False)
+
+    def fence() -> None:
+        _kill_all_but_the_program(run)
+        with contextlib.suppress(OSError):
+            os.write(writer, b".")
+
+    return fence
+
+
+def _kill_all_but_the_program(run: _Run) -> None:
+    """Kill the run's processes but the program and its bubblewrap parents, until none is left alive
+    (a process that forks while it is being killed is found again on the next pass)."""
+    spared = _spared(run)
+    if spared is None:
+        return
+    deadline = time.monotonic() + _FENCE_SECONDS
+    while time.monotonic() < deadline:
+        alive = [pid for pid in _run_pids(run) if pid not in spared and _alive(pid)]
+        if not alive:
+            return
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.001)
+
+
+def _spared(run: _Run) -> set[int] | None:
+    """The processes a fence leaves: the program, and under bwrap bubblewrap and its pid namespace's init.
+
+    The program is the one process there with pid 2 in that namespace (the first its init forked):
+    nothing the program forks can take that number while it lives. None when it is not found.
+    """
+    pid = run.process.pid
+    if not run.bwrap:
+        return {pid}
+    for init in _children(pid):
+        depth = len(_namespace_pids(init))
+        for child in _children(init):
+            inside = _namespace_pids(child)
+            if len(inside) == depth and inside[-1] == 2:
+                return {pid, init, child}
+    return None
+
+
+def _run_pids(run: _Run) -> set[int]:
+    """Every process of the run but its first: under bwrap, all of its pid namespace (orphans there are
+    re-parented to its init, inside the run); without it, the descendants, the session, and, when the run
+    has a uid of its own, every process of that uid (a setsid'd grandchild, re-parented outside)."""
+    found = set(_descendants(run.process.pid))
+    if run.bwrap or not _can_fence():
+        return found
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and _belongs(int(entry), run):
+            found.add(int(entry))
+    found.discard(run.process.pid)
+    return found
+
+
+def _belongs(pid: int, run: _Run) -> bool:
+    """A process of the run without bwrap: in its session, or (with a uid of its own) of that uid."""
+    if run.uid is not None:
+        with contextlib.suppress(OSError):
+            if os.stat(f"/proc/{pid}").st_uid == run.uid:
+                return True
+    fields = _stat_fields(pid)
+    return fields is not None and fields[3] == str(run.process.pid)
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/PID/stat after the command's name (which may hold spaces): state, ppid, pgrp, session, ..."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    return text.rpartition(")")[2].split()
+
+
+def _alive(pid: int) -> bool:
+    """Still running: neither gone nor a zombie (a killed process's pid stays until its parent reaps it)."""
+    fields = _stat_fields(pid)
+    return fields is not None and bool(fields) and fields[0] not in ("Z", "X")
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, ValueError):
+                found += [int(word) for word in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+    return found
+
+
+def _namespace_pids(pid: int) -> list[int]:
+    """The process's pid in each pid namespace it is in, outermost first (``NSpid`` of /proc/PID/status)."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return []
+    for line in text.splitlines():
+        if line.startswith("NSpid:"):
+            return [int(word) for word in line.split()[1:] if word.isdigit()]
+    return []
+
+
 @dataclass
 class _Listener:
+    fence: Callable[[], None] | None = None
+    fences: int = 0
     chunks: queue.Queue[bytes] = field(default_factory=queue.Queue)
     parts: list[object] = field(default_factory=list)
     buffer: bytearray = field(default_factory=bytearray)
@@ -619,6 +784,10 @@ def _take_lines(state: _Listener, on_part: Callable[[object], bool | None] | Non
         if isinstance(message, str):
             return _outcome("garbage", None, message, state), advanced
         kind, data = message
+        if kind == "fence":
+            if not _fenced(state):
+                return _outcome("garbage", None, "the checking process asked for too many fences", state), advanced
+            continue
         if kind == "final":
             return _outcome("ok", data, "", state), advanced  # prints after the answer are not waited for
         state.parts.append(data)
@@ -627,6 +796,16 @@ def _take_lines(state: _Listener, on_part: Callable[[object], bool | None] | Non
         said = on_part(data) if on_part is not None else None
         advanced = advanced or said is not False
     return None, advanced
+
+
+def _fenced(state: _Listener) -> bool:
+    """Do a fence the child asked for (it buys no time); False past ``_MAX_FENCES``, a flood of them."""
+    state.fences += 1
+    if state.fences > _MAX_FENCES:
+        return False
+    if state.fence is not None:
+        state.fence()
+    return True
 
 
 def _ended(process: subprocess.Popen[bytes], state: _Listener, detail: str) -> ChildOutcome:
@@ -664,7 +843,7 @@ def decode_message(line: bytes) -> tuple[str, object] | str:
         value = json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
         return "the checking process sent a message that is not JSON"
-    if not isinstance(value, dict) or set(value) != {"kind", "data"} or value["kind"] not in ("part", "final"):
+    if not isinstance(value, dict) or set(value) != {"kind", "data"} or value["kind"] not in ("part", "final", "fence"):
         return "the checking process sent a message of an unknown shape"
     return str(value["kind"]), value["data"]
 

@@ -6,7 +6,9 @@ none of what arrives: each message is one line of JSON on a pipe of its own (not
 output, which a learner's ``print`` would fill), and the parent caps, times and parses it.
 
 ``send_part`` may be called any number of times (verify sends one part per check, so a
-hang costs only the check that hung); ``send`` sends the one final answer.
+hang costs only the check that hung); ``send`` sends the one final answer. ``fence`` asks
+the parent to kill every other process of the run (what the code run so far forked and
+left behind) and waits until it has: verify calls it between two steps.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["read_payload", "send", "send_part"]
+__all__ = ["fence", "read_payload", "send", "send_part"]
 
 PAYLOAD_FILE = "payload.json"
 
@@ -31,7 +33,14 @@ def _channel() -> int:
     return int(given) if given.isdigit() else -1
 
 
+def _fence_channel() -> int:
+    """The read end on which the parent answers a fence, or -1 where it does none (not Linux)."""
+    given = sys.argv[2] if len(sys.argv) > 2 else ""
+    return int(given) if given.isdigit() else -1
+
+
 _channel_fd = _channel()
+_fence_fd = _fence_channel()
 
 
 def read_payload() -> Any:
@@ -56,3 +65,42 @@ def send_part(data: object) -> None:
 def send(data: object) -> None:
     """The final answer (JSON-able data); the parent stops listening after it."""
     _write("final", data)
+
+
+def fence() -> None:
+    """Have the parent kill every other process of this run, and wait until it has (then reap them).
+
+    Bytes left on the fence's channel by earlier fences nobody waited for (a forked copy of
+    this process asked too) are dropped first, so that this one really waits.
+    """
+    if _fence_fd < 0:
+        return
+    _drop_stale_answers()
+    _write("fence", None)
+    try:
+        os.read(_fence_fd, 1)
+    except OSError:  # closed: the parent is gone, and this run with it
+        return
+    _reap()
+
+
+def _drop_stale_answers() -> None:
+    os.set_blocking(_fence_fd, False)
+    try:
+        while os.read(_fence_fd, 4096):
+            pass
+    except OSError:  # BlockingIOError: nothing (more) waiting
+        pass
+    finally:
+        os.set_blocking(_fence_fd, True)
+
+
+def _reap() -> None:
+    """This process's children the parent killed are zombies until waited for: wait for them, so they are gone."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return

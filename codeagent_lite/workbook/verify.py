@@ -268,27 +268,13 @@ def verify(
     computed here for those same inputs. Raises ``VerifyUsageError`` when the folder does not
     exist, holds none of the three files, or ``step`` is not 1 to 4.
     """
-    if step is not None:
-        _check_step(step)
-    _check_time_limit(time_limit)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise VerifyUsageError(_("seed must be an integer, found {found}", found=repr(seed)))
+    _check_arguments(step, time_limit, seed)
     label, folder = _folder(directory)
     _check_holds_a_file(folder, label)
     inputs = Inputs() if seed is None else Inputs.draw(seed)
     checks = checks_up_to(step)
     steps = tuple(sorted({check.step for check in checks}))
-    tally = Tally()
-    with _Progress(len(steps)) as progress:
-        items = [_item(check, inputs) for check in checks]
-        first = {item.id: item.group for item in items}
-        progress.step(steps[0])
-
-        def on_event(key: str) -> None:
-            if key in first and first[key] > progress.shown:
-                progress.step(first[key])
-
-        run_step(folder, label, items, time_limit, tally, on_event)
+    tally = _run_checks(folder, label, [_item(check, inputs) for check in checks], steps, time_limit)
     results = tuple(_check_result(check, tally.outcomes[check.id]) for check in checks)
     problems, notes = _problems_and_notes(tally.file_problems)
     if seed is not None:
@@ -297,6 +283,30 @@ def verify(
             _("the checks' inputs were drawn from seed {seed}; the cases printed above are the public ones", seed=seed),
         )
     return VerifyReport(label, steps, results, problems, (*notes, *_weaker_sandbox_note()))
+
+
+def _check_arguments(step: int | None, time_limit: float, seed: int | None) -> None:
+    """Wrong arguments are a usage error (exit status 2) before any learner code runs."""
+    if step is not None:
+        _check_step(step)
+    _check_time_limit(time_limit)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise VerifyUsageError(_("seed must be an integer, found {found}", found=repr(seed)))
+
+
+def _run_checks(folder: Path, label: str, items: list[Item], steps: tuple[int, ...], time_limit: float) -> Tally:
+    """All the steps in one sandbox session, with a progress line each time the child reaches a new step."""
+    tally = Tally()
+    with _Progress(len(steps)) as progress:
+        first = {item.id: item.group for item in items}
+        progress.step(steps[0])
+
+        def on_event(key: str) -> None:
+            if key in first and first[key] > progress.shown:
+                progress.step(first[key])
+
+        run_step(folder, label, items, time_limit, tally, on_event)
+    return tally
 
 
 _said_protections: list[bool] = []

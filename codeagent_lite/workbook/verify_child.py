@@ -6,8 +6,10 @@ probes (plain inputs, from ``contract``) go to ``verify_probe.main`` running in
 drawn here, from the data that came back, by the check's judge. That data is untrusted:
 a judge that meets data of the wrong shape gives a failed check, never a traceback.
 
-One session for all the steps asked keeps verify fast (each costs a fresh interpreter). A
-check that hangs costs one time limit: the session is killed, the rest of its step is "not
+One session for all the steps asked keeps verify fast (each costs a fresh interpreter);
+between two steps the child asks for a fence (``sandbox_io.fence``), at which every other
+process of the run is killed, so nothing the learner's code forked in one step lives on into
+the next. A check that hangs costs one time limit: the session is killed, the rest of its step is "not
 run", with the reason once, and a fresh session runs the later steps. A process that dies
 (``os._exit``, a crash) is replaced by a fresh one for the checks left.
 """
@@ -57,16 +59,33 @@ def clean(text: str, *, limit: int = _MAX_CHARS) -> str:
 
 def describe_error(error: dict[str, Any]) -> str:
     """What a learner should read when their code raised instead of returning (from the probe's facts)."""
-    mro = error.get("mro") or []
-    place_data = error.get("place")
-    place = ""
-    if isinstance(place_data, list) and len(place_data) == 2:
-        place = _(
-            " in {file} line {line}", file=clean(str(place_data[0]), limit=60), line=clean(str(place_data[1]), limit=10)
-        )
+    place = _place(error.get("place"))
     syntax = error.get("syntax")
     if isinstance(syntax, list) and len(syntax) == 3:
         return _("a syntax error in {file} line {line}: {message}", file=syntax[0], line=syntax[1], message=syntax[2])
+    special = _special_error(error.get("mro") or [], error, place)
+    if special:
+        return special
+    name, module, message = str(error.get("type", "?")), str(error.get("module", "")), str(error.get("message", ""))
+    if name == "InvalidModelOutputError" and module != "codeagent_lite.model_adapter":
+        return _(
+            "an InvalidModelOutputError of its own (from {module}), not the Kernel's: "
+            "import it from codeagent_lite.model_adapter",
+            module=module,
+        )
+    return f"{name}: {message}{place}" if message else f"{name}{place}"
+
+
+def _place(place: object) -> str:
+    """Where the error was raised, as the learner's file and line; "" when the probe sent no such place."""
+    if not isinstance(place, list) or len(place) != 2:
+        return ""
+    return _(" in {file} line {line}", file=clean(str(place[0]), limit=60), line=clean(str(place[1]), limit=10))
+
+
+def _special_error(mro: list[Any], error: dict[str, Any], place: str) -> str:
+    """The errors a learner meets while the step is unfinished or runs away get words of their own ("" else):
+    a bare class name would not tell them what to do."""
     if "builtins.NotImplementedError" in mro:
         return _("nothing yet: it is not written (NotImplementedError{place})", place=place)
     if "builtins.SystemExit" in mro:
@@ -77,14 +96,7 @@ def describe_error(error: dict[str, Any]) -> str:
         )
     if "builtins.RecursionError" in mro:
         return _("RecursionError{place}: the code recursed too deep", place=place)
-    name, module, message = str(error.get("type", "?")), str(error.get("module", "")), str(error.get("message", ""))
-    if name == "InvalidModelOutputError" and module != "codeagent_lite.model_adapter":
-        return _(
-            "an InvalidModelOutputError of its own (from {module}), not the Kernel's: "
-            "import it from codeagent_lite.model_adapter",
-            module=module,
-        )
-    return f"{name}: {message}{place}" if message else f"{name}{place}"
+    return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,23 +154,32 @@ def load_package(directory: Path) -> str:
     existing = sys.modules.get(name)
     if existing is not None and any(Path(p).resolve() == directory for p in getattr(existing, "__path__", [])):
         return name
-    free = (
+    if not _free_in_this_process(name, existing):
+        name = "_verified_" + "".join(char if char.isalnum() else "_" for char in name)
+    sys.modules[name] = _folder_package(name, directory)
+    return name
+
+
+def _free_in_this_process(name: str, existing: types.ModuleType | None) -> bool:
+    """A name nothing here uses or could import: the folder may take it, so its absolute self-imports work."""
+    return (
         name.isidentifier()
         and not keyword.iskeyword(name)
         and existing is None
         and name not in sys.stdlib_module_names
         and importlib.util.find_spec(name) is None
     )
-    if not free:
-        name = "_verified_" + "".join(char if char.isalnum() else "_" for char in name)
+
+
+def _folder_package(name: str, directory: Path) -> types.ModuleType:
+    """A package module for the folder that has not run its ``__init__`` (each file is loaded on its own)."""
     package = types.ModuleType(name, f"the learner's folder {directory.name}")
     spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
     spec.submodule_search_locations = [str(directory)]
     package.__spec__ = spec
     package.__path__ = [str(directory)]
     package.__package__ = name
-    sys.modules[name] = package
-    return name
+    return package
 
 
 def learner_files(folder: Path, package: str) -> dict[str, bytes]:
@@ -219,7 +240,7 @@ def _session(
     state = _Session(label, {item.id: item for item in items}, tally)
     payload = {
         "package": package,
-        "probes": [{"id": item.id, "file": item.file, "probe": item.probe} for item in items],
+        "probes": [{"id": item.id, "file": item.file, "step": item.group, "probe": item.probe} for item in items],
     }
     limits = sandbox.Limits(
         seconds=_STARTUP_SECONDS + time_limit * (len(items) + len(FILES)),
@@ -324,6 +345,11 @@ def _verdict(state: _Session, item: Item, part: dict[str, Any]) -> Outcome:
     attempts = result.get("reference_imports")
     if isinstance(attempts, list) and attempts:
         return Outcome(False, got=_imports_reference(item.file, attempts), notes=notes)
+    return _judged(item, result, notes)
+
+
+def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> Outcome:
+    """The check's judge (or the sample's description) on the result; whatever it raises is a failed check."""
     try:
         if item.describe is not None:
             return Outcome(True, shown=clean(item.describe(result)), notes=notes)
@@ -333,11 +359,7 @@ def _verdict(state: _Session, item: Item, part: dict[str, Any]) -> Outcome:
         expected = None if mismatch.expected is None else clean(mismatch.expected)
         return Outcome(False, got=clean(mismatch.got), expected=expected, notes=notes)
     except Raised as raised:
-        described = clean(describe_error(raised.error))
-        not_written = "builtins.NotImplementedError" in (raised.error.get("mro") or [])
-        return Outcome(
-            False, got=described if not_written else _("it raised {described}", described=described), notes=notes
-        )
+        return Outcome(False, got=_raised_got(raised.error), notes=notes)
     except Exception:  # the child's data had the wrong shape: forged or broken, never a verdict
         return Outcome(
             False,
@@ -347,6 +369,13 @@ def _verdict(state: _Session, item: Item, part: dict[str, Any]) -> Outcome:
     return Outcome(True, notes=notes)
 
 
+def _raised_got(error: dict[str, Any]) -> str:
+    """An unwritten function is said as such; any other error the learner's code raised is said "it raised"."""
+    described = clean(describe_error(error))
+    not_written = "builtins.NotImplementedError" in (error.get("mro") or [])
+    return described if not_written else _("it raised {described}", described=described)
+
+
 def _not_run_left(state: _Session, items: Sequence[Item], reason: str) -> None:
     """Items the child answered "finished" without reporting (it should not happen): not run, and why."""
     for item in items:
@@ -354,36 +383,59 @@ def _not_run_left(state: _Session, items: Sequence[Item], reason: str) -> None:
 
 
 def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOutcome, time_limit: float) -> list[Item]:
-    """The session ended without its final answer: blame the item that was running, decide what is left."""
+    """The session ended without its final answer: blame the item that was running, decide what is left.
+
+    After a crash the items left are run again in a fresh process; after a hang or a broken
+    channel, only the later steps are: the rest of the stopped step is not run, said once.
+    """
     running = state.running
+    what = _what_stopped(outcome, time_limit)
+    _blame(state, running, what)
+    left = [item for item in items if item.id not in state.tally.outcomes and state.loads.get(item.file) is not False]
+    _not_loaded_left(state, items)
+    if outcome.status == "crashed" and running is not None:
+        return left
+    return _later_steps(state, items, left, running, what)
+
+
+def _later_steps(
+    state: _Session, items: Sequence[Item], left: list[Item], running: str | None, what: str
+) -> list[Item]:
+    """A hang or a broken channel stops its own step: its checks left are not run (one reason for all of them),
+    and the later steps are returned for a fresh session."""
+    stopped = state.by_id[running].group if running in state.by_id else None
+    later = [item for item in left if stopped is not None and item.group != stopped]
+    reason = _("this step stopped at {id}: {what}", id=running.removeprefix("load:") if running else "-", what=what)
+    for item in items:
+        if item.id not in state.tally.outcomes and item not in later:
+            state.tally.outcomes[item.id] = Outcome(None, got=reason)
+    return later
+
+
+def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:
+    """Why the session ended early, in the learner's words: a hang, a death, or a broken channel."""
     if outcome.status == "timeout":
-        what = _(
+        return _(
             "no answer within {limit} s (an endless loop, or input() waiting?); it was stopped",
             limit=format(time_limit, "g"),
         )
-    elif outcome.status == "crashed":
-        what = _("{died} (os._exit, a crash, or the process was killed) while running this", died=clean(outcome.detail))
-    else:
-        what = _("the checking process broke its channel ({detail}); it was stopped", detail=clean(outcome.detail))
+    if outcome.status == "crashed":
+        return _("{died} (os._exit, a crash, or the process was killed) while running this", died=clean(outcome.detail))
+    return _("the checking process broke its channel ({detail}); it was stopped", detail=clean(outcome.detail))
+
+
+def _blame(state: _Session, running: str | None, what: str) -> None:
+    """The key that was running when the session ended gets the cause: a file that was loading, or a check."""
     if running is not None and running.startswith("load:"):
         file = running.removeprefix("load:")
         state.tally.file_problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=what)
         state.loads[file] = False
     elif running in state.by_id:
         state.tally.outcomes[running] = Outcome(False, got=what)
-    left = [item for item in items if item.id not in state.tally.outcomes and state.loads.get(item.file) is not False]
-    if outcome.status == "crashed" and running is not None:
-        for item in items:
-            if item.id not in state.tally.outcomes and state.loads.get(item.file) is False:
-                state.tally.outcomes[item.id] = Outcome(None, got=_("{file}.py did not load", file=item.file))
-        return left
-    reason = _("this step stopped at {id}: {what}", id=running.removeprefix("load:") if running else "-", what=what)
-    stopped = state.by_id[running].group if running in state.by_id else None
-    later = [item for item in left if stopped is not None and item.group != stopped]
+
+
+def _not_loaded_left(state: _Session, items: Sequence[Item]) -> None:
+    """Items without a verdict whose file did not load: not run, for that reason."""
     for item in items:
-        if item.id not in state.tally.outcomes and item not in later:
-            if state.loads.get(item.file) is False:
-                state.tally.outcomes[item.id] = Outcome(None, got=_("{file}.py did not load", file=item.file))
-            else:
-                state.tally.outcomes[item.id] = Outcome(None, got=reason)
-    return later
+        if item.id not in state.tally.outcomes and state.loads.get(item.file) is False:
+            state.tally.outcomes[item.id] = Outcome(None, got=_("{file}.py did not load", file=item.file))

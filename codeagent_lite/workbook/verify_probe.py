@@ -15,7 +15,8 @@ canned values), so the adapter is judged alone and no reference function is invo
 ``main()`` is the sandbox program: it reads ``{"package": ..., "probes": [...]}``, loads each
 file when first needed, and sends one part per event (``{"start": key}``, then
 ``{"done": key, "result": ...}``; ``key`` is ``load:<file>`` or a check id), then a final
-``{"finished": true}``.
+``{"finished": true}``. Between two steps (a probe's ``step``) it asks ``sandbox_io.fence()``,
+so no process the learner's code left behind in one step lives on into the next.
 """
 
 from __future__ import annotations
@@ -55,24 +56,40 @@ def encode(value: object, depth: int = 0) -> Any:
     """``value`` as JSON-able data that keeps its type: what the parent compares, never a verdict."""
     if depth > _MAX_DEPTH:
         return {"$deep": True}
-    if value is None or isinstance(value, bool | str):
-        return value[:_MAX_TEXT] if isinstance(value, str) else value
-    if isinstance(value, enum.Enum):
-        return {"$enum": _name(type(value)), "value": encode(value.value, depth + 1)}
-    if isinstance(value, int):
-        return value if abs(value) < 10**300 else {"$bigint": True}
-    if isinstance(value, float):
-        return value if math.isfinite(value) else {"$float": repr(value)}
-    if isinstance(value, list | tuple):
-        items = [encode(item, depth + 1) for item in value[:_MAX_ITEMS]]
-        return items if isinstance(value, list) else {"$tuple": items}
-    if isinstance(value, dict):
-        pairs = list(value.items())[:_MAX_ITEMS]
-        return {"$dict": [[encode(key, depth + 1), encode(item, depth + 1)] for key, item in pairs]}
+    if value is None or isinstance(value, bool | str | int | float | enum.Enum):
+        return _encode_scalar(value, depth)
+    if isinstance(value, list | tuple | dict):
+        return _encode_container(value, depth)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: encode(getattr(value, f.name, None), depth + 1) for f in dataclasses.fields(value)}
         return {"$obj": _name(type(value)), "fields": fields}
     return {"$other": _name(type(value)), "repr": shown(value)}
+
+
+def _encode_scalar(value: object, depth: int) -> Any:
+    """One value JSON can almost carry: marked where it cannot (an enum, a huge int, NaN) and cut where long.
+
+    An enum is tested before int, since an IntEnum is an int too and its type is what a check compares.
+    """
+    if isinstance(value, str):
+        return value[:_MAX_TEXT]
+    if isinstance(value, enum.Enum):
+        return {"$enum": _name(type(value)), "value": encode(value.value, depth + 1)}
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < 10**300 else {"$bigint": True}
+    assert isinstance(value, float)
+    return value if math.isfinite(value) else {"$float": repr(value)}
+
+
+def _encode_container(value: list[Any] | tuple[Any, ...] | dict[Any, Any], depth: int) -> Any:
+    """A list, tuple or dict cut to ``_MAX_ITEMS``; tuples and dicts marked (JSON has neither) so a check sees which."""
+    if isinstance(value, dict):
+        pairs = list(value.items())[:_MAX_ITEMS]
+        return {"$dict": [[encode(key, depth + 1), encode(item, depth + 1)] for key, item in pairs]}
+    items = [encode(item, depth + 1) for item in value[:_MAX_ITEMS]]
+    return items if isinstance(value, list) else {"$tuple": items}
 
 
 def _name(cls: type) -> str:
@@ -334,7 +351,8 @@ def _register_package(name: str, directory: str) -> None:
 def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify*.py drive it there
     import sandbox_io  # type: ignore[import-not-found]  # copied beside this file in the sandbox
 
-    send_part, send = sandbox_io.send_part, sandbox_io.send  # kept before learner code can replace them
+    # kept before learner code can replace them
+    send_part, send, fence = sandbox_io.send_part, sandbox_io.send, sandbox_io.fence
     job = sandbox_io.read_payload()
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
@@ -346,7 +364,11 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
     directory = os.path.abspath(package)
     _register_package(package, directory)
     modules: dict[str, types.ModuleType | None] = {}
+    step = None
     for item in job["probes"]:
+        if step is not None and item.get("step") != step:
+            fence()  # whatever the last step's code forked dies before the next step's code runs
+        step = item.get("step")
         file = item["file"]
         if file not in modules:
             modules[file] = _load(package, directory, file, guard, send_part)
