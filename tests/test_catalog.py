@@ -255,3 +255,42 @@ def test_only_the_modules_not_yet_converted_keep_a_hand_made_table() -> None:
         if path.name != "language.py" and re.search(r"\bMessages\(", path.read_text(encoding="utf-8"))
     )
     assert set(tables) <= NOT_YET_CONVERTED, set(tables) - NOT_YET_CONVERTED
+
+
+def _shadowing_assignments(path: Path) -> list[int]:
+    """Lines binding ``_`` as a variable (``role, _ = pair``) where ``_`` is the catalog's function: that call
+    would then raise TypeError, in the one branch that shows the message. Comprehensions have their own scope."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    in_comprehension = {
+        id(node)
+        for comprehension in ast.walk(tree)
+        if isinstance(comprehension, ast.comprehension)
+        for node in ast.walk(comprehension.target)
+    }
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name)
+        and node.id == "_"
+        and isinstance(node.ctx, ast.Store)
+        and id(node) not in in_comprehension
+    ]
+
+
+def test_no_module_that_speaks_through_the_catalog_binds_underscore() -> None:
+    speaking = [
+        path
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if re.search(r"^from \S*words import .*\b_\b|^def _\(", path.read_text(encoding="utf-8"), re.MULTILINE)
+    ]
+    assert len(speaking) >= 6, speaking
+    found = {
+        path.relative_to(PACKAGE).as_posix(): lines for path in speaking if (lines := _shadowing_assignments(path))
+    }
+    assert found == {}, "name the value instead (_role, _rest): `_` is the catalog's function there"
+
+
+def test_the_shadowing_check_finds_one(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("def f(pair):\n    role, _ = pair\n    return [x for x, _ in pair]\n", encoding="utf-8")
+    assert _shadowing_assignments(sample) == [2]

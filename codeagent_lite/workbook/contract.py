@@ -512,7 +512,7 @@ def _check_compact(inputs: Inputs) -> tuple[Probe, Judge]:
 
 def _check_chinese_kept(inputs: Inputs) -> tuple[Probe, Judge]:
     def judge(result: dict[str, Any]) -> None:
-        _, content = _one_pair(result)
+        _role, content = _one_pair(result)
         if inputs.missing not in content:
             raise Mismatch(show(content))
 

@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .words import N_
+from .words import N_, _
 
 __all__ = [
     "REFERENCE_MODULES",
@@ -453,7 +453,7 @@ def _run(
         process = _start(command, folder, (writer, fence_reader), _limiter(limits, uid is not None))
     except OSError as error:
         _close(reader, fence_writer)
-        return ChildOutcome("crashed", None, f"the sandbox could not start ({type(error).__name__})")
+        return ChildOutcome("crashed", None, _("the sandbox could not start ({error})", error=type(error).__name__))
     finally:
         _close(writer, fence_reader)
     run = _Run(process, bwrap, uid)
@@ -751,11 +751,11 @@ def _listen(
             return _ended(process, state, "")
         state.received += len(chunk)
         if state.received > limits.output_bytes:
-            too_big = f"the checking process sent more than {limits.output_bytes} bytes"
+            too_big = _("the checking process sent more than {limit} bytes", limit=limits.output_bytes)
             return _outcome("too_big", None, too_big, state)
         state.buffer += chunk
         if len(state.buffer) > limits.output_bytes:  # pragma: no cover - received caps it first
-            return _outcome("too_big", None, "a message too long", state)
+            return _outcome("too_big", None, _("a message too long"), state)
         outcome, advanced = _take_lines(state, on_part)
         if outcome is not None:
             return outcome
@@ -765,10 +765,10 @@ def _listen(
 
 def _timeout_detail(state: _Listener, start: float, now: float, limits: Limits, part: float | None) -> str:
     if state.buffer:
-        return "the checking process began a message and never finished it"
+        return _("the checking process began a message and never finished it")
     if part is not None and now - start < limits.seconds:
-        return f"no answer within {part:g} s"
-    return f"no answer within {limits.seconds:g} s"
+        return _("no answer within {seconds} s", seconds=format(part, "g"))
+    return _("no answer within {seconds} s", seconds=format(limits.seconds, "g"))
 
 
 def _take_lines(state: _Listener, on_part: Callable[[object], bool | None] | None) -> tuple[ChildOutcome | None, bool]:
@@ -778,7 +778,7 @@ def _take_lines(state: _Listener, on_part: Callable[[object], bool | None] | Non
     """
     advanced = False
     while b"\n" in state.buffer:
-        line, _, rest = bytes(state.buffer).partition(b"\n")
+        line, _newline, rest = bytes(state.buffer).partition(b"\n")
         state.buffer = bytearray(rest)
         message = decode_message(line)
         if isinstance(message, str):
@@ -786,13 +786,13 @@ def _take_lines(state: _Listener, on_part: Callable[[object], bool | None] | Non
         kind, data = message
         if kind == "fence":
             if not _fenced(state):
-                return _outcome("garbage", None, "the checking process asked for too many fences", state), advanced
+                return _outcome("garbage", None, _("the checking process asked for too many fences"), state), advanced
             continue
         if kind == "final":
             return _outcome("ok", data, "", state), advanced  # prints after the answer are not waited for
         state.parts.append(data)
         if len(state.parts) > 100_000:
-            return _outcome("too_big", None, "the checking process sent too many messages", state), advanced
+            return _outcome("too_big", None, _("the checking process sent too many messages"), state), advanced
         said = on_part(data) if on_part is not None else None
         advanced = advanced or said is not False
     return None, advanced
@@ -814,14 +814,14 @@ def _ended(process: subprocess.Popen[bytes], state: _Listener, detail: str) -> C
     except subprocess.TimeoutExpired:
         code = None
     if state.buffer:
-        return _outcome("garbage", None, "the checking process ended in the middle of a message", state)
+        return _outcome("garbage", None, _("the checking process ended in the middle of a message"), state)
     if code is None:
-        why = "it closed its channel without answering"
+        why = _("it closed its channel without answering")
     elif code < 0:
-        why = f"it was killed by signal {-code}"
+        why = _("it was killed by signal {signal}", signal=-code)
     else:
-        why = f"it ended with exit status {code} without answering"
-    return _outcome("crashed", None, detail or f"the checking process stopped: {why}", state)
+        why = _("it ended with exit status {code} without answering", code=code)
+    return _outcome("crashed", None, detail or _("the checking process stopped: {why}", why=why), state)
 
 
 def _outcome(status: Status, data: object | None, detail: str, state: _Listener) -> ChildOutcome:
