@@ -223,10 +223,21 @@ def _chinese_literals(path: Path) -> list[tuple[int, str]]:
     ]
 
 
+def _sources() -> list[tuple[str, Path]]:
+    """The package's modules (named from inside it, as the allowlists do) and the scripts a teacher or learner runs;
+    tests and benchmarks are data and stay out."""
+    package = [(path.relative_to(PACKAGE).as_posix(), path) for path in sorted(PACKAGE.rglob("*.py"))]
+    tools = [
+        (path.relative_to(ROOT).as_posix(), path)
+        for folder in ("scripts", "classroom")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+    ]
+    return package + tools
+
+
 def test_no_chinese_string_literal_outside_the_catalog() -> None:
     found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = path.relative_to(PACKAGE).as_posix()
+    for module, path in _sources():
         if module in NOT_YET_CONVERTED:
             continue
         data = CHINESE_DATA.get(module, set())
