@@ -70,6 +70,7 @@ __all__ = [
     "describe_parse",
     "describe_parse_result",
     "item_spec",
+    "rejected_layer",
     "show",
     "step_title",
     "text_samples",
@@ -1368,6 +1369,18 @@ class Sample:
 def describe_parse(module: ModuleType, text: str) -> str:
     """What ``module.parse_json_action`` does with ``text``: ``✔ <action>`` or ``✘ rejected at layer N (...)``."""
     return describe_parse_result(run_probe(module, {"kind": "parse", "text": text}))
+
+
+def rejected_layer(result: dict[str, Any]) -> int | None:
+    """The layer number a parse probe's result was refused at (None: accepted, or not an InvalidModelOutputError
+    with a known layer): the fact ``describe_parse_result`` puts into words, so nobody parses the words back."""
+    error = _error(result)
+    if error is None or not _is(error, InvalidModelOutputError):
+        return None
+    try:
+        return int(ValidationLayer(_raw_layer(error.get("layer"))))  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        return None
 
 
 def describe_parse_result(result: dict[str, Any]) -> str:

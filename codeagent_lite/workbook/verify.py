@@ -26,7 +26,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import sandbox
-from .contract import FILES, SAMPLES, STEPS, Check, Inputs, Sample, checks_up_to, step_title, text_samples
+from .contract import (
+    FILES,
+    SAMPLES,
+    STEPS,
+    Check,
+    Inputs,
+    Sample,
+    checks_up_to,
+    rejected_layer,
+    step_title,
+    text_samples,
+)
 from .verify_child import Item, Outcome, Tally, clean, run_step
 from .words import _
 
@@ -35,9 +46,11 @@ __all__ = [
     "CheckResult",
     "Comparison",
     "ComparisonRow",
+    "LearnerParse",
     "VerifyReport",
     "VerifyUsageError",
     "compare",
+    "learner_parses",
     "run_learner_parser",
     "verify",
 ]
@@ -489,10 +502,21 @@ def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float =
     return Comparison(label, step, tuple(rows))
 
 
-def run_learner_parser(
+@dataclass(frozen=True, slots=True)
+class LearnerParse:
+    """What the learner's parser did with one text: the words (``shown``) and the facts they say, as data."""
+
+    shown: str
+    accepted: bool
+    rejected_at: int | None
+    """The layer number it refused the text at; None when it accepted it, or crashed, hung or did not load."""
+
+
+def learner_parses(
     directory: str | os.PathLike[str], texts: Sequence[str], *, time_limit: float = DEFAULT_TIME_LIMIT
-) -> tuple[str, ...]:
-    """What the learner's ``parse_json_action`` does with each text, described by ``contract.describe_parse``.
+) -> tuple[LearnerParse, ...]:
+    """What the learner's ``parse_json_action`` does with each text: ``contract.describe_parse``'s words, and
+    whether it accepted the text or at which layer it refused it (so a ladder is drawn from facts, not words).
 
     A crash, a hang or a file that does not load comes back as the sentence verify would print.
     """
@@ -500,7 +524,22 @@ def run_learner_parser(
     label, folder = _folder(directory)
     samples = text_samples(texts)
     tally = _run_samples(folder, label, samples, time_limit)
-    return tuple(_shown(tally.outcomes[sample.id], sample, tally.file_problems) for sample in samples)
+    return tuple(_parsed(tally.outcomes[sample.id], sample, tally.file_problems) for sample in samples)
+
+
+def _parsed(outcome: Outcome, sample: Sample, file_problems: dict[str, str]) -> LearnerParse:
+    shown = _shown(outcome, sample, file_problems)
+    result = outcome.result if outcome.passed else None
+    if result is None:
+        return LearnerParse(shown, accepted=False, rejected_at=None)
+    return LearnerParse(shown, accepted=not isinstance(result.get("error"), dict), rejected_at=rejected_layer(result))
+
+
+def run_learner_parser(
+    directory: str | os.PathLike[str], texts: Sequence[str], *, time_limit: float = DEFAULT_TIME_LIMIT
+) -> tuple[str, ...]:
+    """``learner_parses``' words only."""
+    return tuple(parsed.shown for parsed in learner_parses(directory, texts, time_limit=time_limit))
 
 
 def _check_step(step: object) -> None:

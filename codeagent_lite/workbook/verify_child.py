@@ -121,6 +121,8 @@ class Outcome:
     expected: str | None = None
     notes: tuple[str, ...] = ()
     shown: str = ""
+    result: dict[str, Any] | None = None
+    """A sample's probe result as it came back (plain data), for a caller that needs facts, not the words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,7 +354,7 @@ def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> Outco
     """The check's judge (or the sample's description) on the result; whatever it raises is a failed check."""
     try:
         if item.describe is not None:
-            return Outcome(True, shown=clean(item.describe(result)), notes=notes)
+            return Outcome(True, shown=clean(item.describe(result)), notes=notes, result=result)
         assert item.judge is not None
         item.judge(result)
     except Mismatch as mismatch:
