@@ -49,6 +49,20 @@ def _classes(mode: str) -> dict[str, Any]:
     return classes
 
 
+def _sabotage(targets: list[str]) -> None:
+    """Replace each ``module:function`` of the package, wherever it is held, by one that lets everything through.
+
+    A learner who hands the exercise to the package then gets wrong answers, which the parent sees; honest work
+    does not notice (exercise 2's own-work trap).
+    """
+    for target in targets:
+        module_name, _, attribute = target.partition(":")
+        original = getattr(importlib.import_module(module_name), attribute)
+        for module in list(sys.modules.values()):
+            if getattr(module, attribute, None) is original:
+                setattr(module, attribute, lambda value: value)
+
+
 def _load_answers(sources: list[str]) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": "__main__", "display": lambda *args, **kwargs: None}
     for number, source in enumerate(sources, start=1):
@@ -99,7 +113,9 @@ class _Child:
         self.mode = str(config["mode"])
         self.classes = _classes(self.mode)
         self.namespace: dict[str, Any] = {}
+        self.lent_error: BaseException = KeyError("nothing lent yet")
         if self.mode == "answers":
+            _sabotage([str(target) for target in config.get("sabotage", [])])
             self.namespace = _load_answers([str(source) for source in config["sources"]])
         else:
             _load_folder(str(config["folder"]))
@@ -121,6 +137,8 @@ class _Child:
         if operation == "call":
             args = [self.decode(arg) for arg in request.get("args", [])]
             return _outcome(lambda: self.target(str(request["target"]))(*args), encode)
+        if operation == "load":
+            return _outcome(lambda: importlib.import_module(f"my_json_text.{request['target']}") and None, encode)
         if operation == "adapter":
             return self.adapter(request)
         if operation == "lent_adapter":
@@ -137,13 +155,14 @@ class _Child:
 
     def lent_adapter(self, request: dict[str, Any]) -> dict[str, Any]:
         """Step 2: the learner's adapter with a parser that refuses (or has a bug) and an empty encoder."""
-        lent_error = self.decode(request["error"])
+        self.lent_error = self.decode(request["error"])
 
         def parser(raw_text: str) -> Any:
-            raise lent_error
+            raise self.lent_error
 
-        _lend("json_action_parser", parse_json_action=parser)
-        _lend("json_text_messages", build_provider_messages=lambda history: [])
+        if "my_json_text.json_action_parser" not in sys.modules:
+            _lend("json_action_parser", parse_json_action=parser)
+            _lend("json_text_messages", build_provider_messages=lambda history: [])
 
         def complete() -> Any:
             adapter_file = importlib.import_module("my_json_text.json_text_adapter")
