@@ -53,6 +53,8 @@ def judged_outputs(verdict: Verdict) -> list[NotebookNode]:
 class OutsideJudge(Preprocessor):  # type: ignore[misc]
     """Replace each graded cell's outputs of a judged notebook by the outside judge's verdict."""
 
+    enabled = True  # nbconvert's preprocessors are off unless enabled; this one is the point of the pipeline
+
     def preprocess(self, nb: NotebookNode, resources: dict[str, Any]) -> tuple[NotebookNode, dict[str, Any]]:
         nbgrader = resources.get("nbgrader", {})
         kind = JUDGED.get(str(nbgrader.get("notebook", "")))
@@ -94,12 +96,11 @@ def _kernel_sandbox(command: list[str], notebook_dir: Path, course: Path, connec
         raise RuntimeError("autograde runs each kernel in bubblewrap (bwrap); install it (Debian: apt-get install bubblewrap)")
     repo = PACKAGE.parent
     hidden = [course, repo / "solutions", repo / "classroom"]
-    wrapped = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    wrapped = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
     for path in hidden:
         if path.is_dir():
             wrapped += ["--tmpfs", str(path.resolve())]
-    shown = {notebook_dir.resolve(), Path(connection_file).resolve().parent}
-    for path in sorted(shown):
+    for path in (notebook_dir.resolve(), Path(connection_file).resolve()):
         wrapped += ["--ro-bind", str(path), str(path)]
     wrapped += ["--chdir", str(notebook_dir.resolve()), "--die-with-parent", "--cap-drop", "ALL"]
     wrapped += ["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--setenv", "PYTHONDONTWRITEBYTECODE", "1"]
