@@ -16,8 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from nbconvert.preprocessors import Preprocessor  # type: ignore[import-untyped]
-from nbformat import NotebookNode  # type: ignore[import-untyped]
+from nbconvert.preprocessors import Preprocessor
+from nbformat import NotebookNode
 
 from .language import _assignment_suffix
 from .outside_judge import Verdict, judge_build, judge_exercises
@@ -35,22 +35,24 @@ def _nbgrader(cell: NotebookNode) -> dict[str, Any]:
     return metadata if isinstance(metadata, dict) else {}
 
 
+def _output(**fields: Any) -> NotebookNode:
+    return NotebookNode(**fields)  # type: ignore[no-untyped-call]
+
+
 def judged_outputs(verdict: Verdict) -> list[NotebookNode]:
     """The outputs a graded cell gets: the judge's report, then (on a fail) one error line with its reason."""
     outputs = []
     lines = verdict.text.splitlines() or [""]
     if verdict.passed or len(lines) > 1:
         report = verdict.text if verdict.passed else "\n".join(lines[:-1])
-        outputs.append(NotebookNode(output_type="stream", name="stdout", text=report + "\n"))
+        outputs.append(_output(output_type="stream", name="stdout", text=report + "\n"))
     if not verdict.passed:
         reason = lines[-1].strip() or "the outside judge found a problem"
-        outputs.append(
-            NotebookNode(output_type="error", ename=ENAME, evalue=reason, traceback=[f"{ENAME}: {reason}"])
-        )
+        outputs.append(_output(output_type="error", ename=ENAME, evalue=reason, traceback=[f"{ENAME}: {reason}"]))
     return outputs
 
 
-class OutsideJudge(Preprocessor):  # type: ignore[misc]
+class OutsideJudge(Preprocessor):
     """Replace each graded cell's outputs of a judged notebook by the outside judge's verdict."""
 
     enabled = True  # nbconvert's preprocessors are off unless enabled; this one is the point of the pipeline
@@ -93,24 +95,28 @@ def _kernel_sandbox(command: list[str], notebook_dir: Path, course: Path, connec
 
     bwrap = bwrap_path()
     if bwrap is None:
-        raise RuntimeError("autograde runs each kernel in bubblewrap (bwrap); install it (Debian: apt-get install bubblewrap)")
+        raise RuntimeError(
+            "autograde runs each kernel in bubblewrap (bwrap); install it (Debian: apt-get install bubblewrap)"
+        )
     repo = PACKAGE.parent
     hidden = [course, repo / "solutions", repo / "classroom"]
     wrapped = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
+    hidden = [path.resolve() for path in hidden if path.is_dir()]
     for path in hidden:
-        if path.is_dir():
-            wrapped += ["--tmpfs", str(path.resolve())]
+        wrapped += ["--tmpfs", str(path)]
     for path in (notebook_dir.resolve(), Path(connection_file).resolve()):
         wrapped += ["--ro-bind", str(path), str(path)]
+    for path in hidden:  # an empty, read-only folder: nothing to read, nowhere to write
+        wrapped += ["--remount-ro", str(path)]
     wrapped += ["--chdir", str(notebook_dir.resolve()), "--die-with-parent", "--cap-drop", "ALL"]
     wrapped += ["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--setenv", "PYTHONDONTWRITEBYTECODE", "1"]
     return [*wrapped, "--", *command]
 
 
 def _sandboxed_kernel_manager() -> type:
-    from jupyter_client.manager import AsyncKernelManager  # type: ignore[import-untyped]
+    from jupyter_client.manager import AsyncKernelManager
 
-    class SandboxedKernelManager(AsyncKernelManager):  # type: ignore[misc]
+    class SandboxedKernelManager(AsyncKernelManager):
         """A kernel manager whose kernel starts inside ``_kernel_sandbox``."""
 
         def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import inspect
 import io
 import json
@@ -32,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import json_action_parser as reference_parser
-from .. import json_text_messages as reference_messages
 from .. import json_text_adapter, kernel_types, model_adapter, scripted_provider
+from .. import json_text_messages as reference_messages
 from ..display import shorten
 from ..json_action_parser import parse_json_action
 from ..json_text_messages import encode_json
@@ -164,7 +165,7 @@ def _namespace(child: SandboxedChild) -> dict[str, Any]:
                 with contextlib.suppress(Exception):
                     names[name] = _answer(child, {"op": "value", "target": name})
             elif number == 4:
-                names[name] = lambda provider, name=name: _RemoteAdapter(child, name, provider)  # type: ignore[misc]
+                names[name] = functools.partial(_RemoteAdapter, child, name)
             else:
                 names[name] = _RemoteFunction(child, name)
     return names
@@ -184,7 +185,7 @@ def _hidden(problem: str | None, check: tuple[bool, str], number: int) -> Verdic
 
 
 def _fresh_text(rng: random.Random) -> str:
-    alphabet = "abcxyz 012_-/\"\\\n\t路径说明权限🙂é"
+    alphabet = 'abcxyz 012_-/"\\\n\t路径说明权限🙂é'
     return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
 
 
@@ -207,10 +208,14 @@ def _fresh_exercise_1(names: Mapping[str, Any], rng: random.Random) -> str | Non
     sample = {_fresh_text(rng): _fresh_value(rng) for _ in range(3)}
     got = names["my_encode_json"](sample)
     if got != encode_json(sample):
-        return f"exercise 1: for a fresh sample my_encode_json gave {shorten(repr(got), 80)}, not {encode_json(sample)!r}"
+        return (
+            f"exercise 1: for a fresh sample my_encode_json gave {shorten(repr(got), 80)}, not {encode_json(sample)!r}"
+        )
     item = ToolCallRejected(f"call_{rng.randrange(10**6)}", _fresh_text(rng).strip() or "t", _fresh_text(rng) + "x")
     message = names["encode_tool_call_rejected"](item)
-    expected = encode_json({"type": "tool_call_rejected", **{k: getattr(item, k) for k in ("call_id", "tool_name", "reason")}})
+    expected = encode_json(
+        {"type": "tool_call_rejected", **{k: getattr(item, k) for k in ("call_id", "tool_name", "reason")}}
+    )
     if getattr(message, "content", None) != expected or getattr(message, "role", None) != "user":
         return f"exercise 1: a fresh rejection was encoded as {shorten(repr(message), 80)}"
     return None
@@ -285,6 +290,15 @@ def _literal_dict(node: ast.AST) -> bool:
     )
 
 
+def _mutates_predictions(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and _names_predictions(node.func.value)
+        and node.func.attr in ("update", "setdefault", "__setitem__", "fromkeys")
+    )
+
+
 def computed_predictions(source: str) -> list[str]:
     """Statements of ``source`` that set predictions from anything but literal labels and layers."""
     try:
@@ -306,16 +320,17 @@ def computed_predictions(source: str) -> list[str]:
                 )
                 if whole or item:
                     found.append(ast.get_source_segment(source, node) or "predictions = ...")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _names_predictions(node.func.value):
-            if node.func.attr in ("update", "setdefault", "__setitem__", "fromkeys"):
-                found.append(ast.get_source_segment(source, node) or "predictions.update(...)")
+        elif _mutates_predictions(node):
+            found.append(ast.get_source_segment(source, node) or "predictions.update(...)")
     return found
 
 
 def _cause_problem(names: Mapping[str, Any], rng: random.Random) -> str | None:
     """Exercise 4's trap: the error keeps the call's tokens and the parser's error as its cause."""
     tokens = TokenUsage(rng.randint(10, 999), rng.randint(1, 99))
-    provider = ScriptedProvider([json_text_adapter.ProviderResponse('{"type": "final_answer"}', tokens.input_tokens, tokens.output_tokens)])
+    provider = ScriptedProvider(
+        [json_text_adapter.ProviderResponse('{"type": "final_answer"}', tokens.input_tokens, tokens.output_tokens)]
+    )
     adapter = names["MyJsonTextAdapter"](provider)
     try:
         adapter.complete([Message(MessageRole.USER, "hi")], [], ModelCallBudget(max_output_tokens=16))
@@ -390,11 +405,11 @@ def judge_exercises(sources: Sequence[str], *, language: str = "en", seed: int |
     verdicts: dict[str, Verdict] = {}
     with _language(language), sandboxed({"mode": "answers", "sources": list(sources)}, full_package=True) as child:
         names = _namespace(child)
-        checks = {number: _guarded(lambda n=number: _run_check(n, names)) for number in range(1, 6)}
+        checks = {number: _guarded(functools.partial(_run_check, number, names)) for number in range(1, 6)}
         for number, check in checks.items():
             passed, text = check
             fresh = _FRESH_CHECKS.get(number)
-            problem = _guarded_problem(lambda fresh=fresh: fresh(names, rng)) if passed and fresh else None
+            problem = _guarded_problem(functools.partial(fresh, names, rng)) if passed and fresh else None
             verdicts[f"exercise_{number}_check"] = Verdict(passed and problem is None, problem or text)
         verdicts["exercise_3_hidden"] = _hidden(_predictions_problem(sources), checks[3], 3)
         verdicts["exercise_4_hidden"] = _hidden(_guarded_problem(lambda: _cause_problem(names, rng)), checks[4], 4)
@@ -405,13 +420,20 @@ def judge_exercises(sources: Sequence[str], *, language: str = "en", seed: int |
 
 def _exercise_2_hidden(sources: Sequence[str], language: str) -> str | None:
     """Trap: layer 2 handed to the package. In this child the package's layer 2 lets everything through."""
-    config = {"mode": "answers", "sources": list(sources), "sabotage": ["codeagent_lite.json_action_parser:check_top_level_object"]}
+    config = {
+        "mode": "answers",
+        "sources": list(sources),
+        "sabotage": ["codeagent_lite.json_action_parser:check_top_level_object"],
+    }
     with _language(language), sandboxed(config, full_package=True) as child:
         check = _RemoteFunction(child, "my_check_top_level_object")
         for value in ([1], "text", None, 3):
-            problem = _guarded_problem(lambda value=value: _layer_2_problem(check, value))
+            problem = _guarded_problem(functools.partial(_layer_2_problem, check, value))
             if problem is not None and "let" in problem:
-                return "exercise 2 lets the package's parser do layer 2 instead of doing the check itself"
+                return (
+                    "exercise 2 calls the package's check_top_level_object (directly or through its parser) "
+                    "instead of doing the check itself"
+                )
             if problem is not None:
                 return problem
         return _guarded_problem(lambda: _placeholders_problem(check))
@@ -445,7 +467,9 @@ STEP_FILES = {1: "json_text_messages", 2: "json_text_adapter", 3: "json_action_p
 
 HIDDEN_HISTORY = (
     Message(MessageRole.SYSTEM, "只回答一个 JSON 对象"),
-    ToolCall('call "9" \\ 末', "write_file", {"path": "笔记/a.md", "lines": [{"n": 1, "text": "🙂\n"}], "append": False}),
+    ToolCall(
+        'call "9" \\ 末', "write_file", {"path": "笔记/a.md", "lines": [{"n": 1, "text": "🙂\n"}], "append": False}
+    ),
     ToolResult('call "9" \\ 末', "已写入 1 行", is_error=False),
 )
 
@@ -489,18 +513,22 @@ def _fresh_replies(rng: random.Random, strict: bool) -> list[str]:
     key, text = _fresh_text(rng).replace('"', "'"), _fresh_text(rng)
     replies = [
         json.dumps({"type": "final_answer", "content": text}, ensure_ascii=rng.random() < 0.5),
-        json.dumps({"type": "tool_call", "call_id": key or "c", "tool_name": "t", "arguments": {key: _fresh_value(rng)}}),
+        json.dumps(
+            {"type": "tool_call", "call_id": key or "c", "tool_name": "t", "arguments": {key: _fresh_value(rng)}}
+        ),
         json.dumps([text]),
         json.dumps({"type": key + "!", "content": text}),
         json.dumps({"type": "final_answer", "content": text, key + "_": 1}),
         json.dumps({"type": "final_answer", "content": text})[: rng.randint(1, 12)],
     ]
     if strict:
-        number = rng.randint(2, 9)
+        number, name = rng.randint(2, 9), json.dumps(key)
+        head = '{"type": "tool_call", "call_id": "c", "tool_name": "t", "arguments": '
+        constant = rng.choice(["NaN", "Infinity", "-Infinity"])
         replies += [
-            '{"type": "tool_call", "call_id": "c", "tool_name": "t", "arguments": {"%s": 1, "%s": 2}}' % (key, key),
-            '{"type": "tool_call", "call_id": "c", "tool_name": "t", "arguments": {"x": %de9%d}}' % (number, number),
-            '{"type": "final_answer", "content": %s}' % rng.choice(["NaN", "Infinity", "-Infinity"]),
+            head + f"{{{name}: 1, {name}: 2}}}}",
+            head + f'{{"x": {number}e9{number}}}}}',
+            f'{{"type": "final_answer", "content": {constant}}}',
         ]
     return replies
 
@@ -520,8 +548,8 @@ def _outcome(run: Callable[[], Any]) -> str:
 def _parser_problem(child: SandboxedChild, replies: Sequence[str]) -> str | None:
     parse = _RemoteFunction(child, "json_action_parser.parse_json_action")
     for text in replies:
-        got = _outcome(lambda text=text: parse(text))
-        wanted = _outcome(lambda text=text: reference_parser.parse_json_action(text))
+        got = _outcome(functools.partial(parse, text))
+        wanted = _outcome(functools.partial(reference_parser.parse_json_action, text))
         if got != wanted:
             return f"for {shorten(repr(text), 90)} your parser {shorten(got, 200)}; the reference {wanted}"
     return None
@@ -543,7 +571,10 @@ def _messages_problem(child: SandboxedChild, rng: random.Random) -> str | None:
         for number, (got, wanted) in enumerate(zip(mine, reference, strict=True), start=1):
             pair = (getattr(got, "role", None), getattr(got, "content", None))
             if pair != (wanted.role, wanted.content):
-                return f"history item {number}: {shorten(repr(pair), 160)} instead of the reference's {(wanted.role, wanted.content)!r}"
+                reference_pair = (wanted.role, wanted.content)
+                return (
+                    f"history item {number}: {shorten(repr(pair), 160)} instead of the reference's {reference_pair!r}"
+                )
     return None
 
 

@@ -242,7 +242,7 @@ def sandboxed(
             env=environment,
             cwd=cwd,
             start_new_session=True,
-            preexec_fn=_limits,  # noqa: PLW1509 (no threads run in the judge while it starts a child)
+            preexec_fn=_limits,  # no threads run in the judge while it starts a child
         )
         child = SandboxedChild(process, isolation, deadline)
         try:

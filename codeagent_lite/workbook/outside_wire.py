@@ -92,7 +92,9 @@ def encode(value: Any, depth: int = 0) -> Any:
     if isinstance(value, BaseException):
         return _encode_exception(value, depth)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {field.name: encode(getattr(value, field.name, None), depth + 1) for field in dataclasses.fields(value)}
+        fields = {
+            field.name: encode(getattr(value, field.name, None), depth + 1) for field in dataclasses.fields(value)
+        }
         return {"t": "obj", "type": kind.__name__, "f": fields}
     return {"t": "opaque", "type": kind.__name__, "repr": _safe_repr(value)}
 
