@@ -703,7 +703,9 @@ def _judge_step(
             own = f"{file}.py still raises NotImplementedError (the stub)"
         if own is not None:
             failed = Verdict(False, f"✘ step {step} scores 0: {own}")
-            return {check_id: Verdict(False, f"{report}\n{failed.text}"), hidden_id: failed}
+            # A report with passes in it is not the learner's own work: shown beside 0 points it would mislead.
+            shown = failed.text if "✔" in report else f"{report}\n{failed.text}"
+            return {check_id: Verdict(False, shown), hidden_id: failed}
         check = Verdict(passed, report)
         if not passed:
             return {check_id: check, hidden_id: Verdict(False, f"the checks of step {step} do not pass yet")}
