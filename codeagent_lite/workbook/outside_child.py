@@ -88,6 +88,27 @@ def _lend(file: str, **names: Any) -> None:
     sys.modules[module.__name__] = module
 
 
+def _verify_steps(folder: str, seed: Any) -> dict[str, list[Any]]:
+    """verify on the learner's folder, here in the sandbox: each step's [passed, report text].
+
+    With fresh cases (``seed``) where this verify can draw them.
+    """
+    import inspect
+
+    from codeagent_lite.workbook.verify import VerifyReport, verify
+
+    parent, _, name = folder.rpartition("/")
+    os.chdir(parent)  # the report names the folder as the learner knows it, my_json_text
+    fresh = {"seed": seed} if "seed" in inspect.signature(verify).parameters else {}
+    report = verify(name, **fresh)
+    steps: dict[str, list[Any]] = {}
+    for step in sorted({result.check.step for result in report.results}):
+        results = tuple(result for result in report.results if result.check.step == step)
+        part = VerifyReport(report.label, (step,), results, report.file_problems, report.notes)
+        steps[str(step)] = [all(result.passed for result in results), str(part)]
+    return steps
+
+
 class _Provider:
     """The text provider step 2's adapter is handed: one reply of the parent's choosing."""
 
@@ -139,6 +160,8 @@ class _Child:
             return _outcome(lambda: self.target(str(request["target"]))(*args), encode)
         if operation == "load":
             return _outcome(lambda: importlib.import_module(f"my_json_text.{request['target']}") and None, encode)
+        if operation == "verify":
+            return _outcome(lambda: _verify_steps(str(request["folder"]), request.get("seed")), encode)
         if operation == "adapter":
             return self.adapter(request)
         if operation == "lent_adapter":

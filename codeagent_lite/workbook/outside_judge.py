@@ -21,7 +21,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
-import inspect
 import io
 import json
 import os
@@ -46,7 +45,6 @@ from .build_assignment import chapter_imports
 from .exercise_checks import ToolCallRejected
 from .outside_sandbox import ChildStopped, SandboxedChild, sandboxed
 from .outside_wire import WireError, decode, encode
-from .verify import VerifyReport, verify
 
 __all__ = ["STEP_FILES", "Verdict", "judge_build", "judge_exercises"]
 
@@ -74,10 +72,10 @@ class JudgeStopped(RuntimeError):
     """The learner's child broke off (a hang, a crash, garbage): every later call says so."""
 
 
-def _answer(child: SandboxedChild | _Replay, request: Mapping[str, Any]) -> Any:
+def _answer(child: SandboxedChild | _Replay, request: Mapping[str, Any], timeout: float | None = None) -> Any:
     """The child's answer, decoded: the value returned, or the exception raised (re-raised here)."""
     try:
-        reply = child.ask(request)
+        reply = child.ask(request, timeout)
     except ChildStopped as stopped:
         raise JudgeStopped(f"the sandboxed run of your code stopped: {stopped}") from None
     if type(reply) is not dict:
@@ -100,7 +98,7 @@ class _Replay:
     def __init__(self, reply: Any) -> None:
         self._reply = reply
 
-    def ask(self, request: Mapping[str, Any]) -> Any:
+    def ask(self, request: Mapping[str, Any], timeout: float | None = None) -> Any:
         return self._reply
 
 
@@ -186,7 +184,8 @@ def _hidden(problem: str | None, check: tuple[bool, str], number: int) -> Verdic
 
 def _fresh_text(rng: random.Random) -> str:
     alphabet = 'abcxyz 012_-/"\\\n\t路径说明权限🙂é'
-    return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
+    # Never blank: the Kernel types refuse blank ids and contents, and a case must be one the chapter accepts.
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 11))) + rng.choice("az路🙂")
 
 
 def _fresh_value(rng: random.Random, depth: int = 0) -> Any:
@@ -462,6 +461,9 @@ def _guarded_problem(run: Callable[[], str | None]) -> str | None:
 
 # --------------------------------------------------------------------------- notebook 07: the learner's folder
 
+VERIFY_SECONDS = 600
+"""verify bounds each check itself (its own time limit); this bounds the whole run of the child."""
+
 STEP_FILES = {1: "json_text_messages", 2: "json_text_adapter", 3: "json_action_parser", 4: "json_action_parser"}
 """The file each step grades: its own-work check is about this file."""
 
@@ -664,19 +666,32 @@ def _implemented(child: SandboxedChild, step: int) -> bool:
     return True
 
 
-def _verify_steps(folder: Path, seed: int) -> dict[int, tuple[bool, str]]:
-    """verify's checks, all steps in one run from here (with fresh cases when this verify can draw them)."""
-    extra = {"seed": seed} if "seed" in inspect.signature(verify).parameters else {}
-    try:
-        report = verify(folder, **extra)
-    except Exception as error:  # a folder verify cannot read is a ✘ for every step, never a crash of grading
-        return {step: (False, f"verify could not run: {type(error).__name__}: {error}") for step in STEP_FILES}
+def _verify_steps(folder: Path, language: str, seed: int) -> dict[int, tuple[bool, str]]:
+    """verify's checks, all steps in one run, inside a sandboxed child (verify runs the learner's files)."""
+    failed = dict.fromkeys(STEP_FILES, (False, "verify could not run on this folder"))
+    with sandboxed({"mode": "answers", "sources": []}, full_package=True, folder=folder, language=language) as child:
+        try:
+            steps = _answer(
+                child, {"op": "verify", "folder": "/judge/work/my_json_text", "seed": seed}, timeout=VERIFY_SECONDS
+            )
+        except Exception as error:  # a folder verify cannot read is a ✘ for every step, never a crash of grading
+            return dict.fromkeys(STEP_FILES, (False, f"verify could not run: {type(error).__name__}: {error}"))
+    if not isinstance(steps, dict):
+        return failed
     verdicts = {}
     for step in STEP_FILES:
-        results = tuple(result for result in report.results if result.check.step == step)
-        part = VerifyReport(report.label, (step,), results, report.file_problems, report.notes)
-        verdicts[step] = (bool(results) and all(result.passed for result in results), str(part))
+        entry = steps.get(str(step))
+        if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str):
+            verdicts[step] = (entry[0] is True, printable_report(entry[1]))
+        else:
+            verdicts[step] = failed[step]
     return verdicts
+
+
+def printable_report(text: str) -> str:
+    """A report from the child, kept to printable characters and a bounded length (it is untrusted text)."""
+    kept = "".join(character if character == "\n" or character.isprintable() else "?" for character in text)
+    return shorten(kept, 20_000)
 
 
 def judge_build(folder: Path, *, language: str = "en", seed: int | None = None) -> dict[str, Verdict]:
@@ -685,7 +700,7 @@ def judge_build(folder: Path, *, language: str = "en", seed: int | None = None) 
     rng = random.Random(seed)
     verdicts: dict[str, Verdict] = {}
     with _language(language):
-        checks = _verify_steps(folder, seed)
+        checks = _verify_steps(folder, language, seed)
         for step, file in STEP_FILES.items():
             verdicts.update(_judge_step(folder, step, file, language, checks[step], rng))
     return verdicts
