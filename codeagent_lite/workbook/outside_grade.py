@@ -13,6 +13,8 @@ process, the teacher's; the learner's code it needs runs in the judge's sandboxe
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -109,8 +111,20 @@ def _kernel_sandbox(command: list[str], notebook_dir: Path, course: Path, connec
     for path in hidden:  # an empty, read-only folder: nothing to read, nowhere to write
         wrapped += ["--remount-ro", str(path)]
     wrapped += ["--chdir", str(notebook_dir.resolve()), "--die-with-parent", "--cap-drop", "ALL"]
-    wrapped += ["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--setenv", "PYTHONDONTWRITEBYTECODE", "1"]
+    wrapped += ["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--clearenv"]
+    for name, value in _kernel_environment(os.environ).items():
+        wrapped += ["--setenv", name, value]
     return [*wrapped, "--", *command]
+
+
+KERNEL_ENVIRONMENT = ("PATH", "PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "NBGRADER_EXECUTION", "CAL_LANG")
+"""What the student's kernel keeps of nbgrader's environment: where Python and the package are, the language.
+Nothing else: the teacher's API keys and tokens stay with the teacher."""
+
+
+def _kernel_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    kept = {name: environ[name] for name in KERNEL_ENVIRONMENT if name in environ}
+    return {**kept, "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def _sandboxed_kernel_manager() -> type:

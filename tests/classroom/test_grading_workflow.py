@@ -23,6 +23,7 @@ own name with it, as the classroom server's students do (nbgrader_term.py says m
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -154,12 +155,14 @@ for _number in range(1, 7):
 """
 
 COURSE_PROBE = """\
-# Every exercise left as released; this cell tries to write the gradebook and read (and overwrite) another
-# student's submission while autograde runs it. Each attempt's outcome is printed for the teacher's test.
+# Every exercise left as released; this cell tries to read the teacher's environment, write the gradebook and
+# read (and overwrite) another student's submission while autograde runs it. Each attempt's outcome is printed for the teacher's test.
+import os
 import pathlib
 
 course = pathlib.Path.cwd().parents[1].parent
 attempts = {
+    "read the teacher's secret": lambda: os.environ["CAL_TEST_TEACHER_SECRET"],
     "write the gradebook": lambda: (course / "gradebook.db").open("ab").write(b"forged"),
     "read a submission": lambda: next((course / "submitted" / "all_correct").rglob("*.ipynb")).read_bytes(),
     "overwrite a submission": lambda: next((course / "submitted" / "all_correct").rglob("*.ipynb")).write_text("{}"),
@@ -269,6 +272,9 @@ def _answer(folder: Path, submission: Submission) -> None:
     nbformat.write(notebook, folder / NOTEBOOK)
 
 
+TEACHER_SECRET = "CAL_TEST_TEACHER_SECRET"
+
+
 def _cell_scores(course: Path) -> dict[str, dict[str, float]]:
     from nbgrader.api import Gradebook
 
@@ -288,7 +294,12 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
         term_module.Student(submission.student, lambda folder, submission=submission: _answer(folder, submission))
         for submission in SUBMISSIONS
     ]
-    term = term_module.run_term(release, tmp_path_factory.mktemp("classroom"), ASSIGNMENT, students)
+    # A secret in the teacher's environment while autograde runs (an API key, a token): no student's code sees it.
+    os.environ[TEACHER_SECRET] = "sk-teacher-only"
+    try:
+        term = term_module.run_term(release, tmp_path_factory.mktemp("classroom"), ASSIGNMENT, students)
+    finally:
+        del os.environ[TEACHER_SECRET]
     fetched = term.fetched["untouched"] / NOTEBOOK
     return GradedCourse(term.course, fetched, term.grades, _cell_scores(term.course), term.log)
 
@@ -338,7 +349,8 @@ def test_autograde_ran_the_students_code_without_the_teachers_rights(graded: Gra
         if c.metadata.get("nbgrader", {}).get("grade_id") == "exercise_6_answer"
     )
     printed = "".join(output.get("text", "") for output in cell.outputs)
-    for attempt in ("write the gradebook", "read a submission", "overwrite a submission", "leave a file in the course"):
+    attempts = ("read the teacher's secret", "write the gradebook", "read a submission", "overwrite a submission")
+    for attempt in (*attempts, "leave a file in the course"):
         assert f"{attempt}: refused" in printed, printed
     assert not (graded.course / "planted.txt").exists()
     submitted = next((graded.course / "submitted" / "all_correct").rglob("*.ipynb"))
