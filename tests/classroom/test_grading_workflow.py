@@ -156,7 +156,8 @@ for _number in range(1, 7):
 
 COURSE_PROBE = """\
 # Every exercise left as released; this cell tries to read the teacher's environment, write the gradebook and
-# read (and overwrite) another student's submission while autograde runs it. Each attempt's outcome is printed for the teacher's test.
+# read (and overwrite) another student's submission while autograde runs it. Each attempt's outcome is printed
+# for the teacher's test.
 import os
 import pathlib
 
