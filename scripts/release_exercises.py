@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 COURSE = ROOT / "classroom"
 NOTEBOOKS = ROOT / "notebooks"
-STUB_SOURCE = NOTEBOOKS / "my_json_text"
+STUB_SOURCE = NOTEBOOKS / "stubs" / "my_json_text"
 """The learner's stub folder, kept once. The build-it-yourself assignments release byte copies of it, which
 ``make_stub_copies`` writes into ``classroom/source/<assignment>/my_json_text/`` (git-ignored: generated)."""
 

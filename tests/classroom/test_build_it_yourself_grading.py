@@ -24,7 +24,7 @@ from course_scripts import release, term_module
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTION = ROOT / "solutions" / "my_json_text"
-STUBS = ROOT / "notebooks" / "my_json_text"
+STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
 FILES = ("json_text_messages", "json_text_adapter", "json_action_parser")
 
 

@@ -20,7 +20,7 @@ from course_scripts import release
 from codeagent_lite.workbook.build_assignment import chapter_imports, learner_folder, load_learner_file, package_calls
 
 ROOT = Path(__file__).resolve().parents[2]
-STUBS = ROOT / "notebooks" / "my_json_text"
+STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
 SOLUTION = ROOT / "solutions" / "my_json_text"
 BLOG_SOLUTION = ROOT / "solutions" / "blog_json_text"
 HIDDEN_REGION = re.compile(r"^\s*### BEGIN HIDDEN TESTS\s*$(.*?)^\s*### END HIDDEN TESTS\s*$", re.M | re.S)

@@ -21,7 +21,7 @@ from codeagent_lite.workbook.outside_judge import Verdict, judge_build, judge_ex
 from codeagent_lite.workbook.outside_sandbox import ChildStopped, bwrap_path, sandboxed
 
 ROOT = Path(__file__).resolve().parents[2]
-STUBS = ROOT / "notebooks" / "my_json_text"
+STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
 
 
 def _answer_sources(notebook: Path, replaced: dict[str, str] | None = None) -> list[str]:
