@@ -36,3 +36,19 @@ c.Autograde.exclude_overwriting = {
     "build_it_yourself": LEARNER_FILES,
     "build_it_yourself_zh": LEARNER_FILES,
 }
+
+# Grading trust (classroom/GRADING.md). The submission's kernel starts inside bubblewrap (SandboxedExecute: the
+# machine read-only, this course folder hidden, no capabilities), so student code cannot write the gradebook or
+# read other submissions. Then OutsideJudge decides every graded cell of notebooks 05 and 07 again in this
+# process, from the answer cells' source and the learner's files run in fresh sandboxed children, and rewrites
+# the cells' outputs to its verdict before SaveAutoGrades reads them: nothing the kernel did changes a score.
+c.Autograde.autograde_preprocessors = [
+    "codeagent_lite.workbook.outside_grade.SandboxedExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "codeagent_lite.workbook.outside_grade.OutsideJudge",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]

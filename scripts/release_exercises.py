@@ -1,6 +1,7 @@
 """Make the learners' exercise book with nbgrader itself, then save it executed for nbval.
 
-Usage: python scripts/release_exercises.py
+Usage: python scripts/release_exercises.py          (release and execute every edition)
+       python scripts/release_exercises.py --stubs  (only copy the learner's stubs into the course)
 
 Releases both assignments, in both editions: the exercise book (notebook 05) and build it yourself (notebook 07).
 
@@ -31,6 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 COURSE = ROOT / "classroom"
 NOTEBOOKS = ROOT / "notebooks"
+STUB_SOURCE = NOTEBOOKS / "stubs" / "my_json_text"
+"""The learner's stub folder, kept once. The build-it-yourself assignments release byte copies of it, which
+``make_stub_copies`` writes into ``classroom/source/<assignment>/my_json_text/`` (git-ignored: generated)."""
+
 # The bin folder of the environment running this script: nbgrader runs `alembic` from PATH when it opens the
 # gradebook, so that folder must come first on PATH even when the environment is not activated.
 ENV_BIN = Path(sys.executable).parent
@@ -54,8 +59,8 @@ EDITIONS: tuple[Edition, ...] = (
 )
 
 # The second assignment: notebook 07, whose graded cells run verify on the learner's folder my_json_text/. The
-# assignment releases that folder's stubs beside the notebook (a copy of notebooks/my_json_text, which
-# tests/classroom/test_build_it_yourself_source.py keeps identical) and collects the learner's files with it.
+# assignment releases that folder's stubs beside the notebook (copies of STUB_SOURCE that make_stub_copies writes,
+# which tests/classroom/test_build_it_yourself_source.py checks) and collects the learner's files with it.
 BUILD_EDITIONS: tuple[Edition, ...] = (
     Edition("build_it_yourself", "07_build_it_yourself.ipynb", NOTEBOOKS / "en" / "07_build_it_yourself.ipynb"),
     Edition("build_it_yourself_zh", "07_build_it_yourself.ipynb", NOTEBOOKS / "zh" / "07_build_it_yourself.ipynb"),
@@ -138,11 +143,27 @@ def run_nbgrader(
     return result
 
 
+def make_stub_copies(course: Path = COURSE) -> list[Path]:
+    """Write the stubs (``STUB_SOURCE``'s ``*.py``, byte for byte) into each build assignment's source folder."""
+    folders = []
+    for edition in BUILD_EDITIONS:
+        folder = course / "source" / edition.assignment / STUB_SOURCE.name
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        for path in sorted(STUB_SOURCE.glob("*.py")):
+            shutil.copyfile(path, folder / path.name)
+        folders.append(folder)
+    return folders
+
+
 def copy_course(destination: Path) -> Path:
-    """A working copy of the course (config and source notebooks only), so nbgrader never writes into the repo."""
+    """A working copy of the course (config, source notebooks, the stubs), so nbgrader never writes into the repo."""
     destination.mkdir(parents=True, exist_ok=True)
     shutil.copy2(COURSE / "nbgrader_config.py", destination / "nbgrader_config.py")
-    shutil.copytree(COURSE / "source", destination / "source", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    ignored = shutil.ignore_patterns(".ipynb_checkpoints", STUB_SOURCE.name)
+    shutil.copytree(COURSE / "source", destination / "source", ignore=ignored)
+    make_stub_copies(destination)
     return destination
 
 
@@ -155,9 +176,14 @@ def generate_release(edition: Edition, workdir: Path) -> Path:
 
 
 def main(argv: Sequence[str]) -> int:
+    if list(argv) == ["--stubs"]:
+        for folder in make_stub_copies():
+            print(f"{folder.relative_to(ROOT)}: the stubs of {STUB_SOURCE.relative_to(ROOT)}")
+        return 0
     if argv:
         print(__doc__)
         return 2
+    make_stub_copies()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from execute_notebooks import execute
 

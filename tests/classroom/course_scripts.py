@@ -30,3 +30,22 @@ def load(name: str, path: Path) -> ModuleType:
 
 release = load("release_exercises", ROOT / "scripts" / "release_exercises.py")
 term_module = load("nbgrader_term", Path(__file__).resolve().parent / "nbgrader_term.py")
+
+
+def ensure_bubblewrap() -> None:
+    """Autograde runs each kernel in bubblewrap (classroom/GRADING.md): install Debian's package when it is missing.
+
+    A stopgap until the repository's own set-up installs it (scripts/ensure_sandbox.py); as root on Debian only.
+    """
+    import os
+    import shutil
+    import subprocess
+
+    if shutil.which("bwrap") is not None or not shutil.which("apt-get") or os.geteuid() != 0:
+        return
+    quiet = {"capture_output": True, "check": False, "timeout": 600}
+    subprocess.run(["apt-get", "update", "-qq"], **quiet)  # type: ignore[call-overload]
+    subprocess.run(["apt-get", "install", "-y", "-qq", "bubblewrap"], **quiet)  # type: ignore[call-overload]
+
+
+ensure_bubblewrap()

@@ -24,7 +24,7 @@ from course_scripts import release, term_module
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTION = ROOT / "solutions" / "my_json_text"
-STUBS = ROOT / "notebooks" / "my_json_text"
+STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
 FILES = ("json_text_messages", "json_text_adapter", "json_action_parser")
 
 
@@ -32,8 +32,20 @@ ENGLISH, CHINESE = release.BUILD_EDITIONS
 NOTEBOOK = ENGLISH.notebook
 STEPS = (1, 2, 3, 4)
 CELLS = frozenset(f"step_{step}_{kind}" for step in STEPS for kind in ("check", "hidden"))
-POINTS = {f"step_{step}_check": 2.0 for step in STEPS} | {f"step_{step}_hidden": 1.0 for step in STEPS}
-TOTAL = 12.0
+
+
+def _assignment_points() -> dict[str, float]:
+    """Each graded cell's points, read from the teacher's copy: the expected scores follow from these."""
+    notebook = nbformat.read(release.source_notebook(ENGLISH), as_version=4)
+    return {
+        cell.metadata["nbgrader"]["grade_id"]: float(cell.metadata["nbgrader"]["points"])
+        for cell in notebook.cells
+        if cell.metadata.get("nbgrader", {}).get("grade")
+    }
+
+
+POINTS = _assignment_points()
+TOTAL = sum(POINTS.values())
 
 
 # --------------------------------------------------------------------------- what students write
@@ -93,6 +105,37 @@ STRICT_BY_SUBSTRING = _replaced(
 )
 
 
+FORWARDER = """\
+import importlib
+
+_reference = importlib.import_module("codeagent_lite." + "{name}"[::-1][::-1])
+globals().update({{key: value for key, value in vars(_reference).items() if not key.startswith("__")}})
+"""
+"""A file that hands every function to the installed reference, the import spelled so no AST scan sees it."""
+
+FORGES_VERDICTS = """
+
+# Appended to the untouched stub: rewrite verify's child so that every check it reports has passed.
+import sys as _sys
+
+_child = _sys.modules.get("codeagent_lite.workbook.verify_child")
+if _child is not None and not getattr(_child._Runner.send, "forged", False):
+    _send = _child._Runner.send
+
+    def _forged(self, **event):
+        if event.get("event") == "done":
+            event.update(passed=True, got="", expected=None, not_run=False)
+        _send(self, **event)
+
+    _forged.forged = True
+    _child._Runner.send = _forged
+"""
+
+
+def _stub(file: str) -> str:
+    return (STUBS / f"{file}.py").read_text(encoding="utf-8")
+
+
 def _files(**replacements: str | None) -> dict[str, str | None]:
     """The solution's three files with some replaced; ``None`` leaves that file's stub as released."""
     chosen: dict[str, str | None] = {file: _solution(file) for file in FILES}
@@ -116,8 +159,12 @@ class Submission:
     student: str
     files: dict[str, str | None]
     failed: frozenset[str]
-    score: float
     edit: Callable[[nbformat.NotebookNode], None] | None = None
+
+    @property
+    def score(self) -> float:
+        """What the submission deserves: the assignment's points minus those of the cells it loses."""
+        return TOTAL - sum(POINTS[cell] for cell in self.failed)
 
     def work(self, folder: Path) -> None:
         for file, text in self.files.items():
@@ -133,24 +180,25 @@ def _lost(*steps: int, kinds: tuple[str, ...] = ("check", "hidden")) -> frozense
     return frozenset(f"step_{step}_{kind}" for step in steps for kind in kinds)
 
 
+# A step whose own-work check fails scores 0, both of its cells: the parser handed to the package loses steps 3
+# and 4 (both grade json_action_parser.py), the encoder handed to the package loses step 1.
 SUBMISSIONS = (
-    Submission("all_correct", _files(), frozenset(), 12),
-    Submission("steps_1_and_2_only", _files(json_action_parser=None), _lost(3, 4), 6),
-    Submission("untouched", {}, CELLS, 0),
-    Submission(
-        "imports_the_packages_parser", _files(json_action_parser=PACKAGE_PARSER), _lost(3, kinds=("hidden",)), 11
-    ),
+    Submission("all_correct", _files(), frozenset()),
+    Submission("steps_1_and_2_only", _files(json_action_parser=None), _lost(3, 4)),
+    Submission("untouched", {}, CELLS),
+    Submission("imports_the_packages_parser", _files(json_action_parser=PACKAGE_PARSER), _lost(3, 4)),
     # The parser fails at import (a KeyError on its last line): steps 2-4 cannot load it, step 1 still counts.
-    Submission("raises_at_import", _files(json_action_parser=RAISES_AT_IMPORT), _lost(2, 3, 4), 3),
-    Submission("edits_the_visible_tests", _files(json_action_parser=None), _lost(3, 4), 6, edit=_fake_passing_checks),
-    Submission("trap_package_encoder", _files(json_text_messages=PACKAGE_ENCODER), _lost(1, kinds=("hidden",)), 11),
-    Submission("trap_raise_without_from", _files(json_text_adapter=WITHOUT_FROM), _lost(2, kinds=("hidden",)), 11),
+    Submission("raises_at_import", _files(json_action_parser=RAISES_AT_IMPORT), _lost(2, 3, 4)),
+    Submission("edits_the_visible_tests", _files(json_action_parser=None), _lost(3, 4), edit=_fake_passing_checks),
+    Submission("trap_package_encoder", _files(json_text_messages=PACKAGE_ENCODER), _lost(1)),
+    Submission("trap_raise_without_from", _files(json_text_adapter=WITHOUT_FROM), _lost(2, kinds=("hidden",))),
     Submission(
-        "trap_catches_every_exception", _files(json_text_adapter=CATCHES_EVERYTHING), _lost(2, kinds=("hidden",)), 11
+        "trap_catches_every_exception", _files(json_text_adapter=CATCHES_EVERYTHING), _lost(2, kinds=("hidden",))
     ),
-    Submission(
-        "trap_strict_by_substring", _files(json_action_parser=STRICT_BY_SUBSTRING), _lost(4, kinds=("hidden",)), 11
-    ),
+    Submission("trap_strict_by_substring", _files(json_action_parser=STRICT_BY_SUBSTRING), _lost(4, kinds=("hidden",))),
+    # Hostile folders (issue 17): each gets what the untouched stubs get, 0.
+    Submission("forwards_to_the_reference", {file: FORWARDER.format(name=file) for file in FILES}, CELLS),
+    Submission("forges_verify_verdicts", {file: _stub(file) + FORGES_VERDICTS for file in FILES}, CELLS),
 )
 
 
@@ -204,20 +252,24 @@ def chinese(tmp_path_factory: pytest.TempPathFactory) -> Graded:
 # --------------------------------------------------------------------------- what the teacher gets
 
 
-def test_the_assignment_is_worth_12_points() -> None:
-    notebook = nbformat.read(release.source_notebook(ENGLISH), as_version=4)
-    points = {
-        cell.metadata["nbgrader"]["grade_id"]: float(cell.metadata["nbgrader"]["points"])
-        for cell in notebook.cells
-        if cell.metadata.get("nbgrader", {}).get("grade")
+def test_every_step_has_a_check_cell_and_a_hidden_cell() -> None:
+    assert set(POINTS) == CELLS
+    assert all(points > 0 for points in POINTS.values())
+
+
+def test_the_hostile_folders_fool_the_kernel_but_not_the_judge(english: Graded) -> None:
+    # In the student's kernel the hostile folders pass checks (forged verdicts, the reference's answers); the score
+    # comes from the outside judge, which says why in the feedback.
+    reasons = {
+        "forwards_to_the_reference": "imports the reference one",
+        "forges_verify_verdicts": "still raises NotImplementedError",
     }
-    assert points == POINTS
-    assert sum(points.values()) == TOTAL
-
-
-def test_the_expected_scores_follow_from_the_points() -> None:
-    for submission in SUBMISSIONS:
-        assert submission.score == TOTAL - sum(POINTS[cell] for cell in submission.failed), submission.student
+    for student, phrase in reasons.items():
+        path = english.course / "autograded" / student / ENGLISH.assignment / NOTEBOOK
+        errors = [
+            o.evalue for c in nbformat.read(path, 4).cells for o in c.get("outputs", []) if o.output_type == "error"
+        ]
+        assert len(errors) == len(CELLS) and all(phrase in error for error in errors), (student, errors)
 
 
 @pytest.mark.parametrize("submission", SUBMISSIONS, ids=[s.student for s in SUBMISSIONS])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from course_scripts import release
 from codeagent_lite.workbook.build_assignment import chapter_imports, learner_folder, load_learner_file, package_calls
 
 ROOT = Path(__file__).resolve().parents[2]
-STUBS = ROOT / "notebooks" / "my_json_text"
+STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
 SOLUTION = ROOT / "solutions" / "my_json_text"
 BLOG_SOLUTION = ROOT / "solutions" / "blog_json_text"
 HIDDEN_REGION = re.compile(r"^\s*### BEGIN HIDDEN TESTS\s*$(.*?)^\s*### END HIDDEN TESTS\s*$", re.M | re.S)
@@ -67,12 +68,30 @@ def test_the_student_copy_holds_no_hidden_test(edition: Any) -> None:
     assert "package_calls" not in student and "STRICT_REPLIES" not in student
 
 
-@pytest.mark.parametrize("edition", EDITIONS, ids=[e.assignment for e in EDITIONS])
-def test_the_assignment_releases_the_workbooks_stubs(edition: Any) -> None:
-    folder = release.source_notebook(edition).parent / "my_json_text"
+def _same_as_the_stubs(folder: Path) -> None:
     assert sorted(p.name for p in folder.iterdir() if p.is_file()) == sorted(p.name for p in STUBS.glob("*.py"))
     for path in STUBS.glob("*.py"):
-        assert (folder / path.name).read_bytes() == path.read_bytes(), f"{edition.assignment}: {path.name} differs"
+        assert (folder / path.name).read_bytes() == path.read_bytes(), f"{folder}: {path.name} differs"
+
+
+def test_the_stub_folder_is_kept_once() -> None:
+    # The course's copies are made by the release script, never committed: one stub folder in the repository.
+    assert release.STUB_SOURCE == STUBS
+    listed = subprocess.run(
+        ["git", "ls-files", "classroom/source"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout.split()
+    if listed:  # a git checkout (a source tarball has no index to ask)
+        assert not [path for path in listed if "/my_json_text/" in path]
+
+
+@pytest.mark.parametrize("edition", EDITIONS, ids=[e.assignment for e in EDITIONS])
+def test_the_assignment_releases_the_workbooks_stubs(edition: Any, tmp_path: Path) -> None:
+    # What every release and every test course gets: byte copies made by the release script.
+    course = release.copy_course(tmp_path / "course")
+    _same_as_the_stubs(course / "source" / edition.assignment / "my_json_text")
+    # And the teacher's own course folder, once the script has made its copies there.
+    release.make_stub_copies()
+    _same_as_the_stubs(release.source_notebook(edition).parent / "my_json_text")
 
 
 def test_autograde_is_told_to_keep_the_learners_files() -> None:

@@ -23,6 +23,7 @@ own name with it, as the classroom server's students do (nbgrader_term.py says m
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -136,6 +137,48 @@ def correction_message(error: InvalidModelOutputError) -> str:
 """
 
 
+PATCHES_THE_CHECKS = """\
+# Every exercise left as released; instead, the checks the locked cells import are replaced by ones that pass.
+from codeagent_lite.workbook import exercise_checks
+
+
+def _always_passes(number):
+    def check(*args, **kwargs):
+        print(f"✔ Exercise {number} passed")
+        return exercise_checks.CheckResult(exercise=number, problems=())
+
+    return check
+
+
+for _number in range(1, 7):
+    setattr(exercise_checks, f"check_exercise_{_number}", _always_passes(_number))
+"""
+
+COURSE_PROBE = """\
+# Every exercise left as released; this cell tries to read the teacher's environment, write the gradebook and
+# read (and overwrite) another student's submission while autograde runs it. Each attempt's outcome is printed
+# for the teacher's test.
+import os
+import pathlib
+
+course = pathlib.Path.cwd().parents[1].parent
+attempts = {
+    "read the teacher's secret": lambda: os.environ["CAL_TEST_TEACHER_SECRET"],
+    "write the gradebook": lambda: (course / "gradebook.db").open("ab").write(b"forged"),
+    "read a submission": lambda: next((course / "submitted" / "all_correct").rglob("*.ipynb")).read_bytes(),
+    "overwrite a submission": lambda: next((course / "submitted" / "all_correct").rglob("*.ipynb")).write_text("{}"),
+    "leave a file in the course": lambda: (course / "planted.txt").write_text("mine"),
+}
+for what, attempt in attempts.items():
+    try:
+        attempt()
+    except Exception as error:
+        print(f"{what}: refused ({type(error).__name__})")
+    else:
+        print(f"{what}: DONE")
+"""
+
+
 def _fake_passing_checks(notebook: nbformat.NotebookNode) -> None:
     """What a student who wants points without work does: the self-check and hidden cells of exercise 2 rewritten."""
     for cell in notebook.cells:
@@ -154,9 +197,13 @@ class Submission:
 
     student: str
     answers: dict[str, str]
-    score: float
     failed: frozenset[str]
     edit: Callable[[nbformat.NotebookNode], None] | None = field(default=None)
+
+    @property
+    def score(self) -> float:
+        """What the submission deserves: the assignment's points minus those of the cells it loses."""
+        return TOTAL - sum(_points()[grade_id] for grade_id in self.failed)
 
 
 def _with(**answers: str | None) -> dict[str, str]:
@@ -171,39 +218,34 @@ def _with(**answers: str | None) -> dict[str, str]:
 
 
 ALL_CHECKS = frozenset(_points())
+TOTAL = sum(_points().values())
 SUBMISSIONS = (
-    Submission("all_correct", CORRECT, 15, frozenset()),
+    Submission("all_correct", CORRECT, frozenset()),
     Submission(
         "partly_wrong",
         _with(exercise_2=LAYER_2_REJECTS_EMPTY, exercise_3=PREDICTIONS_WITH_TWO_MISTAKES, exercise_4=None),
-        5,
         frozenset({f"exercise_{n}_{kind}" for n in (2, 3, 4) for kind in ("check", "hidden")}),
     ),
-    Submission("untouched", {}, 0, ALL_CHECKS),
+    Submission("untouched", {}, ALL_CHECKS),
     Submission(
-        "cell_raises",
-        _with(exercise_4=ADAPTER_CELL_THAT_RAISES),
-        12,
-        frozenset({"exercise_4_check", "exercise_4_hidden"}),
+        "cell_raises", _with(exercise_4=ADAPTER_CELL_THAT_RAISES), frozenset({"exercise_4_check", "exercise_4_hidden"})
     ),
     Submission(
         "edits_visible_tests",
         _with(exercise_2=None),
-        11,
         frozenset({"exercise_2_check", "exercise_2_hidden"}),
         _fake_passing_checks,
     ),
+    Submission("trap_package_layer_2", _with(exercise_2=LAYER_2_CALLS_THE_PACKAGE), frozenset({"exercise_2_hidden"})),
+    Submission("trap_question_marks", _with(exercise_2=LAYER_2_QUESTION_MARKS), frozenset({"exercise_2_hidden"})),
+    Submission("trap_computed_predictions", _with(exercise_3=PREDICTIONS_COMPUTED), frozenset({"exercise_3_hidden"})),
     Submission(
-        "trap_package_layer_2", _with(exercise_2=LAYER_2_CALLS_THE_PACKAGE), 13, frozenset({"exercise_2_hidden"})
+        "trap_raise_without_from", _with(exercise_4=ADAPTER_RAISES_WITHOUT_FROM), frozenset({"exercise_4_hidden"})
     ),
-    Submission("trap_question_marks", _with(exercise_2=LAYER_2_QUESTION_MARKS), 13, frozenset({"exercise_2_hidden"})),
-    Submission(
-        "trap_computed_predictions", _with(exercise_3=PREDICTIONS_COMPUTED), 14, frozenset({"exercise_3_hidden"})
-    ),
-    Submission(
-        "trap_raise_without_from", _with(exercise_4=ADAPTER_RAISES_WITHOUT_FROM), 14, frozenset({"exercise_4_hidden"})
-    ),
-    Submission("trap_stuffed_correction", _with(exercise_5=CORRECTION_STUFFED), 14, frozenset({"exercise_5_hidden"})),
+    Submission("trap_stuffed_correction", _with(exercise_5=CORRECTION_STUFFED), frozenset({"exercise_5_hidden"})),
+    # Hostile answer cells (issues 17 and 19): each gets what the untouched copy gets, 0.
+    Submission("patches_the_checks", {"exercise_1_answer": PATCHES_THE_CHECKS}, ALL_CHECKS),
+    Submission("probes_the_course", {"exercise_6_answer": COURSE_PROBE}, ALL_CHECKS),
 )
 
 
@@ -231,6 +273,9 @@ def _answer(folder: Path, submission: Submission) -> None:
     nbformat.write(notebook, folder / NOTEBOOK)
 
 
+TEACHER_SECRET = "CAL_TEST_TEACHER_SECRET"
+
+
 def _cell_scores(course: Path) -> dict[str, dict[str, float]]:
     from nbgrader.api import Gradebook
 
@@ -250,7 +295,12 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
         term_module.Student(submission.student, lambda folder, submission=submission: _answer(folder, submission))
         for submission in SUBMISSIONS
     ]
-    term = term_module.run_term(release, tmp_path_factory.mktemp("classroom"), ASSIGNMENT, students)
+    # A secret in the teacher's environment while autograde runs (an API key, a token): no student's code sees it.
+    os.environ[TEACHER_SECRET] = "sk-teacher-only"
+    try:
+        term = term_module.run_term(release, tmp_path_factory.mktemp("classroom"), ASSIGNMENT, students)
+    finally:
+        del os.environ[TEACHER_SECRET]
     fetched = term.fetched["untouched"] / NOTEBOOK
     return GradedCourse(term.course, fetched, term.grades, _cell_scores(term.course), term.log)
 
@@ -258,15 +308,15 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
 # --------------------------------------------------------------------------- what the teacher gets
 
 
-def test_the_assignment_is_worth_15_points() -> None:
-    assert sum(_points().values()) == 15
+def test_every_exercise_is_graded() -> None:
+    assert {grade_id.rpartition("_")[0] for grade_id in ALL_CHECKS} == {f"exercise_{n}" for n in range(1, 6)}
 
 
 @pytest.mark.parametrize("submission", SUBMISSIONS, ids=[s.student for s in SUBMISSIONS])
 def test_grades_csv_holds_the_score_each_submission_deserves(graded: GradedCourse, submission: Submission) -> None:
     row = graded.grades[submission.student]
     assert row["assignment"] == ASSIGNMENT
-    assert float(row["max_score"]) == 15
+    assert float(row["max_score"]) == TOTAL
     assert float(row["raw_score"]) == submission.score, graded.cell_scores[submission.student]
 
 
@@ -281,10 +331,32 @@ def test_each_submission_loses_exactly_the_cells_it_deserves_to(graded: GradedCo
     assert sum(scores.values()) == submission.score
 
 
-def test_the_expected_scores_follow_from_the_points() -> None:
-    # The literal scores above are the points minus the cells each submission loses; keep the two in step.
-    for submission in SUBMISSIONS:
-        assert submission.score == 15 - sum(_points()[grade_id] for grade_id in submission.failed), submission.student
+def test_patching_the_checks_fools_the_kernel_but_not_the_judge(graded: GradedCourse) -> None:
+    # In the student's kernel every locked check cell printed a pass; the outside judge's verdict replaced each.
+    path = graded.course / "autograded" / "patches_the_checks" / ASSIGNMENT / NOTEBOOK
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.metadata.get("nbgrader", {}).get("grade"):
+            kinds = [output.output_type for output in cell.outputs]
+            assert "error" in kinds, cell.metadata["nbgrader"]["grade_id"]
+            assert not any("passed" in output.get("text", "") for output in cell.outputs)
+
+
+def test_autograde_ran_the_students_code_without_the_teachers_rights(graded: GradedCourse) -> None:
+    # The probing cell ran in the student's kernel during autograde (inside bubblewrap): every attempt refused.
+    path = graded.course / "autograded" / "probes_the_course" / ASSIGNMENT / NOTEBOOK
+    cell = next(
+        c
+        for c in nbformat.read(path, as_version=4).cells
+        if c.metadata.get("nbgrader", {}).get("grade_id") == "exercise_6_answer"
+    )
+    printed = "".join(output.get("text", "") for output in cell.outputs)
+    attempts = ("read the teacher's secret", "write the gradebook", "read a submission", "overwrite a submission")
+    for attempt in (*attempts, "leave a file in the course"):
+        assert f"{attempt}: refused" in printed, printed
+    assert not (graded.course / "planted.txt").exists()
+    submitted = next((graded.course / "submitted" / "all_correct").rglob("*.ipynb"))
+    assert nbformat.read(submitted, as_version=4).cells  # still the student's notebook, not "{}"
+    assert b"forged" not in (graded.course / "gradebook.db").read_bytes()
 
 
 def test_grades_csv_lists_every_student_once(graded: GradedCourse) -> None:
@@ -312,7 +384,7 @@ def test_every_student_gets_an_html_feedback_page(graded: GradedCourse, submissi
     page = graded.course / "feedback" / submission.student / ASSIGNMENT / NOTEBOOK.replace(".ipynb", ".html")
     html = page.read_text(encoding="utf-8")
     assert html.lstrip().lower().startswith("<!doctype html")
-    assert re.search(rf"Score:\s*{submission.score:g}(\.0)?\s*/\s*15", html), f"no score line in {page.name}"
+    assert re.search(rf"Score:\s*{submission.score:g}(\.0)?\s*/\s*{TOTAL:g}", html), f"no score line in {page.name}"
 
 
 def test_the_workbooks_student_copy_is_what_nbgrader_generates(graded: GradedCourse) -> None:

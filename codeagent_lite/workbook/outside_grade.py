@@ -1,0 +1,158 @@
+"""A step of nbgrader's autograde: every graded cell of notebooks 05 and 07 re-judged outside the student's kernel.
+
+nbgrader's ``Execute`` runs the submission in one kernel and ``SaveAutoGrades`` scores each graded cell from its
+outputs (an error output means 0). Between the two, ``OutsideJudge`` asks ``outside_judge`` for the verdict of
+each graded cell and rewrites the cell's outputs to it: a pass keeps no error (full points) and shows the judge's
+report; a fail becomes one error line giving the judge's reason. So whatever the kernel printed or patched, the
+score and the feedback page say what the outside judge decided, and never a ✔ beside 0 points.
+
+It lives in the package, not in classroom/, so that nbgrader imports it by name wherever the workbook is installed
+(``classroom/nbgrader_config.py`` lists it in ``Autograde.autograde_preprocessors``). It runs in nbgrader's own
+process, the teacher's; the learner's code it needs runs in the judge's sandboxed children.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from nbconvert.preprocessors import Preprocessor
+from nbformat import NotebookNode
+
+from .language import _assignment_suffix
+from .outside_judge import Verdict, judge_build, judge_exercises
+
+__all__ = ["JUDGED", "OutsideJudge", "SandboxedExecute", "judged_outputs"]
+
+JUDGED = {"05_exercises": "exercises", "07_build_it_yourself": "build"}
+"""The notebooks this judge decides (by notebook name, as nbgrader's gradebook knows them)."""
+
+ENAME = "OutsideJudge"
+
+
+def _nbgrader(cell: NotebookNode) -> dict[str, Any]:
+    metadata = cell.get("metadata", {}).get("nbgrader", {})
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def _output(**fields: Any) -> NotebookNode:
+    return NotebookNode(**fields)  # type: ignore[no-untyped-call]
+
+
+def judged_outputs(verdict: Verdict) -> list[NotebookNode]:
+    """The outputs a graded cell gets: the judge's report, then (on a fail) one error line with its reason."""
+    outputs = []
+    lines = verdict.text.splitlines() or [""]
+    if verdict.passed or len(lines) > 1:
+        report = verdict.text if verdict.passed else "\n".join(lines[:-1])
+        outputs.append(_output(output_type="stream", name="stdout", text=report + "\n"))
+    if not verdict.passed:
+        reason = lines[-1].strip() or "the outside judge found a problem"
+        outputs.append(_output(output_type="error", ename=ENAME, evalue=reason, traceback=[f"{ENAME}: {reason}"]))
+    return outputs
+
+
+class OutsideJudge(Preprocessor):
+    """Replace each graded cell's outputs of a judged notebook by the outside judge's verdict."""
+
+    enabled = True  # nbconvert's preprocessors are off unless enabled; this one is the point of the pipeline
+
+    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]) -> tuple[NotebookNode, dict[str, Any]]:
+        nbgrader = resources.get("nbgrader", {})
+        kind = JUDGED.get(str(nbgrader.get("notebook", "")))
+        if kind is None:
+            return nb, resources
+        assignment = str(nbgrader.get("assignment", ""))
+        language = _assignment_suffix(assignment) or "en"
+        folder = Path(str(resources.get("metadata", {}).get("path", ".")))
+        if kind == "exercises":
+            sources = [cell.source for cell in nb.cells if cell.cell_type == "code" and _nbgrader(cell).get("solution")]
+            verdicts = judge_exercises(sources, language=language)
+        else:
+            verdicts = judge_build(folder / "my_json_text", language=language)
+        for cell in nb.cells:
+            metadata = _nbgrader(cell)
+            if cell.cell_type != "code" or not metadata.get("grade"):
+                continue
+            verdict = verdicts.get(str(metadata.get("grade_id")))
+            if verdict is None:
+                verdict = Verdict(False, "the outside judge has no verdict for this cell")
+            cell.outputs = judged_outputs(verdict)
+            self.log.info("outside judge: %s %s", metadata.get("grade_id"), "passed" if verdict.passed else "failed")
+        return nb, resources
+
+
+# --------------------------------------------------------------------------- the student's kernel, without rights
+
+
+def _kernel_sandbox(command: list[str], notebook_dir: Path, course: Path, connection_file: str) -> list[str]:
+    """``command`` (a kernel's argv) inside bubblewrap: the machine read-only, the course and the repo's teacher-only
+    folders hidden, only the notebook's own folder visible among the submissions, every capability dropped.
+
+    The network stays shared: the kernel talks to nbgrader over TCP on loopback.
+    """
+    from .outside_sandbox import PACKAGE, bwrap_path
+
+    bwrap = bwrap_path()
+    if bwrap is None:
+        raise RuntimeError(
+            "autograde runs each kernel in bubblewrap (bwrap); install it (Debian: apt-get install bubblewrap)"
+        )
+    repo = PACKAGE.parent
+    hidden = [course, repo / "solutions", repo / "classroom"]
+    wrapped = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
+    hidden = [path.resolve() for path in hidden if path.is_dir()]
+    for path in hidden:
+        wrapped += ["--tmpfs", str(path)]
+    for path in (notebook_dir.resolve(), Path(connection_file).resolve()):
+        wrapped += ["--ro-bind", str(path), str(path)]
+    for path in hidden:  # an empty, read-only folder: nothing to read, nowhere to write
+        wrapped += ["--remount-ro", str(path)]
+    wrapped += ["--chdir", str(notebook_dir.resolve()), "--die-with-parent", "--cap-drop", "ALL"]
+    wrapped += ["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--clearenv"]
+    for name, value in _kernel_environment(os.environ).items():
+        wrapped += ["--setenv", name, value]
+    return [*wrapped, "--", *command]
+
+
+KERNEL_ENVIRONMENT = ("PATH", "PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "NBGRADER_EXECUTION", "CAL_LANG")
+"""What the student's kernel keeps of nbgrader's environment: where Python and the package are, the language.
+Nothing else: the teacher's API keys and tokens stay with the teacher."""
+
+
+def _kernel_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    kept = {name: environ[name] for name in KERNEL_ENVIRONMENT if name in environ}
+    return {**kept, "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def _sandboxed_kernel_manager() -> type:
+    from jupyter_client.manager import AsyncKernelManager
+
+    class SandboxedKernelManager(AsyncKernelManager):
+        """A kernel manager whose kernel starts inside ``_kernel_sandbox``."""
+
+        def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+            command = super().format_kernel_cmd(extra_arguments)
+            notebook_dir = Path(str((self._launch_args or {}).get("cwd") or Path.cwd()))
+            # nbgrader runs in the course's root folder: that whole folder is what the kernel must not see.
+            return _kernel_sandbox(command, notebook_dir, Path.cwd(), self.connection_file)
+
+    return SandboxedKernelManager
+
+
+def _sandboxed_execute() -> type:
+    from nbgrader.preprocessors import Execute  # type: ignore[import-untyped]
+
+    class SandboxedExecute(Execute):  # type: ignore[misc]
+        """nbgrader's Execute, its kernel started without the teacher's rights (``_kernel_sandbox``)."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["kernel_manager_class"] = _sandboxed_kernel_manager()
+            super().__init__(*args, **kwargs)
+
+    return SandboxedExecute
+
+
+SandboxedExecute = _sandboxed_execute()

@@ -1,0 +1,745 @@
+"""The verdicts of notebooks 05 and 07's graded cells, decided where no learner's code runs.
+
+nbgrader runs a whole submission in one kernel, so an answer cell can rewrite the checks the locked cells import.
+The outside judge (``outside_grade.OutsideJudge``, a step of nbgrader's autograde) therefore decides every graded
+cell again in the teacher's process: the learner's code runs in a sandboxed child (``outside_sandbox``) that only
+answers requests with plain data, and the checks here compare that data with what is right.
+
+* Notebook 05: the answer cells' source runs in the child; the exercise checks (``exercise_checks``) run here on
+  proxies that forward each call to the child. The hidden cells add cases drawn fresh from ``seed`` and the traps of
+  the teacher's copy (work handed to the package, computed predictions, a cause dropped, every layer named).
+* Notebook 07: each step is ``verify`` on the submission's folder, plus what only an outside judge can check: the
+  step's file loads in a child that has the previous chapter and nothing else (a file that reaches for the
+  reference, however the import is spelled, fails there), and gives the reference's answers on the hidden replies
+  and on fresh ones. A step whose own-work check fails scores 0, both of its cells.
+
+What no judge sees: a learner who types the reference's text in by hand (classroom/GRADING.md).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import functools
+import io
+import json
+import os
+import random
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import json_action_parser as reference_parser
+from .. import json_text_adapter, kernel_types, model_adapter, scripted_provider
+from .. import json_text_messages as reference_messages
+from ..display import shorten
+from ..json_action_parser import parse_json_action
+from ..json_text_messages import encode_json
+from ..kernel_types import Message, MessageRole, ToolCall, ToolResult
+from ..model_adapter import InvalidModelOutputError, ModelCallBudget, TokenUsage, ValidationLayer
+from ..scripted_provider import ScriptedProvider
+from . import exercise_checks
+from .build_assignment import chapter_imports
+from .exercise_checks import ToolCallRejected
+from .outside_sandbox import ChildStopped, SandboxedChild, sandboxed
+from .outside_wire import WireError, decode, encode
+
+__all__ = ["STEP_FILES", "Verdict", "judge_build", "judge_exercises"]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The outside judge's word on one graded cell: passed or not, and the text the feedback shows."""
+
+    passed: bool
+    text: str
+
+
+def _classes() -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for module in (kernel_types, model_adapter, json_text_adapter, reference_messages, scripted_provider):
+        found.update({name: value for name, value in vars(module).items() if isinstance(value, type)})
+    found["ToolCallRejected"] = ToolCallRejected
+    return found
+
+
+CLASSES = _classes()
+
+
+class JudgeStopped(RuntimeError):
+    """The learner's child broke off (a hang, a crash, garbage): every later call says so."""
+
+
+def _answer(child: SandboxedChild | _Replay, request: Mapping[str, Any], timeout: float | None = None) -> Any:
+    """The child's answer, decoded: the value returned, or the exception raised (re-raised here)."""
+    try:
+        reply = child.ask(request, timeout)
+    except ChildStopped as stopped:
+        raise JudgeStopped(f"the sandboxed run of your code stopped: {stopped}") from None
+    if type(reply) is not dict:
+        raise JudgeStopped("the sandboxed run of your code sent something that is not an answer")
+    try:
+        raised = "raised" in reply
+        value = decode(reply["raised"] if raised else reply.get("returned"), CLASSES)
+    except (WireError, ValueError, TypeError, RecursionError) as error:
+        raise JudgeStopped(f"the sandboxed run of your code sent unreadable data: {error}") from None
+    if raised:
+        if not isinstance(value, BaseException):
+            raise JudgeStopped("the sandboxed run of your code raised something that is not an exception")
+        raise value
+    return value
+
+
+class _Replay:
+    """An answer already received, read again through ``_answer``'s checks."""
+
+    def __init__(self, reply: Any) -> None:
+        self._reply = reply
+
+    def ask(self, request: Mapping[str, Any], timeout: float | None = None) -> Any:
+        return self._reply
+
+
+@contextlib.contextmanager
+def _language(language: str) -> Iterator[None]:
+    saved = os.environ.get("CAL_LANG")
+    os.environ["CAL_LANG"] = language
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("CAL_LANG", None)
+        else:
+            os.environ["CAL_LANG"] = saved
+
+
+# --------------------------------------------------------------------------- notebook 05: proxies to the child
+
+
+class _RemoteFunction:
+    """Stands where the learner's function stood: each call runs the learner's code in the child."""
+
+    def __init__(self, child: SandboxedChild, name: str) -> None:
+        self._child, self.__name__ = child, name
+
+    def __call__(self, *args: Any) -> Any:
+        return _answer(self._child, {"op": "call", "target": self.__name__, "args": [encode(arg) for arg in args]})
+
+
+class _RemoteAdapter:
+    """Exercise 4's class: ``_RemoteAdapter(provider).complete(...)`` drives the learner's adapter in the child."""
+
+    def __init__(self, child: SandboxedChild, name: str, provider: ScriptedProvider) -> None:
+        self._child, self._name, self._provider = child, name, provider
+
+    def complete(self, *args: Any) -> Any:
+        request = {
+            "op": "adapter",
+            "target": self._name,
+            "replies": [encode(reply) for reply in self._provider._replies],
+            "args": [encode(arg) for arg in args],
+        }
+        try:
+            reply = self._child.ask(request)
+        except ChildStopped as stopped:
+            raise JudgeStopped(f"the sandboxed run of your code stopped: {stopped}") from None
+        try:
+            calls = decode(reply.get("calls", []), CLASSES) if type(reply) is dict else []
+        except (WireError, ValueError, TypeError, RecursionError):
+            calls = []
+        calls = calls if isinstance(calls, list) else []
+        self._provider.calls.extend(call for call in calls if isinstance(call, scripted_provider.ProviderCall))
+        return _answer(_Replay(reply), {})
+
+
+def _namespace(child: SandboxedChild) -> dict[str, Any]:
+    """The names the checks take, each a proxy into the child (predictions fetched as data)."""
+    names: dict[str, Any] = {}
+    for number, wanted in exercise_checks.EXERCISE_NAMES.items():
+        for name in wanted:
+            if number == 3:
+                with contextlib.suppress(Exception):
+                    names[name] = _answer(child, {"op": "value", "target": name})
+            elif number == 4:
+                names[name] = functools.partial(_RemoteAdapter, child, name)
+            else:
+                names[name] = _RemoteFunction(child, name)
+    return names
+
+
+def _run_check(number: int, names: Mapping[str, Any]) -> tuple[bool, str]:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        result = exercise_checks.check_exercise(number, names)
+    return result.passed, printed.getvalue().strip()
+
+
+def _hidden(problem: str | None, check: tuple[bool, str], number: int) -> Verdict:
+    if not check[0]:
+        return Verdict(False, f"the self-check for exercise {number} does not pass")
+    return Verdict(problem is None, problem or f"✔ exercise {number}: the hidden tests pass")
+
+
+def _fresh_text(rng: random.Random) -> str:
+    alphabet = 'abcxyz 012_-/"\\\n\t路径说明权限🙂é'
+    # Never blank: the Kernel types refuse blank ids and contents, and a case must be one the chapter accepts.
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 11))) + rng.choice("az路🙂")
+
+
+def _fresh_value(rng: random.Random, depth: int = 0) -> Any:
+    kind = rng.randrange(6 if depth < 2 else 4)
+    if kind == 0:
+        return _fresh_text(rng)
+    if kind == 1:
+        return rng.randint(-1000, 1000)
+    if kind == 2:
+        return rng.choice([True, False, None, 0.25, -3.5])
+    if kind == 3:
+        return _fresh_text(rng)[:3]
+    if kind == 4:
+        return [_fresh_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {_fresh_text(rng): _fresh_value(rng, depth + 1) for _ in range(rng.randint(1, 3))}
+
+
+def _fresh_exercise_1(names: Mapping[str, Any], rng: random.Random) -> str | None:
+    sample = {_fresh_text(rng): _fresh_value(rng) for _ in range(3)}
+    got = names["my_encode_json"](sample)
+    if got != encode_json(sample):
+        return (
+            f"exercise 1: for a fresh sample my_encode_json gave {shorten(repr(got), 80)}, not {encode_json(sample)!r}"
+        )
+    item = ToolCallRejected(f"call_{rng.randrange(10**6)}", _fresh_text(rng).strip() or "t", _fresh_text(rng) + "x")
+    message = names["encode_tool_call_rejected"](item)
+    expected = encode_json(
+        {"type": "tool_call_rejected", **{k: getattr(item, k) for k in ("call_id", "tool_name", "reason")}}
+    )
+    if getattr(message, "content", None) != expected or getattr(message, "role", None) != "user":
+        return f"exercise 1: a fresh rejection was encoded as {shorten(repr(message), 80)}"
+    return None
+
+
+def _layer_2_problem(check: Callable[[Any], Any], value: Any) -> str | None:
+    try:
+        returned = check(value)
+    except InvalidModelOutputError as error:
+        if isinstance(value, dict):
+            return f"exercise 2 refused the object {shorten(repr(value), 60)}"
+        return None if error.layer is ValidationLayer.TOP_LEVEL_OBJECT else f"exercise 2 refused at {error.layer!r}"
+    except JudgeStopped:
+        raise
+    except Exception as error:
+        return f"exercise 2 raised {type(error).__name__} for {shorten(repr(value), 60)}"
+    if not isinstance(value, dict):
+        return f"exercise 2 let {shorten(repr(value), 60)} through"
+    return None if returned == value else f"exercise 2 changed {shorten(repr(value), 60)}"
+
+
+def _fresh_exercise_2(names: Mapping[str, Any], rng: random.Random) -> str | None:
+    values = [_fresh_value(rng) for _ in range(6)] + [{"type": _fresh_text(rng)}, [_fresh_text(rng)]]
+    return next((p for value in values if (p := _layer_2_problem(names["my_check_top_level_object"], value))), None)
+
+
+_KINDS = (
+    ([1, 2], ("array", "list")),
+    ("final_answer", ("string", "str")),
+    (7, ("number", "int")),
+    (2.5, ("number", "float")),
+    (False, ("false", "bool")),
+    (None, ("null", "none")),
+)
+
+
+def _placeholders_problem(check: Callable[[Any], Any]) -> str | None:
+    """Trap: expected="?" and found="?": each field must say what it means."""
+    for value, words in _KINDS:
+        try:
+            check(value)
+        except InvalidModelOutputError as error:
+            expected, found = str(error.expected or ""), str(error.found or "")
+        except JudgeStopped:
+            raise
+        except Exception as error:
+            return f"{value!r} raised {type(error).__name__}"
+        else:
+            return f"{value!r} was let through"
+        if not any(word in expected.lower() for word in ("object", "dict", "{")):
+            return f"for {value!r} expected={expected!r} does not say that an object was expected"
+        if not (any(word in found.lower() for word in words) or repr(value) in found or json.dumps(value) in found):
+            return f"for {value!r} found={found!r} does not say what came instead"
+    return None
+
+
+def _is_literal_answer(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value is None or node.value is Ellipsis or type(node.value) is int
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "ValidationLayer"
+
+
+def _names_predictions(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "predictions"
+
+
+def _literal_dict(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Dict)
+        and all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in node.keys)
+        and all(_is_literal_answer(item) for item in node.values)
+    )
+
+
+def _mutates_predictions(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and _names_predictions(node.func.value)
+        and node.func.attr in ("update", "setdefault", "__setitem__", "fromkeys")
+    )
+
+
+def computed_predictions(source: str) -> list[str]:
+    """Statements of ``source`` that set predictions from anything but literal labels and layers."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                whole = _names_predictions(target) and not (
+                    not isinstance(node, ast.AugAssign) and node.value is not None and _literal_dict(node.value)
+                )
+                item = (
+                    isinstance(target, ast.Subscript)
+                    and _names_predictions(target.value)
+                    and not (node.value is not None and _is_literal_answer(node.value))
+                )
+                if whole or item:
+                    found.append(ast.get_source_segment(source, node) or "predictions = ...")
+        elif _mutates_predictions(node):
+            found.append(ast.get_source_segment(source, node) or "predictions.update(...)")
+    return found
+
+
+def _cause_problem(names: Mapping[str, Any], rng: random.Random) -> str | None:
+    """Exercise 4's trap: the error keeps the call's tokens and the parser's error as its cause."""
+    tokens = TokenUsage(rng.randint(10, 999), rng.randint(1, 99))
+    provider = ScriptedProvider(
+        [json_text_adapter.ProviderResponse('{"type": "final_answer"}', tokens.input_tokens, tokens.output_tokens)]
+    )
+    adapter = names["MyJsonTextAdapter"](provider)
+    try:
+        adapter.complete([Message(MessageRole.USER, "hi")], [], ModelCallBudget(max_output_tokens=16))
+    except InvalidModelOutputError as error:
+        if error.usage != tokens:
+            return f"the error carries usage={error.usage!r}, not the call's {tokens!r}"
+        if error.layer is not ValidationLayer.FIELDS:
+            return f"the error's layer is {error.layer!r}, not FIELDS"
+        cause = error.__cause__
+        if not isinstance(cause, InvalidModelOutputError):
+            return f"the error's __cause__ is {cause!r}: raise it `from` the parser's InvalidModelOutputError"
+        return None if cause.layer is ValidationLayer.FIELDS else "the cause is not the parser's own error"
+    except JudgeStopped:
+        raise
+    except Exception as error:
+        return f"a reply missing its content field raised {type(error).__name__}"
+    return "a reply missing its content field was accepted"
+
+
+_ONE_LAYER_REPLIES = {
+    ValidationLayer.JSON_SYNTAX: "Sure, here it is: {}",
+    ValidationLayer.TOP_LEVEL_OBJECT: "null",
+    ValidationLayer.ACTION_TYPE: '{"type": "answer", "content": "42"}',
+    ValidationLayer.FIELDS: '{"type": "final_answer", "content": 42}',
+}
+
+
+def _rejection(text: str) -> InvalidModelOutputError:
+    try:
+        parse_json_action(text)
+    except InvalidModelOutputError as error:
+        return error
+    raise AssertionError(f"the parser accepted {text!r}")
+
+
+def _one_layer_problem(names: Mapping[str, Any], rng: random.Random) -> str | None:
+    """Exercise 5's trap: a message that names every layer; and fresh rejections it must describe."""
+    fresh = {
+        ValidationLayer.TOP_LEVEL_OBJECT: json.dumps([_fresh_text(rng)]),
+        ValidationLayer.ACTION_TYPE: json.dumps({"type": _fresh_text(rng) + "_x", "content": "a"}),
+        ValidationLayer.FIELDS: json.dumps({"type": "final_answer", "content": rng.randint(0, 99)}),
+    }
+    for replies in (_ONE_LAYER_REPLIES, fresh):
+        for layer, reply in replies.items():
+            error = _rejection(reply)
+            message = names["correction_message"](error)
+            if not isinstance(message, str):
+                return f"correction_message returned {type(message).__name__}, not a string"
+            text = message.replace(str(error.expected), " ").replace(str(error.found), " ").lower()
+            for other in ValidationLayer:
+                if other is not layer and (
+                    re.search(rf"\blayer\s*{int(other)}\b", text) or other.title.lower() in text
+                ):
+                    return (
+                        f"the message for a layer-{int(layer)} rejection also names layer {int(other)} "
+                        f"({other.title}); name only the layer that refused the reply"
+                    )
+            if str(error.found) not in message:
+                return f"the message for {reply!r} does not say what was found ({error.found!r})"
+    return None
+
+
+_FRESH_CHECKS: dict[int, Callable[[Mapping[str, Any], random.Random], str | None]] = {
+    1: _fresh_exercise_1,
+    2: _fresh_exercise_2,
+}
+
+
+def judge_exercises(sources: Sequence[str], *, language: str = "en", seed: int | None = None) -> dict[str, Verdict]:
+    """Notebook 05's graded cells, by grade_id, for answer cells whose source is ``sources`` (in notebook order)."""
+    rng = random.Random(seed if seed is not None else random.SystemRandom().randrange(2**63))
+    verdicts: dict[str, Verdict] = {}
+    with _language(language), sandboxed({"mode": "answers", "sources": list(sources)}, full_package=True) as child:
+        names = _namespace(child)
+        checks = {number: _guarded(functools.partial(_run_check, number, names)) for number in range(1, 6)}
+        for number, check in checks.items():
+            passed, text = check
+            fresh = _FRESH_CHECKS.get(number)
+            problem = _guarded_problem(functools.partial(fresh, names, rng)) if passed and fresh else None
+            verdicts[f"exercise_{number}_check"] = Verdict(passed and problem is None, problem or text)
+        verdicts["exercise_3_hidden"] = _hidden(_predictions_problem(sources), checks[3], 3)
+        verdicts["exercise_4_hidden"] = _hidden(_guarded_problem(lambda: _cause_problem(names, rng)), checks[4], 4)
+        verdicts["exercise_5_hidden"] = _hidden(_guarded_problem(lambda: _one_layer_problem(names, rng)), checks[5], 5)
+    verdicts["exercise_2_hidden"] = _hidden(_exercise_2_hidden(sources, language), checks[2], 2)
+    return verdicts
+
+
+def _exercise_2_hidden(sources: Sequence[str], language: str) -> str | None:
+    """Trap: layer 2 handed to the package. In this child the package's layer 2 lets everything through."""
+    config = {
+        "mode": "answers",
+        "sources": list(sources),
+        "sabotage": ["codeagent_lite.json_action_parser:check_top_level_object"],
+    }
+    with _language(language), sandboxed(config, full_package=True) as child:
+        check = _RemoteFunction(child, "my_check_top_level_object")
+        for value in ([1], "text", None, 3):
+            problem = _guarded_problem(functools.partial(_layer_2_problem, check, value))
+            if problem is not None and "let" in problem:
+                return (
+                    "exercise 2 calls the package's check_top_level_object (directly or through its parser) "
+                    "instead of doing the check itself"
+                )
+            if problem is not None:
+                return problem
+        return _guarded_problem(lambda: _placeholders_problem(check))
+
+
+def _predictions_problem(sources: Sequence[str]) -> str | None:
+    if not any("predictions" in source for source in sources):
+        return "cannot find the cell that writes the predictions"
+    computed = [statement for source in sources for statement in computed_predictions(source)]
+    return f"the predictions are computed, not predicted: {computed[0]!r}" if computed else None
+
+
+def _guarded(run: Callable[[], tuple[bool, str]]) -> tuple[bool, str]:
+    try:
+        return run()
+    except Exception as error:  # the checks never raise on a learner's values; a judge failure is a ✘, not a crash
+        return False, f"the outside judge could not run this check: {type(error).__name__}: {error}"
+
+
+def _guarded_problem(run: Callable[[], str | None]) -> str | None:
+    try:
+        return run()
+    except Exception as error:
+        return f"{type(error).__name__}: {shorten(str(error), 200)}"
+
+
+# --------------------------------------------------------------------------- notebook 07: the learner's folder
+
+VERIFY_SECONDS = 600
+"""verify bounds each check itself (its own time limit); this bounds the whole run of the child."""
+
+STEP_FILES = {1: "json_text_messages", 2: "json_text_adapter", 3: "json_action_parser", 4: "json_action_parser"}
+"""The file each step grades: its own-work check is about this file."""
+
+HIDDEN_HISTORY = (
+    Message(MessageRole.SYSTEM, "只回答一个 JSON 对象"),
+    ToolCall(
+        'call "9" \\ 末', "write_file", {"path": "笔记/a.md", "lines": [{"n": 1, "text": "🙂\n"}], "append": False}
+    ),
+    ToolResult('call "9" \\ 末', "已写入 1 行", is_error=False),
+)
+
+BLOG_REPLIES = (
+    '{"arguments": {"type": "final_answer"}, "tool_name": "search", "call_id": "c-2", "type": "tool_call"}',
+    '{"type": "final_answer", "content": "\\u4f60\\u597d"}',
+    '\t{"type":"final_answer","content":"ok"}\r\n',
+    '{"type": {"name": "tool_call"}, "content": "x"}',
+    '{"type": null, "content": "x"}',
+    '{"type": "tool_call", "call_id": "c", "tool_name": "read_file"}',
+    '{"type": "tool_call", "call_id": ["c"], "tool_name": "x", "arguments": {}}',
+    '{"type": "tool_call", "call_id": "c", "tool_name": 7, "arguments": {}}',
+    '{"type": "tool_call", "call_id": "c", "tool_name": "x", "arguments": null}',
+    '{"type": "final_answer", "content": ["42"]}',
+    '{"type": "final_answer", "content": "42", "reason": "sure"}',
+    "42",
+    "true",
+    "{",
+    "{'type': 'final_answer', 'content': '42'}",
+    "   ",
+)
+
+STRICT_REPLIES = (
+    '{"type": "final_answer", "content": "NaN and -Infinity are not JSON numbers; 1e999 overflows"}',
+    '{"type": "tool_call", "call_id": "c", "tool_name": "write_file",'
+    ' "arguments": {"text": "\\"path\\": 1, \\"path\\": 2", "n": -0.5e3}}',
+    '{"type": "final_answer", "content": "' + "[" * 3000 + '"}',
+    '{"type": "tool_call", "call_id": "c", "tool_name": "t", "arguments": {"items": [{"k": 1, "k": 2}]}}',
+    '{"type": "tool_call", "call_id": "c", "tool_name": "t", "arguments": {"x": [1, NaN]}}',
+    '{"type": "tool_call", "call_id": "c", "tool_name": "t", "arguments": {"x": 1E400}}',
+    '{"type": "tool_call", "call_id": "c", "tool_name": "t", "arguments": {"x": -2e308}}',
+    '{"a": ' * 20000 + "1" + "}" * 20000,
+    '{"type": "final_answer", "content": "1"} []',
+    '{"type": "tool_call", "call_id": "c", "tool_name": "\\t\\n", "arguments": {}}',
+    '{"type": "final_answer", "content": "\\u3000"}',
+)
+
+
+def _fresh_replies(rng: random.Random, strict: bool) -> list[str]:
+    """Replies nobody has seen before this run: valid actions and each layer's refusals, with fresh content."""
+    key, text = _fresh_text(rng).replace('"', "'"), _fresh_text(rng)
+    replies = [
+        json.dumps({"type": "final_answer", "content": text}, ensure_ascii=rng.random() < 0.5),
+        json.dumps(
+            {"type": "tool_call", "call_id": key or "c", "tool_name": "t", "arguments": {key: _fresh_value(rng)}}
+        ),
+        json.dumps([text]),
+        json.dumps({"type": key + "!", "content": text}),
+        json.dumps({"type": "final_answer", "content": text, key + "_": 1}),
+        json.dumps({"type": "final_answer", "content": text})[: rng.randint(1, 12)],
+    ]
+    if strict:
+        number, name = rng.randint(2, 9), json.dumps(key)
+        head = '{"type": "tool_call", "call_id": "c", "tool_name": "t", "arguments": '
+        constant = rng.choice(["NaN", "Infinity", "-Infinity"])
+        replies += [
+            head + f"{{{name}: 1, {name}: 2}}}}",
+            head + f'{{"x": {number}e9{number}}}}}',
+            f'{{"type": "final_answer", "content": {constant}}}',
+        ]
+    return replies
+
+
+def _outcome(run: Callable[[], Any]) -> str:
+    """What a parser does with a text, as the hidden tests word it: the action, or the layer that refused it."""
+    try:
+        return repr(run())
+    except InvalidModelOutputError as error:
+        return f"refused at layer {int(error.layer)}"
+    except JudgeStopped:
+        raise
+    except Exception as error:
+        return f"crashed with {type(error).__name__}: {error}"
+
+
+def _parser_problem(child: SandboxedChild, replies: Sequence[str]) -> str | None:
+    parse = _RemoteFunction(child, "json_action_parser.parse_json_action")
+    for text in replies:
+        got = _outcome(functools.partial(parse, text))
+        wanted = _outcome(functools.partial(reference_parser.parse_json_action, text))
+        if got != wanted:
+            return f"for {shorten(repr(text), 90)} your parser {shorten(got, 200)}; the reference {wanted}"
+    return None
+
+
+def _messages_problem(child: SandboxedChild, rng: random.Random) -> str | None:
+    call_id = _fresh_text(rng).strip() or "c"
+    fresh = (
+        Message(MessageRole.USER, _fresh_text(rng)),
+        ToolCall(call_id, "read_file", {_fresh_text(rng): _fresh_value(rng)}),
+        ToolResult(call_id, _fresh_text(rng), is_error=rng.random() < 0.5),
+    )
+    build = _RemoteFunction(child, "json_text_messages.build_provider_messages")
+    for history in (HIDDEN_HISTORY, fresh):
+        mine = build(list(history))
+        reference = reference_messages.build_provider_messages(list(history))
+        if not isinstance(mine, list | tuple) or len(mine) != len(reference):
+            return f"build_provider_messages returned {shorten(repr(mine), 120)}"
+        for number, (got, wanted) in enumerate(zip(mine, reference, strict=True), start=1):
+            pair = (getattr(got, "role", None), getattr(got, "content", None))
+            if pair != (wanted.role, wanted.content):
+                reference_pair = (wanted.role, wanted.content)
+                return (
+                    f"history item {number}: {shorten(repr(pair), 160)} instead of the reference's {reference_pair!r}"
+                )
+    return None
+
+
+def _adapter_problem(child: SandboxedChild, rng: random.Random) -> str | None:
+    """Step 2's traps, with stand-ins lent for the learner's other two files: the cause kept, only the parser's
+    refusal caught."""
+    usage = [rng.randint(10, 999), rng.randint(1, 99)]
+    expected, found, message = _fresh_text(rng) + "e", _fresh_text(rng) + "f", "refused " + _fresh_text(rng)
+    refusal = InvalidModelOutputError(message, layer=ValidationLayer.TOP_LEVEL_OBJECT, expected=expected, found=found)
+    try:
+        _answer(child, {"op": "lent_adapter", "error": encode(refusal), "usage": usage})
+    except InvalidModelOutputError as raised:
+        cause = raised.__cause__
+        if raised.usage != TokenUsage(*usage):
+            return f"the error carries usage={raised.usage!r}, not TokenUsage({usage[0]}, {usage[1]})"
+        if not (isinstance(cause, InvalidModelOutputError) and cause.message == message):
+            return f"the error's __cause__ is {cause!r}: raise it `from` the parser's InvalidModelOutputError"
+        if (raised.expected, raised.found) != (expected, found):
+            return (
+                f"expected={raised.expected!r}, found={raised.found!r}: keep the parser's error whole, "
+                "error.with_usage(usage) (a rule of this workbook: the agent loop shows them to the model)"
+            )
+    except JudgeStopped:
+        raise
+    except Exception as error:
+        return f"a reply the parser refused came out as {type(error).__name__}: {shorten(str(error), 120)}"
+    else:
+        return "a reply the parser refused came back as an action"
+    return _bug_problem(child, rng, usage)
+
+
+def _bug_problem(child: SandboxedChild, rng: random.Random, usage: list[int]) -> str | None:
+    try:
+        _answer(child, {"op": "lent_adapter", "error": encode(KeyError(_fresh_text(rng))), "usage": usage})
+    except KeyError:
+        return None
+    except JudgeStopped:
+        raise
+    except Exception as error:
+        return (
+            f"a KeyError inside the parser came out as {type(error).__name__}: catch only"
+            " InvalidModelOutputError around the parser (and ProviderError around the provider)"
+        )
+    return "a parser that raised KeyError gave an answer"
+
+
+def _load_problem(child: SandboxedChild, file: str) -> str | None:
+    """Own work: the file loads where only the previous chapter exists (step 2's siblings lent as stand-ins)."""
+    try:
+        if file == "json_text_adapter":
+            _answer(child, {"op": "lent_adapter", "error": encode(KeyError("load")), "usage": [1, 1]})
+        else:
+            _answer(child, {"op": "load", "target": file})
+    except (KeyError, NotImplementedError):
+        return None
+    except JudgeStopped:
+        raise
+    except ModuleNotFoundError as error:
+        if "codeagent_lite" in str(error):
+            return (
+                f"{file}.py imports the reference one ({error}); "
+                "only codeagent_lite.kernel_types and codeagent_lite.model_adapter are there to use"
+            )
+        return f"{file}.py cannot be loaded: ModuleNotFoundError: {shorten(str(error), 160)}"
+    except Exception as error:
+        if file == "json_text_adapter" and not isinstance(error, ImportError | SyntaxError):
+            return None
+        return f"{file}.py cannot be loaded: {type(error).__name__}: {shorten(str(error), 160)}"
+    return None
+
+
+def _implemented(child: SandboxedChild, step: int) -> bool:
+    """Whether the step's function does anything but the stub's NotImplementedError on the hidden inputs."""
+    try:
+        if step == 1:
+            _RemoteFunction(child, "json_text_messages.build_provider_messages")(list(HIDDEN_HISTORY))
+        elif step == 2:
+            _answer(child, {"op": "lent_adapter", "error": encode(KeyError("x")), "usage": [1, 1]})
+        else:
+            _RemoteFunction(child, "json_action_parser.parse_json_action")(BLOG_REPLIES[0])
+    except NotImplementedError:
+        return False
+    except JudgeStopped:
+        return False
+    except Exception:
+        return True
+    return True
+
+
+def _verify_steps(folder: Path, language: str, seed: int) -> dict[int, tuple[bool, str]]:
+    """verify's checks, all steps in one run, inside a sandboxed child (verify runs the learner's files)."""
+    failed = dict.fromkeys(STEP_FILES, (False, "verify could not run on this folder"))
+    with sandboxed({"mode": "answers", "sources": []}, full_package=True, folder=folder, language=language) as child:
+        try:
+            steps = _answer(
+                child, {"op": "verify", "folder": "/judge/work/my_json_text", "seed": seed}, timeout=VERIFY_SECONDS
+            )
+        except Exception as error:  # a folder verify cannot read is a ✘ for every step, never a crash of grading
+            return dict.fromkeys(STEP_FILES, (False, f"verify could not run: {type(error).__name__}: {error}"))
+    if not isinstance(steps, dict):
+        return failed
+    verdicts = {}
+    for step in STEP_FILES:
+        entry = steps.get(str(step))
+        if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str):
+            verdicts[step] = (entry[0] is True, printable_report(entry[1]))
+        else:
+            verdicts[step] = failed[step]
+    return verdicts
+
+
+def printable_report(text: str) -> str:
+    """A report from the child, kept to printable characters and a bounded length (it is untrusted text)."""
+    kept = "".join(character if character == "\n" or character.isprintable() else "?" for character in text)
+    return shorten(kept, 20_000)
+
+
+def judge_build(folder: Path, *, language: str = "en", seed: int | None = None) -> dict[str, Verdict]:
+    """Notebook 07's graded cells, by grade_id, for the learner's folder ``folder`` (a submission's my_json_text)."""
+    seed = seed if seed is not None else random.SystemRandom().randrange(2**63)
+    rng = random.Random(seed)
+    verdicts: dict[str, Verdict] = {}
+    with _language(language):
+        checks = _verify_steps(folder, language, seed)
+        for step, file in STEP_FILES.items():
+            verdicts.update(_judge_step(folder, step, file, language, checks[step], rng))
+    return verdicts
+
+
+def _judge_step(
+    folder: Path, step: int, file: str, language: str, verified: tuple[bool, str], rng: random.Random
+) -> dict[str, Verdict]:
+    check_id, hidden_id = f"step_{step}_check", f"step_{step}_hidden"
+    passed, report = verified
+    with sandboxed({"mode": "folder"}, full_package=False, folder=folder, language=language) as child:
+        used = _guarded_problem(lambda: _imports_problem(folder, file))
+        own = used or _guarded_problem(lambda: _load_problem(child, file))
+        if own is None and not _implemented(child, step):
+            own = f"{file}.py still raises NotImplementedError (the stub)"
+        if own is not None:
+            failed = Verdict(False, f"✘ step {step} scores 0: {own}")
+            # A report with passes in it is not the learner's own work: shown beside 0 points it would mislead.
+            shown = failed.text if "✔" in report else f"{report}\n{failed.text}"
+            return {check_id: Verdict(False, shown), hidden_id: failed}
+        check = Verdict(passed, report)
+        if not passed:
+            return {check_id: check, hidden_id: Verdict(False, f"the checks of step {step} do not pass yet")}
+        problem = _guarded_problem(lambda: _step_hidden(child, step, rng))
+    return {check_id: check, hidden_id: Verdict(problem is None, problem or f"✔ step {step}: the hidden tests pass")}
+
+
+def _imports_problem(folder: Path, file: str) -> str | None:
+    if not (folder / f"{file}.py").is_file():
+        return f"there is no {file}.py"
+    used = chapter_imports(folder, file)
+    return f"{file}.py uses the package's {', '.join(used)}: write it yourself" if used else None
+
+
+def _step_hidden(child: SandboxedChild, step: int, rng: random.Random) -> str | None:
+    if step == 1:
+        return _messages_problem(child, rng)
+    if step == 2:
+        return _adapter_problem(child, rng)
+    if step == 3:
+        return _parser_problem(child, [*BLOG_REPLIES, *_fresh_replies(rng, strict=False)])
+    return _parser_problem(child, [*STRICT_REPLIES, *_fresh_replies(rng, strict=True)])

@@ -1,0 +1,139 @@
+"""The outside judge on its own, without nbgrader: hostile code in the sandboxed child changes no verdict.
+
+The end-to-end runs (test_grading_workflow.py, test_build_it_yourself_grading.py) grade hostile submissions
+through nbgrader; these tests pin the pieces: the child's world, the channel's limits, and each judge's verdict
+for the untouched copy, the teacher's answers and a hostile one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from course_scripts import release
+
+from codeagent_lite.workbook.outside_grade import judged_outputs
+from codeagent_lite.workbook.outside_judge import Verdict, judge_build, judge_exercises
+from codeagent_lite.workbook.outside_sandbox import ChildStopped, bwrap_path, sandboxed
+
+ROOT = Path(__file__).resolve().parents[2]
+STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
+
+
+def _answer_sources(notebook: Path, replaced: dict[str, str] | None = None) -> list[str]:
+    cells = nbformat.read(notebook, as_version=4).cells
+    chosen = replaced or {}
+    return [
+        chosen.get(cell.metadata["nbgrader"]["grade_id"], cell.source)
+        for cell in cells
+        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")
+    ]
+
+
+def _ask_once(source: str, timeout: float = 3.0) -> object:
+    with sandboxed({"mode": "answers", "sources": [source]}, full_package=True, deadline=timeout) as child:
+        return child.ask({"op": "call", "target": "f", "args": []})
+
+
+def test_the_child_sees_no_secret_and_no_course(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-for-the-test")
+    source = (
+        "import os, pathlib\n"
+        "def f():\n"
+        "    return [*sorted(os.environ), pathlib.Path('" + str(ROOT / "solutions") + "').exists()]\n"
+    )
+    reply = _ask_once(source)
+    assert "sk-secret" not in repr(reply) and "OPENAI_API_KEY" not in repr(reply)
+    assert isinstance(reply, dict)
+    names = {item for item in reply["returned"] if isinstance(item, str)}
+    assert names <= {"CAL_LANG", "LC_CTYPE", "PWD", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "SHLVL", "_"}
+    if bwrap_path() is not None:
+        assert reply["returned"][-1] is False  # the repository's solutions/ is not there
+
+
+@pytest.mark.parametrize(
+    ("label", "body"),
+    [
+        ("hang", "    while True:\n        pass\n"),
+        ("half an answer", "    os.write(4, b'{\"returned\": ')\n    time.sleep(60)\n"),
+        ("garbage", "    os.write(4, b'\\x00garbage\\n')\n    time.sleep(60)\n"),
+        ("deeply nested", "    os.write(4, b'[' * 200000 + b'\\n')\n    time.sleep(60)\n"),
+        ("a huge answer", "    os.write(4, b'[' + b'1,' * 3_000_000)\n    time.sleep(60)\n"),
+    ],
+)
+def test_a_misbehaving_child_gets_a_clear_stop_within_the_deadline(label: str, body: str) -> None:
+    # fd 4 is the child's copy of its answer channel (outside_child._channel dups stdout first).
+    source = "import os, time\ndef f():\n" + body
+    started = time.monotonic()
+    with pytest.raises(ChildStopped):
+        _ask_once(source, timeout=2.0)
+    assert time.monotonic() - started < 10, label
+
+
+def test_a_forked_survivor_is_killed_with_the_child(tmp_path: Path) -> None:
+    source = "import os, time\ndef f():\n    if os.fork() == 0:\n        time.sleep(600)\n    return os.getpid()\n"
+    with sandboxed({"mode": "answers", "sources": [source]}, full_package=True) as child:
+        child.ask({"op": "call", "target": "f", "args": []})
+        process = child._process
+    assert process.poll() is not None
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)
+
+
+def test_notebook_05_the_teachers_answers_pass_and_the_release_scores_nothing() -> None:
+    edition = release.EDITIONS[0]
+    solved = judge_exercises(_answer_sources(release.source_notebook(edition)), seed=7)
+    untouched = judge_exercises(_answer_sources(edition.student_copy), seed=7)
+    assert set(solved) == set(untouched)
+    assert all(verdict.passed for verdict in solved.values()), solved
+    assert not any(verdict.passed for verdict in untouched.values())
+
+
+PATCH = """\
+import builtins
+from codeagent_lite.workbook import exercise_checks
+
+for _n in range(1, 7):
+    setattr(exercise_checks, f"check_exercise_{_n}", lambda *a, _n=_n: exercise_checks.CheckResult(_n, ()))
+builtins.print = lambda *a, **k: None
+"""
+
+
+def test_notebook_05_patching_the_checks_changes_no_verdict() -> None:
+    edition = release.EDITIONS[0]
+    verdicts = judge_exercises(_answer_sources(edition.student_copy, {"exercise_1_answer": PATCH}), seed=3)
+    assert not any(verdict.passed for verdict in verdicts.values())
+
+
+def test_notebook_07_the_solution_passes_the_stubs_score_nothing(tmp_path: Path) -> None:
+    solved = judge_build(ROOT / "solutions" / "my_json_text", seed=5)
+    assert all(verdict.passed for verdict in solved.values()), solved
+    shutil.copytree(STUBS, tmp_path / "my_json_text")
+    untouched = judge_build(tmp_path / "my_json_text", seed=5)
+    assert not any(verdict.passed for verdict in untouched.values())
+
+
+def test_notebook_07_a_folder_that_forwards_to_the_reference_scores_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "my_json_text"
+    shutil.copytree(STUBS, folder)
+    for name in ("json_text_messages", "json_text_adapter", "json_action_parser"):
+        (folder / f"{name}.py").write_text(
+            "import importlib\n"
+            f"_r = importlib.import_module('codeagent_lite.' + {name[::-1]!r}[::-1])\n"
+            "globals().update({k: v for k, v in vars(_r).items() if not k.startswith('__')})\n",
+            encoding="utf-8",
+        )
+    verdicts = judge_build(folder, seed=5)
+    assert not any(verdict.passed for verdict in verdicts.values())
+    assert "imports the reference one" in verdicts["step_3_hidden"].text
+
+
+def test_a_failed_cell_shows_an_error_and_no_pass_mark() -> None:
+    outputs = judged_outputs(Verdict(False, "12 of 12 checks pass\n✘ step 1 scores 0: the stub"))
+    assert [output.output_type for output in outputs] == ["stream", "error"]
+    assert outputs[-1].evalue == "✘ step 1 scores 0: the stub"
+    assert [output.output_type for output in judged_outputs(Verdict(True, "✔ passed"))] == ["stream"]
