@@ -64,6 +64,15 @@ CHINESE_DATA = {
         " call 7 · 第七\t",
         "文件读取写入目录模型工具结果错误内容请帮我一下答案第七不存在",
     },
+    # the grader's hidden cases: fresh texts drawn from this alphabet, and a fixed history a learner never sees
+    "workbook/outside_judge.py": {
+        'abcxyz 012_-/"\\\n\t路径说明权限🙂é',
+        "az路🙂",
+        "只回答一个 JSON 对象",
+        'call "9" \\ 末',
+        "笔记/a.md",
+        "已写入 1 行",
+    },
 }
 
 KEYWORDS = {**DEFAULT_KEYWORDS, "_p": ((1, "c"), 2)}
