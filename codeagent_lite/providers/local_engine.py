@@ -55,6 +55,7 @@ __all__ = [
     "engine_status",
     "missing_engine_modules",
     "start_background_build",
+    "user_cache_dir",
     "working_compilers",
 ]
 
@@ -193,6 +194,18 @@ def engine_dir(environ: Mapping[str, str] | None = None) -> Path:
     if chosen and Path(chosen).is_absolute():
         return Path(chosen)
     return Path(sys.prefix) / "codeagent-lite-engine"
+
+
+def user_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's cache folder for the workbook (``$XDG_CACHE_HOME/codeagent-lite``): outlives any one venv.
+
+    The model file, the engine's own pip cache and the llama-server build live here, so
+    rebuilding the environment from scratch neither downloads nor compiles them again.
+    """
+    env = os.environ if environ is None else environ
+    cache = env.get("XDG_CACHE_HOME", "")
+    base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
+    return base / "codeagent-lite"
 
 
 def missing_engine_modules(modules: Sequence[str] = ENGINE_MODULES) -> tuple[str, ...]:

@@ -44,6 +44,7 @@ from ..json_action_parser import action_json_schema
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
+from .local_engine import user_cache_dir
 from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_completion_prompt
 
 __all__ = [
@@ -73,9 +74,7 @@ _INSTALL_HINT = (
 
 def default_model_path() -> Path:
     """Where the assembled GGUF file lives: the user's cache, never the working tree."""
-    cache = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
-    return base / "codeagent-lite" / MODEL_FILENAME
+    return user_cache_dir() / MODEL_FILENAME
 
 
 def ensure_model_file(path: str | Path | None = None) -> Path:

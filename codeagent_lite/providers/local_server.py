@@ -1,0 +1,531 @@
+"""The local model in a process of its own, behind an OpenAI-compatible API on 127.0.0.1.
+
+llama.cpp is native code: an instruction this CPU lacks (a build for another machine), a
+bad pointer or the kernel's out-of-memory killer ends the *process* it runs in. Loaded into
+the learner's kernel, that was the kernel, with no message. So the model runs in an engine
+process, and the notebook, the CLI and the tests talk to it over HTTP through the same
+provider as a remote model (``OpenAICompletionsProvider``). When the engine dies, the next
+call raises a ``ProviderError`` that names the signal and says what to do.
+
+Two servers can be that engine. The choice:
+
+* **One learner: llama-cpp-python's own server** (``llama_cpp_engine``, a thin wrapper of
+  ``python -m llama_cpp.server``). It comes with the wheel the workbook builds anyway, so it
+  costs no second compile, starts in about a second, and one learner sends one request at a
+  time, which is all it can serve (one ``Llama`` object behind a lock).
+* **A class: llama.cpp's ``llama-server``** (``llama_server_build``). It decodes several
+  requests in one batch (``--parallel`` slots, continuous batching) and keeps each slot's
+  prompt cache, so 20 students sharing the 740-token worked-example prompt do not queue 20
+  deep behind one lock and pay the model's memory once. It is a second CMake build of the
+  same llama.cpp (several minutes on 2 cores), optional and in the background; until it has
+  passed its smoke test the class server falls back to llama-cpp-python's with a state line
+  that says so.
+
+``python -m codeagent_lite.providers.local_server --host 127.0.0.1 --port P [--parallel N]
+[--threads T]`` is the class's server (a JupyterHub service runs exactly that); a kernel
+that finds ``CAL_LOCAL_MODEL_URL`` uses that server, otherwise ``local_model_server()``
+starts a child for itself: in its own session (a Ctrl+C or a kernel interrupt does not
+reach it), stopped at exit, and ended by the system when its parent dies, so no orphan
+keeps 0.6 GB. ``--smoke-test`` asks one token in a separate process: what the engine build
+runs before it says "ready".
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ..json_action_parser import action_json_schema
+from ..json_text_adapter import ProviderError, ProviderResponse, TextProvider
+from ..json_text_messages import ProviderMessage
+from ..kernel_types import ToolSpec
+from .llama_cpp_engine import MODEL_ALIAS
+from .openai_completions import CompletionSettings, OpenAICompletionsProvider
+from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_completion_prompt
+
+__all__ = [
+    "SHARED_SERVER_VARIABLE",
+    "Backend",
+    "EngineGuard",
+    "GemmaProvider",
+    "LocalModelServer",
+    "LocalMode",
+    "connect_local_server",
+    "describe_engine_exit",
+    "local_model_server",
+    "local_provider",
+    "main",
+    "smoke_test_llama_server",
+    "start_local_server",
+]
+
+SHARED_SERVER_VARIABLE = "CAL_LOCAL_MODEL_URL"
+"""Set (e.g. ``http://127.0.0.1:8765/v1``) where one model server serves a whole class."""
+
+Backend = Literal["llama-cpp-python", "llama-server"]
+LocalMode = Literal["free_text", "schema"]
+MODES: tuple[LocalMode, ...] = ("free_text", "schema")
+
+CONTEXT_PER_SLOT = 2048
+"""The worked-example prompt alone is about 740 tokens; 2048 leaves room for a run's history."""
+
+LOCAL_TIMEOUT_SECONDS = 600.0
+"""A call's deadline. Generous on purpose: on a shared server a request may wait behind a
+class's worth of others, and giving up on it would waste the place it waited for."""
+
+_SIGNAL_ADVICE = {
+    signal.SIGILL: "it was built for another CPU; `make local` rebuilds it",
+    signal.SIGSEGV: "a crash inside llama.cpp; `make local` rebuilds it, and the engine log says more",
+    signal.SIGBUS: "a crash inside llama.cpp; `make local` rebuilds it, and the engine log says more",
+    signal.SIGABRT: "llama.cpp stopped on a failed check; the engine log says which",
+    signal.SIGKILL: "most often the system ran out of memory (the model needs about 0.6 GB); "
+    "close other programs and run the cell again",
+}
+"""What to do after each signal that ends an engine. Their Chinese twins are in workbook/engine_words."""
+
+
+def describe_engine_exit(returncode: int) -> str:
+    """How an engine process ended, in words a learner can act on (``returncode`` as ``Popen`` reports it)."""
+    if returncode >= 0:
+        return f"the local engine exited with code {returncode}"
+    number = -returncode
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    description = signal.strsignal(number) or "unknown signal"
+    advice = _SIGNAL_ADVICE.get(number)  # type: ignore[call-overload]
+    text = f"the local engine died with {name} ({description})"
+    return f"{text}: {advice}" if advice else text
+
+
+# --------------------------------------------------------------------------- the server process
+
+
+@dataclass(frozen=True, slots=True)
+class LocalModelServer:
+    """A model server this process can ask: a child it started, or a shared one (``process`` None)."""
+
+    base_url: str
+    backend: str
+    note: str = ""
+    log_path: Path | None = None
+    process: subprocess.Popen[bytes] | None = field(default=None, compare=False)
+
+    def exit_message(self, wait_seconds: float = 0.0) -> str | None:
+        """Why the engine is gone (signal or exit code, then its last log lines), or None while it runs."""
+        if self.process is None:
+            return None
+        try:
+            code = self.process.wait(timeout=wait_seconds) if wait_seconds > 0 else self.process.poll()
+        except subprocess.TimeoutExpired:
+            return None
+        if code is None:
+            return None
+        return describe_engine_exit(code)
+
+    def log_tail(self, lines: int = 8) -> str:
+        if self.log_path is None:
+            return ""
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self, grace_seconds: float = 5.0) -> None:
+        """End the child (SIGTERM, then SIGKILL); a shared server is left alone."""
+        if self.process is not None:
+            _stop(self.process, grace_seconds)
+
+    def provider(self, mode: LocalMode = "free_text", **options: object) -> TextProvider:
+        """A provider for this server in ``mode``; a child's engine crash becomes a named ProviderError."""
+        inner = GemmaProvider(self.base_url, mode, **options)  # type: ignore[arg-type]
+        return inner if self.process is None else EngineGuard(inner, self)
+
+
+def _stop(process: subprocess.Popen[bytes], grace_seconds: float) -> None:
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)  # its own session: the group is the engine and nothing else
+    try:
+        process.wait(timeout=grace_seconds)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    if process.stdin is not None:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    # Linux: the system sends SIGKILL to the engine when the process that started it dies,
+    # even by SIGKILL, so a killed kernel leaves no model server behind.
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    # Free now; another process could take it before the engine binds, which then shows as a
+    # clear startup error, not a silent mix-up.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+"""Asks 127.0.0.1 itself, never through an HTTP proxy the environment may name."""
+
+
+def is_ready(base_url: str, timeout: float = 1.0) -> bool:
+    """True when ``GET /v1/models`` answers 200."""
+    try:
+        with _DIRECT.open(f"{base_url}/models", timeout=timeout) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def engine_command(
+    backend: Backend,
+    model_path: Path,
+    *,
+    host: str,
+    port: int,
+    parallel: int = 1,
+    threads: int | None = None,
+    python: str = sys.executable,
+    binary: Path | None = None,
+) -> list[str]:
+    """The command line of the engine process for ``backend``."""
+    threads = threads or _cores()
+    if backend == "llama-server":
+        if binary is None:
+            raise ValueError("the llama-server backend needs the built binary")
+        return [
+            str(binary),
+            "--model", str(model_path),
+            "--host", host,
+            "--port", str(port),
+            "--alias", MODEL_ALIAS,
+            "--parallel", str(parallel),
+            "--ctx-size", str(CONTEXT_PER_SLOT * parallel),
+            "--threads", str(threads),
+            "--threads-batch", str(threads),
+            "--cont-batching",
+            "--no-webui",
+        ]  # fmt: skip
+    return [
+        python, "-m", "codeagent_lite.providers.llama_cpp_engine",
+        "--model", str(model_path),
+        "--host", host,
+        "--port", str(port),
+        "--threads", str(threads),
+        "--n-ctx", str(CONTEXT_PER_SLOT),
+        "--exit-with-parent",
+    ]  # fmt: skip
+
+
+def _cores() -> int:
+    return max(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 1)
+
+
+def start_local_server(
+    command: Sequence[str] | None = None,
+    *,
+    backend: Backend = "llama-cpp-python",
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    parallel: int = 1,
+    threads: int | None = None,
+    model_path: str | Path | None = None,
+    startup_timeout: float = 120.0,
+    log_path: str | Path | None = None,
+    note: str = "",
+) -> LocalModelServer:
+    """Start an engine process and return once ``GET /v1/models`` answers 200.
+
+    ``command`` replaces the engine's command line (the tests run a fake engine that way);
+    ``{port}`` in it is filled in. Raises ``ProviderError`` when the engine dies or stays
+    silent before it is ready, naming the signal and quoting its log.
+    """
+    chosen_port = free_port(host) if port is None else port
+    base_url = f"http://{host}:{chosen_port}/v1"
+    if command is None:
+        from .llama_server_build import llama_server_build
+        from .local_llama import ensure_model_file
+
+        binary = llama_server_build().binary if backend == "llama-server" else None
+        path = ensure_model_file(model_path)
+        command = engine_command(
+            backend, path, host=host, port=chosen_port, parallel=parallel, threads=threads, binary=binary
+        )
+    else:
+        command = [part.replace("{port}", str(chosen_port)) for part in command]
+    if log_path is None:
+        handle, name = tempfile.mkstemp(prefix="codeagent-lite-engine-", suffix=".log")
+        os.close(handle)
+        log_path = name
+    log_file_path = Path(log_path)
+    with log_file_path.open("wb") as log_file:
+        process = subprocess.Popen(
+            list(command),
+            stdin=subprocess.PIPE,  # never written: its end of file tells the engine we are gone
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
+        )
+    server = LocalModelServer(base_url, backend, note, log_file_path, process)
+    atexit.register(server.stop)
+    deadline = time.monotonic() + startup_timeout
+    while not is_ready(base_url):
+        ended = server.exit_message()
+        if ended is not None:
+            raise ProviderError(f"{ended}, before it was ready; the end of its log:\n{server.log_tail()}")
+        if time.monotonic() > deadline:
+            server.stop()
+            raise ProviderError(
+                f"the local engine was not ready within {startup_timeout:g} s; the end of its log:\n{server.log_tail()}"
+            )
+        time.sleep(0.1)
+    return server
+
+
+def connect_local_server(base_url: str, backend: str = "shared") -> LocalModelServer:
+    """A server started elsewhere (the class's); ``ProviderError`` when it does not answer."""
+    url = base_url.rstrip("/")
+    if not is_ready(url, timeout=5.0):
+        raise ProviderError(
+            f"the shared model server at {url} does not answer GET /models; ask whoever runs it "
+            f"(in class: the teacher), or unset {SHARED_SERVER_VARIABLE} to start one of your own"
+        )
+    return LocalModelServer(url, backend, note=f"the shared model server at {url}")
+
+
+_OWN: list[LocalModelServer] = []
+
+
+def local_model_server(**options: object) -> LocalModelServer:
+    """The model server for this process: the class's when ``CAL_LOCAL_MODEL_URL`` names one,
+    else a child of this process, started once and reused (a dead one is replaced)."""
+    shared = os.environ.get(SHARED_SERVER_VARIABLE, "").strip()
+    if shared:
+        return connect_local_server(shared)
+    if _OWN and _OWN[0].exit_message() is None:
+        return _OWN[0]
+    _OWN.clear()
+    _OWN.append(start_local_server(**options))  # type: ignore[arg-type]
+    return _OWN[0]
+
+
+# --------------------------------------------------------------------------- providers
+
+
+class GemmaProvider(OpenAICompletionsProvider):
+    """Gemma 3 270M on a local server: worked examples, greedy, repeat_penalty 1.0, stop at newline.
+
+    ``"schema"`` constrains decoding with the parser's own ``action_json_schema()`` and uses
+    the examples written ``type`` first, the order that grammar forces.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        mode: LocalMode = "free_text",
+        *,
+        examples: Sequence[WorkedExample] | None = None,
+        timeout: float = LOCAL_TIMEOUT_SECONDS,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.mode: LocalMode = mode
+        self.examples = (
+            tuple(examples) if examples is not None else SCHEMA_EXAMPLES if mode == "schema" else DEFAULT_EXAMPLES
+        )
+        settings = CompletionSettings(json_schema=action_json_schema() if mode == "schema" else None)
+        super().__init__(base_url, MODEL_ALIAS, self._render, settings, timeout=timeout)
+
+    def _render(self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec]) -> str:
+        return render_completion_prompt(messages, tools, self.examples)
+
+
+def local_provider(
+    base_url: str,
+    mode: LocalMode = "free_text",
+    *,
+    examples: Sequence[WorkedExample] | None = None,
+    timeout: float = LOCAL_TIMEOUT_SECONDS,
+) -> GemmaProvider:
+    """Gemma 3 270M at ``base_url`` in ``mode`` (see ``GemmaProvider``)."""
+    return GemmaProvider(base_url, mode, examples=examples, timeout=timeout)
+
+
+@dataclass(frozen=True, slots=True)
+class EngineGuard:
+    """A provider whose engine is a child of this process: a failed call first asks whether it died.
+
+    A crash shows up at the client as a dropped connection; the process's exit status says
+    why (SIGILL, SIGSEGV, SIGKILL...), and that is the error the learner gets.
+    """
+
+    inner: GemmaProvider
+    server: LocalModelServer
+
+    @property
+    def mode(self) -> LocalMode:
+        return self.inner.mode
+
+    def build_prompt(self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec]) -> str:
+        return self.inner.build_prompt(messages, tools)
+
+    def complete(
+        self, *, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
+    ) -> ProviderResponse:
+        ended = self.server.exit_message()
+        if ended is None:
+            try:
+                return self.inner.complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
+            except ProviderError:
+                # The socket closes as the process dies; its exit status follows a moment later.
+                ended = self.server.exit_message(wait_seconds=2.0)
+                if ended is None:
+                    raise
+        raise ProviderError(f"{ended}; run the notebook's server cell again (or the command) for a new engine")
+
+
+# --------------------------------------------------------------------------- smoke test
+
+
+def _one_token(base_url: str) -> str:
+    """'' when the server returned one completion token, else what went wrong."""
+    request = urllib.request.Request(
+        f"{base_url}/completions",
+        data=json.dumps({"model": MODEL_ALIAS, "prompt": "Hello", "max_tokens": 1, "temperature": 0}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with _DIRECT.open(request, timeout=120) as response:
+            body = json.loads(response.read(1_000_000))
+        usage = body["usage"]["completion_tokens"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        return f"the one-token request failed: {type(error).__name__}: {error}"
+    return "" if usage == 1 else f"the one-token request returned {usage!r} tokens"
+
+
+def smoke_test(command: Sequence[str] | None = None, **options: object) -> str:
+    """Start an engine, ask one token, stop it: '' when that worked, else the failure in words."""
+    try:
+        server = start_local_server(command, **options)  # type: ignore[arg-type]
+    except ProviderError as error:
+        return str(error).splitlines()[0]
+    try:
+        failure = _one_token(server.base_url)
+        if failure:
+            ended = server.exit_message(wait_seconds=2.0)
+            return ended or failure
+        return ""
+    finally:
+        server.stop()
+        if server.log_path is not None:
+            with contextlib.suppress(OSError):
+                server.log_path.unlink()
+
+
+def smoke_test_llama_server(binary: Path) -> str:
+    """The smoke test of a freshly built ``llama-server``, run from this process."""
+    from .local_llama import ensure_model_file
+
+    try:
+        path = ensure_model_file()
+    except ProviderError as error:
+        return str(error)
+    port = free_port()
+    command = engine_command("llama-server", path, host="127.0.0.1", port=port, binary=binary)
+    return smoke_test(command, port=port)
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def _choose_backend(requested: str, parallel: int) -> tuple[Backend, str]:
+    """The backend to serve with, and a state line that says why (and what a fallback costs)."""
+    from .llama_server_build import llama_server_build
+
+    build = llama_server_build()
+    if requested == "llama-cpp-python":
+        return "llama-cpp-python", "llama-cpp-python's server: one request at a time"
+    if build.ready:
+        return "llama-server", f"llama.cpp's llama-server: {parallel} parallel slot(s), continuous batching"
+    if requested == "llama-server":
+        raise ProviderError(build.summary())
+    ignored = f"; --parallel {parallel} needs llama-server" if parallel > 1 else ""
+    return "llama-cpp-python", f"{build.summary()}; serving with llama-cpp-python's server, one request at a time{ignored}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=None, help="default: a free port")
+    parser.add_argument("--parallel", type=int, default=1, help="requests decoded together (llama-server only)")
+    parser.add_argument("--threads", type=int, default=None, help="default: the cores this process may use")
+    parser.add_argument("--backend", choices=("auto", "llama-server", "llama-cpp-python"), default="auto")
+    parser.add_argument("--smoke-test", action="store_true", help="ask one token in a separate engine, then exit")
+    args = parser.parse_args(argv)
+    if args.parallel < 1 or (args.threads is not None and args.threads < 1):
+        parser.error("--parallel and --threads must be at least 1")
+    try:
+        backend, note = _choose_backend(args.backend, args.parallel)
+        if args.smoke_test:
+            failure = smoke_test(backend=backend, threads=args.threads)
+            print(f"smoke test: failed: {failure}" if failure else "smoke test: ok (one token)", flush=True)
+            return 1 if failure else 0
+        server = start_local_server(
+            backend=backend, host=args.host, port=args.port, parallel=args.parallel, threads=args.threads, note=note
+        )
+    except ProviderError as error:
+        print(f"local model server: failed: {error}", file=sys.stderr, flush=True)
+        return 1
+    print(f"local model server: ready at {server.base_url} ({note}); log: {server.log_path}", flush=True)
+    with _stopping_on_signals(server):
+        assert server.process is not None
+        code = server.process.wait()
+    print(f"local model server: stopped: {describe_engine_exit(code)}", file=sys.stderr, flush=True)
+    return 0 if code in (0, -signal.SIGTERM) else 1
+
+
+@contextlib.contextmanager
+def _stopping_on_signals(server: LocalModelServer) -> Iterator[None]:
+    def stop(number: int, _frame: object) -> None:
+        server.stop()
+
+    previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
