@@ -262,6 +262,7 @@ def start_local_server(
     startup_timeout: float = 120.0,
     log_path: str | Path | None = None,
     note: str = "",
+    python: str = sys.executable,
 ) -> LocalModelServer:
     """Start an engine process and return once ``GET /v1/models`` answers 200.
 
@@ -278,7 +279,7 @@ def start_local_server(
         binary = llama_server_build().binary if backend == "llama-server" else None
         path = ensure_model_file(model_path)
         command = engine_command(
-            backend, path, host=host, port=chosen_port, parallel=parallel, threads=threads, binary=binary
+            backend, path, host=host, port=chosen_port, parallel=parallel, threads=threads, python=python, binary=binary
         )
     else:
         command = [part.replace("{port}", str(chosen_port)) for part in command]
