@@ -8,6 +8,7 @@ Chinese twin: the tests below produce each one through ``local_engine`` itself.
 from __future__ import annotations
 
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,12 @@ from codeagent_lite.providers.local_engine import (
     EngineState,
     EngineStatus,
     Platform,
+    SMOKE_FAILED,
+    SMOKE_HINT,
     classify_failure,
     compiler_install_hint,
 )
+from codeagent_lite.providers.local_server import SIGNAL_ADVICE, describe_engine_exit
 from codeagent_lite.workbook.engine_words import engine_advice, engine_summary, translate_cause
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
@@ -117,6 +121,12 @@ def _every_cause_and_hint() -> list[str]:
     texts.append("the last build succeeded, but this Python (/venv/bin/python) cannot import llama_cpp")
     texts.append("Pick the kernel of the environment the build installed into, or build in this one.")
     texts.append("Read the end of the build log below for the cause.")
+    # A build whose smoke test saw the engine die: every signal local_server gives advice for, and the rest.
+    ends = [describe_engine_exit(-number) for number in SIGNAL_ADVICE]
+    ends += [describe_engine_exit(2), describe_engine_exit(-signal.SIGILL) + ", before it was ready"]
+    ends += ["the local engine was not ready within 120 s", "the one-token request failed: URLError: refused"]
+    texts.extend(SMOKE_FAILED.format(failure=end) for end in ends)
+    texts.append(SMOKE_HINT)
     return texts
 
 
@@ -131,6 +141,14 @@ def test_the_engines_own_fallback_sentences_are_translated() -> None:
     source = Path(local_engine.__file__).read_text(encoding="utf-8")
     for sentence in ("the last build stopped before it finished", "Pick the kernel of the environment"):
         assert sentence in source, "local_engine changed its words: update engine_words and this test"
+
+
+def test_the_smoke_tests_signal_keeps_its_name_and_gets_its_advice_in_chinese() -> None:
+    text = SMOKE_FAILED.format(failure=describe_engine_exit(-signal.SIGILL))
+    assert translate_cause(text, "zh") == (
+        "引擎装好了，但只生成一个 Token 的冒烟测试没有通过：本地引擎因 SIGILL（非法指令）而终止："
+        "它是为另一种 CPU 编译的；`make local` 会重新构建它"
+    )
 
 
 def test_an_unknown_sentence_is_shown_as_it_is() -> None:

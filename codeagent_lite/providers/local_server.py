@@ -60,6 +60,8 @@ from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_
 
 __all__ = [
     "SHARED_SERVER_VARIABLE",
+    "SIGNAL_ADVICE",
+    "EngineStartError",
     "Backend",
     "EngineGuard",
     "GemmaProvider",
@@ -88,7 +90,7 @@ LOCAL_TIMEOUT_SECONDS = 600.0
 """A call's deadline. Generous on purpose: on a shared server a request may wait behind a
 class's worth of others, and giving up on it would waste the place it waited for."""
 
-_SIGNAL_ADVICE = {
+SIGNAL_ADVICE = {
     signal.SIGILL: "it was built for another CPU; `make local` rebuilds it",
     signal.SIGSEGV: "a crash inside llama.cpp; `make local` rebuilds it, and the engine log says more",
     signal.SIGBUS: "a crash inside llama.cpp; `make local` rebuilds it, and the engine log says more",
@@ -109,9 +111,17 @@ def describe_engine_exit(returncode: int) -> str:
     except ValueError:
         name = f"signal {number}"
     description = signal.strsignal(number) or "unknown signal"
-    advice = _SIGNAL_ADVICE.get(number)  # type: ignore[call-overload]
+    advice = SIGNAL_ADVICE.get(number)  # type: ignore[call-overload]
     text = f"the local engine died with {name} ({description})"
     return f"{text}: {advice}" if advice else text
+
+
+class EngineStartError(ProviderError):
+    """The engine ended or stayed silent before it was ready; ``cause`` says which, without its log."""
+
+    def __init__(self, cause: str, log_tail: str) -> None:
+        super().__init__(f"{cause}; the end of its log:\n{log_tail}")
+        self.cause = cause
 
 
 # --------------------------------------------------------------------------- the server process
@@ -303,12 +313,10 @@ def start_local_server(
     while not is_ready(base_url):
         ended = server.exit_message()
         if ended is not None:
-            raise ProviderError(f"{ended}, before it was ready; the end of its log:\n{server.log_tail()}")
+            raise EngineStartError(f"{ended}, before it was ready", server.log_tail())
         if time.monotonic() > deadline:
             server.stop()
-            raise ProviderError(
-                f"the local engine was not ready within {startup_timeout:g} s; the end of its log:\n{server.log_tail()}"
-            )
+            raise EngineStartError(f"the local engine was not ready within {startup_timeout:g} s", server.log_tail())
         time.sleep(0.1)
     return server
 
@@ -438,8 +446,10 @@ def smoke_test(command: Sequence[str] | None = None, **options: object) -> str:
     """Start an engine, ask one token, stop it: '' when that worked, else the failure in words."""
     try:
         server = start_local_server(command, **options)  # type: ignore[arg-type]
-    except ProviderError as error:
-        return str(error).splitlines()[0]
+    except EngineStartError as error:
+        return error.cause
+    except ProviderError as error:  # e.g. the weights package is missing
+        return str(error)
     try:
         failure = _one_token(server.base_url)
         if failure:
