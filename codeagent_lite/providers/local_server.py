@@ -44,6 +44,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -69,6 +70,7 @@ __all__ = [
     "LocalMode",
     "connect_local_server",
     "describe_engine_exit",
+    "llama_server",
     "local_model_server",
     "local_provider",
     "main",
@@ -136,6 +138,10 @@ class LocalModelServer:
     note: str = ""
     log_path: Path | None = None
     process: subprocess.Popen[bytes] | None = field(default=None, compare=False)
+
+    @property
+    def port(self) -> int:
+        return int(urllib.parse.urlsplit(self.base_url).port or 0)
 
     def exit_message(self, wait_seconds: float = 0.0) -> str | None:
         """Why the engine is gone (signal or exit code, then its last log lines), or None while it runs."""
@@ -307,7 +313,7 @@ def start_local_server(
             start_new_session=True,
             preexec_fn=_die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
         )
-    server = LocalModelServer(base_url, backend, note, log_file_path, process)
+    server = LocalModelServer(base_url, backend, note or f"{backend} in a process of its own", log_file_path, process)
     atexit.register(server.stop)
     deadline = time.monotonic() + startup_timeout
     while not is_ready(base_url):
@@ -421,6 +427,34 @@ class EngineGuard:
                 if ended is None:
                     raise
         raise ProviderError(f"{ended}; run the notebook's server cell again (or the command) for a new engine")
+
+
+@contextlib.contextmanager
+def llama_server(
+    model_path: str | Path | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    startup_timeout: float = 120.0,
+    extra_args: Sequence[str] = (),
+    log_path: str | Path | None = None,
+) -> Iterator[LocalModelServer]:
+    """llama-cpp-python's stock server (``python -m llama_cpp.server``) for a ``with`` block.
+
+    For chat-completions tests of ``OpenAICompatibleProvider``; the workbook's own engine is
+    ``llama_cpp_engine``. Note its default ``repeat_penalty`` is 1.1, not the workbook's 1.0.
+    """
+    from .local_llama import ensure_model_file
+
+    path = ensure_model_file(model_path)
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host, "--port", "{port}"]
+    server = start_local_server(
+        [*command, *extra_args], host=host, port=port, startup_timeout=startup_timeout, log_path=log_path
+    )
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 # --------------------------------------------------------------------------- smoke test
