@@ -15,12 +15,12 @@ import pytest
 
 from codeagent_lite.providers import local_engine
 from codeagent_lite.providers.local_engine import (
+    SMOKE_FAILED,
+    SMOKE_HINT,
     BuildProgress,
     EngineState,
     EngineStatus,
     Platform,
-    SMOKE_FAILED,
-    SMOKE_HINT,
     classify_failure,
     compiler_install_hint,
 )
@@ -101,7 +101,7 @@ def test_the_chinese_failure_keeps_the_command_and_the_log() -> None:
 
 def _every_cause_and_hint() -> list[str]:
     """What the builder can write into state.json, produced by local_engine itself."""
-    texts = []
+    texts: list[str] = []
     for signs, _cause, _hint in local_engine._FAILURE_SIGNS:
         texts.extend(classify_failure(signs[0], 1, {"CC": True, "CXX": True}, Platform("linux")))
     for compilers in ({"CC": False, "CXX": True}, {"CC": True, "CXX": False}, {"CC": False, "CXX": False}):

@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from codeagent_lite.providers import local_engine
-from codeagent_lite.providers.local_server import smoke_test
 from codeagent_lite.providers.local_engine import (
     ENGINE_MODULES,
     BuildProgress,
@@ -38,6 +37,7 @@ from codeagent_lite.providers.local_engine import (
     start_background_build,
     working_compilers,
 )
+from codeagent_lite.providers.local_server import smoke_test
 
 ROOT = Path(__file__).resolve().parent.parent
 DEBIAN = Platform("linux", frozenset({"debian"}))
@@ -258,7 +258,12 @@ def test_a_second_builder_does_not_start_while_one_runs(tmp_path: Path, held_loc
 def test_an_engine_that_imports_and_passes_its_smoke_test_is_not_built_again(tmp_path: Path) -> None:
     python = fake_pip(tmp_path, ["should never run"], exit_code=3)
     asked: list[str] = []
-    assert build_engine(tmp_path / "engine", python=python, smoke_test=lambda py: asked.append(py) or "") == 0
+
+    def smoke(python: str) -> str:
+        asked.append(python)
+        return ""
+
+    assert build_engine(tmp_path / "engine", python=python, smoke_test=smoke) == 0
     assert asked == [python]  # the smoke test ran, with the interpreter the engine is installed in
     assert not (tmp_path / "engine" / "build.log").exists()
     assert json.loads((tmp_path / "engine" / "state.json").read_text(encoding="utf-8"))["smoke"] == "ok"
@@ -302,7 +307,8 @@ def test_an_engine_that_crashes_in_its_smoke_test_is_reinstalled_and_never_ready
 def test_a_fresh_build_says_ready_only_after_its_smoke_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     script = tmp_path / "fake-python"
     script.write_text(
-        f"#!{sys.executable}\nimport os\nprint('cache', os.environ['PIP_CACHE_DIR'], 'flags', os.environ['CMAKE_ARGS'])\n",
+        f"#!{sys.executable}\nimport os\n"
+        "print('cache', os.environ['PIP_CACHE_DIR'], 'flags', os.environ['CMAKE_ARGS'])\n",
         encoding="utf-8",
     )
     script.chmod(0o755)

@@ -181,7 +181,7 @@ def test_server_stops_and_frees_its_port(tmp_path: Path) -> None:
     log_path = tmp_path / "server.log"
     with llama_server(log_path=log_path) as server:
         assert server.base_url == f"http://127.0.0.1:{server.port}/v1"
-        assert server.process.poll() is None
+        assert server.process is not None and server.process.poll() is None
     assert server.process.returncode is not None
     assert log_path.read_text(encoding="utf-8").strip()  # the log is kept where we asked
     with socket.socket() as probe, pytest.raises(ConnectionRefusedError):

@@ -73,7 +73,10 @@ def gone(pid: int) -> bool:
 @pytest.mark.parametrize(
     ("behaviour", "expected"),
     [
-        ("sigill-on-completion", r"SIGILL \(Illegal instruction\): it was built for another CPU; `make local` rebuilds it"),
+        (
+            "sigill-on-completion",
+            r"SIGILL \(Illegal instruction\): it was built for another CPU; `make local` rebuilds it",
+        ),
         ("sigsegv-on-completion", r"SIGSEGV \(Segmentation fault\): a crash inside llama\.cpp"),
         ("sigkill-on-completion", r"SIGKILL \(Killed\): most often the system ran out of memory"),
     ],
@@ -98,7 +101,9 @@ SIGNALS = {"sigill": signal.SIGILL, "sigsegv": signal.SIGSEGV, "sigkill": signal
 
 
 def test_an_engine_that_dies_while_loading_says_so_with_its_log() -> None:
-    with pytest.raises(ProviderError, match=r"(?s)SIGILL \(Illegal instruction\).*before it was ready.*loading the model"):
+    with pytest.raises(
+        ProviderError, match=r"(?s)SIGILL \(Illegal instruction\).*before it was ready.*loading the model"
+    ):
         start_local_server(fake("sigill-at-start"), startup_timeout=30)
 
 

@@ -34,9 +34,9 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .local_engine import LOCK_NAME, _locked, user_cache_dir
 
@@ -178,20 +178,30 @@ def _build(build: ServerBuild, python: str, version: str, smoke_test: Callable[[
             (
                 "pip could not download the llama-cpp-python source",
                 lambda: run(
-                    [python, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-d", str(scratch),
-                     f"llama-cpp-python=={version}"]
+                    [
+                        python,
+                        "-m",
+                        "pip",
+                        "download",
+                        "--no-deps",
+                        "--no-binary",
+                        ":all:",
+                        "-d",
+                        str(scratch),
+                        f"llama-cpp-python=={version}",
+                    ]
                 ),
             ),
             ("the source archive could not be unpacked", lambda: _unpack(scratch, version)),
             (
                 "CMake could not configure llama.cpp",
-                lambda: run(["cmake", "-S", str(_source(scratch, version)), "-B", str(scratch / "build"), *build.flags]),
+                lambda: run(
+                    ["cmake", "-S", str(_source(scratch, version)), "-B", str(scratch / "build"), *build.flags]
+                ),
             ),
             (
                 "compiling llama-server failed",
-                lambda: run(
-                    ["cmake", "--build", str(scratch / "build"), "--target", BINARY_NAME, "-j", str(_cores())]
-                ),
+                lambda: run(["cmake", "--build", str(scratch / "build"), "--target", BINARY_NAME, "-j", str(_cores())]),
             ),
         ]
         for failure, step in steps:

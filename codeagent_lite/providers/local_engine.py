@@ -51,12 +51,12 @@ __all__ = [
     "ENGINE_DIR_VARIABLE",
     "ENGINE_MODULES",
     "LOCAL_REQUIREMENTS",
+    "SMOKE_FAILED",
+    "SMOKE_HINT",
     "BuildProgress",
     "EngineState",
     "EngineStatus",
     "Platform",
-    "SMOKE_FAILED",
-    "SMOKE_HINT",
     "build_engine",
     "classify_failure",
     "compiler_install_hint",
@@ -372,7 +372,9 @@ def engine_status(directory: Path | None = None, *, now: float | None = None) ->
     if not missing and state.get("smoke") == "failed":
         # Importable, but the last smoke test saw it crash: not ready, whatever imports.
         reason = str(state.get("reason") or SMOKE_FAILED.format(failure="(no detail recorded)"))
-        return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=SMOKE_HINT, log_tail=_tail(_log_lines(folder)))
+        return EngineStatus(
+            EngineState.FAILED, missing, folder, reason=reason, hint=SMOKE_HINT, log_tail=_tail(_log_lines(folder))
+        )
     if not missing:
         return EngineStatus(EngineState.READY, missing, folder)
     if state:

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..json_action_parser import action_json_schema
-from ..json_text_adapter import ProviderError, ProviderResponse, TextProvider
+from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
 from .llama_cpp_engine import MODEL_ALIAS
@@ -62,12 +62,12 @@ from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_
 __all__ = [
     "SHARED_SERVER_VARIABLE",
     "SIGNAL_ADVICE",
-    "EngineStartError",
     "Backend",
     "EngineGuard",
+    "EngineStartError",
     "GemmaProvider",
-    "LocalModelServer",
     "LocalMode",
+    "LocalModelServer",
     "connect_local_server",
     "describe_engine_exit",
     "llama_server",
@@ -169,7 +169,7 @@ class LocalModelServer:
         if self.process is not None:
             _stop(self.process, grace_seconds)
 
-    def provider(self, mode: LocalMode = "free_text", **options: object) -> TextProvider:
+    def provider(self, mode: LocalMode = "free_text", **options: object) -> GemmaProvider | EngineGuard:
         """A provider for this server in ``mode``; a child's engine crash becomes a named ProviderError."""
         inner = GemmaProvider(self.base_url, mode, **options)  # type: ignore[arg-type]
         return inner if self.process is None else EngineGuard(inner, self)
@@ -311,7 +311,7 @@ def start_local_server(
             stdout=log_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
         )
     server = LocalModelServer(base_url, backend, note or f"{backend} in a process of its own", log_file_path, process)
     atexit.register(server.stop)
@@ -525,7 +525,10 @@ def _choose_backend(requested: str, parallel: int) -> tuple[Backend, str]:
     if requested == "llama-server":
         raise ProviderError(build.summary())
     ignored = f"; --parallel {parallel} needs llama-server" if parallel > 1 else ""
-    return "llama-cpp-python", f"{build.summary()}; serving with llama-cpp-python's server, one request at a time{ignored}"
+    return (
+        "llama-cpp-python",
+        f"{build.summary()}; serving with llama-cpp-python's server, one request at a time{ignored}",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

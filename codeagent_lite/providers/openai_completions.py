@@ -116,9 +116,7 @@ class OpenAICompletionsProvider(OpenAICompatibleProvider):
         timeout: float = 60.0,
     ) -> None:
         chosen = CompletionSettings() if settings is None else settings
-        super().__init__(
-            base_url, model, api_key_env, timeout, temperature=chosen.temperature, seed=chosen.seed
-        )
+        super().__init__(base_url, model, api_key_env, timeout, temperature=chosen.temperature, seed=chosen.seed)
         self.render_prompt = render_prompt
         self.settings = chosen
 
