@@ -149,9 +149,11 @@ def test_the_engine_runs_in_its_own_session_and_stop_ends_it(started: list[Local
     assert server.process is not None
     pid = server.process.pid
     assert os.getsid(pid) == pid  # a Ctrl+C or a kernel interrupt in this session does not reach it
+    assert server.log_path is not None and server.log_path.exists()
     server.stop()
     assert server.process.poll() is not None
     assert gone(pid)
+    assert not server.log_path.exists()  # a temporary log of ours goes with it
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="PR_SET_PDEATHSIG is Linux's")
@@ -162,7 +164,7 @@ def test_an_engine_whose_parent_is_killed_does_not_stay_behind(tmp_path: Path) -
             f"""
             import time
             from codeagent_lite.providers.local_server import start_local_server
-            server = start_local_server({fake("echo")!r}, startup_timeout=30)
+            server = start_local_server({fake("echo")!r}, startup_timeout=30, log_path={str(tmp_path / "engine.log")!r})
             print(server.process.pid, flush=True)
             time.sleep(600)
             """

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .local_engine import LOCK_NAME, _locked, user_cache_dir
+from .local_engine import LOCK_NAME, _build_running, _locked, user_cache_dir
 
 __all__ = [
     "LLAMA_CPP_PYTHON_VERSION",
@@ -46,6 +46,7 @@ __all__ = [
     "ServerBuild",
     "build_llama_server",
     "llama_server_build",
+    "start_background_server_build",
 ]
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
@@ -97,9 +98,15 @@ class ServerBuild:
         """Why the last build is not usable, in words; empty when it is ready or never ran."""
         return str(self.record.get("failure") or "")
 
+    @property
+    def building(self) -> bool:
+        return _build_running(self.directory)
+
     def summary(self) -> str:
         if self.ready:
             return f"llama-server: ready ({self.binary})"
+        if self.building:
+            return f"llama-server: building in the background (log: {self.log_path})"
         if self.failure:
             return f"llama-server: failed: {self.failure} (log: {self.log_path})"
         return "llama-server: not built (`make local-server` builds it, several minutes on 2 cores)"
@@ -255,3 +262,24 @@ def _record(build: ServerBuild, record: dict[str, object], failure: str, say: Ca
     os.replace(scratch, target)
     say(llama_server_build(build.flags, str(record["version"]), build.directory.parent.parent).summary())
     return 1 if failure else 0
+
+
+def start_background_server_build(builder_command: Sequence[str], build: ServerBuild | None = None) -> str:
+    """Start ``builder_command`` (``scripts/local_engine.py build-server --nice``) detached; a line saying so.
+
+    Like the wheel's background build: its own session, so closing the terminal does not stop
+    it, and nothing waits for it.
+    """
+    chosen = llama_server_build() if build is None else build
+    if chosen.ready or chosen.building:
+        return chosen.summary()
+    chosen.directory.mkdir(parents=True, exist_ok=True)
+    with (chosen.directory / "builder.out").open("wb") as out:
+        subprocess.Popen(
+            list(builder_command),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return f"llama-server: building in the background (several minutes on 2 cores); log: {chosen.log_path}"

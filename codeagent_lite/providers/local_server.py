@@ -138,6 +138,8 @@ class LocalModelServer:
     note: str = ""
     log_path: Path | None = None
     process: subprocess.Popen[bytes] | None = field(default=None, compare=False)
+    temporary_log: bool = False
+    """The log is a temporary file of ours: deleted when the server stops."""
 
     @property
     def port(self) -> int:
@@ -168,6 +170,9 @@ class LocalModelServer:
         """End the child (SIGTERM, then SIGKILL); a shared server is left alone."""
         if self.process is not None:
             _stop(self.process, grace_seconds)
+        if self.temporary_log and self.log_path is not None:
+            with contextlib.suppress(OSError):
+                self.log_path.unlink()
 
     def provider(self, mode: LocalMode = "free_text", **options: object) -> GemmaProvider | EngineGuard:
         """A provider for this server in ``mode``; a child's engine crash becomes a named ProviderError."""
@@ -299,6 +304,7 @@ def start_local_server(
         )
     else:
         command = [part.replace("{port}", str(chosen_port)) for part in command]
+    temporary = log_path is None
     if log_path is None:
         handle, name = tempfile.mkstemp(prefix="codeagent-lite-engine-", suffix=".log")
         os.close(handle)
@@ -313,16 +319,20 @@ def start_local_server(
             start_new_session=True,
             preexec_fn=_die_with_parent if sys.platform == "linux" else None,
         )
-    server = LocalModelServer(base_url, backend, note or f"{backend} in a process of its own", log_file_path, process)
+    note = note or f"{backend} in a process of its own"
+    server = LocalModelServer(base_url, backend, note, log_file_path, process, temporary_log=temporary)
     atexit.register(server.stop)
     deadline = time.monotonic() + startup_timeout
     while not is_ready(base_url):
         ended = server.exit_message()
         if ended is not None:
-            raise EngineStartError(f"{ended}, before it was ready", server.log_tail())
-        if time.monotonic() > deadline:
+            tail = server.log_tail()
             server.stop()
-            raise EngineStartError(f"the local engine was not ready within {startup_timeout:g} s", server.log_tail())
+            raise EngineStartError(f"{ended}, before it was ready", tail)
+        if time.monotonic() > deadline:
+            tail = server.log_tail()
+            server.stop()
+            raise EngineStartError(f"the local engine was not ready within {startup_timeout:g} s", tail)
         time.sleep(0.1)
     return server
 
@@ -492,9 +502,6 @@ def smoke_test(command: Sequence[str] | None = None, **options: object) -> str:
         return ""
     finally:
         server.stop()
-        if server.log_path is not None:
-            with contextlib.suppress(OSError):
-                server.log_path.unlink()
 
 
 def smoke_test_llama_server(binary: Path) -> str:
