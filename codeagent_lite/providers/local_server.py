@@ -271,6 +271,25 @@ def _cores() -> int:
     return max(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 1)
 
 
+def _default_command(
+    backend: Backend,
+    model_path: str | Path | None,
+    host: str,
+    port: int,
+    parallel: int,
+    threads: int | None,
+    python: str,
+) -> list[str]:
+    from .llama_server_build import llama_server_build
+    from .local_llama import ensure_model_file
+
+    binary = llama_server_build().binary if backend == "llama-server" else None
+    path = ensure_model_file(model_path)
+    return engine_command(
+        backend, path, host=host, port=port, parallel=parallel, threads=threads, python=python, binary=binary
+    )
+
+
 def start_local_server(
     command: Sequence[str] | None = None,
     *,
@@ -294,14 +313,7 @@ def start_local_server(
     chosen_port = free_port(host) if port is None else port
     base_url = f"http://{host}:{chosen_port}/v1"
     if command is None:
-        from .llama_server_build import llama_server_build
-        from .local_llama import ensure_model_file
-
-        binary = llama_server_build().binary if backend == "llama-server" else None
-        path = ensure_model_file(model_path)
-        command = engine_command(
-            backend, path, host=host, port=chosen_port, parallel=parallel, threads=threads, python=python, binary=binary
-        )
+        command = _default_command(backend, model_path, host, chosen_port, parallel, threads, python)
     else:
         command = [part.replace("{port}", str(chosen_port)) for part in command]
     temporary = log_path is None

@@ -56,9 +56,7 @@ class CompletionSettings:
 
     def __post_init__(self) -> None:
         for name in ("temperature", "repeat_penalty"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, found {value!r}")
+            _check_non_negative(name, getattr(self, name))
         if self.grammar is not None and self.json_schema is not None:
             raise ValueError("give a grammar or a JSON schema, not both")
         if not all(isinstance(item, str) and item for item in self.stop) or len(self.stop) > 4:
@@ -72,6 +70,11 @@ class CompletionSettings:
         if self.json_schema is not None:
             body["json_schema"] = dict(self.json_schema)
         return body
+
+
+def _check_non_negative(name: str, value: object) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, found {value!r}")
 
 
 # The part of a text completion this provider relies on, checked like the chat answer's.
