@@ -7,6 +7,7 @@ everywhere. The real engine's tests are in test_local_llama.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -246,3 +247,41 @@ def test_a_class_shares_the_server_named_by_the_variable(
     server.stop()
     with pytest.raises(ProviderError, match=f"does not answer GET /models.*unset {SHARED_SERVER_VARIABLE}"):
         connect_local_server(server.base_url)
+
+
+def serving(tmp_path: Path, behaviour: str) -> subprocess.Popen[str]:
+    """The class's server command's waiting part (``serve``) over a fake engine, in its own interpreter."""
+    script = tmp_path / "serve.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import sys
+            from codeagent_lite.providers.local_server import serve, start_local_server
+            server = start_local_server({fake(behaviour)!r}, startup_timeout=30)
+            print(server.base_url, server.process.pid, flush=True)
+            sys.exit(serve(server))
+            """
+        ),
+        encoding="utf-8",
+    )
+    return subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_the_class_server_stops_its_engine_on_sigterm_and_exits_0(tmp_path: Path) -> None:
+    service = serving(tmp_path, "echo")
+    assert service.stdout is not None
+    _base_url, pid = service.stdout.readline().split()
+    service.send_signal(signal.SIGTERM)  # what JupyterHub does to a service it stops
+    assert service.wait(timeout=20) == 0
+    assert gone(int(pid))
+
+
+def test_the_class_server_says_how_its_engine_died_and_exits_1(tmp_path: Path) -> None:
+    service = serving(tmp_path, "sigsegv-on-completion")
+    assert service.stdout is not None and service.stderr is not None
+    base_url, _pid = service.stdout.readline().split()
+    with contextlib.suppress(ProviderError):
+        connect_local_server(base_url).provider().complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=4)
+    assert service.wait(timeout=20) == 1
+    said = service.stderr.read()
+    assert "local model server: failed: the local engine died with SIGSEGV (Segmentation fault)" in said

@@ -74,6 +74,7 @@ __all__ = [
     "local_model_server",
     "local_provider",
     "main",
+    "serve",
     "smoke_test_llama_server",
     "start_local_server",
 ]
@@ -574,24 +575,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"local model server: failed: {error}", file=sys.stderr, flush=True)
         return 1
     print(f"local model server: ready at {server.base_url} ({note}); log: {server.log_path}", flush=True)
-    with _stopping_on_signals(server):
-        assert server.process is not None
-        code = server.process.wait()
-    print(f"local model server: stopped: {describe_engine_exit(code)}", file=sys.stderr, flush=True)
-    return 0 if code in (0, -signal.SIGTERM) else 1
+    return serve(server)
 
 
-@contextlib.contextmanager
-def _stopping_on_signals(server: LocalModelServer) -> Iterator[None]:
+def serve(server: LocalModelServer, grace_seconds: float = 5.0) -> int:
+    """Wait on a child engine until it ends; SIGTERM or Ctrl+C here stops it (SIGKILL after the grace).
+
+    The signal handler only passes the signal on: waiting and reaping stay in the main loop.
+    """
+    process = server.process
+    if process is None:
+        raise ValueError("serve() needs a server this process started")
+    asked: list[float] = []
+
     def stop(number: int, _frame: object) -> None:
-        server.stop()
+        asked.append(time.monotonic())
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
 
     previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
     try:
-        yield
+        while (code := process.poll()) is None:
+            if asked and time.monotonic() - asked[0] > grace_seconds:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+            time.sleep(0.1)
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+        server.stop()
+    if asked:
+        print("local model server: stopped", file=sys.stderr, flush=True)
+        return 0
+    print(f"local model server: failed: {describe_engine_exit(code)}", file=sys.stderr, flush=True)
+    return 1
 
 
 if __name__ == "__main__":
