@@ -33,6 +33,7 @@ MISSING = ("llama_cpp",)
 
 STATUSES = {
     "ready": EngineStatus(EngineState.READY, (), FOLDER),
+    "ready, the class's server": EngineStatus(EngineState.READY, MISSING, FOLDER, shared_url="http://10.0.0.5:8765/v1"),
     "building, no progress yet": EngineStatus(EngineState.BUILDING, MISSING, FOLDER),
     "building, configuring": EngineStatus(
         EngineState.BUILDING,

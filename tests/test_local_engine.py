@@ -431,3 +431,16 @@ def test_run_with_the_local_provider_and_no_engine_says_how_to_get_it_and_exits_
     assert "local engine: not installed" in result.stderr
     assert "make local" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
+
+
+@pytest.mark.usefixtures("engine_missing")
+def test_a_class_server_makes_the_engine_ready_without_one_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The students' environment has no compiler and no engine: the class's server does the work.
+    monkeypatch.setenv("CAL_LOCAL_MODEL_URL", "http://127.0.0.1:8765/v1")
+    status = engine_status(tmp_path / "engine")
+    assert status.state is EngineState.READY and status.shared_url == "http://127.0.0.1:8765/v1"
+    assert status.summary() == "local engine: ready (the class's shared model server at http://127.0.0.1:8765/v1)"
+    monkeypatch.setenv("CAL_LOCAL_MODEL_URL", "  ")
+    assert engine_status(tmp_path / "engine").state is EngineState.NOT_INSTALLED

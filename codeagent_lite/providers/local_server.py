@@ -56,6 +56,7 @@ from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
 from .llama_cpp_engine import MODEL_ALIAS
+from .local_engine import SHARED_SERVER_VARIABLE, shared_server_url
 from .openai_completions import CompletionSettings, OpenAICompletionsProvider
 from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_completion_prompt
 
@@ -79,8 +80,6 @@ __all__ = [
     "start_local_server",
 ]
 
-SHARED_SERVER_VARIABLE = "CAL_LOCAL_MODEL_URL"
-"""Set (e.g. ``http://127.0.0.1:8765/v1``) where one model server serves a whole class."""
 
 Backend = Literal["llama-cpp-python", "llama-server"]
 LocalMode = Literal["free_text", "schema"]
@@ -367,7 +366,7 @@ _OWN: list[LocalModelServer] = []
 def local_model_server(**options: object) -> LocalModelServer:
     """The model server for this process: the class's when ``CAL_LOCAL_MODEL_URL`` names one,
     else a child of this process, started once and reused (a dead one is replaced)."""
-    shared = os.environ.get(SHARED_SERVER_VARIABLE, "").strip()
+    shared = shared_server_url()
     if shared:
         return connect_local_server(shared)
     if _OWN and _OWN[0].exit_message() is None:

@@ -38,6 +38,10 @@ MESSAGES = Messages(
             "en": "local engine: ready (llama-cpp-python and the Gemma weights are installed)",
             "zh": "本地引擎：已就绪（llama-cpp-python 和 Gemma 权重都已安装）",
         },
+        "ready_shared": {
+            "en": "local engine: ready (the class's shared model server at {url})",
+            "zh": "本地引擎：已就绪（全班共用的模型服务，地址 {url}）",
+        },
         "building": {
             "en": "local engine: building in the background, {progress}",
             "zh": "本地引擎：正在后台构建，{progress}",
@@ -252,6 +256,8 @@ def _progress(progress: BuildProgress, language: Language) -> str:
 def engine_summary(status: EngineStatus, language: Language | None = None) -> str:
     """``EngineStatus.summary()`` in the edition's language: one line, the state and any progress."""
     chosen = language or edition_language()
+    if status.state is EngineState.READY and status.shared_url:
+        return MESSAGES.say("ready_shared", language=chosen, url=status.shared_url)
     if status.state is EngineState.READY:
         return MESSAGES.say("ready", language=chosen)
     if status.state is EngineState.BUILDING:
