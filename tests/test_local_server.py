@@ -157,6 +157,23 @@ def test_the_engine_runs_in_its_own_session_and_stop_ends_it(started: list[Local
     assert not server.log_path.exists()  # a temporary log of ours goes with it
 
 
+def test_an_engine_stops_when_the_process_that_started_it_exits(tmp_path: Path) -> None:
+    # A kernel that shuts down (or restarts) exits normally: its engine goes with it, at exit.
+    script = tmp_path / "kernel.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            from codeagent_lite.providers.local_server import start_local_server
+            server = start_local_server({fake("echo")!r}, startup_timeout=30)
+            print(server.process.pid, flush=True)
+            """
+        ),
+        encoding="utf-8",
+    )
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=True)
+    assert gone(int(result.stdout))
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="PR_SET_PDEATHSIG is Linux's")
 def test_an_engine_whose_parent_is_killed_does_not_stay_behind(tmp_path: Path) -> None:
     script = tmp_path / "parent.py"
