@@ -46,18 +46,21 @@ lab: $(LAB_STAMP)
 local: $(LAB_STAMP)
 	$(BIN)/python scripts/local_engine.py build
 
-# llama.cpp's own llama-server, for a class sharing one model (parallel slots, continuous batching,
-# prompt cache): a second CMake build of the same llama.cpp, several minutes on 2 cores, cached in
-# ~/.cache/codeagent-lite by its flags. Optional: one learner never needs it.
+# llama.cpp's own llama-server (parallel slots, continuous batching, prompt cache): a second CMake
+# build of the same llama.cpp, ~16 min at low priority on 2 busy cores, cached in
+# ~/.cache/codeagent-lite by its flags. Optional, and not the default server (see local_server.py).
 local-server: $(LAB_STAMP)
 	$(BIN)/python scripts/local_engine.py build-server
 
-# One model server for the machine (what the classroom runs as a JupyterHub service): llama-server
-# when `make local-server` has built it, else llama-cpp-python's own, one request at a time.
+# One model server for the machine (what the classroom runs as a JupyterHub service):
+# llama-cpp-python's own server (measured faster here than llama-server; see local_server.py);
+# `make model-server BACKEND=llama-server PARALLEL=8` runs the built llama-server instead.
 MODEL_PORT ?= 8765
-PARALLEL ?= 4
+PARALLEL ?= 1
+BACKEND ?= auto
 model-server: $(LAB_STAMP)
-	$(BIN)/python -m codeagent_lite.providers.local_server --host 127.0.0.1 --port $(MODEL_PORT) --parallel $(PARALLEL)
+	$(BIN)/python -m codeagent_lite.providers.local_server --host 127.0.0.1 --port $(MODEL_PORT) \
+		--parallel $(PARALLEL) --backend $(BACKEND)
 
 test: $(STAMP)
 	$(BIN)/python scripts/ensure_browser.py

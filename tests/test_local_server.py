@@ -319,3 +319,16 @@ def test_run_with_the_local_provider_survives_a_crash_of_the_model_server(
     assert "Traceback" not in result.stderr
     assert f"shared model server at {server.base_url}" in result.stdout
     assert "provider error" in result.stdout.lower() or "connection" in result.stdout.lower(), result.stdout
+
+
+def test_the_class_server_serves_with_llama_cpp_python_unless_llama_server_is_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codeagent_lite.providers.local_server import _choose_backend
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # no llama-server built in this cache
+    backend, note = _choose_backend("auto", 4)
+    assert backend == "llama-cpp-python"
+    assert note.endswith("(--parallel 4 applies to --backend llama-server only)")
+    with pytest.raises(ProviderError, match=r"llama-server: not built \(`make local-server` builds it"):
+        _choose_backend("llama-server", 4)

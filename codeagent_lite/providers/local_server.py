@@ -12,14 +12,23 @@ Two servers can be that engine. The choice:
 * **One learner: llama-cpp-python's own server** (``llama_cpp_engine``, a thin wrapper of
   ``python -m llama_cpp.server``). It comes with the wheel the workbook builds anyway, so it
   costs no second compile, starts in about a second, and one learner sends one request at a
-  time, which is all it can serve (one ``Llama`` object behind a lock).
-* **A class: llama.cpp's ``llama-server``** (``llama_server_build``). It decodes several
-  requests in one batch (``--parallel`` slots, continuous batching) and keeps each slot's
-  prompt cache, so 20 students sharing the 740-token worked-example prompt do not queue 20
-  deep behind one lock and pay the model's memory once. It is a second CMake build of the
-  same llama.cpp (several minutes on 2 cores), optional and in the background; until it has
-  passed its smoke test the class server falls back to llama-cpp-python's with a state line
-  that says so.
+  time, which is all it serves (one ``Llama`` object behind a lock). It keeps the evaluated
+  prompt of the last request, so consecutive requests that share the 740-token worked-example
+  prefix read only their last few tokens.
+* **A class: the same server, for now; llama.cpp's ``llama-server`` on request.**
+  ``llama-server`` has what a class should want (``--parallel`` slots, continuous batching,
+  a prompt cache per slot), and ``llama_server_build`` compiles it from the same llama.cpp
+  (950 s at low priority on 2 busy cores), smoke-tests it and caches it by its flags. But
+  measured here (2 cores, load 6-7, Gemma 3 270M, greedy): it decoded 2.5-4 tokens/s where
+  llama-cpp-python's server decoded about 30, with or without ``--poll 0``, a greedy sampler
+  chain or one slot; and each new slot re-read the whole 741-token prompt (Gemma 3's
+  sliding-window attention; ``--swa-full --kv-unified`` did not share it across slots). 8
+  concurrent requests took 105-107 s on ``llama-server --parallel 8`` against 7.5 s queued on
+  llama-cpp-python's server. So ``--backend auto`` serves with llama-cpp-python's server and
+  says so; ``--backend llama-server`` runs the built one, for machines where it measures
+  faster. What it would take: find why its decode is 10x slower here (OpenMP spin-waiting
+  on a loaded machine is the first suspect: ``-DGGML_OPENMP=OFF``), and share one prefix
+  across slots.
 
 ``python -m codeagent_lite.providers.local_server --host 127.0.0.1 --port P [--parallel N]
 [--threads T]`` is the class's server (a JupyterHub service runs exactly that); a kernel
@@ -533,21 +542,17 @@ def smoke_test_llama_server(binary: Path) -> str:
 
 
 def _choose_backend(requested: str, parallel: int) -> tuple[Backend, str]:
-    """The backend to serve with, and a state line that says why (and what a fallback costs)."""
+    """The backend to serve with, and a state line that says why (see this module's docstring)."""
     from .llama_server_build import llama_server_build
 
-    build = llama_server_build()
-    if requested == "llama-cpp-python":
-        return "llama-cpp-python", "llama-cpp-python's server: one request at a time"
-    if build.ready:
-        return "llama-server", f"llama.cpp's llama-server: {parallel} parallel slot(s), continuous batching"
+    queued = "llama-cpp-python's server: one request at a time, the shared prompt prefix kept between them"
     if requested == "llama-server":
-        raise ProviderError(build.summary())
-    ignored = f"; --parallel {parallel} needs llama-server" if parallel > 1 else ""
-    return (
-        "llama-cpp-python",
-        f"{build.summary()}; serving with llama-cpp-python's server, one request at a time{ignored}",
-    )
+        build = llama_server_build()
+        if not build.ready:
+            raise ProviderError(build.summary())
+        return "llama-server", f"llama.cpp's llama-server: {parallel} parallel slot(s), continuous batching"
+    ignored = f" (--parallel {parallel} applies to --backend llama-server only)" if parallel > 1 else ""
+    return "llama-cpp-python", queued + ignored
 
 
 def main(argv: Sequence[str] | None = None) -> int:
