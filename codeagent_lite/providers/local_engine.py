@@ -373,6 +373,13 @@ def _duration(seconds: float) -> str:
 # --------------------------------------------------------------------------- the state
 
 
+def _progress_now(folder: Path, state: Mapping[str, Any], now: float | None) -> BuildProgress:
+    started = state.get("started")
+    moment = time.time() if now is None else now
+    elapsed = moment - started if isinstance(started, (int, float)) else 0.0
+    return read_progress(_log_lines(folder), elapsed)
+
+
 def engine_status(directory: Path | None = None, *, now: float | None = None) -> EngineStatus:
     """Ready, building, failed or not installed: a shared server, the lock, what imports, the last build."""
     folder = engine_dir() if directory is None else directory
@@ -382,11 +389,7 @@ def engine_status(directory: Path | None = None, *, now: float | None = None) ->
         return EngineStatus(EngineState.READY, missing, folder, shared_url=shared)
     state = _read_state(folder)
     if _build_running(folder):
-        started = state.get("started")
-        moment = time.time() if now is None else now
-        elapsed = moment - started if isinstance(started, (int, float)) else 0.0
-        progress = read_progress(_log_lines(folder), elapsed)
-        return EngineStatus(EngineState.BUILDING, missing, folder, progress=progress)
+        return EngineStatus(EngineState.BUILDING, missing, folder, progress=_progress_now(folder, state, now))
     if not missing and state.get("smoke") == "failed":
         # Importable, but the last smoke test saw it crash: not ready, whatever imports.
         reason = str(state.get("reason") or SMOKE_FAILED.format(failure="(no detail recorded)"))
