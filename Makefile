@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # llama-cpp-python compiles llama.cpp on first install; keep the build portable across CPUs.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: lab local local-server model-server test bench bench-setup mutation lint clean
+.PHONY: lab local local-server model-server test bench bench-verify bench-setup mutation lint clean
 
 # A learner's install: the package, JupyterLab, the widgets and the openai client. Only
 # prebuilt wheels, so no compiler is needed; no test tools. The pip that comes with the
@@ -37,10 +37,15 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 # notebook 06 shows its state. The lab opens at once either way.
 # The learners read Chinese, so the Chinese edition opens first; `make lab EDITION=en` opens the English one.
 # Each edition's first page links the other.
+# JupyterLab's own menus follow the edition (its zh-CN language pack comes with the lab extra): its display language
+# is a user setting, written here into the workbook's own settings folder inside .venv, so the learner's ~/.jupyter
+# is never touched; the other settings kept there (a theme) survive a change of edition.
 EDITION ?= zh
+LAB_SETTINGS := $(abspath $(VENV))/lab-settings
 lab: $(LAB_STAMP)
+	@$(BIN)/python -m codeagent_lite.workbook.lab_language $(EDITION) "$(LAB_SETTINGS)"
 	@$(BIN)/python scripts/local_engine.py start
-	$(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/$(EDITION)/00_start_here.ipynb
+	JUPYTERLAB_SETTINGS_DIR="$(LAB_SETTINGS)" $(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/$(EDITION)/00_start_here.ipynb
 
 # Build the local engine in the foreground, with progress (also the way to retry a failed build).
 local: $(LAB_STAMP)
@@ -64,10 +69,15 @@ model-server: $(LAB_STAMP)
 
 test: $(STAMP)
 	$(BIN)/python scripts/ensure_browser.py
+	$(BIN)/python scripts/ensure_sandbox.py
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_parser.py
+
+# verify on the solutions, all steps, against the commit before the sandbox (a git worktree), same run.
+bench-verify: $(STAMP)
+	$(BIN)/python benchmarks/bench_verify.py
 
 # Fresh clone to live lab with an empty pip cache, with and without a compiler (needs PyPI; ~15 min).
 bench-setup:
@@ -89,11 +99,17 @@ lint: $(STAMP)
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis mutants classroom/node_modules
 
-# --- classroom (issue 10): JupyterHub's proxy from npm, the classroom server, its benchmark ---
+# --- classroom (issues 10, 19): JupyterHub's proxy from npm, the class's environment, the hub, its benchmark ---
 # `make test` needs the proxy too (tests/classroom starts a real hub), hence the extra prerequisite of test.
+# `make classroom` needs no compiler and no test tools: the hub's side is the lab install plus the classroom extra;
+# the students' side is a shared read-only venv in $(CLASS_ENV) (classroom/class_env.py, root only). The teacher's
+# guide is classroom/README.md.
 PROXY_STAMP := classroom/node_modules/.installed
+HUB_STAMP := $(VENV)/.classroom-installed
+CLASS_ENV ?= /opt/codeagent-lite-class
 STUDENTS ?= 3
-.PHONY: classroom classroom-proxy bench-classroom
+CLASS_LIST ?=
+.PHONY: classroom classroom-proxy classroom-env bench-classroom
 test: $(PROXY_STAMP)
 
 $(PROXY_STAMP): classroom/package.json classroom/package-lock.json
@@ -102,8 +118,18 @@ $(PROXY_STAMP): classroom/package.json classroom/package-lock.json
 
 classroom-proxy: $(PROXY_STAMP)
 
-classroom: $(STAMP) $(PROXY_STAMP)
-	CAL_HUB_STUDENTS=$(STUDENTS) $(BIN)/jupyterhub -f classroom/jupyterhub_config.py
+$(HUB_STAMP): $(LAB_STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet --no-compile --disable-pip-version-check -e ".[classroom]"
+	touch $@
+
+classroom-env: $(HUB_STAMP)
+	$(if $(ROOT_FLAG),$(BIN)/python classroom/class_env.py --prefix $(CLASS_ENV),@echo "not root: no students' environment (the hub explains)")
+
+# As root: a class (one Unix account per student). Not as root: the hub says how to start it, or
+# CAL_HUB_REHEARSAL=1 make classroom for a one-person rehearsal that isolates nobody.
+classroom: $(HUB_STAMP) $(PROXY_STAMP) classroom-env
+	CAL_HUB_STUDENTS=$(STUDENTS) CAL_HUB_CLASS_LIST=$(CLASS_LIST) CAL_HUB_EDITION=$(EDITION) CAL_CLASS_ENV=$(CLASS_ENV) \
+		$(BIN)/jupyterhub -f classroom/jupyterhub_config.py
 
 bench-classroom: $(STAMP) $(PROXY_STAMP)
 	$(BIN)/python benchmarks/bench_classroom.py
@@ -114,5 +140,6 @@ lint: lint-classroom
 lint-classroom: $(STAMP)
 	$(BIN)/ruff check classroom
 	$(BIN)/ruff format --check classroom
-	MYPYPATH=classroom $(BIN)/mypy --strict classroom/hub_client.py benchmarks/bench_classroom.py
+	MYPYPATH=classroom $(BIN)/mypy --strict classroom/hub_client.py classroom/accounts.py classroom/class_env.py \
+		classroom/class_spawner.py benchmarks/bench_classroom.py
 # --- end classroom ---

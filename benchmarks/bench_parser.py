@@ -20,20 +20,22 @@ How to read it:
   per-text ratios (each text counts once, whatever its size), and "typical replies"
   the same mean over valid write_file calls and final answers; the aim is at most 3x;
 * "time per byte" shows nanoseconds per byte of each valid text at 1 KB, 100 KB and
-  1 MB: if the cost is linear, each row stays roughly flat as the size grows.
+  1 MB: if the cost is linear, each row stays roughly flat as the size grows;
+* "hostile 1 MB replies" are texts refused only at their end (NaN, 1e400, a duplicate key,
+  nesting 101 deep, a lone escaped surrogate after a megabyte of valid JSON), which
+  json.loads reads whole: the ratio is what strictness adds; the aim is at most 10x.
 
 Where the time goes when the ratio is high (profiled with cProfile):
 
 * small valid replies (~100 B): a fixed few microseconds against json.loads' ~2 µs: the
-  duplicate-key hook (a Python call per object), the raw-text checks, and layer 4's table
-  of field rules. The parser builds its action without ``ToolCall``'s second round of
-  checks and its defensive deep copy of ``arguments`` (layer 4 has just checked, and the
-  decoder's dict is held by nobody else); those two alone cost more than json.loads;
-* tool calls whose arguments hold thousands of small objects: the same hook per object,
+  hooks (a Python call per object and per number), the raw-text checks, layer 4, and
+  ``ToolCall``'s own checks and deep copy of ``arguments`` (every ToolCall gets them);
+* tool calls whose arguments hold thousands of small objects: the same hooks per object,
   plus the container walk that measures the decoded value's depth;
-* invalid texts that json.loads rejects at their first characters (prose before, a raw
-  control character early on): the parser then scans the whole text for nesting once,
-  so "too deep" is always reported first; that is linear, a few ms per MB.
+* invalid texts that json.loads rejects at their first characters (fenced, prose before,
+  a raw control character early on): json.loads stops after a few bytes while the parser
+  still reads the text once to say what it is (is it cut off, does a value follow?), so
+  their ratio grows with the size; their cost per byte stays flat (linear).
 
 The machine's other load moves single numbers by tens of percent; compare ratios
 within one run, and run it twice before trusting a change.
@@ -132,6 +134,33 @@ def build_texts(size: int) -> list[tuple[str, bool, str]]:
         ("raw tab in string", False, call.replace('"content": "', '"content": "\t', 1)),
     ]
     return texts
+
+
+HOSTILE_SIZE = 1_000_000
+
+
+def hostile_texts() -> list[tuple[str, str]]:
+    """1 MB replies an attacker would send, each refused only at its end, so json.loads reads them whole.
+
+    json.loads accepts every one of them (NaN, a duplicate key, 1e400, a lone escaped surrogate), so
+    the ratio says what the strict layer adds to reading the text; issue 18's aim: at most 10x.
+    """
+    numbers = ",".join(str(i) for i in range(HOSTILE_SIZE // 7))
+    objects = ",".join(f'{{"k":{i},"v":"x"}}' for i in range(HOSTILE_SIZE // 16))
+    call = '{"type":"tool_call","call_id":"c","tool_name":"t","arguments":{"a":[%s]}}'
+    nested = ",".join(["[" * 60 + "1" + "]" * 60] * (HOSTILE_SIZE // 122))
+    return [
+        ("numbers, then NaN", call % (numbers + ",NaN")),
+        ("numbers, then 1e400", call % (numbers + ",1e400")),
+        ("objects, then a duplicate key", call % (objects + ',{"k":1,"k":2}')),
+        ("60-deep arrays side by side, then 101 deep", call % (nested + "," + "[" * 101 + "]" * 101)),
+        ("escaped pairs, then a lone surrogate", call % ('"' + "\\ud83d\\ude00" * (HOSTILE_SIZE // 12) + '\\ud800"')),
+        (
+            "long keys, one object, then a duplicate",
+            call % ("{" + ",".join(f'"key_{i:08d}":{i}' for i in range(HOSTILE_SIZE // 20)) + ',"key_00000001":0}'),
+        ),
+        ("a valid reply, then a second one", call % numbers + call % "1"),
+    ]
 
 
 def parse_or_refuse(text: str) -> object:
@@ -240,6 +269,16 @@ def main() -> None:
             (m,) = [m for m in measurements if m.size_label == label and m.kind == kind]
             cells.append(f"{m.parse_seconds / m.size_bytes * 1e9:7.2f} / {m.loads_seconds / m.size_bytes * 1e9:5.2f}")
         print(f"  {kind:<31}" + "".join(f"{cell:>17}" for cell in cells))
+    print("\nhostile 1 MB replies (refused at their end; json.loads accepts or reads them whole; aim: at most 10x)")
+    hostile = []
+    for kind, text in hostile_texts():
+        if not isinstance(parse_or_refuse(text), InvalidModelOutputError):
+            raise SystemExit(f"hostile text {kind!r} was accepted")
+        parse_seconds, loads_seconds = best_times(parse_or_refuse, loads_or_fail, text)
+        hostile.append(parse_seconds / loads_seconds)
+        times = f"{parse_seconds * 1e3:>8.1f} ms {loads_seconds * 1e3:>7.1f} ms"
+        print(f"  {kind:<44} {len(text):>9} B {times} {hostile[-1]:>6.2f}x")
+    print(f"  worst {max(hostile):.2f}x, geometric mean {statistics.geometric_mean(hostile):.2f}x")
     print(f"\n(benchmark ran in {time.perf_counter() - started:.0f} s)")
 
 

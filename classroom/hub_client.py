@@ -15,10 +15,14 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
+import ssl
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -34,8 +38,23 @@ import psutil  # type: ignore[import-untyped]  # psutil ships no type hints
 import websocket
 
 CLASSROOM = Path(__file__).resolve().parent
+sys.path.insert(0, str(CLASSROOM))
+
+import accounts  # noqa: E402  (classroom/ is a folder of files, not a package)
+import class_env as class_env_module  # noqa: E402
+
 REPO = CLASSROOM.parent
 HUB_CONFIG = CLASSROOM / "jupyterhub_config.py"
+# The students' environment the tests and the benchmark use, apart from a class's own /opt/codeagent-lite-class:
+# one per version of the package (named by class_env.py's fingerprint), so checkouts testing side by side never
+# rebuild the install another one's students are running from; built once, then reused.
+TEST_CLASS_ENV_PREFIX = "/opt/codeagent-lite-class-test-"
+
+
+def class_env_for_tests() -> Path:
+    return Path(TEST_CLASS_ENV_PREFIX + class_env_module.fingerprint()[:12])
+
+
 PROXY = CLASSROOM / "node_modules" / ".bin" / "configurable-http-proxy"
 SANITIZE_CONFIG = REPO / "tests" / "nbval_sanitize.cfg"
 LOOPBACK = "127.0.0.1"
@@ -65,11 +84,11 @@ class RunningHub:
 
     base_url: str
     api_token: str
-    password: str
-    students: tuple[str, ...]
     state_dir: Path
     log_path: Path
     process: subprocess.Popen[bytes]
+    class_env: Path
+    ca_file: Path | None = None
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
         try:
@@ -77,6 +96,25 @@ class RunningHub:
         except OSError as error:
             return f"(no hub log: {error})"
         return "\n".join(text.splitlines()[-lines:])
+
+    def roster(self) -> dict[str, accounts.Person]:
+        """The class as the hub wrote it (state folder, mode 0600): who is a student, and each one's password."""
+        return accounts.read_roster(self.state_dir / "roster.csv")
+
+    @property
+    def students(self) -> tuple[str, ...]:
+        return tuple(name for name, person in self.roster().items() if person.role == accounts.STUDENT)
+
+    @property
+    def teacher(self) -> str:
+        (name,) = [name for name, person in self.roster().items() if person.role == accounts.TEACHER]
+        return name
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        return ssl.create_default_context(cafile=str(self.ca_file)) if self.ca_file else None
+
+    def opener(self, *handlers: urllib.request.BaseHandler) -> urllib.request.OpenerDirector:
+        return urllib.request.build_opener(urllib.request.HTTPSHandler(context=self.ssl_context()), *handlers)
 
     def request(
         self,
@@ -97,7 +135,7 @@ class RunningHub:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
         request = urllib.request.Request(self.base_url + path, data=data, method=method, headers=headers)
-        return _send(urllib.request.build_opener(), request, timeout)
+        return _send(self.opener(), request, timeout)
 
     def expect(self, method: str, path: str, statuses: Sequence[int], body: Any = None, **kwargs: Any) -> Response:
         response = self.request(method, path, body, **kwargs)
@@ -138,35 +176,73 @@ def private_environment(base: Path) -> dict[str, str]:
     return environment
 
 
+# A class somewhere it can run: the hub refuses a checkout other accounts can enter, and students need a shared
+# install and an exchange they can reach. Tests and the benchmark build both, and remove the class afterwards.
+
+CHECKOUT_PARTS = ("notebooks", "classroom", "solutions", "pyproject.toml")
+NOT_COPIED = ("node_modules", "__pycache__", ".ipynb_checkpoints", "release", "submitted", "autograded", "feedback")
+
+
+@dataclass(frozen=True)
+class ClassSite:
+    checkout: Path  # a copy of the teacher's checkout, inside a folder only root can enter
+    public: Path  # readable by everyone: nbgrader's exchange lives here
+    class_env: Path
+    exchange: Path
+
+    def settings(self, state_dir: Path) -> dict[str, str]:
+        return {
+            "CAL_HUB_STATE_DIR": str(state_dir),
+            "CAL_CLASS_ENV": str(self.class_env),
+            "CAL_NBGRADER_EXCHANGE": str(self.exchange),
+            "CAL_HUB_PROXY": str(PROXY),
+        }
+
+
+def prepare_site(private: Path, class_env: Path | None = None) -> ClassSite:
+    """A private copy of the checkout (what the hub guards), the students' environment and a public exchange."""
+    if all(os.stat(folder).st_mode & stat.S_IXOTH for folder in (private, *private.parents)):
+        raise ClassroomError(f"{private} must be a folder other accounts cannot enter")
+    checkout = private / "checkout"
+    checkout.mkdir()
+    for part in CHECKOUT_PARTS:
+        source = REPO / part
+        if source.is_dir():
+            shutil.copytree(source, checkout / part, ignore=shutil.ignore_patterns(*NOT_COPIED))
+        else:
+            shutil.copy2(source, checkout / part)
+    class_env = class_env or class_env_for_tests()
+    for stale in Path(TEST_CLASS_ENV_PREFIX).parent.glob(Path(TEST_CLASS_ENV_PREFIX).name + "*"):
+        # Other versions' test installs, untouched for a day (380 MB each); a recent one may be in use.
+        if stale != class_env and time.time() - stale.stat().st_mtime > 24 * 3600:
+            shutil.rmtree(stale, ignore_errors=True)
+    print(class_env_module.build(class_env, None), flush=True)
+    public = Path(tempfile.mkdtemp(prefix="cal-class-", dir="/tmp"))
+    public.chmod(0o755)
+    return ClassSite(checkout, public, class_env, public / "exchange")
+
+
 def start_hub(
     base: Path,
-    students: int,
+    settings: Mapping[str, str],
     *,
-    spawn_timeout_s: int = 120,
+    config: Path = HUB_CONFIG,
+    ca_file: Path | None = None,
     ready_timeout_s: float = 60.0,
 ) -> RunningHub:
-    """Start classroom/jupyterhub_config.py in a private folder and wait until its API answers."""
+    """Start a hub from config in a private folder with these CAL_HUB_ settings and wait until its API answers."""
     if not PROXY.is_file():
         raise ClassroomError(f"expected JupyterHub's proxy at {PROXY}; run `make classroom-proxy` (npm ci)")
-    state_dir = base / "state"
     environment = private_environment(base)
-    password = secrets.token_urlsafe(12)
     api_token = secrets.token_hex(32)
     port = free_port()
-    environment.update(
-        {
-            "CAL_HUB_STATE_DIR": str(state_dir),
-            "CAL_HUB_PORT": str(port),
-            "CAL_HUB_STUDENTS": str(students),
-            "CAL_HUB_PASSWORD": password,
-            "CAL_HUB_API_TOKEN": api_token,
-            "CAL_HUB_SPAWN_TIMEOUT": str(spawn_timeout_s),
-        }
-    )
+    environment.update(settings)
+    environment.update({"CAL_HUB_PORT": str(port), "CAL_HUB_API_TOKEN": api_token})
+    environment.setdefault("CAL_HUB_MODEL", "0")
     log_path = base / "jupyterhub.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "jupyterhub"), "-f", str(HUB_CONFIG)],
+            [str(Path(sys.executable).parent / "jupyterhub"), "-f", str(config)],
             cwd=base,
             env=environment,
             stdout=log,
@@ -174,13 +250,13 @@ def start_hub(
             start_new_session=True,
         )
     hub = RunningHub(
-        base_url=f"http://{LOOPBACK}:{port}",
+        base_url=f"{'https' if ca_file else 'http'}://{LOOPBACK}:{port}",
         api_token=api_token,
-        password=password,
-        students=tuple(f"student{number:02d}" for number in range(1, students + 1)),
-        state_dir=state_dir,
+        state_dir=Path(settings["CAL_HUB_STATE_DIR"]),
         log_path=log_path,
         process=process,
+        class_env=Path(environment.get("CAL_CLASS_ENV", "") or "/opt/codeagent-lite-class"),
+        ca_file=ca_file,
     )
     deadline = time.monotonic() + ready_timeout_s
     while time.monotonic() < deadline:
@@ -253,7 +329,7 @@ def log_in(hub: RunningHub, name: str, password: str) -> http.cookiejar.CookieJa
     Raises ClassroomError when the hub refuses the name or password.
     """
     jar = http.cookiejar.CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), _NoRedirect())
+    opener = hub.opener(urllib.request.HTTPCookieProcessor(jar), _NoRedirect())
     page = _send(opener, urllib.request.Request(hub.base_url + "/hub/login"), 30.0)
     xsrf = next((cookie.value for cookie in jar if cookie.name == "_xsrf"), None)
     if page.status != 200 or xsrf is None:
@@ -273,7 +349,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 def whoami(hub: RunningHub, jar: http.cookiejar.CookieJar) -> str:
     """The name the hub gives the holder of these cookies (what a student's browser would be)."""
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    opener = hub.opener(urllib.request.HTTPCookieProcessor(jar))
     response = _send(opener, urllib.request.Request(hub.base_url + "/hub/api/user"), 30.0)
     if response.status != 200:
         raise ClassroomError(f"GET /hub/api/user with a student's cookies: expected 200, found {response.status}")
@@ -378,7 +454,8 @@ def run_notebook(
 
 def _open_channel(hub: RunningHub, student: str, kernel_id: str, timeout_s: float = 120.0) -> websocket.WebSocket:
     """Connect to the kernel's websocket, retrying as JupyterLab does while a busy machine is slow to answer."""
-    url = hub.base_url.replace("http://", "ws://", 1) + f"/user/{student}/api/kernels/{kernel_id}/channels"
+    url = re.sub(r"^http", "ws", hub.base_url) + f"/user/{student}/api/kernels/{kernel_id}/channels"
+    tls = {"ca_certs": str(hub.ca_file)} if hub.ca_file else None
     deadline = time.monotonic() + timeout_s
     while True:
         try:
@@ -387,6 +464,7 @@ def _open_channel(hub: RunningHub, student: str, kernel_id: str, timeout_s: floa
                 header=[f"Authorization: token {hub.api_token}"],
                 timeout=max(1.0, min(30.0, deadline - time.monotonic())),
                 suppress_origin=True,
+                sslopt=tls,
             )
         except (websocket.WebSocketException, OSError) as error:
             refused = isinstance(error, websocket.WebSocketBadStatusException) and 400 <= error.status_code < 500
@@ -515,20 +593,63 @@ def differences_from_saved(run: NotebookRun, saved_notebook: Path) -> list[str]:
     return problems
 
 
-@contextlib.contextmanager
-def classroom(base: Path, students: int, **kwargs: Any) -> Iterator[tuple[RunningHub, list[psutil.Process]]]:
-    """A running hub for the duration of a with-block; on the way out everything is stopped.
-
-    The list collects processes as the caller sees them (call hub_processes after starting servers); whatever
-    survives the stop is killed and reported by raising ClassroomError.
-    """
-    hub = start_hub(base, students, **kwargs)
-    seen: list[psutil.Process] = hub_processes(hub)
+def run_code(hub: RunningHub, student: str, code: str, timeout_s: float = 60.0) -> CellRun:
+    """Run one piece of code in a fresh kernel of the student's server (as the student would), then shut it down."""
+    kernel_id: str = hub.expect("POST", f"/user/{student}/api/kernels", (201,), {"name": "python3"}).json()["id"]
     try:
+        channel = _open_channel(hub, student, kernel_id)
+        try:
+            return _execute(channel, 0, code, timeout_s)
+        finally:
+            channel.close()
+    finally:
+        hub.request("DELETE", f"/user/{student}/api/kernels/{kernel_id}")
+
+
+def printed(run: CellRun) -> str:
+    return "".join(str(output.get("text", "")) for output in run.outputs if output["output_type"] == "stream")
+
+
+@contextlib.contextmanager
+def classroom(
+    base: Path,
+    settings: Mapping[str, str],
+    *,
+    class_env: Path | None = None,
+    ca_file: Path | None = None,
+    ready_timeout_s: float = 60.0,
+) -> Iterator[tuple[RunningHub, list[psutil.Process]]]:
+    """A real class for the duration of a with-block: accounts made, hub running; afterwards all of it gone.
+
+    base must be a folder only root can enter (pytest's tmp_path is). The list collects processes as the caller
+    sees them (call hub_processes after starting servers); whatever survives the stop is killed and reported by
+    raising ClassroomError, and so is a class account that could not be removed.
+    """
+    site = prepare_site(base, class_env)
+    state_dir = base / "state"
+    hub: RunningHub | None = None
+    seen: list[psutil.Process] = []
+    leftovers: list[str] = []
+    try:
+        hub = start_hub(
+            base,
+            {**site.settings(state_dir), **settings},
+            config=site.checkout / "classroom" / HUB_CONFIG.name,
+            ca_file=ca_file,
+            ready_timeout_s=ready_timeout_s,
+        )
+        seen.extend(hub_processes(hub))
         yield hub, seen
     finally:
-        seen.extend(hub_processes(hub))
-        leftovers = stop_hub(hub, seen)
+        if hub is not None:
+            seen.extend(hub_processes(hub))
+            leftovers = stop_hub(hub, seen)
+        people = accounts.read_roster(state_dir / "roster.csv").values()
+        accounts.remove_accounts(people)
+        still_there = [person.account for person in people if accounts.is_class_account(person.account)]
+        shutil.rmtree(site.public, ignore_errors=True)
     # Reached only when the block itself succeeded, so a leftover never hides the block's own error.
     if leftovers:
         raise ClassroomError(f"processes left after stopping the hub (killed now): {leftovers}")
+    if still_there:
+        raise ClassroomError(f"class accounts left after the class: {still_there}")

@@ -1,45 +1,76 @@
-"""JupyterHub for a class on one machine: the workbook for every student, nbgrader's exchange between them.
+"""JupyterHub for a class on one machine: each student a Unix account of their own, the course the teacher's.
 
-Start it with `make classroom STUDENTS=N` (or `jupyterhub -f classroom/jupyterhub_config.py` from the project's
-.venv). This is a test and single-machine set-up, on purpose:
+Start it as root with `make classroom` (the teacher's guide: classroom/README.md). What it does:
 
-- DummyAuthenticator: any of the listed names logs in with one shared password. Fine on 127.0.0.1 for a
-  rehearsal or a test; a real class uses its school's login (OAuthenticator, LDAP, or system accounts with PAM).
-- SimpleLocalProcessSpawner: every student's server runs as the account that started the hub, in its own home
-  folder. Students are not isolated from each other; a real class uses SystemdSpawner/DockerSpawner on one
-  machine, or KubeSpawner through Zero to JupyterHub (classroom/z2jh/config.yaml).
-- Everything listens on 127.0.0.1 only: the hub, its proxy, the proxy's API and every student's server.
+- Each student is a Unix account made for the class (home folder mode 0700, a group of its own, a password of
+  its own in the roster), logged in through PAM and served by a server running as that account. Where systemd
+  runs as PID 1 and jupyterhub-systemdspawner is installed, SystemdSpawner starts the servers (systemd enforces
+  the memory and task limits); elsewhere (containers, most CI machines, this one) LocalProcessSpawner does, with
+  the limits of class_spawner.py. No server ever starts as root.
+- The teacher's things stay out of reach: the hub's database, cookie secret and the roster are in the state folder
+  (mode 0700); the checkout (solutions/, classroom/source, the gradebook) must not be reachable by other accounts,
+  or the hub refuses to start. Students' servers run from the shared read-only install (classroom/class_env.py),
+  with a copy of the workbook without solutions, made as the student in their own home.
+- Plain HTTP on 127.0.0.1 only; any other address needs TLS (CAL_HUB_SSL_CERT and CAL_HUB_SSL_KEY).
+- Services: jupyterhub-idle-culler stops idle servers; the local model server, where the engine is built, serves
+  every student's notebook 06 from one loaded model.
 
-Settings come from the environment, so the test, the benchmark and `make classroom` share this one file:
+Not started as root it stops and says how to start it, unless CAL_HUB_REHEARSAL=1: a one-person rehearsal
+(the teacher alone, every server as the hub's own account) that isolates nobody and says so.
 
-    CAL_HUB_STATE_DIR      hub database, cookie secret, students' homes, exchange (default: .classroom/)
-    CAL_HUB_PORT           the port students open, on 127.0.0.1 (default 8000)
-    CAL_HUB_STUDENTS       how many students: student01, student02, ... (default 3)
-    CAL_HUB_PASSWORD       the shared password (default: generated once, kept in the state folder, printed)
+Settings come from the environment (the test, the benchmark and `make classroom` share this one file):
+
+    CAL_HUB_STATE_DIR      the hub's database, cookie secret, roster (default: .classroom/ in the checkout)
+    CAL_HUB_CLASS_LIST     the class list, nbgrader's CSV (id,first_name,last_name,email); id is the account
+    CAL_HUB_STUDENTS       without a class list: student01 ... studentNN (default 3)
+    CAL_HUB_TEACHER        the teacher's account (default: the user behind sudo, else a class account `teacher`)
+    CAL_HUB_EDITION        zh or en: the notebooks the class opens (default zh)
+    CAL_CLASS_ENV          the students' environment (default /opt/codeagent-lite-class)
+    CAL_NBGRADER_EXCHANGE  nbgrader's exchange (default /srv/nbgrader/exchange, nbgrader's own default)
+    CAL_HUB_HOME_ROOT      where class accounts' homes go (default /home)
+    CAL_HUB_IP, CAL_HUB_PORT            the address students open (default 127.0.0.1:8000)
+    CAL_HUB_SSL_CERT, CAL_HUB_SSL_KEY   TLS certificate and key (required for any non-loopback address)
+    CAL_HUB_MEM_LIMIT_MB, CAL_HUB_PIDS_LIMIT   per student (default 2048 MB, 512 processes and threads)
+    CAL_HUB_IDLE_TIMEOUT   seconds before an idle server is stopped (default 3600; 0 turns the culler off)
+    CAL_HUB_MODEL          0: no class model server (default 1: one, where the engine is built)
+    CAL_HUB_MODEL_PORT, CAL_HUB_MODEL_PARALLEL   the class model server's port and parallel slots (default: one
+                           per student, at most 16)
     CAL_HUB_API_TOKEN      optional: a service token with admin rights, for scripts that drive the hub
+    CAL_HUB_PROXY          configurable-http-proxy (default: classroom/node_modules, `make classroom-proxy`)
     CAL_HUB_SPAWN_TIMEOUT  seconds a student's server may take to start (default 120)
+    CAL_HUB_REHEARSAL      1: when not root, the one-person rehearsal instead of stopping
 """
 
 from __future__ import annotations
 
+import importlib.util
+import ipaddress
 import os
+import pwd
 import secrets
 import shutil
 import socket
+import stat
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+CLASSROOM = Path(__file__).resolve().parent
+sys.path.insert(0, str(CLASSROOM))
+
+import accounts  # noqa: E402  (classroom/ is a folder of files, not a package)
+import class_spawner  # noqa: E402
+
 c = get_config()  # type: ignore[name-defined]  # noqa: F821  (JupyterHub provides get_config)
 
-CLASSROOM = Path(__file__).resolve().parent
 REPO = CLASSROOM.parent
-NOTEBOOKS = REPO / "notebooks"
-VENV_BIN = Path(sys.executable).parent
-PROXY = CLASSROOM / "node_modules" / ".bin" / "configurable-http-proxy"
 LOOPBACK = "127.0.0.1"
-TEACHER = "teacher"
 MAX_STUDENTS = 200
+EDITIONS = ("zh", "en")
+# What a student's copy of the workbook leaves out, wherever it sits in notebooks/.
+NOT_FOR_STUDENTS = ("solutions", ".ipynb_checkpoints", "__pycache__")
 
 
 def _whole_number(name: str, default: int, low: int, high: int) -> int:
@@ -52,6 +83,13 @@ def _whole_number(name: str, default: int, low: int, high: int) -> int:
     return int(text)
 
 
+def _choice(name: str, default: str, allowed: tuple[str, ...]) -> str:
+    value = os.environ.get(name, "").strip() or default
+    if value not in allowed:
+        raise SystemExit(f"{name} must be one of {', '.join(allowed)}, found {value[:40]!r}")
+    return value
+
+
 def _free_loopback_port() -> int:
     """A port for the hub's internal API and the proxy's API, so several hubs (tests, benchmark) can coexist."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -60,74 +98,111 @@ def _free_loopback_port() -> int:
         return port
 
 
-def _password(state: Path) -> str:
-    """The shared password: given, or generated once and kept (mode 600) so a restart keeps it."""
-    given = os.environ.get("CAL_HUB_PASSWORD", "")
-    if given:
-        return given
-    saved = state / "password"
-    if saved.is_file():
-        return saved.read_text(encoding="utf-8").strip()
-    password = secrets.token_urlsafe(12)
-    saved.touch(mode=0o600)
-    saved.write_text(password + "\n", encoding="utf-8")
-    return password
-
-
-def _prepare_shared_model(cache: Path) -> str:
-    """Put the local model's file into the class's shared cache before any student starts.
-
-    Notebook 06 assembles the 253 MB file on first use. Students share one copy (one file on disk, and the
-    operating system keeps one copy of its pages in memory for every kernel that maps it); if two kernels
-    assembled it at the same moment, one would find the other's half-written file and fail. So the hub does it
-    once, into a temporary name that is renamed when complete.
-    """
+def _address() -> tuple[str, str, str]:
+    """The students' address and its TLS files: plain HTTP only on loopback, TLS for anything else."""
+    ip = os.environ.get("CAL_HUB_IP", "").strip() or LOOPBACK
     try:
-        from codeagent_lite.json_text_adapter import ProviderError
-        from codeagent_lite.providers.local_llama import MODEL_FILENAME, ensure_model_file
-    except ImportError:
-        return "not installed"
-    target = cache / "codeagent-lite" / MODEL_FILENAME
-    if target.is_file():
-        return "ready"
-    partial = target.with_name(f"{MODEL_FILENAME}.partial")
-    partial.unlink(missing_ok=True)
+        loopback = ipaddress.ip_address(ip).is_loopback
+    except ValueError:
+        raise SystemExit(f"CAL_HUB_IP must be an IP address such as 192.0.2.10, found {ip[:40]!r}") from None
+    cert, key = (os.environ.get(name, "").strip() for name in ("CAL_HUB_SSL_CERT", "CAL_HUB_SSL_KEY"))
+    if bool(cert) != bool(key):
+        raise SystemExit("CAL_HUB_SSL_CERT and CAL_HUB_SSL_KEY go together: give both files, or neither")
+    for path in filter(None, (cert, key)):
+        if not Path(path).is_file():
+            raise SystemExit(f"TLS file not found: {path}")
+    if not loopback and not cert:
+        raise SystemExit(
+            f"CAL_HUB_IP={ip}: plain HTTP stays on 127.0.0.1, so students' passwords never cross the network "
+            "unencrypted; give CAL_HUB_SSL_CERT and CAL_HUB_SSL_KEY (a certificate for this address) to serve on it"
+        )
+    return ip, cert, key
+
+
+def _reachable_by_others(path: Path) -> bool:
+    """Whether another account can get into path: every folder from / down to it lets others through."""
+    return all(os.stat(folder).st_mode & stat.S_IXOTH for folder in [*reversed(path.parents), path])
+
+
+def _rehearsal_password(state: Path) -> str:
+    """The rehearsal's one password: generated once, kept with mode 0600, never printed."""
+    saved = state / "rehearsal-password"
+    if not saved.is_file():
+        descriptor = os.open(saved, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(secrets.token_urlsafe(12) + "\n")
+    return saved.read_text(encoding="utf-8").strip()
+
+
+def _account_name(uid: int) -> str:
     try:
-        ensure_model_file(partial)
-    except ProviderError as error:
-        partial.unlink(missing_ok=True)
-        return f"not prepared ({error})"
-    os.replace(partial, target)
-    return "prepared"
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
-if not PROXY.is_file():
-    raise SystemExit(f"JupyterHub's proxy is not installed at {PROXY}: run `make classroom-proxy` (npm ci)")
+def _default_teacher() -> str:
+    behind_sudo = os.environ.get("SUDO_USER", "")
+    return behind_sudo if behind_sudo and behind_sudo != "root" else "teacher"
 
+
+# ---------------------------------------------------------------------------------------------- settings, checked
+# Every setting is checked before anything is written.
+ip, ssl_cert, ssl_key = _address()
 port = _whole_number("CAL_HUB_PORT", 8000, 1, 65535)
-student_count = _whole_number("CAL_HUB_STUDENTS", 3, 1, MAX_STUDENTS)
 spawn_timeout = _whole_number("CAL_HUB_SPAWN_TIMEOUT", 120, 10, 3600)
-students = [f"student{number:02d}" for number in range(1, student_count + 1)]
+mem_limit_mb = _whole_number("CAL_HUB_MEM_LIMIT_MB", 2048, 256, 1 << 20)
+pids_limit = _whole_number("CAL_HUB_PIDS_LIMIT", 512, 64, 1 << 22)
+idle_timeout = _whole_number("CAL_HUB_IDLE_TIMEOUT", 3600, 0, 7 * 24 * 3600)
+edition = _choice("CAL_HUB_EDITION", "zh", EDITIONS)
+rehearsal = os.geteuid() != 0
+if rehearsal and os.environ.get("CAL_HUB_REHEARSAL", "") != "1":
+    raise SystemExit(
+        "The classroom hub gives each student a Unix account of their own, and only root can start servers as "
+        "other accounts. Start it as root: `sudo make classroom` (see classroom/README.md). To try the class alone "
+        "first, CAL_HUB_REHEARSAL=1 starts a one-person rehearsal that isolates nobody."
+    )
+proxy = Path(os.environ.get("CAL_HUB_PROXY", "") or CLASSROOM / "node_modules" / ".bin" / "configurable-http-proxy")
+if not proxy.is_file():
+    raise SystemExit(f"JupyterHub's proxy is not installed at {proxy}: run `make classroom-proxy` (npm ci)")
+class_env = Path(os.environ.get("CAL_CLASS_ENV", "") or "/opt/codeagent-lite-class")
+exchange = Path(os.environ.get("CAL_NBGRADER_EXCHANGE", "") or "/srv/nbgrader/exchange")
+home_root = Path(os.environ.get("CAL_HUB_HOME_ROOT", "") or "/home")
+teacher = os.environ.get("CAL_HUB_TEACHER", "").strip() or _default_teacher()
+try:
+    class_list = os.environ.get("CAL_HUB_CLASS_LIST", "").strip()
+    if class_list:
+        students = accounts.read_class_list(Path(class_list))
+    else:
+        students = accounts.numbered_students(_whole_number("CAL_HUB_STUDENTS", 3, 1, MAX_STUDENTS))
+    accounts.check_account_name(teacher, "CAL_HUB_TEACHER")
+except accounts.AccountError as error:
+    raise SystemExit(str(error)) from None
+if not students or len(students) > MAX_STUDENTS:
+    raise SystemExit(f"a class has 1 to {MAX_STUDENTS} students, found {len(students)}")
+if not rehearsal:
+    if not (class_env / "bin" / "jupyterhub-singleuser").is_file():
+        raise SystemExit(f"the students' environment is missing at {class_env}: `make classroom` builds it")
+    if _reachable_by_others(REPO):
+        raise SystemExit(
+            f"students could read the solutions, the hidden tests and the gradebook in {REPO}: keep the checkout "
+            f"where other accounts cannot enter (`chmod o-rwx {REPO}`), then start again"
+        )
 
-# Settings are checked before anything is written.
 state = Path(os.environ.get("CAL_HUB_STATE_DIR", "") or REPO / ".classroom").resolve()
-homes = state / "home"
-exchange = state / "exchange"
-cache = state / "cache"
-for folder in (state, homes, cache):
-    folder.mkdir(parents=True, exist_ok=True)
+state.mkdir(parents=True, exist_ok=True)
 state.chmod(0o700)
-# nbgrader insists on a world-writable exchange root (it would chmod it so itself on the first release).
-exchange.mkdir(exist_ok=True)
-exchange.chmod(0o777)
+roster_path = state / "roster.csv"
 
-
-# Network: loopback only, everywhere.
-c.JupyterHub.ip = LOOPBACK
+# ---------------------------------------------------------------------------------------------------- network
+c.JupyterHub.ip = ip
 c.JupyterHub.port = port
+if ssl_cert:
+    c.JupyterHub.ssl_cert = ssl_cert
+    c.JupyterHub.ssl_key = ssl_key
 c.JupyterHub.hub_ip = LOOPBACK
 c.JupyterHub.hub_port = _free_loopback_port()
-c.ConfigurableHTTPProxy.command = [str(PROXY)]
+c.ConfigurableHTTPProxy.command = [str(proxy)]
 c.ConfigurableHTTPProxy.api_url = f"http://{LOOPBACK}:{_free_loopback_port()}"
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
 c.Spawner.ip = LOOPBACK
@@ -136,89 +211,265 @@ c.Spawner.ip = LOOPBACK
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
-
-# Who may log in: the students and one teacher (an admin, who also sees nbgrader's formgrader).
-c.JupyterHub.authenticator_class = "dummy"
-c.DummyAuthenticator.password = _password(state)
-c.Authenticator.allowed_users = {*students, TEACHER}
-c.Authenticator.admin_users = {TEACHER}
-
-# Each student's server: this environment's jupyterhub-singleuser (so the kernels import codeagent_lite),
-# a home folder of its own, JupyterLab on open.
-c.JupyterHub.spawner_class = "simple"
-c.SimpleLocalProcessSpawner.home_dir_template = str(homes / "{username}")
-c.Spawner.cmd = [str(VENV_BIN / "jupyterhub-singleuser")]
-c.Spawner.args = ["--allow-root"] if os.geteuid() == 0 else []
-c.Spawner.default_url = "/lab/tree/notebooks/en/00_start_here.ipynb"
-c.Spawner.notebook_dir = "~"
+c.JupyterHub.concurrent_spawn_limit = MAX_STUDENTS
 c.Spawner.start_timeout = spawn_timeout
 c.Spawner.http_timeout = spawn_timeout
-c.JupyterHub.concurrent_spawn_limit = MAX_STUDENTS
+c.Spawner.default_url = f"/lab/tree/notebooks/{edition}/00_start_here.ipynb"
+c.Spawner.notebook_dir = "~"
+c.Spawner.mem_limit = mem_limit_mb * 1024 * 1024
+
+# ------------------------------------------------------------------------------------------ the shared copies
+# What students' servers read: the workbook without solutions and the Jupyter settings, copied out of the checkout
+# (which they cannot enter) into the students' environment, owned by root and read-only for everyone else.
+share = (class_env if not rehearsal else state) / "share" / "codeagent-lite"
+workbook = share / "notebooks"
+jupyter_config = share / "jupyter_config"
 
 
-def _copy_unless_present(source: str, destination: str) -> None:
-    if not os.path.exists(destination):
-        shutil.copy2(source, destination)
+def _not_for_students(source: Path) -> Callable[[str, list[str]], set[str]]:
+    """Leave out NOT_FOR_STUDENTS at any depth, and the teacher's own learner folder (notebooks/my_json_text, made
+    from the stubs when the teacher ran notebooks 01-04): every student gets the stubs and makes their own."""
+    patterns = shutil.ignore_patterns(*NOT_FOR_STUDENTS)
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        left_out = set(patterns(folder, names))
+        if Path(folder) == source:
+            left_out |= {name for name in names if name == "my_json_text"}
+        return left_out
+
+    return ignore
 
 
-def copy_workbook(spawner: Any) -> None:
-    """Before a server starts: give its student the workbook (never the solutions) and nbgrader's settings.
+def _publish(source: Path, target: Path) -> None:
+    """Replace target with a read-only copy of source, leaving out what students must not have."""
+    fresh = target.with_name(target.name + ".new")
+    shutil.rmtree(fresh, ignore_errors=True)
+    shutil.copytree(source, fresh, ignore=_not_for_students(source))
+    for folder, _, files in os.walk(fresh):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(fresh, target)
 
-    Notebooks already in the student's folder are left alone, so a restart keeps the student's work.
-    """
-    home = Path(spawner.home_dir_template.format(username=spawner.user.name))
-    target = home / "notebooks"
-    # Both editions (en/, zh/), the learner's stub package and the glossary, in the same layout as the repository,
-    # so the notebooks' relative links work.
-    shutil.copytree(
-        NOTEBOOKS,
-        target,
-        dirs_exist_ok=True,
-        ignore=shutil.ignore_patterns("solutions", ".ipynb_checkpoints", "__pycache__"),
-        copy_function=_copy_unless_present,
-    )
-    config_path = [CLASSROOM / "jupyter_config" / "exchange"]
-    if spawner.user.name != TEACHER:
-        config_path.insert(0, CLASSROOM / "jupyter_config" / "student")
-    spawner.environment = {
-        **spawner.environment,
-        "JUPYTER_CONFIG_PATH": os.pathsep.join(str(folder) for folder in config_path),
-        # The notebooks' verify cells judge this student's own files, not the teacher's solutions (not served).
-        "CAL_LEARNER_DIR": str(target / "my_json_text"),
+
+share.mkdir(parents=True, exist_ok=True)
+_publish(REPO / "notebooks", workbook)
+_publish(CLASSROOM / "jupyter_config", jupyter_config)
+
+# ------------------------------------------------------------------------------------------------ who logs in
+if rehearsal:
+    # One person, one password, every server as the hub's own account: the class's isolation is not here.
+    c.JupyterHub.authenticator_class = "dummy"
+    c.DummyAuthenticator.password = _rehearsal_password(state)
+    c.Authenticator.allowed_users = {teacher}
+    c.Authenticator.admin_users = {teacher}
+    c.JupyterHub.spawner_class = "simple"
+    c.SimpleLocalProcessSpawner.home_dir_template = str(state / "home" / "{username}")
+    c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
+    people: list[accounts.Person] = [accounts.Person(teacher, accounts.TEACHER)]
+else:
+    try:
+        people = accounts.plan_class(students, teacher, accounts.read_roster(roster_path))
+        accounts.write_roster(roster_path, people)
+        accounts.create_accounts(people, home_root)
+    except accounts.AccountError as error:
+        raise SystemExit(str(error)) from None
+    c.JupyterHub.authenticator_class = "pam"
+    # A PAM session per login is for interactive logins (it fails in most containers and adds nothing here).
+    c.PAMAuthenticator.open_sessions = False
+    c.Authenticator.allowed_users = {person.account for person in people}
+    c.Authenticator.admin_users = {teacher}
+    c.Spawner.cmd = [str(class_env / "bin" / "jupyterhub-singleuser")]
+    # Nothing of the hub's own environment reaches a student: JupyterHub would pass on PYTHONPATH and VIRTUAL_ENV
+    # by default, and with them imports from the teacher's checkout.
+    c.Spawner.env_keep = ["LANG", "LC_ALL"]
+    systemd_here = Path("/proc/1/comm").read_text(encoding="ascii").strip() == "systemd"
+    if systemd_here and importlib.util.find_spec("systemdspawner") is not None:
+        c.JupyterHub.spawner_class = "systemdspawner.SystemdSpawner"
+        c.SystemdSpawner.dynamic_users = False
+        c.SystemdSpawner.mem_limit = c.Spawner.mem_limit
+        c.SystemdSpawner.unit_extra_properties = {"TasksMax": str(pids_limit)}
+        spawner_note = "SystemdSpawner (systemd runs as PID 1): systemd enforces the memory and task limits"
+    else:
+        c.JupyterHub.spawner_class = class_spawner.ClassSpawner
+        c.ClassSpawner.pids_limit = pids_limit
+        spawner_note = f"LocalProcessSpawner, each server as its student; limits: {class_spawner.limits_in_force()}"
+
+roles = {person.account: person.role for person in people}
+
+
+def _account(name: str) -> pwd.struct_passwd:
+    entry = pwd.getpwnam(name)
+    if entry.pw_uid == 0:
+        raise RuntimeError(f"refusing to start a server for {name!r}: its account is root (uid 0)")
+    return entry
+
+
+# The student copies the workbook into their own home as themselves: root never writes inside a folder a student
+# controls (a link planted there would send root's writes anywhere). Files already there are kept, so a restart
+# keeps the student's work.
+COPY_WORKBOOK = """
+import os, shutil, sys
+def keep(source, target):
+    if not os.path.lexists(target):
+        shutil.copy2(source, target)
+shutil.copytree(sys.argv[1], sys.argv[2], dirs_exist_ok=True, copy_function=keep)
+"""
+
+
+def prepare_server(spawner: Any) -> None:
+    """Before a server starts: refuse root and strangers; give a student the workbook and the student settings."""
+    name = spawner.user.name
+    if name not in roles:
+        raise RuntimeError(f"refusing to start a server for {name!r}: not on the class's roster")
+    role = roles[name]
+    config_path = [jupyter_config / "exchange"]
+    environment = {
+        "CAL_NBGRADER_EXCHANGE": str(exchange),
+        "CAL_NBGRADER_COURSE": "codeagent-lite",
     }
+    if role == accounts.STUDENT:
+        config_path.insert(0, jupyter_config / "student")
+    if rehearsal:
+        home = Path(spawner.home_dir_template.format(username=name))
+        shutil.copytree(workbook, home / "notebooks", dirs_exist_ok=True)
+        config_path.insert(0, jupyter_config / "rehearsal")
+    else:
+        entry = _account(name)
+        home = Path(entry.pw_dir)
+        subprocess.run(
+            [
+                "setpriv",
+                f"--reuid={entry.pw_uid}",
+                f"--regid={entry.pw_gid}",
+                "--init-groups",
+                str(class_env / "bin" / "python"),
+                "-c",
+                COPY_WORKBOOK,
+                str(workbook),
+                str(home / "notebooks"),
+            ],
+            cwd=home,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(home)},
+            capture_output=True,
+            timeout=120,
+            check=True,
+        )
+        environment["PATH"] = os.pathsep.join([str(class_env / "bin"), "/usr/local/bin:/usr/bin:/bin"])
+    environment["JUPYTER_CONFIG_PATH"] = os.pathsep.join(map(str, config_path))
+    # The notebooks' verify cells judge this student's own files (the solutions are not served).
+    environment["CAL_LEARNER_DIR"] = str(home / "notebooks" / "my_json_text")
+    environment.update(model_environment)
+    spawner.environment = {**spawner.environment, **environment}
 
 
-c.Spawner.pre_spawn_hook = copy_workbook
-c.Spawner.environment = {
-    # nbgrader runs `alembic` from PATH; this environment's bin comes first.
-    "PATH": os.pathsep.join([str(VENV_BIN), os.environ.get("PATH", "/usr/bin:/bin")]),
-    "CAL_NBGRADER_EXCHANGE": str(exchange),
-    # One copy of the local model's 253 MB file for the class, not one per student.
-    "XDG_CACHE_HOME": str(cache),
-}
+c.Spawner.pre_spawn_hook = prepare_server
 
-model_status = _prepare_shared_model(cache)
+# nbgrader's exchange, with nbgrader's own permission model: the root writable by all, with the sticky bit so no
+# one removes another's course folder; nbgrader makes inbound write-only for students (they cannot list each
+# other's submissions) and the feedback folder unlistable (each student's feedback is under a secret name).
+if not rehearsal:
+    exchange.mkdir(parents=True, exist_ok=True)
+    exchange.chmod(0o1777)
+    for folder in exchange.parents:
+        if folder == Path("/"):
+            break
+        if not os.stat(folder).st_mode & stat.S_IXOTH:
+            raise SystemExit(f"nbgrader's exchange {exchange} is inside {folder}, which other accounts cannot enter")
+
+# -------------------------------------------------------------------------------------------------- services
+services: list[dict[str, Any]] = []
+load_roles: list[dict[str, Any]] = []
+
+if idle_timeout:
+    services.append(
+        {
+            "name": "idle-culler",
+            "command": [
+                sys.executable,
+                "-m",
+                "jupyterhub_idle_culler",
+                f"--timeout={idle_timeout}",
+                f"--cull-every={max(60, min(600, idle_timeout // 2))}",
+            ],
+        }
+    )
+    load_roles.append(
+        {
+            "name": "idle-culler",
+            "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+            "services": ["idle-culler"],
+        }
+    )
+
+# One model for the class: the local model server, started once by the hub, loaded once, shared by every student's
+# notebook 06 through CAL_MODEL_BASE_URL. It runs from the hub's own environment, where the engine is built.
+model_environment: dict[str, str] = {}
+model_wanted = os.environ.get("CAL_HUB_MODEL", "1").strip() != "0"
+if model_wanted and importlib.util.find_spec("codeagent_lite.providers.local_server") is not None:
+    model_port = _whole_number("CAL_HUB_MODEL_PORT", 0, 0, 65535) or _free_loopback_port()
+    model_command = [
+        sys.executable,
+        "-m",
+        "codeagent_lite.providers.local_server",
+        "--host",
+        LOOPBACK,
+        "--port",
+        str(model_port),
+        "--threads",
+        str(os.cpu_count() or 1),
+    ]
+    # One slot per student up to 16: the server decodes the slots' requests together, so a class does not queue
+    # behind one request at a time (each slot costs its own context; 16 at once already fill two cores).
+    parallel = _whole_number("CAL_HUB_MODEL_PARALLEL", min(len(students), 16), 1, 256)
+    model_command += ["--parallel", str(parallel)]
+    services.append({"name": "class-model", "command": model_command})
+    model_url = f"http://{LOOPBACK}:{model_port}/v1"
+    # CAL_MODEL_BASE_URL is the classroom's name for it; CAL_LOCAL_MODEL_URL is the one the engine's client reads
+    # (codeagent_lite.providers.local_server). One of the two goes when the names are settled.
+    model_environment.update({"CAL_MODEL_BASE_URL": model_url, "CAL_LOCAL_MODEL_URL": model_url})
+    model_note = f"one local model server for the class on {model_url}, {parallel} requests decoded together"
+elif not model_wanted:
+    model_note = "no class model server (CAL_HUB_MODEL=0)"
+else:
+    model_note = (
+        "no class model server: codeagent_lite.providers.local_server is not in the hub's environment "
+        "(it comes with the local engine, `make local`); notebook 06 shows its recorded outputs"
+    )
 
 # A token for scripts (the test, the benchmark): create students, start and stop their servers, reach them.
 api_token = os.environ.get("CAL_HUB_API_TOKEN", "")
 if api_token:
-    c.JupyterHub.services = [{"name": "classroom-driver", "api_token": api_token}]
-    c.JupyterHub.load_roles = [
+    services.append({"name": "classroom-driver", "api_token": api_token})
+    load_roles.append(
         {
             "name": "classroom-driver",
             "scopes": ["admin:users", "admin:servers", "access:servers", "list:users", "read:users"],
             "services": ["classroom-driver"],
         }
-    ]
+    )
+c.JupyterHub.services = services
+c.JupyterHub.load_roles = load_roles
 
-# A password the user chose is not echoed; a generated one must be, or nobody could log in.
-password_note = "the one in CAL_HUB_PASSWORD" if os.environ.get("CAL_HUB_PASSWORD") else c.DummyAuthenticator.password
-print(
-    f"\nClassroom hub (test/single-machine set-up) on http://{LOOPBACK}:{port}/\n"
-    f"  students: {', '.join(students[:3])}{' ... ' + students[-1] if len(students) > 3 else ''}"
-    f" ({len(students)}), teacher: {TEACHER}\n"
-    f"  password for everyone: {password_note}\n"
-    f"  state folder: {state}\n"
-    f"  local model for notebook 06: {model_status}\n",
-    flush=True,
-)
+scheme = "https" if ssl_cert else "http"
+if rehearsal:
+    print(
+        f"\nREHEARSAL, NOT A CLASS: one person ({teacher}) on {scheme}://{ip}:{port}/, every server runs as "
+        f"{_account_name(os.geteuid())}. This isolates nobody; for a class start the hub as root.\n"
+        f"  password: in {state / 'rehearsal-password'}\n",
+        flush=True,
+    )
+else:
+    named = [person.account for person in people if person.role == accounts.STUDENT]
+    print(
+        f"\nClassroom hub on {scheme}://{ip}:{port}/ (edition: notebooks/{edition})\n"
+        f"  students: {', '.join(named[:3])}{' ... ' + named[-1] if len(named) > 3 else ''} ({len(named)}),"
+        f" teacher (admin): {teacher}\n"
+        f"  passwords: one per person, in {roster_path} (mode 0600); hand each student their own line\n"
+        f"  servers: {spawner_note}\n"
+        f"  exchange: {exchange}; students' environment: {class_env}\n"
+        f"  idle servers stopped after: {f'{idle_timeout} s' if idle_timeout else 'never (CAL_HUB_IDLE_TIMEOUT=0)'}\n"
+        f"  model: {model_note}\n",
+        flush=True,
+    )

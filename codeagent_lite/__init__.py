@@ -2,15 +2,16 @@
 
 Blog chapter: https://zhuanlan.zhihu.com/p/2077860124157277532
 
-The top level of this package is the chapter and nothing else, so the blog and the code
-can be read side by side::
+The top level of this package is the chapter, so the blog and the code can be read side by
+side (beside it only the entry points: ``cli`` and ``__main__``, which may use the rooms)::
 
     HistoryItem -> json_text_messages -> ProviderMessage -> json_text_adapter
         -> ProviderResponse.text -> json_action_parser -> ToolCall | FinalAnswer
 
 ``kernel_types`` and ``model_adapter`` are the previous chapter's Kernel contract;
-``strict_json`` is layer 1 of the parser, ``diagnosis`` runs the four layers one by one,
-and ``scripted_provider`` is the offline provider the notebooks use. Everything beyond the
+``strict_json`` is layer 1 of the parser, ``action_schema`` tells models its contract,
+``diagnosis`` runs the four layers one by one, ``display`` is the one text module (shorten,
+quote, escape), and ``scripted_provider`` is the offline provider the notebooks use. Everything beyond the
 chapter lives in named rooms, which the chapter never imports:
 
 * ``codeagent_lite.agent``: the loop that runs tools, and two demo tools;
@@ -18,9 +19,9 @@ chapter lives in named rooms, which the chapter never imports:
 * ``codeagent_lite.workbook``: playgrounds, exercise checks and helpers for the notebooks.
 """
 
+from .action_schema import action_json_schema
 from .diagnosis import LayerStatus, describe_action, diagnose, format_ladder
 from .json_action_parser import (
-    action_json_schema,
     check_action_type,
     check_fields,
     check_json_syntax,

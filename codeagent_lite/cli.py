@@ -19,6 +19,7 @@ reply, file name or server answer can send escape sequences to the terminal.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -28,7 +29,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO, cast
 
 from .agent.loop import DEFAULT_SYSTEM_PROMPT, run_agent
 from .agent.workspace_tools import workspace_tools
@@ -58,11 +59,58 @@ class UsageError(Exception):
     """The command cannot do what it was asked; the message says why (exit status 2)."""
 
 
+class _OutputFailed(Exception):
+    """Writing the command's output failed (a full disk, an I/O error, a reader gone)."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class _GuardedOutput(io.TextIOBase):
+    """The command's output stream, whose write errors become ``_OutputFailed``.
+
+    Only a failure to write says "cannot write the output": any other ``OSError`` a
+    command meets is its own business, so the two are told apart where the write happens.
+    """
+
+    def __init__(self, inner: TextIO) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def write(self, text: str) -> int:
+        try:
+            return self.inner.write(text)
+        except OSError as error:
+            raise _OutputFailed(error) from None
+
+    def flush(self) -> None:
+        try:
+            self.inner.flush()
+        except OSError as error:
+            raise _OutputFailed(error) from None
+
+
 class _PrintableArgumentParser(argparse.ArgumentParser):
-    """argparse quotes what it refuses verbatim; this one escapes it first, like everything else printed."""
+    """argparse quotes what it refuses verbatim; this one escapes it first, like everything else printed.
+
+    argparse also drops write errors without a word (``--help > /dev/full`` would exit 0
+    having printed nothing); here they end the command like any other write error.
+    """
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
-        super()._print_message(printable(message), file)
+        if not message:
+            return
+        target = file if file is not None else sys.stderr
+        if target is None:
+            return
+        try:
+            target.write(printable(message))
+            flush = getattr(target, "flush", None)
+            if flush is not None:
+                flush()
+        except OSError as error:
+            raise _OutputFailed(error) from None
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -166,6 +214,9 @@ def _add_verify_command(commands: argparse._SubParsersAction[_PrintableArgumentP
     verify.add_argument(
         "--time-limit", type=float, default=5.0, metavar="SECONDS", help="per check, before it counts as hung (5)"
     )
+    verify.add_argument(
+        "--seed", type=int, metavar="N", help="draw the checks' inputs from N instead of the public cases (grading)"
+    )
 
 
 def _verify(args: argparse.Namespace, out: TextIO) -> int:
@@ -173,7 +224,7 @@ def _verify(args: argparse.Namespace, out: TextIO) -> int:
     from .workbook.verify import VerifyUsageError, verify
 
     try:
-        report = verify(args.directory, args.step, time_limit=args.time_limit)
+        report = verify(args.directory, args.step, time_limit=args.time_limit, seed=args.seed)
     except VerifyUsageError as error:
         _say_error(str(error))
         return EXIT_USAGE
@@ -444,42 +495,81 @@ def _escape_what_cannot_be_shown(stream: TextIO | None) -> TextIO | None:
 
 def _say_error(message: str) -> None:
     if sys.stderr is not None:
-        print(printable(f"error: {message}"), file=sys.stderr)
+        with contextlib.suppress(OSError):  # standard error is full or closed too: the exit status still tells
+            print(printable(f"error: {message}"), file=sys.stderr)
+            sys.stderr.flush()
+
+
+def _write_error_text(error: OSError) -> str:
+    reason = error.strerror or type(error).__name__
+    return f"cannot write the output: {reason}" + (f" (errno {error.errno})" if error.errno else "")
+
+
+def _report_write_error(error: OSError, stream: TextIO | None) -> int:
+    """One line on standard error (none when the reader simply left, as ``head`` does), then exit status 2.
+
+    What Python still holds for ``stream`` would fail again when it flushes at exit (a second
+    traceback, exit status 120); when it is the real standard output, it goes to devnull.
+    """
+    if not isinstance(error, BrokenPipeError):
+        _say_error(_write_error_text(error))
+    real = sys.stdout
+    if real is not None and stream is not None and stream is real:
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
+    return EXIT_USAGE
 
 
 def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    out = stdout if stdout is not None else _escape_what_cannot_be_shown(sys.stdout)
+    target = stdout if stdout is not None else _escape_what_cannot_be_shown(sys.stdout)
     _escape_what_cannot_be_shown(sys.stderr)
-    if out is None:  # started with standard output closed: nowhere to say anything
+    if target is None:  # started with standard output closed: nowhere to say anything
         return EXIT_USAGE
+    out = _GuardedOutput(target)
+    try:
+        return _dispatch(argv, stdin, out)
+    except _OutputFailed as failure:
+        return _report_write_error(failure.cause, target)
+
+
+def _dispatch(argv: Sequence[str] | None, stdin: TextIO | None, out: _GuardedOutput) -> int:
     try:
         args = _build_parser().parse_args(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code else EXIT_VALID
+    # A write error surfaces here at the latest, not at exit in a traceback.
+    writer = cast(TextIO, out)
     if args.command == "verify":
-        return _verify(args, out)
+        code = _verify(args, writer)
+        out.flush()
+        return code
     try:
         if args.command == "run":
-            return _run(args, out)
-        return _check(args, stdin if stdin is not None else sys.stdin, out)
+            code = _run(args, writer)
+        else:
+            code = _check(args, stdin if stdin is not None else sys.stdin, writer)
     except UsageError as error:
         _say_error(str(error))
         return EXIT_USAGE
+    out.flush()
+    return code
 
 
 def main_entry() -> None:
     """Console-script entry point (``codeagent-lite check ...``, ``codeagent-lite run ...``).
 
     A reader that stops early (``... | head -3``) closes the pipe; that ends the command
-    quietly with exit status 2 instead of a ``BrokenPipeError`` traceback.
+    quietly with exit status 2 instead of a ``BrokenPipeError`` traceback. Any other write
+    error (a full disk, ``> /dev/full``, an I/O error) ends it with one line on standard
+    error and exit status 2, whichever the subcommand.
     """
+    code = main()
     try:
-        code = main()
+        # argparse's --help writes to sys.stdout itself; its write errors show here.
         if sys.stdout is not None:
             sys.stdout.flush()
-    except BrokenPipeError:
-        # Python flushes stdout again at exit; pointing it at devnull keeps that quiet too.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        code = EXIT_USAGE
+    except OSError as error:
+        code = _report_write_error(error, sys.stdout)
     sys.exit(code)

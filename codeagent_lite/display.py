@@ -6,29 +6,28 @@ whatever that text holds: a megabyte of reply, a terminal escape sequence, a lon
 Keeping the few rules for that in one module means a learner reads them once, and a fix
 (say, to the length cap) reaches every place at the same time.
 
-Only the standard library is imported, so every module of the package may use this one.
+Only the standard library is imported, and no module of the package: every module may use
+this one, the chapter included, without an import circle. How a layer or a token count is
+named belongs to the types themselves (``ValidationLayer.label``, ``model_adapter.usage_text``).
 """
 
 from __future__ import annotations
 
+import html
 import unicodedata
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .model_adapter import TokenUsage, ValidationLayer
+from typing import Any
 
 __all__ = [
     "ELLIPSIS",
     "QUOTE_CHARS",
     "display_width",
+    "escape_html",
     "json_kind",
-    "layer_label",
     "pad",
     "printable",
     "quote",
     "shorten",
     "shorten_counted",
-    "usage_text",
 ]
 
 ELLIPSIS = "…"
@@ -70,10 +69,11 @@ def quote(text: str, limit: int = QUOTE_CHARS) -> str:
     """
     if limit < 4:
         raise ValueError(f"limit must be at least 4, found {limit}")
-    quoted = repr(text)
-    if len(quoted) <= limit:
+    head = text[:limit]  # repr of a long text would cost its whole length; no more than this can show
+    quoted = repr(head)
+    if len(head) == len(text) and len(quoted) <= limit:
         return quoted
-    kept = min(len(text), limit)
+    kept = min(len(head), limit - 3)  # two quotes and the ellipsis leave no more room than this
     while kept > 0 and len(repr(text[:kept])) + len(ELLIPSIS) > limit:
         kept -= 1
     return repr(text[:kept]) + ELLIPSIS
@@ -98,6 +98,11 @@ def printable(text: str) -> str:
             code = ord(char)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
     return "".join(out)
+
+
+def escape_html(text: str) -> str:
+    """``text`` made safe inside HTML (element text and attribute values alike), controls shown as escapes."""
+    return html.escape(printable(text), quote=True)
 
 
 def display_width(text: str) -> int:
@@ -131,13 +136,11 @@ def json_kind(value: object) -> str:
     return type(value).__name__
 
 
-def layer_label(layer: ValidationLayer) -> str:
-    """``layer 1 (JSON syntax)``: how every message names a validation layer."""
-    return f"layer {int(layer)} ({layer.title})"
+def __getattr__(name: str) -> Any:
+    # The old home of ``layer_label`` and ``usage_text``: importing model_adapter here at the
+    # top would make the circle this module exists to avoid, so the names resolve on first use.
+    if name in ("layer_label", "usage_text"):
+        from . import model_adapter
 
-
-def usage_text(usage: TokenUsage | None) -> str:
-    """``12 in + 3 out = 15 tokens``: how every message states what a call cost."""
-    if usage is None:
-        return "usage unknown"
-    return f"{usage.input_tokens} in + {usage.output_tokens} out = {usage.total_tokens} tokens"
+        return getattr(model_adapter, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -54,16 +54,18 @@ def _copy_object(owner: str, field_name: str, value: object) -> dict[str, Any]:
     return copied
 
 
+_IMMUTABLE = frozenset({str, int, float, bool, type(None)})
+
+
 def _copy_json_like(value: Any) -> Any:
-    # JSON-shaped data (dicts, lists, scalars) is copied directly: several times faster
-    # than copy.deepcopy, which matters because every parsed tool call passes through here.
-    # Immutable leaves come first: they are most of the values and need no copy at all.
+    # JSON-shaped data is copied directly, several times faster than copy.deepcopy: every parsed
+    # tool call passes through here. Immutable leaves are kept without a call: most values are leaves.
+    if isinstance(value, dict):
+        return {key: item if type(item) in _IMMUTABLE else _copy_json_like(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [item if type(item) in _IMMUTABLE else _copy_json_like(item) for item in value]
     if isinstance(value, (str, int, float)) or value is None:
         return value
-    if isinstance(value, dict):
-        return {key: _copy_json_like(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_copy_json_like(item) for item in value]
     return copy.deepcopy(value)
 
 
@@ -102,22 +104,6 @@ class ToolCall:
         _require_text("ToolCall", "tool_name", self.tool_name)
         object.__setattr__(self, "arguments", _copy_object("ToolCall", "arguments", self.arguments))
 
-    @classmethod
-    def from_checked_reply(cls, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolCall:
-        """The parser's way in: a ToolCall from a reply it has just decoded and checked; no second check, no copy.
-
-        Layer 4 has already proved what ``__post_init__`` proves (two non-blank strings, an
-        object, whose keys JSON makes strings), and the decoder built ``arguments`` for this
-        reply alone, so nobody else holds it and a copy would protect nothing. On a short
-        reply the checks and the copy cost more than ``json.loads`` itself. Everyone else
-        builds a ToolCall the ordinary way, with both.
-        """
-        call = object.__new__(cls)
-        object.__setattr__(call, "call_id", call_id)
-        object.__setattr__(call, "tool_name", tool_name)
-        object.__setattr__(call, "arguments", arguments)
-        return call
-
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
@@ -146,13 +132,6 @@ class FinalAnswer:
 
     def __post_init__(self) -> None:
         _require_text("FinalAnswer", "content", self.content)
-
-    @classmethod
-    def from_checked_reply(cls, content: str) -> FinalAnswer:
-        """The parser's way in, as for ``ToolCall``: layer 4 has just proved ``content`` a non-blank string."""
-        answer = object.__new__(cls)
-        object.__setattr__(answer, "content", content)
-        return answer
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,15 +9,16 @@ this small is what lets the Kernel stay ignorant of providers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from types import MappingProxyType
 from typing import Any, Protocol
 
-from .display import layer_label
 from .kernel_types import Action, HistoryItem, ToolSpec
 
 __all__ = [
+    "DEFAULT_CODES",
     "FakeModelAdapter",
     "FakeModelExhaustedError",
     "InvalidModelOutputError",
@@ -28,6 +29,8 @@ __all__ = [
     "ModelResponse",
     "TokenUsage",
     "ValidationLayer",
+    "layer_label",
+    "usage_text",
 ]
 
 
@@ -109,8 +112,13 @@ class ValidationLayer(IntEnum):
 
     @property
     def title(self) -> str:
-        """The layer's name as the ladder and every message show it."""
+        """The layer's English name; the one place layer names are written (the workbook translates them)."""
         return _LAYER_TITLES[self]
+
+    @property
+    def label(self) -> str:
+        """``layer 1 (JSON syntax)``: how every English message names a layer."""
+        return f"layer {int(self)} ({self.title})"
 
 
 _LAYER_TITLES = {
@@ -120,13 +128,35 @@ _LAYER_TITLES = {
     ValidationLayer.FIELDS: "fields and types",
 }
 
+DEFAULT_CODES = {
+    ValidationLayer.JSON_SYNTAX: "not_json",
+    ValidationLayer.TOP_LEVEL_OBJECT: "not_an_object",
+    ValidationLayer.ACTION_TYPE: "unknown_type",
+    ValidationLayer.FIELDS: "bad_fields",
+}
+"""The code an error gets when its maker names none: the series' own parsers name only a layer."""
+
+
+def layer_label(layer: ValidationLayer) -> str:
+    """``layer 1 (JSON syntax)``; kept as a function for the callers that name layers this way."""
+    return layer.label
+
+
+def usage_text(usage: TokenUsage | None) -> str:
+    """``12 in + 3 out = 15 tokens``: how every message states what a call cost."""
+    if usage is None:
+        return "usage unknown"
+    return f"{usage.input_tokens} in + {usage.output_tokens} out = {usage.total_tokens} tokens"
+
 
 class InvalidModelOutputError(ValueError):
     """The model answered, but its text is not a valid action.
 
-    ``str(error)`` is short on purpose: it is meant to be sent back to the model as a
-    correction. The attributes say which layer refused the text (always one of the four),
-    what that layer expected, what it found instead and (for syntax errors) where.
+    ``str(error)`` is short on purpose: it is sent back to the model as a correction. A
+    program reads the data instead: ``layer`` (always one of the four), ``code`` (a stable
+    word such as ``duplicate_key``), ``params`` (what the code is about: the key, the field,
+    the value), ``expected`` and ``found``, and for a syntax error ``line`` and ``column``.
+    The series' own parsers name only a message and a layer, so ``code`` defaults per layer.
 
     Context is added by copies, never by assignment: the parser adds ``raw_text`` with
     ``with_raw_text`` and the adapter adds the ``usage`` a rejected reply still cost with
@@ -138,6 +168,8 @@ class InvalidModelOutputError(ValueError):
         message: str,
         *,
         layer: ValidationLayer,
+        code: str | None = None,
+        params: Mapping[str, Any] | None = None,
         usage: TokenUsage | None = None,
         raw_text: str | None = None,
         expected: str | None = None,
@@ -145,11 +177,14 @@ class InvalidModelOutputError(ValueError):
         line: int | None = None,
         column: int | None = None,
     ) -> None:
+        # Required, with no default: a correction that cannot say which check failed helps nobody.
         if not isinstance(layer, ValidationLayer):
             raise TypeError(f"layer must be a ValidationLayer, found {type(layer).__name__}")
         super().__init__(message)
         self.message = message
         self.layer = layer
+        self.code = DEFAULT_CODES[layer] if code is None else code
+        self.params: Mapping[str, Any] = MappingProxyType(dict(params or {}))
         self.usage = usage
         self.raw_text = raw_text
         self.expected = expected
@@ -158,30 +193,31 @@ class InvalidModelOutputError(ValueError):
         self.column = column
 
     def _fields(self) -> dict[str, Any]:
-        return {
-            "layer": self.layer,
-            "usage": self.usage,
-            "raw_text": self.raw_text,
-            "expected": self.expected,
-            "found": self.found,
-            "line": self.line,
-            "column": self.column,
-        }
+        return {name: value for name, value in vars(self).items() if name != "message"} | {"params": dict(self.params)}
+
+    def _copy_with(self, **changes: Any) -> InvalidModelOutputError:
+        # A copy of fields this class has already checked: no second check, and no Python call
+        # below this one, so the parser can still refuse when its caller left almost no stack.
+        copy = InvalidModelOutputError.__new__(InvalidModelOutputError, self.message)
+        copy.__dict__.update(vars(self), **changes)
+        return copy
 
     def with_usage(self, usage: TokenUsage) -> InvalidModelOutputError:
         """A copy of this error that also records the tokens the failed call spent."""
-        return InvalidModelOutputError(self.message, **{**self._fields(), "usage": usage})
+        return self._copy_with(usage=usage)
 
     def with_raw_text(self, raw_text: str) -> InvalidModelOutputError:
         """A copy of this error that also keeps the whole text it refused (the message quotes only a bit)."""
-        return InvalidModelOutputError(self.message, **{**self._fields(), "raw_text": raw_text})
+        return self._copy_with(raw_text=raw_text)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The keyword-only fields would be lost by the default pickling of exceptions.
         return (_rebuild_invalid_output_error, (self.message, self._fields()))
 
     def __repr__(self) -> str:
-        return f"InvalidModelOutputError({self.message!r}, {layer_label(self.layer)}, usage={self.usage!r})"
+        return (
+            f"InvalidModelOutputError({self.message!r}, {self.layer.label}, code={self.code!r}, usage={self.usage!r})"
+        )
 
 
 def _rebuild_invalid_output_error(message: str, fields: dict[str, Any]) -> InvalidModelOutputError:
@@ -200,8 +236,8 @@ class ModelCall:
     budget: ModelCallBudget
 
 
-class FakeModelExhaustedError(RuntimeError):
-    """The fake model was asked more often than it has outcomes for."""
+class FakeModelExhaustedError(ModelProviderError):
+    """The fake model was asked more often than it has outcomes for: like a provider that cannot answer."""
 
     def __init__(self) -> None:
         super().__init__("fake model has no configured outcome left")
@@ -214,7 +250,8 @@ class FakeModelAdapter:
     """The previous chapter's test double: replays prepared outcomes, one per call.
 
     A ``ModelResponse`` is returned, an error is raised; every call is recorded as a
-    ``ModelCall`` so a test can check what the Kernel asked.
+    ``ModelCall``, the one that finds no outcome left included, so a test can check what
+    the Kernel asked (the series' own tests count that last call too).
     """
 
     def __init__(self, outcomes: Iterable[ModelOutcome]) -> None:
@@ -233,10 +270,10 @@ class FakeModelAdapter:
         tools: Sequence[ToolSpec],
         budget: ModelCallBudget,
     ) -> ModelResponse:
-        if len(self.calls) >= len(self._outcomes):
-            raise FakeModelExhaustedError
-        outcome = self._outcomes[len(self.calls)]
         self.calls.append(ModelCall(tuple(history), tuple(tools), budget))
+        if len(self.calls) > len(self._outcomes):
+            raise FakeModelExhaustedError
+        outcome = self._outcomes[len(self.calls) - 1]
         if isinstance(outcome, ModelResponse):
             return outcome
         raise outcome

@@ -1,16 +1,21 @@
-"""Make sure Debian's chromium is there for the real-browser test of the parser playground.
+"""Make sure Debian's chromium and a CJK font are there for the real-browser test of the parser playground.
 
 Usage: python scripts/ensure_browser.py      (``make test`` runs it before pytest)
 
 The browser test drives ``/usr/bin/chromium`` through Playwright. Playwright's own browser
 download (``playwright install``) is never used: it fails on this kind of machine, and the
 distribution's package is the one the pinned Playwright release is known to work with.
+The Chinese edition is tested too, and without a CJK font chromium draws every Chinese character
+as an empty box: its screenshot could not show what a Chinese learner sees. Debian's
+``fonts-wqy-microhei`` (about 5 MB, the smallest complete one) gives it the glyphs.
 
 What it does:
-- chromium already at /usr/bin/chromium: nothing (prints its version);
+- chromium already at /usr/bin/chromium and a font for Chinese known to fontconfig: nothing (prints
+  chromium's version);
 - root on Debian/Ubuntu with apt-get: ``apt-get update`` then
-  ``apt-get install -y --no-install-recommends chromium``, printing a short summary;
-- anything else: explains that the browser test will be skipped and how to install chromium.
+  ``apt-get install -y --no-install-recommends`` whichever of ``chromium`` and ``fonts-wqy-microhei``
+  is missing, printing a short summary;
+- anything else: explains that the browser test will be skipped and how to install them.
 
 It always exits 0, even when apt-get fails: the rest of the suite should still run, and the
 browser test itself then reports a skip with its reason. A failed install prints a loud warning.
@@ -29,16 +34,18 @@ from enum import StrEnum
 from pathlib import Path
 
 CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_PACKAGE = "chromium"
+CJK_FONT_PACKAGE = "fonts-wqy-microhei"
 OS_RELEASE = Path("/etc/os-release")
-APT_COMMANDS = (
-    ("apt-get", "update"),
-    ("apt-get", "install", "-y", "--no-install-recommends", "chromium"),
-)
 MANUAL_HINT = (
-    "To run it, install Debian's chromium so that /usr/bin/chromium exists, as root:\n"
-    "    apt-get update && apt-get install -y --no-install-recommends chromium\n"
+    "To run it, install Debian's chromium (so that /usr/bin/chromium exists) and a CJK font, as root:\n"
+    f"    apt-get update && apt-get install -y --no-install-recommends {CHROMIUM_PACKAGE} {CJK_FONT_PACKAGE}\n"
     "(never `playwright install`; the test uses the system browser)."
 )
+
+
+def apt_commands(packages: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    return (("apt-get", "update"), ("apt-get", "install", "-y", "--no-install-recommends", *packages))
 
 
 class Decision(StrEnum):
@@ -55,6 +62,13 @@ class Machine:
     is_root: bool
     has_apt_get: bool
     os_ids: frozenset[str]
+    cjk_font_present: bool = True
+
+
+def missing_packages(machine: Machine) -> tuple[str, ...]:
+    """The Debian packages the browser test still needs, chromium first."""
+    wanted = ((CHROMIUM_PACKAGE, machine.chromium_present), (CJK_FONT_PACKAGE, machine.cjk_font_present))
+    return tuple(package for package, present in wanted if not present)
 
 
 def is_debian_like(os_ids: frozenset[str]) -> bool:
@@ -63,8 +77,10 @@ def is_debian_like(os_ids: frozenset[str]) -> bool:
 
 def decide(machine: Machine) -> tuple[Decision, str]:
     """Pick what to do and say why; the reason is printed as is."""
-    if machine.chromium_present:
-        return Decision.PRESENT, f"chromium found at {CHROMIUM}"
+    packages = missing_packages(machine)
+    if not packages:
+        return Decision.PRESENT, f"chromium found at {CHROMIUM}, and a font for Chinese"
+    what = " and ".join("chromium" if package == CHROMIUM_PACKAGE else "a CJK font" for package in packages)
     missing = []
     if not machine.is_root:
         missing.append("not running as root")
@@ -73,8 +89,9 @@ def decide(machine: Machine) -> tuple[Decision, str]:
     if not is_debian_like(machine.os_ids):
         missing.append("not a Debian or Ubuntu system")
     if missing:
-        return Decision.SKIP, f"chromium is missing and cannot be installed automatically ({', '.join(missing)})"
-    return Decision.INSTALL, "chromium is missing; installing Debian's package with apt-get (~25 s, ~480 MB)"
+        return Decision.SKIP, f"{what} missing and cannot be installed automatically ({', '.join(missing)})"
+    size = " (~25 s, ~480 MB)" if CHROMIUM_PACKAGE in packages else ""
+    return Decision.INSTALL, f"{what} missing; installing {' '.join(packages)} with apt-get{size}"
 
 
 def read_os_ids(os_release: Path = OS_RELEASE) -> frozenset[str]:
@@ -91,6 +108,17 @@ def read_os_ids(os_release: Path = OS_RELEASE) -> frozenset[str]:
     return frozenset(ids)
 
 
+def has_cjk_font() -> bool:
+    """Whether fontconfig, where chromium finds its fonts, knows a font that covers Chinese."""
+    try:
+        result = subprocess.run(
+            ["fc-list", ":lang=zh", "family"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 0 and bool(result.stdout.strip())
+
+
 def inspect_machine() -> Machine:
     geteuid = getattr(os, "geteuid", None)
     return Machine(
@@ -98,6 +126,7 @@ def inspect_machine() -> Machine:
         is_root=geteuid is not None and geteuid() == 0,
         has_apt_get=shutil.which("apt-get") is not None,
         os_ids=read_os_ids(),
+        cjk_font_present=has_cjk_font(),
     )
 
 
@@ -131,11 +160,11 @@ def run_quietly(command: tuple[str, ...]) -> bool:
     return False
 
 
-def install() -> bool:
-    for command in APT_COMMANDS:
+def install(packages: tuple[str, ...]) -> bool:
+    for command in apt_commands(packages):
         if not run_quietly(command):
             return False
-    return CHROMIUM.exists()
+    return CHROMIUM.exists() and (CJK_FONT_PACKAGE not in packages or has_cjk_font())
 
 
 def warn(headline: str) -> None:
@@ -151,15 +180,17 @@ def warn(headline: str) -> None:
 
 
 def main() -> int:
-    decision, reason = decide(inspect_machine())
+    machine = inspect_machine()
+    decision, reason = decide(machine)
     if decision is Decision.PRESENT:
         print(f"ensure_browser: {reason} ({chromium_version()})")
     elif decision is Decision.INSTALL:
         print(f"ensure_browser: {reason}")
-        if install():
-            print(f"ensure_browser: installed {chromium_version()} at {CHROMIUM}")
+        packages = missing_packages(machine)
+        if install(packages):
+            print(f"ensure_browser: installed {' '.join(packages)}; {chromium_version()} at {CHROMIUM}")
         else:
-            warn("WARNING: installing chromium failed (see the lines above).")
+            warn(f"WARNING: installing {' '.join(packages)} failed (see the lines above).")
     else:
         warn(f"{reason}.")
     return 0

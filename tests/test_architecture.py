@@ -32,6 +32,7 @@ CHAPTER_MODULES = (
     "json_text_adapter",
     "json_action_parser",
     "strict_json",
+    "action_schema",
     "diagnosis",
     "scripted_provider",
     "display",
@@ -46,7 +47,7 @@ PROVIDER_ALLOWED_NAMES = {
     "json_text_adapter": {"ProviderError", "ProviderResponse", "TextProvider"},
     "json_text_messages": {"ProviderMessage", "encode_json"},
     "kernel_types": {"ToolSpec"},
-    "json_action_parser": {"action_json_schema"},
+    "action_schema": {"action_json_schema"},
 }
 JUPYTER_AND_MODEL_LIBRARIES = ("ipywidgets", "IPython", "ipykernel", "jupyter", "jupyterlab", "openai", "llama_cpp")
 
@@ -148,6 +149,25 @@ def test_chapter_modules_import_only_the_standard_library_pydantic_and_the_chapt
         elif inside and inside.split(".")[0] not in CHAPTER_MODULES:
             wrong.append(describe(imp))
     assert wrong == []
+
+
+def test_the_chapter_has_no_import_circle_and_its_text_module_imports_nothing_of_the_package() -> None:
+    """display is the one text module everyone uses, so it must stand below everything (type-only imports too)."""
+    graph = {
+        name: {
+            inside.split(".")[0]
+            for imp in imports_of(PACKAGE_DIR / f"{name}.py")
+            if (inside := internal_part(imp.module)) and inside.split(".")[0] in CHAPTER_MODULES
+        }
+        - {name}
+        for name in CHAPTER_MODULES
+    }
+    assert graph["display"] == set()
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in graph[start])
+
+    assert [name for name in CHAPTER_MODULES if reaches(name, name, set())] == []
 
 
 def test_providers_see_only_the_provider_protocol_and_what_it_carries() -> None:

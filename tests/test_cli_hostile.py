@@ -211,7 +211,7 @@ def test_argparse_errors_are_escaped_too() -> None:
 
 def test_credentials_in_the_base_url_are_not_printed(monkeypatch: pytest.MonkeyPatch, workspace: Path) -> None:
     pytest.importorskip("openai")
-    url = "http://learner:hunter2-password@127.0.0.1:9/v1"
+    url = "http://learner:hunter2-password@127.0.0.1:9/v1"  # refused before any request
     code, out, err = in_process(
         [
             "run",
@@ -227,9 +227,9 @@ def test_credentials_in_the_base_url_are_not_printed(monkeypatch: pytest.MonkeyP
             "Go",
         ]
     )
-    assert code in EXIT_CODES
-    assert "hunter2-password" not in out + err
-    assert "http://***@127.0.0.1:9/v1" in out
+    assert code == EXIT_USAGE
+    assert "hunter2-password" not in out + err and "learner" not in out + err
+    assert "must not contain a user name or password" in err and "http://***@127.0.0.1:9/v1" in err
 
 
 def test_a_key_given_to_api_key_env_is_not_echoed(workspace: Path) -> None:
@@ -253,6 +253,41 @@ def test_a_key_given_to_api_key_env_is_not_echoed(workspace: Path) -> None:
     )
     assert code == EXIT_USAGE
     assert key not in out + err and "may be the key itself" in err
+
+
+def test_absurd_token_counts_from_a_server_end_run_cleanly(workspace: Path) -> None:
+    """Two 4300-digit counts used to kill run with "Exceeds the limit (4300 digits)" when it summed and printed them."""
+    pytest.importorskip("openai")
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    huge = "9" * 4300
+    body = (
+        '{"choices": [{"message": {"content": "{\\"type\\":\\"final_answer\\",\\"content\\":\\"x\\"}"}, '
+        f'"finish_reason": "stop"}}], "usage": {{"prompt_tokens": {huge}, "completion_tokens": {huge}}}}}'
+    ).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        argv = ["run", "--provider", "openai", "--base-url", url, "--model", "m", "--no-api-key"]
+        code, out, err = in_process([*argv, "--workspace", str(workspace), "Go"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert code == EXIT_REJECTED, err
+    assert "stopped: provider error" in out and "an integer with 4300 digits" in out
 
 
 # --------------------------------------------------------------------------- the classes, as properties

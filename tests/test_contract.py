@@ -11,7 +11,7 @@ import importlib
 
 import pytest
 
-from codeagent_lite.workbook.contract import CHECKS, FILES, STEPS, Check, Mismatch, checks_up_to
+from codeagent_lite.workbook.contract import CHECKS, FILES, STEPS, Check, Inputs, Mismatch, Raised, checks_up_to
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=[f"{check.id} {check.name}" for check in CHECKS])
@@ -21,6 +21,8 @@ def test_the_reference_passes_every_check(check: Check) -> None:
         check.run(module)
     except Mismatch as mismatch:
         pytest.fail(f"the reference fails {check.id}: got {mismatch.got}")
+    except Raised as raised:
+        pytest.fail(f"the reference raises in {check.id}: {raised.error}")
 
 
 def test_checks_come_in_step_order_with_unique_ids() -> None:
@@ -64,3 +66,48 @@ def test_step_two_restores_the_helpers_it_lends() -> None:
         json_action_parser.parse_json_action,
     )
     assert after == before
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7, 2026, 123456789])
+def test_the_reference_passes_every_check_on_inputs_drawn_from_a_seed(seed: int) -> None:
+    """Graded judging draws fresh inputs; the expected values follow them, so the reference still passes."""
+    inputs = Inputs.draw(seed)
+    assert inputs != Inputs()
+    for check in CHECKS:
+        module = importlib.import_module(f"codeagent_lite.{check.file}")
+        try:
+            check.run(module, inputs)
+        except (Mismatch, Raised) as failure:
+            pytest.fail(f"seed {seed}: the reference fails {check.id}: {failure!r}")
+
+
+def test_a_seed_changes_the_probes_of_the_checks_that_depend_on_their_inputs() -> None:
+    public = {check.id: check.probe()[0] for check in CHECKS}
+    seeded = {check.id: check.probe(Inputs.draw(5))[0] for check in CHECKS}
+    changed = {check_id for check_id in public if public[check_id] != seeded[check_id]}
+    assert {f"1.{n}" for n in range(1, 13)} <= changed
+    assert {f"2.{n}" for n in range(1, 11)} <= changed
+    assert {"3.1", "3.2", "3.3", "3.12", "3.15", "3.19"} <= changed
+    assert Inputs.draw(5) == Inputs.draw(5)
+
+
+def test_the_probes_carry_only_inputs_never_an_expected_value() -> None:
+    """The child sees the probe: it must not hold what the judge compares with (a judge is a closure here)."""
+    for check in CHECKS:
+        probe, judge = check.probe()
+        assert callable(judge)
+        assert set(probe) <= {
+            "kind",
+            "history",
+            "each",
+            "text",
+            "tools",
+            "max_output_tokens",
+            "reply",
+            "usage",
+            "failure",
+            "failure_message",
+            "canned_messages",
+            "canned_action",
+            "canned_rejection",
+        }, check.id

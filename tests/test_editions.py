@@ -8,6 +8,9 @@ messages, which follow the edition's folder (``codeagent_lite.workbook.language`
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +68,58 @@ def test_each_edition_links_the_other_the_glossary_and_the_blog(name: str) -> No
         assert BLOG_URL in opening, f"{folder.name}/{name}: the first cell cites the blog"
         assert "../glossary.md" in opening, f"{folder.name}/{name}: the first cell links the glossary"
         assert f"../{other}/{name}" in opening, f"{folder.name}/{name}: the first cell links the other edition"
+
+
+# --------------------------------------------------------------------------- JupyterLab's own language
+def test_lab_language_writes_the_editions_locale_and_keeps_the_rest(tmp_path: Path) -> None:
+    from codeagent_lite.workbook.lab_language import SETTINGS_FILE, write_lab_language
+
+    target = write_lab_language("zh", tmp_path)
+    assert target == tmp_path / SETTINGS_FILE
+    assert json.loads(target.read_text(encoding="utf-8")) == {"locale": "zh_CN"}
+    target.write_text(json.dumps({"locale": "zh_CN", "stringsPrefix": "!"}), encoding="utf-8")
+    write_lab_language("en", tmp_path)
+    assert json.loads(target.read_text(encoding="utf-8")) == {"locale": "en", "stringsPrefix": "!"}
+    target.write_text("not json", encoding="utf-8")
+    write_lab_language("zh", tmp_path)
+    assert json.loads(target.read_text(encoding="utf-8")) == {"locale": "zh_CN"}
+
+
+def test_lab_language_refuses_an_unknown_edition(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from codeagent_lite.workbook.lab_language import main
+
+    assert main(["fr", str(tmp_path)]) == 2
+    assert main(["zh"]) == 2
+    assert "usage:" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+    assert main(["zh", str(tmp_path)]) == 0
+
+
+def test_the_chinese_locale_is_one_jupyterlab_has_a_language_pack_for() -> None:
+    from jupyterlab_server.translation_utils import get_language_packs
+
+    from codeagent_lite.workbook.lab_language import LOCALES
+
+    installed, _ = get_language_packs("en")
+    assert set(LOCALES.values()) <= set(installed), f"installed language packs: {sorted(installed)}"
+
+
+@pytest.mark.parametrize(("edition", "locale"), [("zh", "zh_CN"), ("en", "en")])
+def test_make_lab_sets_the_language_in_the_settings_folder_jupyterlab_reads(edition: str, locale: str) -> None:
+    """``make -n`` prints the lab target's commands: the language is written where JupyterLab is told to look."""
+    printed = subprocess.run(
+        ["make", "-n", "--always-make", "lab", f"EDITION={edition}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    written = re.search(rf"-m codeagent_lite\.workbook\.lab_language {edition} \"([^\"]+)\"", printed)
+    started = re.search(r"JUPYTERLAB_SETTINGS_DIR=\"([^\"]+)\" \S*jupyter lab .*notebooks/(\w+)/00_start_here", printed)
+    assert written and started, printed
+    assert written.group(1) == started.group(1)
+    assert started.group(2) == edition
+    assert not written.group(1).startswith(str(Path.home() / ".jupyter"))
+    from codeagent_lite.workbook.lab_language import LOCALES
+
+    assert LOCALES[edition] == locale

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
+from codeagent_lite.action_schema import action_json_schema
 from codeagent_lite.json_action_parser import (
-    action_json_schema,
+    CONTRACTS,
     check_action_type,
     check_fields,
     check_json_syntax,
@@ -19,9 +18,9 @@ from codeagent_lite.json_action_parser import (
 )
 from codeagent_lite.kernel_types import FinalAnswer, ToolCall
 from codeagent_lite.model_adapter import InvalidModelOutputError, ValidationLayer
+from codeagent_lite.strict_json import HINTS
 
 SYNTAX = "model output must be valid JSON"
-CUT_OFF = "looks cut off"
 ANSWER = '{"type":"final_answer","content":"x"}'
 CALL = '{"type":"tool_call","call_id":"c1","tool_name":"read_file","arguments":{"path":"a"}}'
 
@@ -33,79 +32,93 @@ def rejection(text: Any) -> InvalidModelOutputError:
 
 
 # ----------------------------------------------------------------------------- layer 1
-# (case id, text, words the message must contain, (line, column) or None when there is no single place)
-LAYER_1_CASES: list[tuple[str, str, list[str], tuple[int, int] | None]] = [
-    ("empty", "", ["empty"], None),
-    ("only whitespace", " \n\t ", ["empty"], None),
-    ("code fence", '```json\n{"type":"final_answer","content":"x"}\n```', ["code fence"], (1, 1)),
-    ("indented tilde fence", '  ~~~\n{"a":1}\n~~~', ["code fence"], (1, 3)),
-    ("prose before", 'Sure! Here it is: {"type":"final_answer","content":"x"}', ["text before the JSON value"], (1, 1)),
-    ("prose only", "I cannot help with that.", ["not JSON"], (1, 1)),
-    ("prose after", ANSWER + "\nHope this helps!", ["text after the JSON value"], (2, 1)),
-    ("fence after", ANSWER + "\n```", ["text after the JSON value", "code fence"], (2, 1)),
-    ("two values", ANSWER + "\n" + ANSWER, ["more than one JSON value"], (2, 1)),
-    ("two values same line", "{} {}", ["more than one JSON value"], (1, 4)),
-    ("three values", "1 2 3", ["more than one JSON value"], (1, 3)),
-    ("single quotes", "{'type': 'final_answer', 'content': 'x'}", ["single quotes"], (1, 2)),
-    ("single-quoted value", "{\"type\": 'final_answer'}", ["single quotes"], (1, 10)),
-    ("line comment inside", '{"type":"final_answer", // why\n"content":"x"}', ["comments are not allowed"], (1, 25)),
-    ("block comment inside", '{/* c */"type":"final_answer","content":"x"}', ["comments are not allowed"], (1, 2)),
-    ("comment after", ANSWER + " // done", ["text after the JSON value", "comments"], (1, 39)),
-    ("trailing comma object", '{"type":"final_answer","content":"x",}', ["trailing comma"], (1, 38)),
-    ("trailing comma array", '{"a":[1,2,\n]}', ["trailing comma"], (2, 1)),
-    ("raw newline in string", '{"type":"final_answer","content":"a\nb"}', ["control character", "U+000A"], (1, 36)),
-    ("raw tab in string", '{"a":"x\ty"}', ["control character", "U+0009"], (1, 8)),
-    ("NaN", '{"a":NaN}', ["NaN", "not a JSON number"], (1, 6)),
-    ("Infinity", '{"a":\n  Infinity}', ["Infinity"], (2, 3)),
-    ("-Infinity", '{"a":[1,-Infinity]}', ["-Infinity"], (1, 9)),
-    ("1e400", '{"a":1e400}', ["too large for a finite float"], (1, 6)),
-    ("-1e400", '{"b":[0, -1e400]}', ["too large for a finite float"], (1, 10)),
-    ("1E400", '{"a":1E400}', ["too large for a finite float"], (1, 6)),
-    ("duplicate top-level key", '{"type":"final_answer","type":"tool_call"}', ["duplicate key 'type'"], (1, 24)),
+# (case id, text, code, (line, column) where json's own error places it, or None for a refused key or value)
+LAYER_1_CASES: list[tuple[str, str, str, tuple[int, int] | None]] = [
+    ("empty", "", "empty", None),
+    ("only whitespace", " \n\t\r ", "empty", None),
+    ("only a carriage return", "\r", "empty", None),
+    ("code fence", '```json\n{"type":"final_answer","content":"x"}\n```', "code_fence", (1, 1)),
+    ("indented tilde fence", '  ~~~\n{"a":1}\n~~~', "code_fence", (1, 3)),
+    ("fence after", ANSWER + "\n```", "prose_around", (2, 1)),
+    ("prose before", 'Sure! Here it is: {"type":"final_answer","content":"x"}', "prose_around", (1, 1)),
+    ("prose after", ANSWER + "\nHope this helps!", "prose_around", (2, 1)),
+    ("comment after", ANSWER + " // done", "prose_around", (1, 39)),
+    ("prose only", "I cannot help with that.", "not_json", (1, 1)),
+    ("two values", ANSWER + "\n" + ANSWER, "two_values", (2, 1)),
+    ("two values same line", "{} {}", "two_values", (1, 4)),
+    ("three values", "1 2 3", "two_values", (1, 3)),
+    ("single quotes", "{'type': 'final_answer', 'content': 'x'}", "single_quotes", (1, 2)),
+    ("single-quoted value", "{\"type\": 'final_answer'}", "single_quotes", (1, 10)),
+    ("trailing comma object", '{"type":"final_answer","content":"x",}', "trailing_comma", (1, 38)),
+    ("trailing comma array", '{"a":[1,2,\r\n]}', "trailing_comma", (2, 1)),
+    ("cut off in a string", '{"type":"final_answer","content":"The answer is', "cut_off", (1, 34)),
+    ("cut off after a value", '{"type":"final_answer","content":"x"', "cut_off", (1, 37)),
+    ("cut off in a key", '{"ty', "cut_off", (1, 2)),
+    ("cut off after a colon", '{"a":\r\n', "cut_off", (2, 1)),
+    ("cut off, brackets in the string", '{"content":"' + "[" * 300, "cut_off", (1, 12)),
+    *[
+        (f"cut off in {word!r}", '{"a":' + word, "cut_off", (1, 6))
+        for word in ("t", "tr", "tru", "f", "fals", "n", "nu", "nul", "-")
+    ],
+    ("raw newline in string", '{"type":"final_answer","content":"a\nb"}', "control_character", (1, 36)),
+    ("raw carriage return in string", '{"a":"x\ry"}', "control_character", (1, 8)),
+    ("missing colon", '{"a" 1}', "not_json", (1, 6)),
+    ("python literal", '{"a": True}', "not_json", (1, 7)),
+    ("byte-order mark", '\ufeff{"type":"final_answer","content":"x"}', "bom", (1, 1)),
+    ("NaN", '{"a":NaN}', "not_finite", None),
+    ("-Infinity", '{"a":[1,-Infinity]}', "not_finite", None),
+    ("1e400", '{"a":1e400}', "not_finite", None),
+    ("-1E400", '{"b":[0, -1E400]}', "not_finite", None),
+    ("duplicate top-level key", '{"type":"final_answer","type":"tool_call"}', "duplicate_key", None),
+    ("duplicate key via escape", '{"a":1,"\\u0061":2}', "duplicate_key", None),
+    ("duplicate key deep inside", '{"arguments":{"x":[{"p":1,"p":2}]}}', "duplicate_key", None),
+    ("integer too long", '{"a":' + "9" * 5000 + "}", "number_too_long", None),
+    ("negative integer too long", "[-" + "1" * 4301 + "]", "number_too_long", None),
+    ("nesting 100000 deep", "[" * 100_000, "too_deep", None),
+    ("nesting 101 deep, closed", "[" * 101 + "]" * 101, "too_deep", None),
     (
-        "duplicate key deep inside",
-        '{"type":"tool_call","call_id":"c","tool_name":"t","arguments":{"x":[{"p":1,"p":2}]}}',
-        ["duplicate key 'p'"],
-        (1, 76),
+        "nesting 101 deep in a long reply",
+        '{"pad":"' + "x" * 5000 + '","a":' + "[" * 101 + "]" * 101 + "}",
+        "too_deep",
+        None,
     ),
-    ("duplicate key via escape", '{"a":1,"\\u0061":2}', ["duplicate key 'a'"], (1, 8)),
-    ("duplicate after a true", '{"a":true,\n"a":false}', ["duplicate key 'a'"], (2, 1)),
-    ("duplicate after null", '{"n":null,"f":false,"n":1}', ["duplicate key 'n'"], (1, 21)),
-    ("byte-order mark", '\ufeff{"type":"final_answer","content":"x"}', ["byte-order mark"], (1, 1)),
-    ("nesting 100000 deep", "[" * 100_000, ["nesting is deeper than 100"], (1, 101)),
-    ("nesting 101 deep, closed", "[" * 101 + "]" * 101, ["nesting is deeper than 100"], (1, 101)),
-    ("nesting inside an action", '{"type":"final_answer","content":' + "[" * 120 + "]" * 120 + "}", ["nesting"], None),
-    ("1e400 run on by a minus", "1e400-", ["too large for a finite float"], (1, 1)),
-    ("NaN run on by a letter", '{"a":NaNx}', ["NaN is not a JSON number"], (1, 6)),
-    ("integer too long", '{"a":' + "9" * 5000 + "}", ["integer with 5000 digits is too long"], (1, 6)),
-    ("negative integer too long", "[-" + "1" * 4301 + "]", ["4301 digits"], (1, 2)),
-    ("cut off in a string", '{"type":"final_answer","content":"The answer is', [CUT_OFF, "max_output_tokens"], (1, 48)),
-    ("cut off after a value", '{"type":"final_answer","content":"x"', [CUT_OFF], (1, 37)),
-    ("cut off in a literal", '{"a":tr', [CUT_OFF], (1, 8)),
-    ("cut off after a colon", '{"a":\n', [CUT_OFF], (1, 6)),
-    ("cut off in a key", '{"ty', [CUT_OFF], (1, 5)),
-    ("cut off, brackets in the string", '{"content":"' + "[" * 300, [CUT_OFF], (1, 313)),
-    ("missing colon", '{"a" 1}', ["expected ':' delimiter"], (1, 6)),
-    ("unquoted key", "{type: 1}", ["property name"], (1, 2)),
-    ("invalid escape", '{"a":"\\x41"}', ["invalid escape"], (1, 7)),
-    ("python literal", '{"a": True}', ["expected value"], (1, 7)),
+    ("nesting inside an action", '{"type":"final_answer","content":' + "[" * 120 + "]" * 120 + "}", "too_deep", None),
+    ("escaped lone surrogate", '{"a":"\\ud800"}', "lone_surrogate", None),
+    ("escaped lone surrogate in a key", '{"\\udc00":1}', "lone_surrogate", None),
+    ("raw lone surrogate", '{"a":"\ud800"}', "lone_surrogate", None),
 ]
 
 
-@pytest.mark.parametrize(
-    ("text", "words", "place"), [case[1:] for case in LAYER_1_CASES], ids=[c[0] for c in LAYER_1_CASES]
-)
-def test_layer_1_refusals(text: str, words: list[str], place: tuple[int, int] | None) -> None:
+@pytest.mark.parametrize(("text", "code", "place"), [c[1:] for c in LAYER_1_CASES], ids=[c[0] for c in LAYER_1_CASES])
+def test_layer_1_refusals(text: str, code: str, place: tuple[int, int] | None) -> None:
     error = rejection(text)
-    assert error.layer is ValidationLayer.JSON_SYNTAX
+    assert (error.layer, error.code) == (ValidationLayer.JSON_SYNTAX, code)
     assert error.message.startswith(SYNTAX)
-    for word in words:
-        assert word in error.message
+    assert (error.line, error.column) == (place or (None, None))
     if place is not None:
-        assert (error.line, error.column) == place
-        assert f"at line {place[0]}, column {place[1]}" in error.message
-    assert error.raw_text == text
+        assert f"{SYNTAX} at line {place[0]}, column {place[1]}: " in error.message
     assert error.expected and error.found
+
+
+def test_hints_and_hook_refusals_name_what_they_refused() -> None:
+    assert dict(rejection('{"a":1,"\\u0061":2}').params) == {"key": "a"}
+    assert dict(rejection("[NaN]").params) == {"number": "NaN"}
+    assert dict(rejection("[1e400]").params) == {"number": "1e400"}
+    assert dict(rejection("[" + "9" * 4301 + "]").params) == {"digits": 4301, "limit": 4300}
+    assert dict(rejection('{"a" 1}').params) == {"reason": "Expecting ':' delimiter"}
+    assert "U+0009" in rejection('{"a":"x\ty"}').message
+    for code, (hint, _) in HINTS.items():
+        assert code in {c[2] for c in LAYER_1_CASES}, code
+        assert hint.split("{")[0] in rejection(next(c[1] for c in LAYER_1_CASES if c[2] == code)).message
+
+
+def test_json_whitespace_is_exactly_four_characters() -> None:
+    assert parse_json_action("\r\n\t " + ANSWER + " \r\n") == FinalAnswer("x")
+    assert parse_json_action(ANSWER.replace(",", ",\r")) == FinalAnswer("x")
+    assert rejection("\x0c").code == "control_character"
+    for other in ("\u3000", "\u00a0"):
+        assert rejection(other).code == "not_json"
+        assert rejection(other + ANSWER).code == "prose_around"
 
 
 def test_layer_1_alone_returns_the_value() -> None:
@@ -117,66 +130,6 @@ def test_layer_1_alone_returns_the_value() -> None:
 def test_deepest_accepted_nesting_is_100() -> None:
     assert check_json_syntax("[" * 100 + "]" * 100) is not None
     assert check_json_syntax('{"a":"' + "[" * 500 + '"}') == {"a": "[" * 500}  # brackets in a string are text
-
-
-@pytest.mark.parametrize("recursion_limit", [None, 10_000_000])
-def test_deep_nesting_is_refused_even_with_a_raised_recursion_limit(recursion_limit: int | None) -> None:
-    # Run in a child process: the failure this guards against is a crash of the interpreter itself.
-    raise_limit = f"sys.setrecursionlimit({recursion_limit})" if recursion_limit else "pass"
-    script = (
-        "import sys\n"
-        "from codeagent_lite import InvalidModelOutputError, parse_json_action\n"
-        f"{raise_limit}\n"
-        "for text in ('[' * 1_000_000, '{\"a\":' * 300_000 + '1' + '}' * 300_000, '[' * 500_000 + ']' * 500_000):\n"
-        "    try:\n"
-        "        parse_json_action(text)\n"
-        "    except InvalidModelOutputError as error:\n"
-        "        print(int(error.layer), error.column)\n"
-    )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.split() == ["1", "101", "1", "501", "1", "101"]
-
-
-def test_a_raised_recursion_limit_keeps_the_raw_text_refusals() -> None:
-    # With the limit raised the depth scan runs before decoding; a fenced reply is still called fenced.
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(limit + 5000)
-    try:
-        error = rejection("```json\n" + CALL + "\n```")
-    finally:
-        sys.setrecursionlimit(limit)
-    assert "wrapped in a markdown code fence" in error.message
-
-
-@pytest.mark.parametrize(
-    ("text", "line", "column"),
-    [
-        ("\n{'a': 1}", 2, 2),
-        ("{\n \"a\": 1,\n\n  'b': 2}", 4, 3),
-        ('{"a": 1} /* note */', 1, 10),
-    ],
-    ids=["newline first", "third newline", "one line"],
-)
-def test_lines_and_columns_count_from_1_as_json_does(text: str, line: int, column: int) -> None:
-    error = rejection(text)
-    assert (error.line, error.column) == (line, column)
-    assert error.message.startswith(f"{SYNTAX} at line {line}, column {column}: ")
-
-
-@pytest.mark.parametrize("text", ["\x0c", "\u3000 "])
-def test_whitespace_json_does_not_know_is_not_an_empty_reply(text: str) -> None:
-    # JSON's whitespace is space, tab, newline and carriage return; a form feed is just a character.
-    error = rejection(text)
-    assert error.message.startswith(f"{SYNTAX} at line 1, column 1: the reply is not JSON, found ")
-
-
-@pytest.mark.parametrize("text", ["", " \n", b"{}"])
-def test_a_refusal_without_one_place_has_no_line_and_column(text: Any) -> None:
-    error = rejection(text)
-    assert error.line is None
-    assert error.column is None
-    assert error.message.startswith(f"{SYNTAX}: ")
 
 
 def test_long_texts_holding_one_plain_value_are_valid_json() -> None:
@@ -198,6 +151,12 @@ def test_a_non_string_is_refused_at_layer_1_not_crashed_on() -> None:
     assert (error.expected, error.found) == ("a string", "bytes")
 
 
+def test_brackets_inside_strings_are_not_nesting() -> None:
+    for pad in (50, 5000):
+        text = json.dumps({"type": "final_answer", "content": "[{" * pad})
+        assert parse_json_action(text) == FinalAnswer("[{" * pad)
+
+
 def test_many_small_sibling_arrays_are_not_deep_nesting() -> None:
     # 120 arrays side by side nest two levels deep, not 121: each "]" closes one level again.
     arguments = {f"list_{i}": [i] for i in range(120)}
@@ -205,53 +164,7 @@ def test_many_small_sibling_arrays_are_not_deep_nesting() -> None:
     assert parse_json_action(text) == ToolCall("c", "t", arguments)
     closed_then_deep = "[" + "[]," * 150 + "[" * 99 + "]" * 99 + "]"
     assert check_json_syntax(closed_then_deep) is not None
-    error = rejection("[" + "[]," * 150 + "[" * 100 + "]" * 100 + "]")
-    assert error.column == 1 + 450 + 100
-
-
-def test_a_broken_reply_with_many_small_containers_is_not_called_too_deep() -> None:
-    # When decoding fails the text itself is scanned for depth: each "]" and "}" closes a level again.
-    error = rejection("[" + "{}," * 120 + "[]," * 120 + "]")
-    assert error.message.endswith("trailing comma before ']'")
-
-
-@pytest.mark.parametrize(
-    ("text", "column"),
-    [
-        ("[" * 50 + "[]" + "[" * 51 + "]" * 101, 103),
-        ("[1, 2, 3, " + "[" * 100 + "]" * 101, 110),
-        ('{"a":' * 101 + "1" + "}" * 101, 501),
-    ],
-    ids=["deep after a closed array", "deep after scalars", "objects"],
-)
-def test_depth_is_counted_across_closed_containers_scalars_and_objects(text: str, column: int) -> None:
-    error = rejection(text)
-    assert error.message.endswith("nesting is deeper than 100 levels")
-    assert error.column == column
-
-
-@pytest.mark.parametrize(
-    ("text", "column", "code"),
-    [
-        ('{"type":"tool_call","call_id":"\\ud800","tool_name":"t","arguments":{}}', 31, "D800"),
-        ('{"type":"final_answer","content":"a\\uDFFFb"}', 34, "DFFF"),
-        ('{"type":"final_answer","content":"x","\\ud83d":1}', 38, "D83D"),
-        ('["ok \\ud83d\\ude00", "\\udc00\\ud800"]', 21, "DC00"),
-        ('{"type":"tool_call","call_id":"\ud800","tool_name":"t","arguments":{}}', 32, "D800"),
-        ('{"type":"final_answer","content":"\udfff"', 35, "DFFF"),
-    ],
-    ids=["escaped high", "escaped low", "escaped key", "reversed pair", "raw high", "raw low, cut off"],
-)
-def test_a_lone_surrogate_is_refused_at_layer_1(text: str, column: int, code: str) -> None:
-    error = rejection(text)
-    assert error.layer is ValidationLayer.JSON_SYNTAX
-    assert error.message == (
-        f"model output must be valid JSON at line 1, column {column}: "
-        f"lone surrogate U+{code} cannot be encoded as UTF-8"
-    )
-    assert error.found == f"a lone U+{code}"
-    assert error.expected == "valid Unicode text (a surrogate only as half of an escaped pair)"
-    error.message.encode("utf-8")  # the message itself can always be sent on
+    assert rejection("[" + "[]," * 150 + "[" * 100 + "]" * 100 + "]").code == "too_deep"
 
 
 def test_a_surrogate_pair_and_an_escaped_backslash_are_fine() -> None:
@@ -263,6 +176,7 @@ def test_check_fields_refuses_a_type_that_does_not_match_the_contract() -> None:
     with pytest.raises(InvalidModelOutputError) as caught:
         check_fields({"type": "final_answer", "call_id": "c", "tool_name": "t", "arguments": {}}, "tool_call")
     assert caught.value.message == "type must be 'tool_call', found the string 'final_answer'"
+    assert (caught.value.code, dict(caught.value.params)) == ("wrong_type", {"field": "type"})
     assert caught.value.layer is ValidationLayer.FIELDS
 
 
@@ -270,211 +184,6 @@ def test_each_refusal_is_a_new_error_carrying_the_raw_text() -> None:
     first, second = rejection("[1]"), rejection("[1]")
     assert first is not second
     assert first.raw_text == "[1]"
-
-
-# Exact wording of every layer-1 classifier, so a reworded message is a decision, not an accident.
-# (case id, text, message, expected, found)
-EXACT_LAYER_1: list[tuple[str, str, str, str, str]] = [
-    (
-        "fence",
-        '```json\n{"type":"final_answer","content":"x"}\n```',
-        "model output must be valid JSON at line 1, column 1: the reply is wrapped in a markdown code fence; send the bare JSON without ``` lines",  # noqa: E501
-        "a JSON value such as {...}",
-        '\'```json\\n{"type":"fin\'…',
-    ),
-    (
-        "bom",
-        "\ufeff{}",
-        "model output must be valid JSON at line 1, column 1: the reply starts with a byte-order mark (U+FEFF)",
-        "the JSON value itself",
-        "U+FEFF",
-    ),
-    ("empty", "", "model output must be valid JSON: the reply is empty", "one JSON value", "empty text"),
-    ("whitespace", " \n", "model output must be valid JSON: the reply is empty", "one JSON value", "only whitespace"),
-    (
-        "prose before",
-        'Sure! Here it is: {"type":"final_answer","content":"x"}',
-        "model output must be valid JSON at line 1, column 1: text before the JSON value; the reply must start with the JSON itself, found 'Sure! Here it is: {\"t'…",  # noqa: E501
-        "a JSON value such as {...}",
-        "'Sure! Here it is: {\"t'…",
-    ),
-    (
-        "prose only",
-        "I cannot help with that.",
-        "model output must be valid JSON at line 1, column 1: the reply is not JSON, found 'I cannot help with th'…",
-        "a JSON value such as {...}",
-        "'I cannot help with th'…",
-    ),
-    (
-        "text after",
-        '{"a":1}\nHope this helps!',
-        "model output must be valid JSON at line 2, column 1: text after the JSON value",
-        "nothing after the JSON value",
-        "'Hope this helps!'",
-    ),
-    (
-        "comment after",
-        '{"a":1} # done',
-        "model output must be valid JSON at line 1, column 9: text after the JSON value (comments are not allowed in JSON)",  # noqa: E501
-        "nothing after the JSON value",
-        "'# done'",
-    ),
-    (
-        "fence after",
-        '{"a":1}\n```',
-        "model output must be valid JSON at line 2, column 1: text after the JSON value (a markdown code fence?)",
-        "nothing after the JSON value",
-        "'```'",
-    ),
-    (
-        "two values",
-        '{"a":1} {"b":2}',
-        "model output must be valid JSON at line 1, column 9: more than one JSON value; a second one starts here",
-        "exactly one JSON value",
-        "another value '{\"b\":2}'",
-    ),
-    (
-        "single quote",
-        "{'a': 1}",
-        "model output must be valid JSON at line 1, column 2: single quotes are not JSON; strings and keys need double quotes",  # noqa: E501
-        'a double quote (")',
-        "a single quote (')",
-    ),
-    (
-        "hash comment",
-        '{"a":1, # why\n"b":2}',
-        "model output must be valid JSON at line 1, column 9: comments are not allowed in JSON",
-        "JSON",
-        "'# why\\n\"b\":2}'",
-    ),
-    (
-        "slash comment",
-        '{/* c */"a":1}',
-        "model output must be valid JSON at line 1, column 2: comments are not allowed in JSON",
-        "JSON",
-        "'/* c */\"a\":1}'",
-    ),
-    (
-        "trailing comma",
-        "[1,2,\n]",
-        "model output must be valid JSON at line 2, column 1: trailing comma before ']'",
-        "another item after the comma",
-        "']'",
-    ),
-    (
-        "comma then word",
-        "[1, x]",
-        "model output must be valid JSON at line 1, column 5: expected value, found 'x]'",
-        "value",
-        "'x]'",
-    ),
-    (
-        "control char",
-        '{"a":"x\ty"}',
-        "model output must be valid JSON at line 1, column 8: raw control character U+0009 inside a string (escape it, e.g. \\n)",  # noqa: E501
-        "an escaped control character",
-        "raw U+0009",
-    ),
-    (
-        "bad escape",
-        '{"a":"\\x41"}',
-        "model output must be valid JSON at line 1, column 7: invalid escape sequence in a string",
-        'one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX',
-        "'\\\\x41\"}'",
-    ),
-    (
-        "block comment after",
-        '{"a": 1} /* note */',
-        "model output must be valid JSON at line 1, column 10: text after the JSON value (comments are not allowed in JSON)",  # noqa: E501
-        "nothing after the JSON value",
-        "'/* note */'",
-    ),
-    (
-        "bad unicode escape",
-        '{"a":"\\u12x4"}',
-        "model output must be valid JSON at line 1, column 8: invalid escape sequence in a string",
-        'one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX',
-        "'u12x4\"'",
-    ),
-    (
-        "cut off",
-        '{"a":"b',
-        "model output must be valid JSON at line 1, column 8: the reply ends before the JSON value is complete; it looks cut off (usually max_output_tokens was reached)",  # noqa: E501
-        "a complete JSON value",
-        "the end of the text",
-    ),
-    (
-        "missing colon",
-        '{"a" 1}',
-        "model output must be valid JSON at line 1, column 6: expected ':' delimiter, found '1}'",
-        "':' delimiter",
-        "'1}'",
-    ),
-    (
-        "unquoted key",
-        "{a: 1}",
-        "model output must be valid JSON at line 1, column 2: expected property name in double quotes, found 'a: 1}'",
-        "property name in double quotes",
-        "'a: 1}'",
-    ),
-    (
-        "python literal",
-        '{"a": True}',
-        "model output must be valid JSON at line 1, column 7: expected value, found 'True}'",
-        "value",
-        "'True}'",
-    ),
-    (
-        "NaN",
-        '{"a":NaN}',
-        "model output must be valid JSON at line 1, column 6: NaN is not a JSON number (non-finite numbers are not allowed)",  # noqa: E501
-        "a finite JSON number",
-        "'NaN'",
-    ),
-    (
-        "big float",
-        "[1e400]",
-        "model output must be valid JSON at line 1, column 2: the number '1e400' is too large for a finite float",
-        "a finite JSON number",
-        "'1e400'",
-    ),
-    (
-        "long int",
-        "[99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999]",
-        "model output must be valid JSON at line 1, column 2: an integer with 4301 digits is too long (at most 4300)",
-        "a finite JSON number",
-        "'999999999999999999999'…",
-    ),
-    (
-        "duplicate",
-        '{"a":1,"a":2}',
-        "model output must be valid JSON at line 1, column 8: duplicate key 'a' in one object",
-        "each key at most once per object",
-        "a second 'a'",
-    ),
-    (
-        "deep",
-        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
-        "model output must be valid JSON at line 1, column 101: nesting is deeper than 100 levels",
-        "at most 100 nested objects or arrays",
-        "more than 100",
-    ),
-    (
-        "deep string top",
-        '"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["',
-        "model output must be an object, found the string '[[[[[[[[[[[[[[[[[[[[['…",
-        "a JSON object {...}",
-        "the string '[[[[[[[[[[[[[[[[[[[[['…",
-    ),
-]
-
-
-@pytest.mark.parametrize(
-    ("text", "message", "expected", "found"), [case[1:] for case in EXACT_LAYER_1], ids=[c[0] for c in EXACT_LAYER_1]
-)
-def test_exact_wording_of_each_refusal(text: str, message: str, expected: str, found: str) -> None:
-    error = rejection(text)
-    assert (error.message, error.expected, error.found) == (message, expected, found)
 
 
 def test_no_repairs_are_attempted() -> None:
@@ -499,8 +208,8 @@ def test_no_repairs_are_attempted() -> None:
 )
 def test_layer_2_top_level_must_be_an_object(text: str, found: str) -> None:
     error = rejection(text)
-    assert error.layer is ValidationLayer.TOP_LEVEL_OBJECT
-    assert error.message == f"model output must be an object, found {found}"
+    assert (error.layer, error.code, error.found) == (ValidationLayer.TOP_LEVEL_OBJECT, "not_an_object", found)
+    assert error.message.startswith("model output must be an object")
 
 
 def test_layer_2_alone() -> None:
@@ -529,7 +238,7 @@ def test_layer_2_alone() -> None:
 )
 def test_layer_3_type_is_exact(text: str, found: str) -> None:
     error = rejection(text)
-    assert error.layer is ValidationLayer.ACTION_TYPE
+    assert (error.layer, error.code) == (ValidationLayer.ACTION_TYPE, "unknown_type")
     assert error.message.startswith("unsupported action type")
     assert error.found == found
     assert found in error.message
@@ -580,8 +289,16 @@ _DROP = object()
 )
 def test_layer_4_field_types_without_coercion(text: str, exact_message: str) -> None:
     error = rejection(text)
-    assert error.layer is ValidationLayer.FIELDS
-    assert error.message == exact_message
+    phrase, found = exact_message.split(", found ")
+    field = phrase.split()[0]
+    code = "blank" if phrase.endswith("blank") else "wrong_type"
+    assert (error.layer, error.code, dict(error.params), error.found) == (
+        ValidationLayer.FIELDS,
+        code,
+        {"field": field},
+        found,
+    )
+    assert error.message.startswith(phrase)  # the series' phrase: "call_id must be a string", ...
 
 
 @pytest.mark.parametrize(
@@ -602,7 +319,11 @@ def test_layer_4_field_set(text: str, words: list[str]) -> None:
     assert error.layer is ValidationLayer.FIELDS
     for word in words:
         assert word in error.message
-    assert "expected exactly type, " in error.message
+    sent = json.loads(text)
+    contract = list(CONTRACTS[sent["type"]])
+    missing, unexpected = [f for f in contract if f not in sent], [f for f in sent if f not in contract]
+    assert error.code == ("missing_field" if missing else "extra_field")
+    assert dict(error.params) == {"missing": tuple(missing), "unexpected": tuple(unexpected)}
     contracts = {"tool_call": "type, call_id, tool_name, arguments", "final_answer": "type, content"}
     assert error.expected == "exactly " + contracts[json.loads(text)["type"]]
 
@@ -730,53 +451,9 @@ def test_schema_lists_the_fields_layer_4_checks_in_the_same_order() -> None:
     assert definitions["ToolCallPayload"]["properties"]["type"]["const"] == "tool_call"
     assert definitions["FinalAnswerPayload"]["properties"]["type"]["const"] == "final_answer"
     assert definitions["ToolCallPayload"]["properties"]["arguments"]["type"] == "object"
-    assert definitions["ToolCallPayload"]["properties"]["call_id"] == {
-        "minLength": 1,
-        "title": "Call Id",
-        "type": "string",
-    }
+    assert definitions["ToolCallPayload"]["properties"]["call_id"] == {"minLength": 1, "type": "string"}
     assert definitions["FinalAnswerPayload"]["additionalProperties"] is False
     assert [option["$ref"] for option in schema["oneOf"]] == ["#/$defs/ToolCallPayload", "#/$defs/FinalAnswerPayload"]
-
-
-# The schema is what prompts and grammar-constrained decoding tell a model: every key of it is pinned.
-EXPECTED_SCHEMA = {
-    "$defs": {
-        "FinalAnswerPayload": {
-            "additionalProperties": False,
-            "description": "The final_answer contract: exactly ``type`` and a non-blank ``content``.",
-            "properties": {
-                "type": {"const": "final_answer", "title": "Type", "type": "string"},
-                "content": {"minLength": 1, "title": "Content", "type": "string"},
-            },
-            "required": ["type", "content"],
-            "title": "FinalAnswerPayload",
-            "type": "object",
-        },
-        "ToolCallPayload": {
-            "additionalProperties": False,
-            "description": "The tool_call contract: exactly these four fields, strict types, nothing coerced.",
-            "properties": {
-                "type": {"const": "tool_call", "title": "Type", "type": "string"},
-                "call_id": {"minLength": 1, "title": "Call Id", "type": "string"},
-                "tool_name": {"minLength": 1, "title": "Tool Name", "type": "string"},
-                "arguments": {"additionalProperties": True, "title": "Arguments", "type": "object"},
-            },
-            "required": ["type", "call_id", "tool_name", "arguments"],
-            "title": "ToolCallPayload",
-            "type": "object",
-        },
-    },
-    "discriminator": {
-        "mapping": {"final_answer": "#/$defs/FinalAnswerPayload", "tool_call": "#/$defs/ToolCallPayload"},
-        "propertyName": "type",
-    },
-    "oneOf": [{"$ref": "#/$defs/ToolCallPayload"}, {"$ref": "#/$defs/FinalAnswerPayload"}],
-}
-
-
-def test_the_schema_is_exactly_what_models_are_told() -> None:
-    assert action_json_schema() == EXPECTED_SCHEMA
 
 
 def test_field_set_message_names_five_unexpected_fields_then_counts_the_rest() -> None:

@@ -73,11 +73,14 @@ def test_provider_error_becomes_model_provider_error_with_cause() -> None:
     assert caught.value.__cause__ is original
 
 
-def test_other_exceptions_are_not_disguised_as_provider_errors() -> None:
-    # Only the provider's own failure type is translated; a bug stays a bug.
-    adapter = JsonTextModelAdapter(RecordingProvider(KeyError("bug")))
-    with pytest.raises(KeyError):
+@pytest.mark.parametrize("bug", [KeyError("bug"), ValueError("bug"), TypeError("bug"), RuntimeError("bug")])
+def test_other_exceptions_are_not_disguised_as_provider_errors(bug: Exception) -> None:
+    # Only the provider's own failure type is translated; a bug stays a bug (ValueError included,
+    # though it is the base of InvalidModelOutputError).
+    adapter = JsonTextModelAdapter(RecordingProvider(bug))
+    with pytest.raises(type(bug)) as caught:
         adapter.complete(HISTORY, TOOLS, ModelCallBudget(128))
+    assert caught.value is bug
 
 
 def test_invalid_text_raises_with_the_usage_already_spent() -> None:
@@ -90,7 +93,7 @@ def test_invalid_text_raises_with_the_usage_already_spent() -> None:
     assert error.layer is ValidationLayer.JSON_SYNTAX
     assert error.raw_text == text
     assert error.message.startswith("model output must be valid JSON")
-    assert "code fence" in error.message
+    assert error.code == "code_fence"
     assert str(error) == error.message
 
 

@@ -9,7 +9,7 @@ from codeagent_lite.workbook.parser_playground import PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOG_STAGE = ROOT / "solutions" / "blog_json_text"
-STUBS = ROOT / "notebooks" / "my_json_text"
+STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
 
 
 def test_the_blog_parser_ladder_differs_where_json_loads_is_lax() -> None:

@@ -21,11 +21,12 @@ from pathlib import Path
 import pytest
 
 from codeagent_lite import Message, MessageRole, ProviderError, build_provider_messages
-from codeagent_lite.json_action_parser import action_json_schema
+from codeagent_lite.action_schema import action_json_schema
 from codeagent_lite.kernel_types import ToolSpec
 from codeagent_lite.providers.llama_cpp_engine import MODEL_ALIAS, SchemaToGrammar
 from codeagent_lite.providers.local_server import (
     SHARED_SERVER_VARIABLE,
+    GemmaProvider,
     LocalModelServer,
     connect_local_server,
     describe_engine_exit,
@@ -275,8 +276,7 @@ def serving(tmp_path: Path, behaviour: str) -> subprocess.Popen[str]:
             import sys
             from codeagent_lite.providers.local_server import serve, start_local_server
             server = start_local_server({fake(behaviour)!r}, startup_timeout=30)
-            print(server.base_url, server.process.pid, flush=True)
-            sys.exit(serve(server))
+            sys.exit(serve(server, f"{{server.base_url}} {{server.process.pid}}"))
             """
         ),
         encoding="utf-8",
@@ -332,3 +332,23 @@ def test_the_class_server_serves_with_llama_cpp_python_unless_llama_server_is_as
     assert note.endswith("(--parallel 4 applies to --backend llama-server only)")
     with pytest.raises(ProviderError, match=r"llama-server: not built \(`make local-server` builds it"):
         _choose_backend("llama-server", 4)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            '{"choices":[{"text":"x"}],"usage":{"prompt_tokens":700,"completion_tokens":9},'
+            '"usage":{"prompt_tokens":0,"completion_tokens":0}}',
+            "duplicate key 'usage'",
+        ),
+        ('{"choices":[{"text":"x"}],"usage":{"prompt_tokens":' + "9" * 5000 + ',"completion_tokens":1}}', "digits"),
+        ('{"choices":[{"text":"x"}],"usage":{"prompt_tokens":2000000000,"completion_tokens":1}}', "usage.prompt"),
+        ('{"choices":[{"text":"x"}]}', "no token usage"),
+        ('{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}', "text"),
+    ],
+)
+def test_a_completion_body_is_read_as_strictly_as_a_chat_answer(body: str, expected: str) -> None:
+    provider = GemmaProvider("http://127.0.0.1:9/v1")
+    with pytest.raises(ProviderError, match=expected):
+        provider._read_text_completion(body)

@@ -70,6 +70,7 @@ def test_responses_compare_by_value() -> None:
 
 def test_validation_layers_in_the_chapter_order() -> None:
     assert [int(layer) for layer in ValidationLayer] == [1, 2, 3, 4]
+    assert ValidationLayer.FIELDS.label == "layer 4 (fields and types)"
     assert [layer.title for layer in ValidationLayer] == [
         "JSON syntax",
         "top-level object",
@@ -92,7 +93,20 @@ def test_invalid_output_error_carries_its_details() -> None:
     assert error.usage is None
     assert (error.layer, error.raw_text, error.expected, error.found) == (ValidationLayer.ACTION_TYPE, "{}", "e", "f")
     assert (error.line, error.column) == (2, 3)
-    assert repr(error) == "InvalidModelOutputError('bad', layer 3 (action type), usage=None)"
+    assert (error.code, dict(error.params)) == ("unknown_type", {})  # the code defaults per layer
+    assert "layer 3 (action type)" in repr(error)
+
+
+def test_an_error_carries_a_code_and_frozen_params_that_copies_and_pickling_keep() -> None:
+    error = InvalidModelOutputError(
+        "duplicate", layer=ValidationLayer.JSON_SYNTAX, code="duplicate_key", params={"key": "path"}
+    )
+    with pytest.raises(TypeError):
+        error.params["key"] = "other"  # type: ignore[index]
+    for copy in (error.with_usage(TokenUsage(1, 1)), error.with_raw_text("{}"), pickle.loads(pickle.dumps(error))):
+        assert (copy.code, dict(copy.params)) == ("duplicate_key", {"key": "path"})
+    defaults = [InvalidModelOutputError("x", layer=layer).code for layer in ValidationLayer]
+    assert defaults == ["not_json", "not_an_object", "unknown_type", "bad_fields"]
 
 
 def test_context_is_added_by_copies_and_the_original_is_left_alone() -> None:
@@ -164,7 +178,8 @@ def test_fake_model_raises_the_configured_errors_then_runs_out() -> None:
     with pytest.raises(FakeModelExhaustedError) as caught_exhausted:
         fake.complete(HISTORY, TOOLS, BUDGET)
     assert str(caught_exhausted.value) == "fake model has no configured outcome left"
-    assert len(fake.calls) == 2  # the call that found nothing left is not recorded
+    assert len(fake.calls) == 3  # the call that found nothing left is recorded too, as the series' test expects
+    assert isinstance(caught_exhausted.value, ModelProviderError)  # one tree: like a provider that cannot answer
 
 
 def test_fake_model_refuses_an_outcome_it_cannot_replay() -> None:

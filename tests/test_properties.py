@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codeagent_lite.json_action_parser import action_json_schema, check_fields, parse_json_action
+from codeagent_lite.action_schema import action_json_schema
+from codeagent_lite.json_action_parser import check_fields, parse_json_action
 from codeagent_lite.json_text_messages import build_provider_messages, encode_json
 from codeagent_lite.kernel_types import FinalAnswer, ToolCall
 from codeagent_lite.model_adapter import InvalidModelOutputError, ValidationLayer
@@ -241,3 +243,100 @@ def test_layer_4_and_the_json_schema_agree_except_on_blank_strings(obj: dict[str
         assert not schema_accepts or error.message.split(",")[0].endswith("must not be blank"), error.message
     else:
         assert schema_accepts, obj
+
+
+# ----------------------------------------------------------- the caller's stack, the interpreter's limits
+# (issue 18: the parser raises nothing but InvalidModelOutputError, however deep the caller's stack and whatever
+# sys.set_int_max_str_digits says)
+
+STACK_SAMPLES = [
+    '{"type":"tool_call","call_id":"c","tool_name":"t","arguments":{"a":[{"b":[1,2,{"c":null}]}]}}',
+    '{"type":"final_answer","content":"x"}',
+    '```json\n{"type":"final_answer","content":"x"}\n```',
+    "[" * 50 + "]" * 50,
+    "[" * 5000,
+    '{"a":1,"a":2}',
+    '{"type":"tool_call"}',
+    '{"type":"final_answer","content":"\\ud800"}',
+]
+
+
+def _frames_left() -> int:
+    """How many more calls the interpreter allows from here (measured, since C calls count too)."""
+    try:
+        return 1 + _frames_left()
+    except RecursionError:
+        return 0
+
+
+def _descend(frames: int, text: str) -> object:
+    if frames > 0:
+        return _descend(frames - 1, text)
+    try:
+        return parse_json_action(text)
+    except InvalidModelOutputError as error:
+        return error
+
+
+def _parse_with_headroom(headroom: int, text: str) -> object:
+    """``parse_json_action(text)`` called with ``headroom`` frames left: its own, and one for what it calls."""
+    return _descend(_frames_left() - headroom, text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(2, 80), st.sampled_from(STACK_SAMPLES) | st.text(max_size=60))
+def test_however_deep_the_callers_stack_only_the_parsers_error_comes_out(headroom: int, text: str) -> None:
+    outcome = _parse_with_headroom(headroom, text)  # a RecursionError or any other exception fails the test
+    assert isinstance(outcome, (ToolCall, FinalAnswer, InvalidModelOutputError))
+    if isinstance(outcome, InvalidModelOutputError) and outcome.code == "too_deep":
+        assert outcome.layer is ValidationLayer.JSON_SYNTAX and outcome.raw_text == text
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(50, 120), st.sampled_from(STACK_SAMPLES[:2]))
+def test_with_50_frames_of_headroom_a_valid_reply_still_parses(headroom: int, text: str) -> None:
+    assert _parse_with_headroom(headroom, text) == parse_json_action(text)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from([0, 640, 1000, 4300, 5000, 10_000]), st.integers(1, 6000), st.booleans())
+def test_whatever_the_int_digit_limit_a_long_integer_is_refused_at_layer_1(
+    limit: int, digits: int, minus: bool
+) -> None:
+    number = ("-" if minus else "") + "7" * digits
+    text = '{"type":"tool_call","call_id":"c","tool_name":"t","arguments":{"n":' + number + "}}"
+    allowed = min(4300, limit or 4300)
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(limit)
+    try:
+        outcome = parse_json_action(text) if digits <= allowed else None
+        if outcome is None:
+            with pytest.raises(InvalidModelOutputError) as caught:  # never a ValueError of int()'s own
+                parse_json_action(text)
+            assert (caught.value.layer, caught.value.code) == (ValidationLayer.JSON_SYNTAX, "number_too_long")
+            assert dict(caught.value.params) == {"digits": digits, "limit": allowed}
+    finally:
+        sys.set_int_max_str_digits(before)
+    if outcome is not None:
+        assert isinstance(outcome, ToolCall) and outcome.arguments["n"] == int(number)
+
+
+@pytest.mark.parametrize("recursion_limit", [1000, 10_000, 1_000_000])
+def test_deep_nesting_is_refused_at_any_recursion_limit(recursion_limit: int) -> None:
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(recursion_limit)
+    try:
+        for text in ("[" * 200_000, "[" * 101 + "]" * 101, '{"a":' * 101 + "1" + "}" * 101):
+            with pytest.raises(InvalidModelOutputError) as caught:
+                parse_json_action(text)
+            assert caught.value.code == "too_deep"
+        assert check_fields_ok("[" * 100 + "]" * 100)
+    finally:
+        sys.setrecursionlimit(before)
+
+
+def check_fields_ok(text: str) -> bool:
+    """The deepest nesting accepted (100) passes layer 1; it is refused later, at layer 2, as an array."""
+    with pytest.raises(InvalidModelOutputError) as caught:
+        parse_json_action(text)
+    return caught.value.layer is ValidationLayer.TOP_LEVEL_OBJECT

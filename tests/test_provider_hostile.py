@@ -242,16 +242,31 @@ def test_no_raw_client_exception_is_chained(server: Server) -> None:
     assert "APIStatusError" not in "".join(traceback.format_exception(error))
 
 
-def test_credentials_in_the_base_url_are_never_shown(server: Server) -> None:
+def test_a_query_secret_in_the_base_url_is_never_shown(server: Server) -> None:
     port = server.base_url.split(":")[2].split("/")[0]
-    secret_url = f"http://learner:hunter2-password@127.0.0.1:{port}/v1?api-key=query-secret-123"
-    server.answer = Answer(status=403, body=b'{"error": "hunter2-password and query-secret-123 refused"}')
+    secret_url = f"http://127.0.0.1:{port}/v1?api-key=query-secret-123"
+    server.answer = Answer(status=403, body=b'{"error": "query-secret-123 refused"}')
     target = provider(secret_url)
     error = refusal(target)
     shown = everything_printed_about(error) + repr(target) + target.shown_url
-    for secret in ("hunter2-password", "query-secret-123", "learner"):
-        assert secret not in shown
-    assert target.shown_url == f"http://***@127.0.0.1:{port}/v1?api-key=***"
+    assert "query-secret-123" not in shown
+    assert target.shown_url == f"http://127.0.0.1:{port}/v1?api-key=***"
+
+
+@pytest.mark.parametrize(
+    "userinfo", ["learner:hunter2-password@", "learner@", ":hunter2-password@", "le%40rner:hunter2%3Apassword@"]
+)
+def test_credentials_in_the_base_url_are_refused_without_repeating_them(server: Server, userinfo: str) -> None:
+    """The HTTP library would send them as Basic auth instead of the key, and an echoing server would show them."""
+    port = server.base_url.split(":")[2].split("/")[0]
+    sent_before = len(server.authorizations)
+    with pytest.raises(ValueError, match="must not contain a user name or password") as caught:
+        provider(f"http://{userinfo}127.0.0.1:{port}/v1")
+    shown = everything_printed_about(caught.value)
+    for part in ("learner", "le%40rner", "hunter2", "aHVudGVyMi", "bGVhcm5lcj"):
+        assert part not in shown
+    assert f"***@127.0.0.1:{port}" in shown
+    assert len(server.authorizations) == sent_before
 
 
 @pytest.mark.parametrize("pasted", [KEY, "sk-proj-abc123", "ghp_MixedCaseToken123456789"])

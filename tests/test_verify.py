@@ -1,5 +1,6 @@
-"""``verify`` on real folders: the stubs fail, the solutions and the package pass, and plausible
-wrong implementations each fail with the right check named.
+"""``verify`` on real folders: the stubs fail, the solutions pass, and plausible wrong
+implementations each fail with the right check named. (The package's own modules pass the
+same checks in-process: ``test_contract.py``; as a folder for verify they are no learner's.)
 
 Every wrong implementation is the teacher's solution with one thing broken, written into
 ``tmp_path``; each test names the check that must catch it and shows that the checks around
@@ -25,7 +26,7 @@ from codeagent_lite.workbook.contract import CHECKS
 from codeagent_lite.workbook.verify import VerifyReport, VerifyUsageError, compare, verify
 
 ROOT = Path(__file__).resolve().parent.parent
-STUBS = ROOT / "notebooks" / "my_json_text"
+STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
 SOLUTION = ROOT / "solutions" / "my_json_text"
 BLOG_STAGE = ROOT / "solutions" / "blog_json_text"
 PACKAGE = Path(codeagent_lite.__file__).resolve().parent
@@ -69,7 +70,6 @@ STUB_PARSER = (STUBS / "json_action_parser.py").read_text(encoding="utf-8")
 SUBJECTS = {
     "stubs": Subject(base=STUBS),
     "solution": Subject(),
-    "package": Subject(base=PACKAGE, name="codeagent_lite"),
     "blog stage": Subject(base=BLOG_STAGE),
     "blog stage to step 3": Subject(base=BLOG_STAGE, step=3),
     "no sort_keys": Subject(
@@ -101,6 +101,17 @@ SUBJECTS = {
     ),
     "catches everything": Subject(
         (("json_text_adapter.py", "except ProviderError as error:", "except Exception as error:"),), step=2
+    ),
+    "positional provider call": Subject(
+        (
+            (
+                "json_text_adapter.py",
+                "messages=provider_messages,\n                tools=tools,\n"
+                "                max_output_tokens=budget.max_output_tokens,",
+                "provider_messages, tools, budget.max_output_tokens",
+            ),
+        ),
+        step=2,
     ),
     "unfinished parser": Subject((("json_action_parser.py", None, STUB_PARSER),), step=2),
     "lax json.loads parser": Subject((("json_action_parser.py", None, BLOG_PARSER),)),
@@ -187,10 +198,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, VerifyReport]
     """Every subject verified once, several at a time: each run is a child process, mostly waiting."""
     folders = {}
     for name, subject in SUBJECTS.items():
-        if subject.base == PACKAGE:
-            folders[name] = PACKAGE  # the package's own folder, verified where it is
-        else:
-            folders[name] = build(tmp_path_factory.mktemp(name.replace(" ", "_")), subject)
+        folders[name] = build(tmp_path_factory.mktemp(name.replace(" ", "_")), subject)
     missing = folders["missing parser"] / "json_action_parser.py"
     missing.unlink()
     with ThreadPoolExecutor(max_workers=6) as pool:
@@ -225,7 +233,7 @@ def test_the_stubs_fail_every_check_and_say_they_are_not_written(reports: dict[s
     assert "not written" in result_of(report, "4.1")
 
 
-@pytest.mark.parametrize("name", ["solution", "package"])
+@pytest.mark.parametrize("name", ["solution"])
 def test_the_solution_and_the_package_pass_every_check(reports: dict[str, VerifyReport], name: str) -> None:
     report = reports[name]
     assert [r.sentence for r in report.failed] == []
@@ -301,6 +309,14 @@ def test_catching_every_exception_fails_the_pass_through_check(reports: dict[str
     assert failing(reports["catches everything"]) == {"2.10"}
 
 
+def test_one_mistake_failing_every_adapter_check_is_said_once_naming_them(reports: dict[str, VerifyReport]) -> None:
+    report = reports["positional provider call"]
+    assert failing(report) == {f"2.{n}" for n in range(1, 11)}
+    text = str(report)
+    assert text.count("takes 1 positional argument") == 1, text
+    assert "the same for 2.2, 2.3, 2.4, 2.5, 2.6, 2.7, 2.8, 2.9, 2.10" in text
+
+
 def test_the_adapter_is_judged_alone_even_when_the_parser_is_unfinished(reports: dict[str, VerifyReport]) -> None:
     assert reports["unfinished parser"].exit_code == 0
 
@@ -330,11 +346,19 @@ def test_a_crash_is_named_with_its_file_and_line(reports: dict[str, VerifyReport
     assert "it raised KeyError: 'type' in json_action_parser.py line" in result_of(report, "3.13")
 
 
-def test_a_hang_is_stopped_and_the_other_checks_still_run(reports: dict[str, VerifyReport]) -> None:
+def test_a_hang_costs_one_time_limit_and_the_rest_of_its_step_is_not_run_said_once(
+    reports: dict[str, VerifyReport],
+) -> None:
     report = reports["hang"]
     assert failing(report) == {"3.4"}
     assert f"no answer within {SHORT:g} s" in result_of(report, "3.4")
-    assert verdicts(report)["3.5"] is True
+    verdict = verdicts(report)
+    assert all(verdict[f"3.{n}"] is None for n in range(5, 24))
+    assert all(verdict[f"3.{n}"] for n in range(1, 4)) and all(verdict[f"1.{n}"] for n in range(1, 13))
+    assert "this step stopped at 3.4" in result_of(report, "3.5")
+    text = str(report)
+    assert text.count("this step stopped at 3.4") == 1
+    assert "the same for 3.6, 3.7" in text
 
 
 def test_a_syntax_error_names_the_file_and_line_and_the_other_files_still_run(
@@ -462,7 +486,7 @@ def test_the_command_line_exit_status() -> None:
     passed = run_cli("solutions/my_json_text", "--step", "1")
     assert passed.returncode == 0, passed.stderr
     assert passed.stdout.startswith("verify solutions/my_json_text: steps 1-1")
-    failed = run_cli("notebooks/my_json_text", "--step", "1", "--time-limit", "3")
+    failed = run_cli("notebooks/stubs/my_json_text", "--step", "1", "--time-limit", "3")
     assert failed.returncode == 1
     assert "0 of 12 checks pass" in failed.stdout
 
@@ -500,3 +524,34 @@ def test_the_stubs_beside_ours_say_what_is_missing() -> None:
     assert all("not written" in row.yours for row in comparison.rows)
     with pytest.raises(VerifyUsageError):
         compare(STUBS, 7)
+
+
+def test_a_terminal_sees_a_line_per_step_while_verify_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setenv("CAL_LANG", "en")
+    verify(SOLUTION)
+    lines = terminal.getvalue().splitlines()
+    assert [line.split(" · ")[0] for line in lines] == [f"verify: step {step} of 4" for step in (1, 2, 3, 4)]
+
+
+def test_a_seed_gives_fresh_inputs_the_solution_still_passes_and_the_report_says_so() -> None:
+    report = verify(SOLUTION, seed=424242)
+    assert report.passed == len(report.results)
+    assert any("seed 424242" in note for note in report.notes)
+    with pytest.raises(VerifyUsageError):
+        verify(SOLUTION, seed="7")  # type: ignore[arg-type]
+
+
+def test_the_packages_own_folder_is_no_learners_its_reference_is_not_in_the_sandbox() -> None:
+    """The reference's files import the strict JSON layer and each other inside the package; copied
+    into the sandbox as a learner's folder they find none of it, so nothing of the reference passes there."""
+    report = verify(PACKAGE, step=1, time_limit=SHORT)
+    assert report.passed == 0
+    assert report.file_problems

@@ -350,7 +350,7 @@ def test_the_engine_report_speaks_chinese(zh: None) -> None:
 
 # --------------------------------------------------------------------------- verify run end to end, the ladders
 
-STUBS = Path(__file__).resolve().parent.parent / "notebooks" / "my_json_text"
+STUBS = Path(__file__).resolve().parent.parent / "notebooks" / "stubs" / "my_json_text"
 
 
 def test_verify_prints_chinese_check_names_in_zh_and_the_english_ones_in_en(
@@ -439,3 +439,23 @@ def test_a_shared_code_cells_label_follows_the_edition(monkeypatch: pytest.Monke
     assert capsys.readouterr().out == (
         "和手工解析得到的行动相同：True\n第 1 层（JSON 语法）拒绝了它：model output must be valid JSON\n"
     )
+
+
+def test_the_stubs_docstrings_speak_chinese_first_then_english() -> None:
+    """The learner's stubs are read on the Chinese path: every docstring opens in Chinese and carries the English."""
+    import ast
+    import re
+
+    for path in sorted(STUBS.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        documented = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef)))]
+        for node in documented:
+            docstring = ast.get_docstring(node)
+            where = f"{path.name}:{getattr(node, 'name', 'module')}"
+            assert docstring, f"{where} has no docstring"
+            assert re.search(r"[\u4e00-\u9fff]", docstring.split("\n", 1)[0]), f"{where} opens in English"
+            first_chinese = re.search(r"[\u4e00-\u9fff]", docstring)
+            assert first_chinese is not None
+            prose = re.sub(r"``.*?``", " ", docstring[first_chinese.start() :], flags=re.S)
+            english = re.search(r"\b[A-Za-z]{3,} [A-Za-z]{3,}\b", prose)
+            assert english, f"{where}: no English after the Chinese"

@@ -99,6 +99,8 @@ class StopReason(StrEnum):
     STEP_LIMIT = "step limit reached"
     TOO_MANY_REJECTIONS = "too many rejected replies in a row"
     PROVIDER_ERROR = "provider error"
+    INTERRUPTED = "interrupted"
+    """A tool was interrupted (Ctrl-C, or a tool raising ``KeyboardInterrupt``): the run stops, its host does not."""
 
 
 # --------------------------------------------------------------------------- the transcript's steps
@@ -355,6 +357,14 @@ def _call_tool(tool: Tool, call: ToolCall) -> tuple[str, bool]:
         return _text_of(error), True
     except Exception as error:  # a tool bug must not end the run; the model sees what failed
         return f"tool {quote(tool.name, _ID_QUOTE_CHARS)} failed: {type(error).__name__}: {_text_of(error)}", True
+    except KeyboardInterrupt:
+        raise  # the learner asked to stop: the run ends (see _Run._run_tool_call), its host goes on
+    except BaseException as error:  # sys.exit() in a tool must not end the notebook or the CLI that runs the agent
+        return (
+            f"tool {quote(tool.name, _ID_QUOTE_CHARS)} tried to end the program: {type(error).__name__}: "
+            f"{_text_of(error)}; a tool returns text or raises an exception, the run goes on",
+            True,
+        )
     if not isinstance(content, str):
         return f"tool {quote(tool.name, _ID_QUOTE_CHARS)} returned {type(content).__name__}, not text", True
     return content, False
@@ -452,8 +462,7 @@ class _Run:
         self.steps.append(ActionStep(model_call=call_number, usage=response.usage, action=action))
         if isinstance(action, FinalAnswer):
             return self.finish(StopReason.FINAL_ANSWER, f"after {call_number} model calls", action.content)
-        self._run_tool_call(action)
-        return None
+        return self._run_tool_call(action)
 
     def _reply_rejected(self, call_number: int, error: InvalidModelOutputError) -> Transcript | None:
         if error.usage is not None:
@@ -492,10 +501,21 @@ class _Run:
         self.steps.append(replace(step, correction=correction))
         return None
 
-    def _run_tool_call(self, call: ToolCall) -> None:
+    def _run_tool_call(self, call: ToolCall) -> Transcript | None:
+        """Run the call and record its result; a ``Transcript`` when the tool was interrupted."""
         self.used_call_ids.add(call.call_id)
         self.history.append(call)
-        result = run_tool(self.tools, call)
+        try:
+            result = run_tool(self.tools, call)
+        except KeyboardInterrupt:
+            message = f"tool {quote(call.tool_name, _ID_QUOTE_CHARS)} was interrupted (KeyboardInterrupt)"
+            result = ToolResult(call.call_id, message, is_error=True)
+            self._record(result)
+            return self.finish(StopReason.INTERRUPTED, f"{message}; the run stops here")
+        self._record(result)
+        return None
+
+    def _record(self, result: ToolResult) -> None:
         sent = replace(result, content=shorten_counted(result.content, self.max_tool_result_chars))
         self.history.append(sent)
         self.steps.append(ToolResultStep(result=sent, output_chars=len(result.content)))
@@ -512,7 +532,7 @@ def run_agent(
     budget: ModelCallBudget = DEFAULT_BUDGET,
     max_tool_result_chars: int = MAX_TOOL_RESULT_CHARS,
 ) -> Transcript:
-    """Run ``task`` until a final answer, a step limit, too many rejections or a provider error.
+    """Run ``task`` until a final answer, a step limit, too many rejections, a provider error or an interrupt.
 
     ``max_steps`` bounds the number of model calls, rejected ones included, so it is
     also a bound on cost. ``max_consecutive_rejections`` is how many corrections are sent
@@ -532,6 +552,10 @@ def run_agent(
       which call.
     * An unknown tool name is not a rejection: the reply is a valid action, so it gets an
       error ``ToolResult`` naming the available tools and the model can recover.
+    * A tool that ends the program (``sys.exit``, ``SystemExit`` or any other
+      ``BaseException``) gets an error ``ToolResult`` like a crash; a ``KeyboardInterrupt``
+      in a tool (Ctrl-C) stops the run with ``StopReason.INTERRUPTED``. Either way
+      ``run_agent`` returns, and the notebook or CLI that called it goes on.
     """
     _check_count("max_steps", max_steps, 1)
     _check_count("max_consecutive_rejections", max_consecutive_rejections, 0)

@@ -284,10 +284,21 @@ def _open_in_workspace(root: Path, path: str) -> Iterator[int]:
             fd = os.open(resolve_in_workspace(root, path), _OPEN_FLAGS)
     except OSError as error:
         raise ToolError(_open_failure(shown, error)) from None
+    # PurePath drops a trailing "/" (and "/."); POSIX open() does not: "notes.md/" names a folder.
+    if _names_a_folder(path) and not stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ToolError(_open_failure(shown, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))))
     try:
         yield fd
     finally:
         os.close(fd)
+
+
+def _names_a_folder(path: str) -> bool:
+    """Whether ``path`` ends the way only a folder's name can: ``/``, ``/.`` or ``.`` alone."""
+    separators = "/" + (os.sep if os.sep != "/" else "") + (os.altsep or "")
+    stripped = path.rstrip(separators)
+    return stripped != path or stripped == "." or stripped.endswith(tuple(f"{sep}." for sep in separators))
 
 
 def _open_failure(shown: str, error: OSError) -> str:
@@ -355,10 +366,26 @@ def read_file_tool(workspace: str | os.PathLike[str]) -> Tool:
     return Tool(spec=spec, run=read_file)
 
 
+_LOOKS_MARKED = ("@", "/")
+"""What a listing line ends with to mark a symlink or a folder, so a plain name may not end with it."""
+
+
+def _shown_name(name: str) -> str:
+    """A name as listed: as it is, or as a quoted literal when it could be read as something else.
+
+    Quoted: a name that is not plain printable text (a newline, a control character, bytes
+    that are not UTF-8), that ends with a mark (``x@`` is a file, not the symlink ``x``), or
+    that starts with a quote (it could pose as a quoted literal). So a line that starts
+    with a quote is always a literal, and a mark at the end of a line is always a mark.
+    """
+    if name.isprintable() and not name.endswith(_LOOKS_MARKED) and not name.startswith(("'", '"')):
+        return name
+    return repr(name)
+
+
 def _entry_line(entry: os.DirEntry[str]) -> str:
-    """One listing line. A name that is not plain printable text (a newline, a control character,
-    bytes that are not UTF-8) is written as a quoted literal, so it cannot pose as other entries."""
-    name = entry.name if entry.name.isprintable() else repr(entry.name)
+    """One listing line: the name (see ``_shown_name``), then "/" for a folder or "@" for a symlink."""
+    name = _shown_name(entry.name)
     # follow_symlinks=False: listing must not touch what a link points to (it may be outside).
     if entry.is_symlink():
         return name + "@"

@@ -1,15 +1,24 @@
 """An HTTP transport for the ``openai`` client that refuses to wait or read without end.
 
 The client's ``timeout`` bounds each read, not the call: a server that sends one byte a
-second keeps a ``timeout=3`` call alive as long as it likes. And it reads the whole body
-into memory, however large. This transport wraps the client's own (the HTTP library that
-``openai`` depends on) and checks, after every chunk of the body, that the call is
-still inside its deadline and under its size cap.
+second keeps a ``timeout=3`` call alive as long as it likes, in the headers as well as in
+the body. And it reads the whole body into memory, however large, after decompressing
+it. This transport wraps the client's own (the HTTP library that ``openai`` depends on)
+in three ways:
 
-A chunk check cannot interrupt a read that is blocked waiting: that read still ends at
-the per-read timeout. ``OpenAICompatibleProvider`` therefore also waits for the whole
-call with its own deadline (see ``_send`` there), and this transport makes sure that a
-call given up that way stops soon after, instead of reading on in the background.
+- every socket operation gets what is left of the call's deadline as its timeout, so a
+  trickling server is cut off at the deadline and the connection is closed there, by the
+  thread that made the call: nothing keeps reading in the background;
+- the body is decompressed here, in pieces of at most ``_PIECE_BYTES``, and the size cap
+  counts the decompressed bytes: a 50 KB gzip bomb that would become 50 MB is stopped at
+  the cap without ever being held whole. Only the encodings asked for (gzip and deflate,
+  nested at most ``_MAX_CODINGS`` deep) are accepted; a server that sends another one
+  anyway is refused rather than passed on to a decoder that does not count;
+- after every piece, the deadline and the cap are checked again.
+
+The first point reaches into the connection pool of the HTTP library (its network
+backend); if a future version moves it, the deadline still holds through the chunk checks
+and the provider's own wait, only less tightly.
 
 The HTTP library is imported when the transport is built, like ``openai`` itself: ``httpx2``
 where the installed ``openai`` is built on it, else ``httpx`` (``openai`` 1.x and 2.x); the
@@ -18,11 +27,25 @@ two share the transport interface used here.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["bounded_http_client", "http_library"]
+__all__ = ["ACCEPTED_ENCODINGS", "bounded_http_client", "http_library"]
+
+ACCEPTED_ENCODINGS = ("gzip", "deflate")
+"""The content codings asked for and decoded here, with a bound on what each piece may become."""
+
+_PIECE_BYTES = 64 * 1024
+"""Most bytes one decompression step may produce: what a bomb can cost before the cap is checked."""
+
+_MAX_CODINGS = 5
+"""Most content codings applied on top of each other (urllib3 and httpx stop at five too)."""
+
+_MIN_WAIT = 0.001
+"""A socket timeout of 0 would mean "do not block" (an error, not a timeout); past the deadline, wait this long."""
 
 
 def http_library() -> Any:
@@ -36,25 +59,140 @@ def http_library() -> Any:
     return httpx2
 
 
+class _Deadline(threading.local):
+    """The deadline of the call the current thread is making (None outside a call)."""
+
+    at: float | None = None
+
+    def clamp(self, timeout: float | None) -> float | None:
+        """``timeout`` shortened to what is left of the deadline."""
+        if self.at is None:
+            return timeout
+        left = max(self.at - time.monotonic(), _MIN_WAIT)
+        return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream:
+    """A network stream whose every read and write ends by the call's deadline."""
+
+    def __init__(self, inner: Any, deadline: _Deadline) -> None:
+        self._inner = inner
+        self._deadline = deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return bytes(self._inner.read(max_bytes, self._deadline.clamp(timeout)))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, self._deadline.clamp(timeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None) -> Any:
+        return _DeadlineStream(
+            self._inner.start_tls(ssl_context, server_hostname, self._deadline.clamp(timeout)), self._deadline
+        )
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend:
+    """The HTTP library's network backend, with connecting and every stream bounded by the deadline."""
+
+    def __init__(self, inner: Any, deadline: _Deadline) -> None:
+        self._inner = inner
+        self._deadline = deadline
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> _DeadlineStream:
+        stream = self._inner.connect_tcp(host, port, self._deadline.clamp(timeout), local_address, socket_options)
+        return _DeadlineStream(stream, self._deadline)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> _DeadlineStream:
+        stream = self._inner.connect_unix_socket(path, self._deadline.clamp(timeout), socket_options)
+        return _DeadlineStream(stream, self._deadline)
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+def _codings(header: str) -> list[str]:
+    """The content codings of a ``Content-Encoding`` header, in the order they were applied."""
+    return [coding for coding in (part.strip().lower() for part in header.split(",")) if coding not in ("", "identity")]
+
+
+def _inflate(pieces: Iterator[bytes], coding: str, error: type[Exception]) -> Iterator[bytes]:
+    """One content coding undone, never more than ``_PIECE_BYTES`` at a time.
+
+    ``deflate`` should be zlib-wrapped (RFC 9110) but some servers send it raw; like the
+    HTTP libraries, the raw form is tried when the first bytes are not a zlib header.
+    """
+    wbits = zlib.MAX_WBITS | 16 if coding in ("gzip", "x-gzip") else zlib.MAX_WBITS
+    decompressor = zlib.decompressobj(wbits)
+    first = True
+    for piece in pieces:
+        data = piece
+        while data and not decompressor.eof:
+            try:
+                out = decompressor.decompress(data, _PIECE_BYTES)
+            except zlib.error as failure:
+                if first and coding == "deflate":
+                    decompressor, first = zlib.decompressobj(-zlib.MAX_WBITS), False
+                    continue
+                raise error(f"the answer is not valid {coding} data ({failure})") from None
+            first = False
+            data = decompressor.unconsumed_tail
+            if out:
+                yield out
+    if not decompressor.eof:
+        raise error(f"the answer's {coding} data is cut off")
+
+
 def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
-    """An HTTP client whose every request ends within ``seconds`` or ``max_body_bytes``."""
+    """An HTTP client whose every request ends within ``seconds`` or ``max_body_bytes``.
+
+    ``max_body_bytes`` bounds the body both as received and as decompressed.
+    """
     # Chosen at run time (httpx2 or httpx), so to the type checker the base classes are Any.
     http: Any = http_library()
+    deadline = _Deadline()
 
     class BoundedStream(http.SyncByteStream):  # type: ignore[misc]
-        def __init__(self, inner: Any, deadline: float) -> None:
+        def __init__(self, inner: Any, codings: list[str]) -> None:
             self._inner = inner
-            self._deadline = deadline
+            self._codings = codings
 
-        def __iter__(self) -> Iterator[bytes]:
+        def _received(self) -> Iterator[bytes]:
             received = 0
             for chunk in self._inner:
                 received += len(chunk)
                 if received > max_body_bytes:
                     raise http.ReadError(f"the answer is longer than {max_body_bytes} bytes; reading stopped")
-                if time.monotonic() > self._deadline:
-                    raise http.ReadTimeout(f"the answer took longer than {seconds} s in all")
                 yield chunk
+
+        def __iter__(self) -> Iterator[bytes]:
+            pieces = self._received()
+            for coding in reversed(self._codings):
+                pieces = _inflate(pieces, coding, http.DecodingError)
+            decoded = 0
+            for piece in pieces:
+                decoded += len(piece)
+                if decoded > max_body_bytes:
+                    raise http.ReadError(
+                        f"the answer is longer than {max_body_bytes} bytes once decompressed; reading stopped"
+                    )
+                if deadline.at is not None and time.monotonic() > deadline.at:
+                    raise http.ReadTimeout(f"the answer took longer than {seconds} s in all")
+                yield piece
 
         def close(self) -> None:
             self._inner.close()
@@ -62,14 +200,35 @@ def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
     class BoundedTransport(http.BaseTransport):  # type: ignore[misc]
         def __init__(self) -> None:
             self._inner = http.HTTPTransport()
+            pool: Any = getattr(self._inner, "_pool", None)
+            backend = getattr(pool, "_network_backend", None)
+            if backend is not None:
+                pool._network_backend = _DeadlineBackend(backend, deadline)
 
         def handle_request(self, request: Any) -> Any:
-            deadline = time.monotonic() + seconds
+            deadline.at = time.monotonic() + seconds
+            request.headers["Accept-Encoding"] = ", ".join(ACCEPTED_ENCODINGS)
             response = self._inner.handle_request(request)
+            codings = _codings(response.headers.get("Content-Encoding", ""))
+            unknown = [coding for coding in codings if coding not in (*ACCEPTED_ENCODINGS, "x-gzip")]
+            if unknown or len(codings) > _MAX_CODINGS:
+                response.close()
+                asked = ", ".join(ACCEPTED_ENCODINGS)
+                found = f"{len(codings)} codings" if not unknown else repr(unknown[0][:40])
+                raise http.DecodingError(
+                    f"the answer's Content-Encoding is {found}; this client asks for {asked} "
+                    f"(at most {_MAX_CODINGS} deep) and decodes nothing else"
+                )
+            # The body is handed on decoded, so the library must not decode it again.
+            headers = [
+                (name, value)
+                for name, value in response.headers.raw
+                if name.lower() not in (b"content-encoding", b"content-length")
+            ]
             return http.Response(
                 status_code=response.status_code,
-                headers=response.headers,
-                stream=BoundedStream(response.stream, deadline),
+                headers=headers,
+                stream=BoundedStream(response.stream, codings),
                 extensions=response.extensions,
             )
 

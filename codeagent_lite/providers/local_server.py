@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..json_action_parser import action_json_schema
+from ..action_schema import action_json_schema
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
@@ -578,14 +578,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ProviderError as error:
         print(f"local model server: failed: {error}", file=sys.stderr, flush=True)
         return 1
-    print(f"local model server: ready at {server.base_url} ({note}); log: {server.log_path}", flush=True)
-    return serve(server)
+    return serve(server, f"local model server: ready at {server.base_url} ({note}); log: {server.log_path}")
 
 
-def serve(server: LocalModelServer, grace_seconds: float = 5.0) -> int:
+def serve(server: LocalModelServer, announce: str = "", grace_seconds: float = 5.0) -> int:
     """Wait on a child engine until it ends; SIGTERM or Ctrl+C here stops it (SIGKILL after the grace).
 
-    The signal handler only passes the signal on: waiting and reaping stay in the main loop.
+    ``announce`` is printed once the signals are handled, so whoever waits for it may stop us
+    at once. The signal handler only passes the signal on: waiting and reaping stay in the main loop.
     """
     process = server.process
     if process is None:
@@ -598,6 +598,8 @@ def serve(server: LocalModelServer, grace_seconds: float = 5.0) -> int:
             os.killpg(process.pid, signal.SIGTERM)
 
     previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
+    if announce:
+        print(announce, flush=True)
     try:
         while (code := process.poll()) is None:
             if asked and time.monotonic() - asked[0] > grace_seconds:

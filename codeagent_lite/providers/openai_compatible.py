@@ -24,21 +24,21 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, NonNegativeInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..action_schema import action_json_schema
 from ..display import printable, shorten
-from ..json_action_parser import action_json_schema
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
 from .bounded_http import bounded_http_client
 from .prompting import render_system_prompt
-from .redaction import Redactor, redact_url, url_secrets
+from .redaction import Redactor, protect_library_logs, redact_url, url_secrets
 
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["MAX_BODY_BYTES", "PLACEHOLDER_API_KEY", "OpenAICompatibleProvider"]
+__all__ = ["MAX_BODY_BYTES", "MAX_TOKEN_COUNT", "PLACEHOLDER_API_KEY", "OpenAICompatibleProvider"]
 
 PLACEHOLDER_API_KEY = "no-key-needed"
 """Sent when ``api_key_env`` is None: local servers (Ollama, llama.cpp, vLLM) accept any key,
@@ -48,7 +48,17 @@ MAX_BODY_BYTES = 8_000_000
 """Largest answer read from a server. A chat completion is a few kilobytes; a body past this
 is a broken or hostile server, and reading it whole would cost the learner's memory."""
 
+MAX_TOKEN_COUNT = 1_000_000_000
+"""Largest token count believed from a server. No call spends a billion tokens; a number past
+this is a broken or hostile server, and an unbounded one could not even be printed (Python
+refuses to turn an integer of more than 4300 digits into text)."""
+
 _EXCERPT_CHARS = 300
+_SCRUBBED_CHARS = 20 * _EXCERPT_CHARS
+"""How much of a server's text is searched for secrets: more than an excerpt can show, however escaped."""
+
+_WAIT_GRACE_SECONDS = 1.0
+"""How long past its deadline the call waits for the transport, which stops itself at the deadline."""
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _CONVENTIONAL_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 
@@ -59,8 +69,8 @@ _CONVENTIONAL_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 class _Usage(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
-    prompt_tokens: NonNegativeInt
-    completion_tokens: NonNegativeInt
+    prompt_tokens: int = Field(ge=0, le=MAX_TOKEN_COUNT)
+    completion_tokens: int = Field(ge=0, le=MAX_TOKEN_COUNT)
 
 
 class _Message(BaseModel):
@@ -108,6 +118,14 @@ def _check_base_url(base_url: object) -> str:
         raise ValueError(
             "base_url must be an http:// or https:// address with a host, "
             f"found {printable(shorten(_safe_url(base_url), 120))!r}"
+        )
+    if "@" in parsed.netloc:
+        # The HTTP library would send them as Basic auth in place of the Bearer key, and a
+        # server that echoes headers would show them: refuse, and never repeat them.
+        raise ValueError(
+            "base_url must not contain a user name or password (found 'user:password@' before the host, "
+            f"not shown: {printable(shorten(_safe_url(base_url), 120))!r}); "
+            "put the API key in the environment variable named by api_key_env"
         )
     return base_url
 
@@ -209,9 +227,15 @@ class OpenAICompatibleProvider:
     want ``"max_completion_tokens"``. ``temperature=None`` leaves it to the server.
 
     ``timeout`` is a deadline for the whole call, connecting and reading included, and an
-    answer longer than ``MAX_BODY_BYTES`` is refused: a slow or endless server costs at most
-    that much time and memory. The client's automatic retries are off: a retry would hide a
-    failure from the learner and spend tokens twice.
+    answer longer than ``MAX_BODY_BYTES`` (once decompressed) is refused: a slow, endless or
+    compressed-bomb server costs at most that much time and memory, and a call that ends
+    leaves no thread or socket behind. The client's automatic retries are off: a retry would
+    hide a failure from the learner and spend tokens twice.
+
+    A ``base_url`` with a user name or password is refused: the HTTP library would send them
+    as Basic auth in place of the key. The answer's body is read as strictly as a model's
+    reply (no duplicate key, no endless number), and token counts above ``MAX_TOKEN_COUNT``
+    are refused. While the provider lives, what the HTTP libraries log has its secrets masked.
     """
 
     def __init__(
@@ -263,6 +287,9 @@ class OpenAICompatibleProvider:
         except Exception as error:
             # The HTTP library's InvalidURL (e.g. host 256.1.1.1) is not a ValueError; say what it is about.
             raise ValueError(f"invalid base_url {self.shown_url!r}: {self._excerpt(str(error))}") from None
+        # The resources load lazily; loading them now creates their loggers before the filter goes on.
+        _ = self._client.chat.completions
+        protect_library_logs(self, self._redactor)
 
     # ------------------------------------------------------------------ presets
 
@@ -343,9 +370,12 @@ class OpenAICompatibleProvider:
         worker = threading.Thread(target=lambda: outcome.put(self._attempt(request)), daemon=True)
         worker.start()
         try:
-            answer = outcome.get(timeout=self.timeout)
+            answer = outcome.get(timeout=self.timeout + _WAIT_GRACE_SECONDS)
         except queue.Empty:
+            # Only what the transport cannot bound (a name lookup that hangs) gets here.
             answer = ProviderError(self._timed_out())
+        else:
+            worker.join()
         if isinstance(answer, ProviderError):
             raise answer
         return answer
@@ -401,7 +431,9 @@ class OpenAICompatibleProvider:
 
     def _decode_completion(self, body_text: str) -> _Completion:
         try:
-            body = json.loads(body_text)
+            body = _STRICT_DECODER.decode(body_text)
+        except _NotStrictJSON as problem:
+            raise ProviderError(f"malformed response: {self._excerpt(str(problem))}") from None
         except RecursionError:
             raise ProviderError("malformed response: the body nests too deeply to be a chat completion") from None
         except ValueError:
@@ -417,7 +449,57 @@ class OpenAICompatibleProvider:
 
     def _excerpt(self, text: str) -> str:
         """A short, printable excerpt of server text with every secret removed, in any spelling."""
-        return printable(shorten(" ".join(self._redactor.scrub(text).split()), _EXCERPT_CHARS))
+        return printable(shorten(" ".join(self._redactor.scrub(text[:_SCRUBBED_CHARS]).split()), _EXCERPT_CHARS))
+
+
+class _NotStrictJSON(ValueError):
+    """The body is JSON, but not the strict JSON a model's reply must be either."""
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json keeps the last of two equal keys without a word: a second "usage" of 0/0 would hide the tokens spent.
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            break
+        seen.add(key)
+    raise _NotStrictJSON(
+        f"duplicate key {shorten(key, 40)!r} in one object; expected each key at most once, as in a model's own reply"
+    )
+
+
+def _bounded_integer(token: str) -> int:
+    # int() on a long digit string costs quadratic time, and past 4300 digits Python refuses to print it.
+    digits = len(token) - token.startswith("-")
+    if digits > _MAX_INTEGER_DIGITS:
+        raise _NotStrictJSON(f"an integer with {digits} digits; expected at most {_MAX_INTEGER_DIGITS}")
+    return int(token)
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise _NotStrictJSON(f"the number {shorten(token, 40)!r} is too large for a finite float")
+    return value
+
+
+def _no_constant(token: str) -> Any:
+    raise _NotStrictJSON(f"{token} is not a JSON number; expected finite numbers only")
+
+
+_MAX_INTEGER_DIGITS = 100
+"""Longest integer read from a server body: token counts and timestamps have a dozen digits."""
+
+_STRICT_DECODER = json.JSONDecoder(
+    object_pairs_hook=_object_without_duplicates,
+    parse_int=_bounded_integer,
+    parse_float=_finite_float,
+    parse_constant=_no_constant,
+)
+"""The rules of the chapter's strict layer, for a server body: no duplicate key, no NaN, no endless number."""
 
 
 def _text_of(error: BaseException) -> str:

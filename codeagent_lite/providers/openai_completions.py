@@ -19,18 +19,17 @@ Only the request and the shape of the answer differ, so this is a subclass of it
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, NonNegativeInt, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
-from .openai_compatible import OpenAICompatibleProvider, _check_sendable
+from .openai_compatible import _STRICT_DECODER, OpenAICompatibleProvider, _check_sendable, _NotStrictJSON, _Usage
 
 __all__ = ["CompletionSettings", "OpenAICompletionsProvider", "PromptRenderer"]
 
@@ -77,14 +76,8 @@ def _check_non_negative(name: str, value: object) -> None:
         raise ValueError(f"{name} must be a finite number >= 0, found {value!r}")
 
 
-# The part of a text completion this provider relies on, checked like the chat answer's.
-class _Usage(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-    prompt_tokens: NonNegativeInt
-    completion_tokens: NonNegativeInt
-
-
+# The part of a text completion this provider relies on, checked like the chat answer's (and
+# with its usage: token counts bounded by MAX_TOKEN_COUNT).
 class _Choice(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
@@ -164,7 +157,9 @@ class OpenAICompletionsProvider(OpenAICompatibleProvider):
     def _read_text_completion(self, body_text: str) -> ProviderResponse:
         """The continuation, its token usage and finish reason, or a ``ProviderError`` naming what is missing."""
         try:
-            body = json.loads(body_text)
+            body = _STRICT_DECODER.decode(body_text)  # no duplicate key, no endless number, as for chat
+        except _NotStrictJSON as problem:
+            raise ProviderError(f"malformed response: {self._excerpt(str(problem))}") from None
         except RecursionError:
             raise ProviderError("malformed response: the body nests too deeply to be a completion") from None
         except ValueError:

@@ -2,8 +2,8 @@
 
 A JSON-text model has no native tool channel, so everything it must know about the
 protocol travels as text. The action shapes are rendered from
-``action_json_schema()`` (the same pydantic models the parser's layer 4 uses), so the
-prompt cannot promise a shape the parser would refuse.
+``action_json_schema()`` (written from ``CONTRACTS``, the table the parser's layer 4 checks),
+so the prompt cannot promise a shape the parser would refuse.
 
 Two renderings exist because two kinds of model exist:
 
@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..json_action_parser import action_json_schema
+from ..action_schema import action_json_schema
 from ..json_text_messages import ProviderMessage, encode_json
 from ..kernel_types import ToolSpec
 

@@ -10,12 +10,15 @@ Each module is named after what a notebook calls it:
 * ``language``: which edition (``notebooks/en`` or ``notebooks/zh``) is running, and the texts
   the workbook prints in both languages; ``ladder``: the parser's layers and ladder named in the
   edition's language; ``cells``: the labels the notebooks' shared code cells print;
-* ``contract`` (+ ``contract_messages``), ``verify``, ``verify_child``: the build-it-yourself checks
-  of notebooks 01-04 and ``python -m codeagent_lite verify``; ``learner_ladder``: a learner's parser
+* ``contract`` (+ ``contract_messages``), ``verify``, ``verify_child``, ``verify_probe``: the
+  build-it-yourself checks of notebooks 01-04 and ``python -m codeagent_lite verify``; ``sandbox``
+  (+ ``sandbox_io``): where learner code runs, for verify and the grader; ``learner_ladder``: a learner's parser
   beside the reference's ladder;
-  ``learner_playground``: the same, live, as notebook 04's second playground;
+  ``learner_playground``: the same, live, as notebook 04's second playground; ``learner_dir``: the learner's
+  own folder, made from the stubs on first use (notebooks 01-04);
 * ``engine_panel`` and ``recorded/``: notebook 06's engine state and the outputs recorded from a real run;
 * ``widget_view``: how every widget here shows itself where no widget can render.
+* ``lab_language``: JupyterLab's own display language for the edition (``make lab EDITION=...``).
 
 What this room may import: anything in the package (the chapter, ``agent``, ``providers``)
 and the Jupyter stack. Nothing else may import this room, so the chapter keeps working on a

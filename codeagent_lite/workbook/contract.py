@@ -17,27 +17,30 @@ Chinese for ``notebooks/zh``; a part that is a Python value (a ``repr``) is the 
 editions and is not repeated. A check without its Chinese fails at import. What a check says
 came back is in ``contract_messages``, in both languages.
 
-A check receives the learner's module and calls into it. Code that misbehaves (raises the
-wrong exception, prints, never returns) is not this module's concern: the runner in
-``verify_child`` catches it and the parent in ``verify`` enforces the time limit.
+A check never touches the learner's module. It is split in two, so that the learner's code
+cannot decide its own verdict: ``check.probe(inputs)`` gives the probe (plain data: which
+function, on which inputs; ``verify_probe`` runs it in the sandbox and reports what came back
+or what was raised) and the judge (run here, in verify's process: it compares that data with
+the expected values, which the probe does not carry). ``Inputs()`` are the public cases every
+report prints; ``Inputs.draw(seed)`` draws fresh ones for graded judging, and the expected
+values are computed here for those same inputs. ``check.run(module)`` does both in this
+process, for the package's own modules.
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+import math
+import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from .. import json_action_parser as reference_parser
 from .. import json_text_messages as reference_messages
 from ..kernel_types import Action, FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec
 from ..model_adapter import (
     InvalidModelOutputError,
-    ModelCallBudget,
     ModelProviderError,
     ModelResponse,
     TokenUsage,
@@ -46,6 +49,7 @@ from ..model_adapter import (
 from .contract_messages import MESSAGES
 from .ladder import layer_label
 from .language import Language, edition_language
+from .verify_probe import encode, run_probe
 
 say = MESSAGES.say
 
@@ -59,11 +63,15 @@ __all__ = [
     "CheckWords",
     "Chinese",
     "CorpusReply",
+    "Inputs",
     "Mismatch",
+    "Raised",
     "Rejection",
     "Sample",
     "checks_up_to",
     "describe_parse",
+    "describe_parse_result",
+    "item_spec",
     "show",
     "text_samples",
 ]
@@ -79,24 +87,6 @@ STEPS = {
 }
 
 _SHOWN_CHARS = 120
-
-# Kept at import: step 2 replaces the helpers by name, and for the package's own folder the
-# names it replaces are these very functions.
-_REFERENCE_BUILD = reference_messages.build_provider_messages
-_REFERENCE_PARSE = reference_parser.parse_json_action
-
-
-class Mismatch(Exception):
-    """The learner's code ran and returned, but not what the contract expects.
-
-    ``got`` says what came back; ``expected`` replaces the check's own expectation when the
-    failure needs a more precise one.
-    """
-
-    def __init__(self, got: str, expected: str | None = None) -> None:
-        super().__init__(got)
-        self.got = got
-        self.expected = expected
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,10 +119,19 @@ class Check:
     name: str
     given: str
     expected: str
-    run: Callable[[ModuleType], None]
+    case: Case
+    """The probe (inputs, sent to the child) and the judge (run here, on what came back), for given inputs."""
     ours: str | None = None
     """When the blog never states this rule: what the workbook adds, in a few words."""
     zh: Chinese | None = None
+
+    def probe(self, inputs: Inputs | None = None) -> tuple[Probe, Judge]:
+        return self.case(inputs or _PUBLIC)
+
+    def run(self, module: ModuleType, inputs: Inputs | None = None) -> None:
+        """Probe and judge in this process: for the package's own modules (``tests/test_contract.py``)."""
+        probe, judge = self.probe(inputs)
+        judge(run_probe(module, probe))
 
     def words(self, language: Language | None = None) -> CheckWords:
         """The sentence parts in ``language`` (the edition's by default)."""
@@ -165,29 +164,163 @@ def _layer(layer: object, language: Language | None = None) -> str:
     return layer_label(known, language)
 
 
+class Mismatch(Exception):
+    """The learner's code ran and returned, but not what the contract expects.
+
+    ``got`` says what came back; ``expected`` replaces the check's own expectation when the
+    failure needs a more precise one.
+    """
+
+    def __init__(self, got: str, expected: str | None = None) -> None:
+        super().__init__(got)
+        self.got = got
+        self.expected = expected
+
+
+class Raised(Exception):
+    """The learner's code raised where the check wanted a value: ``error`` is the probe's description of it."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(str(error.get("type", "")))
+        self.error = error
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """The values the probes are built from. The defaults are the public cases verify prints;
+    ``Inputs.draw(seed)`` gives fresh ones for graded judging, which the learner's code cannot know.
+    """
+
+    call_id: str = "call_1"
+    tool_name: str = "read_file"
+    path: str = "README.md"
+    limit: int = 40
+    missing: str = "文件不存在：README.md"
+    request: str = "请帮我读一下 README.md"
+    odd_id: str = " call 7 · 第七\t"
+    answer: str = "42"
+    usage: tuple[int, int] = (17, 26)
+    invalid_usage: tuple[int, int] = (120, 18)
+    max_output_tokens: int = 200
+    failure: str = "HTTP 503: server overloaded"
+
+    @classmethod
+    def draw(cls, seed: int) -> Inputs:
+        """Fresh inputs of the same shapes (Chinese strings, odd call ids, numbers) from ``seed``."""
+        rng = random.Random(seed)
+        hanzi = "文件读取写入目录模型工具结果错误内容请帮我一下答案第七不存在"
+
+        def word(low: int, high: int) -> str:
+            return "".join(rng.choice(hanzi) for _ in range(rng.randint(low, high)))
+
+        def ident(prefix: str) -> str:
+            return f"{prefix}_{rng.randrange(10**6)}"
+
+        path = f"{ident('notes')}.md"
+        return cls(
+            call_id=ident("call"),
+            tool_name=rng.choice(["read_file", "list_dir", "search_text", "word_count"]) + f"_{rng.randrange(100)}",
+            path=path,
+            limit=rng.randint(1, 5000),
+            missing=f"{word(2, 6)}：{path}",
+            request=f"{word(3, 8)} {path}",
+            odd_id=f" {ident('call')} · {word(1, 3)}\t",
+            answer=str(rng.randint(0, 10**9)),
+            usage=(rng.randint(1, 5000), rng.randint(1, 5000)),
+            invalid_usage=(rng.randint(1, 5000), rng.randint(1, 5000)),
+            max_output_tokens=rng.randint(16, 4096),
+            failure=f"HTTP {rng.choice([500, 502, 503, 504])}: {word(2, 5)}",
+        )
+
+
+Probe = dict[str, Any]
+Judge = Callable[[dict[str, Any]], None]
+Case = Callable[[Inputs], tuple[Probe, Judge]]
+
+
+def item_spec(item: object) -> list[Any]:
+    """A Kernel value as the plain description ``verify_probe.decode_item`` rebuilds in the child."""
+    if isinstance(item, Message):
+        return ["Message", item.role.value, item.content]
+    if isinstance(item, ToolCall):
+        return ["ToolCall", item.call_id, item.tool_name, _json_spec(item.arguments)]
+    if isinstance(item, ToolResult):
+        return ["ToolResult", item.call_id, item.content, item.is_error]
+    if isinstance(item, ToolSpec):
+        return ["ToolSpec", item.name, item.description, _json_spec(item.input_schema)]
+    raise TypeError(f"no probe description for {type(item).__name__}")
+
+
+def _json_spec(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"$float": repr(value)}
+    if isinstance(value, dict):
+        return {key: _json_spec(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_spec(item) for item in value]
+    return value
+
+
+def _error(result: dict[str, Any]) -> dict[str, Any] | None:
+    error = result.get("error")
+    return error if isinstance(error, dict) else None
+
+
+def _value(result: dict[str, Any]) -> Any:
+    """What came back, or ``Raised`` when the learner's code raised instead."""
+    error = _error(result)
+    if error is not None:
+        raise Raised(error)
+    return result["value"]
+
+
+def _is(error: dict[str, Any], cls: type) -> bool:
+    return f"{cls.__module__}.{cls.__qualname__}" in error.get("mro", [])
+
+
+def _cut(text: object, limit: int = _SHOWN_CHARS) -> str:
+    line = str(text)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _raw_layer(encoded: object) -> object:
+    """A layer as the probe encoded it: an enum's value, or the plain value a learner put there."""
+    if isinstance(encoded, dict) and "$enum" in encoded:
+        return encoded.get("value")
+    return encoded
+
+
 # --------------------------------------------------------------------------- step 1: messages
 
 
-def _messages(module: ModuleType, history: Sequence[HistoryItem]) -> list[tuple[str, str]]:
-    """Run the learner's ``build_provider_messages`` and read back (role, content) pairs."""
-    result = module.build_provider_messages(list(history))
-    try:
-        items = list(result)
-    except TypeError:
-        raise Mismatch(say("not_a_sequence", value=show(result))) from None
+def _messages_probe(history: Sequence[object]) -> Probe:
+    return {"kind": "messages", "history": [item_spec(item) for item in history]}
+
+
+def _pairs(result: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (role, content) pairs the learner's ``build_provider_messages`` returned."""
+    return _pairs_of(_value(result))
+
+
+def _pairs_of(value: dict[str, Any]) -> list[tuple[str, str]]:
+    if not value["iterable"]:
+        raise Mismatch(say("not_a_sequence", value=_cut(value["shown"])))
     pairs = []
-    for item in items:
-        if not isinstance(item, module.ProviderMessage):
-            raise Mismatch(say("not_a_provider_message", value=show(item)))
-        role, content = getattr(item, "role", None), getattr(item, "content", None)
+    for item in value["items"]:
+        if not item["is_provider_message"]:
+            raise Mismatch(say("not_a_provider_message", value=_cut(item["shown"])))
+        role, content = item["role"], item["content"]
         if not isinstance(role, str) or not isinstance(content, str):
-            raise Mismatch(say("not_strings", value=show(item)))
-        pairs.append((str(role), content))
+            raise Mismatch(say("not_strings", value=_cut(item["shown"])))
+        pairs.append((role, content))
     return pairs
 
 
-def _one_message(module: ModuleType, item: HistoryItem) -> tuple[str, str]:
-    pairs = _messages(module, [item])
+def _one_pair(result: dict[str, Any]) -> tuple[str, str]:
+    return _only_pair(_pairs(result))
+
+
+def _only_pair(pairs: list[tuple[str, str]]) -> tuple[str, str]:
     if len(pairs) != 1:
         raise Mismatch(say("messages_for_one_item", count=len(pairs)))
     return pairs[0]
@@ -196,80 +329,117 @@ def _one_message(module: ModuleType, item: HistoryItem) -> tuple[str, str]:
 def _decoded(content: str) -> Any:
     try:
         return json.loads(content)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise Mismatch(say("content_not_json", content=show(content))) from None
 
 
-_TOOL_CALL = ToolCall("call_1", "read_file", {"path": "README.md", "limit": 40})
-_TOOL_CALL_FIELDS = {
-    "type": "tool_call",
-    "call_id": "call_1",
-    "tool_name": "read_file",
-    "arguments": {"path": "README.md", "limit": 40},
-}
-_TOOL_RESULT = ToolResult("call_1", "文件不存在：README.md", is_error=True)
-_TOOL_RESULT_FIELDS = {"type": "tool_result", "call_id": "call_1", "content": "文件不存在：README.md", "is_error": True}
+def _tool_call(inputs: Inputs) -> ToolCall:
+    return ToolCall(inputs.call_id, inputs.tool_name, {"path": inputs.path, "limit": inputs.limit})
 
 
-def _check_message_kept(module: ModuleType) -> None:
+def _tool_call_fields(inputs: Inputs) -> dict[str, Any]:
+    return {
+        "type": "tool_call",
+        "call_id": inputs.call_id,
+        "tool_name": inputs.tool_name,
+        "arguments": {"path": inputs.path, "limit": inputs.limit},
+    }
+
+
+def _tool_result(inputs: Inputs) -> ToolResult:
+    return ToolResult(inputs.call_id, inputs.missing, is_error=True)
+
+
+def _tool_result_fields(inputs: Inputs) -> dict[str, Any]:
+    return {"type": "tool_result", "call_id": inputs.call_id, "content": inputs.missing, "is_error": True}
+
+
+_PUBLIC = Inputs()
+_TOOL_CALL = _tool_call(_PUBLIC)
+_TOOL_CALL_FIELDS = _tool_call_fields(_PUBLIC)
+_TOOL_RESULT = _tool_result(_PUBLIC)
+_TOOL_RESULT_FIELDS = _tool_result_fields(_PUBLIC)
+
+
+def _check_message_kept(inputs: Inputs) -> tuple[Probe, Judge]:
     history = [
         Message(MessageRole.SYSTEM, "Answer with one JSON action."),
-        Message(MessageRole.USER, "请帮我读一下 README.md"),
+        Message(MessageRole.USER, inputs.request),
         Message(MessageRole.ASSISTANT, "I will read it first."),
     ]
-    got = _messages(module, history)
-    wanted = [(item.role.value, item.content) for item in history]
-    if got != wanted:
-        raise Mismatch(show(got, 200))
+
+    def judge(result: dict[str, Any]) -> None:
+        got = _pairs(result)
+        if got != [(item.role.value, item.content) for item in history]:
+            raise Mismatch(show(got, 200))
+
+    return _messages_probe(history), judge
 
 
-def _check_tool_call_role(module: ModuleType) -> None:
-    role, _ = _one_message(module, _TOOL_CALL)
-    if role != "assistant":
-        raise Mismatch(say("role", role=repr(role)))
+def _check_tool_call_role(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        role, _ = _one_pair(result)
+        if role != "assistant":
+            raise Mismatch(say("role", role=repr(role)))
+
+    return _messages_probe([_tool_call(inputs)]), judge
 
 
-def _check_tool_call_fields(module: ModuleType) -> None:
-    _, content = _one_message(module, _TOOL_CALL)
-    decoded = _decoded(content)
-    if decoded != _TOOL_CALL_FIELDS:
-        raise Mismatch(say("decodes_to", value=show(decoded)))
+def _check_tool_call_fields(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        decoded = _decoded(_one_pair(result)[1])
+        if decoded != _tool_call_fields(inputs):
+            raise Mismatch(say("decodes_to", value=show(decoded)))
+
+    return _messages_probe([_tool_call(inputs)]), judge
 
 
-def _check_tool_result(module: ModuleType) -> None:
-    role, content = _one_message(module, _TOOL_RESULT)
-    decoded = _decoded(content)
-    if role != "user" or decoded != _TOOL_RESULT_FIELDS:
-        raise Mismatch(say("role_and_content", role=repr(role), value=show(decoded)))
+def _check_tool_result(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        role, content = _one_pair(result)
+        decoded = _decoded(content)
+        if role != "user" or decoded != _tool_result_fields(inputs):
+            raise Mismatch(say("role_and_content", role=repr(role), value=show(decoded)))
+
+    return _messages_probe([_tool_result(inputs)]), judge
 
 
-def _check_call_id_verbatim(module: ModuleType) -> None:
-    odd_id = " call 7 · 第七\t"
-    pairs = _messages(module, [ToolCall(odd_id, "read_file", {}), ToolResult(odd_id, "ok")])
-    ids = [_decoded(content).get("call_id") if isinstance(_decoded(content), dict) else None for _, content in pairs]
-    if ids != [odd_id, odd_id]:
-        raise Mismatch(say("call_ids", ids=show(ids)))
+def _check_call_id_verbatim(inputs: Inputs) -> tuple[Probe, Judge]:
+    odd_id = inputs.odd_id
+
+    def judge(result: dict[str, Any]) -> None:
+        decoded = [_decoded(content) for _, content in _pairs(result)]
+        ids = [value.get("call_id") if isinstance(value, dict) else None for value in decoded]
+        if ids != [odd_id, odd_id]:
+            raise Mismatch(say("call_ids", ids=show(ids)))
+
+    return _messages_probe([ToolCall(odd_id, inputs.tool_name, {}), ToolResult(odd_id, "ok")]), judge
 
 
-def _check_order(module: ModuleType) -> None:
+def _check_order(inputs: Inputs) -> tuple[Probe, Judge]:
+    first, second = f"{inputs.call_id}_a", f"{inputs.call_id}_b"
     history: list[HistoryItem] = [
-        ToolCall("call_a", "read_file", {"path": "a.txt"}),
-        ToolCall("call_b", "read_file", {"path": "b.txt"}),
-        ToolResult("call_b", "contents of b.txt"),
-        ToolResult("call_a", "contents of a.txt"),
+        ToolCall(first, inputs.tool_name, {"path": "a.txt"}),
+        ToolCall(second, inputs.tool_name, {"path": "b.txt"}),
+        ToolResult(second, "contents of b.txt"),
+        ToolResult(first, "contents of a.txt"),
         Message(MessageRole.USER, "thanks"),
     ]
-    pairs = _messages(module, history)
-    summary = []
-    for role, content in pairs:
-        if role == "user" and not content.startswith("{"):
-            summary.append(content)
-        else:
-            value = _decoded(content)
-            summary.append(f"{value.get('type')}:{value.get('call_id')}" if isinstance(value, dict) else content)
-    wanted = ["tool_call:call_a", "tool_call:call_b", "tool_result:call_b", "tool_result:call_a", "thanks"]
-    if summary != wanted:
-        raise Mismatch(say("messages_summary", count=len(pairs), summary=show(summary, 200)))
+    wanted = [f"tool_call:{first}", f"tool_call:{second}", f"tool_result:{second}", f"tool_result:{first}", "thanks"]
+
+    def judge(result: dict[str, Any]) -> None:
+        pairs = _pairs(result)
+        summary = []
+        for role, content in pairs:
+            if role == "user" and not content.startswith("{"):
+                summary.append(content)
+            else:
+                value = _decoded(content)
+                summary.append(f"{value.get('type')}:{value.get('call_id')}" if isinstance(value, dict) else content)
+        if summary != wanted:
+            raise Mismatch(say("messages_summary", count=len(pairs), summary=show(summary, 200)))
+
+    return _messages_probe(history), judge
 
 
 def _key_orders(content: str) -> list[list[str]]:
@@ -281,57 +451,80 @@ def _key_orders(content: str) -> list[list[str]]:
 
     try:
         json.loads(content, object_pairs_hook=record)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise Mismatch(say("content_not_json", content=show(content))) from None
     return orders
 
 
-def _check_sorted(module: ModuleType) -> None:
-    for item in (_TOOL_CALL, _TOOL_RESULT):
-        _, content = _one_message(module, item)
+def _both_items(inputs: Inputs, check: Callable[[str, HistoryItem], None]) -> tuple[Probe, Judge]:
+    """One probe encoding the ToolCall and the ToolResult each on its own: ``check`` sees each content."""
+    items: list[HistoryItem] = [_tool_call(inputs), _tool_result(inputs)]
+
+    def judge(result: dict[str, Any]) -> None:
+        each = _value(result)["each"]
+        if len(each) != len(items):
+            raise Mismatch(say("messages_for_one_item", count=len(each)))
+        for value, item in zip(each, items, strict=True):
+            check(_only_pair(_pairs_of(value))[1], item)
+
+    return {**_messages_probe(items), "each": True}, judge
+
+
+def _check_sorted(inputs: Inputs) -> tuple[Probe, Judge]:
+    def check(content: str, _item: HistoryItem) -> None:
         for order in _key_orders(content):
             if order != sorted(order):
                 raise Mismatch(say("key_order", order=", ".join(order), content=show(content)))
 
+    return _both_items(inputs, check)
 
-def _check_compact(module: ModuleType) -> None:
-    for item in (_TOOL_CALL, _TOOL_RESULT):
-        _, content = _one_message(module, item)
+
+def _check_compact(inputs: Inputs) -> tuple[Probe, Judge]:
+    def check(content: str, _item: HistoryItem) -> None:
         value = _decoded(content)
         compact = {json.dumps(value, separators=(",", ":"), ensure_ascii=flag) for flag in (True, False)}
         if content not in compact:
             raise Mismatch(show(content))
 
-
-def _check_chinese_kept(module: ModuleType) -> None:
-    _, content = _one_message(module, _TOOL_RESULT)
-    if "文件不存在" not in content:
-        raise Mismatch(show(content))
+    return _both_items(inputs, check)
 
 
-def _check_exact_bytes(module: ModuleType) -> None:
-    for item in (_TOOL_CALL, _TOOL_RESULT):
-        (reference,) = _REFERENCE_BUILD([item])
-        _, content = _one_message(module, item)
+def _check_chinese_kept(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        _, content = _one_pair(result)
+        if inputs.missing not in content:
+            raise Mismatch(show(content))
+
+    return _messages_probe([_tool_result(inputs)]), judge
+
+
+def _check_exact_bytes(inputs: Inputs) -> tuple[Probe, Judge]:
+    def check(content: str, item: HistoryItem) -> None:
+        (reference,) = reference_messages.build_provider_messages([item])
         if content != reference.content:
             raise Mismatch(show(content, 200), expected=say("exactly", value=show(reference.content, 200)))
 
-
-def _check_nan_refused(module: ModuleType) -> None:
-    try:
-        pairs = _messages(module, [ToolCall("call_1", "sleep", {"seconds": float("nan")})])
-    except ValueError:
-        return
-    raise Mismatch(say("the_message", value=show(pairs)))
+    return _both_items(inputs, check)
 
 
-def _check_unknown_item(module: ModuleType) -> None:
-    stranger = ToolSpec("read_file", "Read a file.")
-    try:
-        result = module.build_provider_messages([stranger])
-    except TypeError:
-        return
-    raise Mismatch(say("and_no_error", value=show(result)))
+def _check_nan_refused(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        error = _error(result)
+        if error is not None and _is(error, ValueError):
+            return
+        raise Mismatch(say("the_message", value=show(_pairs(result))))
+
+    return _messages_probe([ToolCall(inputs.call_id, "sleep", {"seconds": float("nan")})]), judge
+
+
+def _check_unknown_item(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        error = _error(result)
+        if error is not None and _is(error, TypeError):
+            return
+        raise Mismatch(say("and_no_error", value=_cut(_value(result)["shown"])))
+
+    return _messages_probe([ToolSpec(inputs.tool_name, "Read a file.")]), judge
 
 
 _ABOVE_ZH = "上面的 ToolCall 和 ToolResult"
@@ -513,190 +706,188 @@ _STEP_1 = [
 
 # --------------------------------------------------------------------------- step 2: the adapter
 
-_HISTORY: tuple[HistoryItem, ...] = (
-    Message(MessageRole.SYSTEM, "Answer with exactly one JSON action."),
-    Message(MessageRole.USER, "What is the title of README.md?"),
-)
-_TOOLS = (ToolSpec("read_file", "Read a UTF-8 text file.", {"type": "object"}),)
-_BUDGET = ModelCallBudget(max_output_tokens=200)
-_REPLY = (
-    '\n {"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {"path": "README.md"}} \n'
-)
-_REPLY_ACTION = ToolCall("call_1", "read_file", {"path": "README.md"})
 _FENCED = '```json\n{"type": "final_answer", "content": "42"}\n```'
+_TOOLS = (ToolSpec("read_file", "Read a UTF-8 text file.", {"type": "object"}),)
 
 
-class _FakeProvider:
-    """A provider that records its calls and answers with the learner's own ``ProviderResponse``."""
-
-    def __init__(self, module: ModuleType, *, text: str = _REPLY, usage: tuple[int, int] = (17, 26)) -> None:
-        self._module = module
-        self._text = text
-        self._usage = usage
-        self.failure: BaseException | None = None
-        self.calls: list[dict[str, Any]] = []
-
-    def complete(self, *, messages: Any, tools: Any, max_output_tokens: Any) -> Any:
-        self.calls.append({"messages": messages, "tools": tools, "max_output_tokens": max_output_tokens})
-        if self.failure is not None:
-            raise self.failure
-        return self._module.ProviderResponse(text=self._text, input_tokens=self._usage[0], output_tokens=self._usage[1])
-
-
-@dataclass
-class _Spies:
-    built: list[tuple[list[Any], Any]]
-    parsed: list[str]
-
-
-@contextmanager
-def _lend_reference_helpers(module: ModuleType) -> Iterator[_Spies]:
-    """Replace the adapter's two helpers with recording wrappers around the reference ones.
-
-    Step 2 judges the adapter alone: an unfinished parser must not fail the adapter's
-    checks, and the wrappers show what the adapter passed to each helper. Both the
-    adapter module's own names and its siblings' are replaced, so
-    ``from .json_action_parser import parse_json_action`` and
-    ``from . import json_action_parser`` are both seen.
-    """
-    spies = _Spies(built=[], parsed=[])
-
-    def build_provider_messages(history: Any) -> Any:
-        items = list(history)
-        result = _REFERENCE_BUILD(items)
-        spies.built.append((items, result))
-        return result
-
-    def parse_json_action(raw_text: str) -> Action:
-        spies.parsed.append(raw_text)
-        return _REFERENCE_PARSE(raw_text)
-
-    replacements = {"build_provider_messages": build_provider_messages, "parse_json_action": parse_json_action}
-    package = module.__name__.rpartition(".")[0]
-    targets = [module]
-    for sibling in ("json_text_messages", "json_action_parser"):
-        loaded = sys.modules.get(f"{package}.{sibling}")
-        if loaded is not None:
-            targets.append(loaded)
-    saved = [
-        (target, name, target.__dict__[name]) for target in targets for name in replacements if name in target.__dict__
+def _history(inputs: Inputs) -> list[HistoryItem]:
+    return [
+        Message(MessageRole.SYSTEM, "Answer with exactly one JSON action."),
+        Message(MessageRole.USER, f"What is the title of {inputs.path}?"),
     ]
-    try:
-        for target, name, _ in saved:
-            setattr(target, name, replacements[name])
-        yield spies
-    finally:
-        for target, name, original in saved:
-            setattr(target, name, original)
 
 
-def _complete(module: ModuleType, provider: _FakeProvider) -> Any:
-    adapter = module.JsonTextModelAdapter(provider)
-    return adapter.complete(list(_HISTORY), list(_TOOLS), _BUDGET)
+def _reply_action(inputs: Inputs) -> ToolCall:
+    return ToolCall(inputs.call_id, inputs.tool_name, {"path": inputs.path})
 
 
-def _check_returns_action(module: ModuleType) -> None:
-    with _lend_reference_helpers(module):
-        response = _complete(module, _FakeProvider(module))
-    if not isinstance(response, ModelResponse) or response.action != _REPLY_ACTION:
-        raise Mismatch(show(response, 200))
+def _reply(inputs: Inputs) -> str:
+    action = _reply_action(inputs)
+    fields = {
+        "type": "tool_call",
+        "call_id": action.call_id,
+        "tool_name": action.tool_name,
+        "arguments": action.arguments,
+    }
+    return "\n " + json.dumps(fields, ensure_ascii=False) + " \n"
 
 
-def _check_usage(module: ModuleType) -> None:
-    with _lend_reference_helpers(module):
-        response = _complete(module, _FakeProvider(module))
-    usage = getattr(response, "usage", None)
-    if not isinstance(usage, TokenUsage) or usage != TokenUsage(17, 26):
-        raise Mismatch(say("usage", value=show(usage)))
+_REPLY = _reply(_PUBLIC)
+_REPLY_ACTION = _reply_action(_PUBLIC)
 
 
-def _check_provider_arguments(module: ModuleType) -> None:
-    provider = _FakeProvider(module)
-    with _lend_reference_helpers(module) as spies:
-        _complete(module, provider)
-    if len(provider.calls) != 1:
-        raise Mismatch(say("provider_calls", count=len(provider.calls)))
-    call = provider.calls[0]
-    built = spies.built[-1][1] if spies.built else None
-    problems = []
-    if built is None or list(call["messages"]) != list(built):
-        problems.append(f"messages={show(call['messages'], 80)}")
-    if list(call["tools"]) != list(_TOOLS):
-        problems.append(f"tools={show(call['tools'], 80)}")
-    if call["max_output_tokens"] != _BUDGET.max_output_tokens:
-        problems.append(f"max_output_tokens={call['max_output_tokens']!r}")
-    if problems:
-        raise Mismatch(say("called_with", arguments=", ".join(problems)))
+def _adapter_probe(inputs: Inputs, *, fenced: bool = False, failure: str | None = None) -> Probe:
+    """The adapter's inputs, the provider's reply, and what the two stand-ins return (canned values)."""
+    history = _history(inputs)
+    probe: Probe = {
+        "kind": "adapter",
+        "history": [item_spec(item) for item in history],
+        "tools": [item_spec(tool) for tool in _TOOLS],
+        "max_output_tokens": inputs.max_output_tokens,
+        "reply": _FENCED if fenced else _reply(inputs),
+        "usage": list(inputs.invalid_usage if fenced else inputs.usage),
+        "failure": failure,
+        "failure_message": inputs.failure if failure == "provider_error" else "a bug inside the provider",
+        "canned_messages": [[item.role.value, item.content] for item in history if isinstance(item, Message)],
+        "canned_action": item_spec(_reply_action(inputs)),
+        "canned_rejection": None,
+    }
+    if fenced:
+        probe["canned_rejection"] = {"message": f"{_NOT_JSON}: found ```", "layer": int(ValidationLayer.JSON_SYNTAX)}
+    return probe
 
 
-def _check_builds_from_history(module: ModuleType) -> None:
-    with _lend_reference_helpers(module) as spies:
-        _complete(module, _FakeProvider(module))
-    histories = [items for items, _ in spies.built]
-    if histories != [list(_HISTORY)]:
-        raise Mismatch(say("built_times", count=len(histories), histories=show(histories)))
+def _response_fields(result: dict[str, Any]) -> dict[str, Any]:
+    """The fields of the ModelResponse that came back, or a Mismatch when something else did."""
+    value = _value(result)
+    if not isinstance(value, dict) or value.get("$obj") != _qualified(ModelResponse):
+        raise Mismatch(_cut(result.get("shown", ""), 200))
+    fields = value["fields"]
+    assert isinstance(fields, dict)
+    return fields
 
 
-def _check_parses_raw_text(module: ModuleType) -> None:
-    with _lend_reference_helpers(module) as spies:
-        _complete(module, _FakeProvider(module))
-    if spies.parsed != [_REPLY]:
-        raise Mismatch(say("parsed_with", texts=show(spies.parsed)))
+def _qualified(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _check_provider_error(module: ModuleType) -> None:
-    provider = _FakeProvider(module)
-    original = module.ProviderError("HTTP 503: server overloaded")
-    provider.failure = original
-    try:
-        with _lend_reference_helpers(module):
-            response = _complete(module, provider)
-    except ModelProviderError as error:
-        if error.__cause__ is not original:
-            raise Mismatch(say("wrong_cause", cause=repr(error.__cause__))) from None
-        return
-    raise Mismatch(say("no_error_but", value=show(response)))
+def _check_returns_action(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        if _response_fields(result).get("action") != encode(_reply_action(inputs)):
+            raise Mismatch(_cut(result.get("shown", ""), 200))
+
+    return _adapter_probe(inputs), judge
 
 
-def _check_other_errors_pass(module: ModuleType) -> None:
-    provider = _FakeProvider(module)
-    provider.failure = KeyError("a bug inside the provider")
-    try:
-        with _lend_reference_helpers(module):
-            response = _complete(module, provider)
-    except KeyError:
-        return
-    except ModelProviderError:
-        raise Mismatch(say("disguised")) from None
-    raise Mismatch(say("no_error_but", value=show(response)))
+def _check_usage(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        usage = _response_fields(result).get("usage")
+        if usage != encode(TokenUsage(*inputs.usage)):
+            raise Mismatch(say("usage", value=_cut(show(usage))))
+
+    return _adapter_probe(inputs), judge
 
 
-def _invalid_reply_error(module: ModuleType) -> InvalidModelOutputError:
-    provider = _FakeProvider(module, text=_FENCED, usage=(120, 18))
-    try:
-        with _lend_reference_helpers(module):
-            response = _complete(module, provider)
-    except InvalidModelOutputError as error:
-        return error
-    raise Mismatch(say("no_error_but", value=show(response)))
+def _check_provider_arguments(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        _value(result)  # an adapter that raised is judged by what it raised
+        calls = result["calls"]
+        if len(calls) != 1:
+            raise Mismatch(say("provider_calls", count=len(calls)))
+        call = calls[0]
+        problems = []
+        if not call["messages_same"]:
+            problems.append(f"messages={_cut(call['messages_shown'], 80)}")
+        if call["tools"] != encode(list(_TOOLS)):
+            problems.append(f"tools={_cut(call['tools_shown'], 80)}")
+        if call["max_output_tokens"] != inputs.max_output_tokens:
+            problems.append(f"max_output_tokens={_cut(show(call['max_output_tokens']), 40)}")
+        if problems:
+            raise Mismatch(say("called_with", arguments=", ".join(problems)))
+
+    return _adapter_probe(inputs), judge
 
 
-def _check_invalid_keeps_usage(module: ModuleType) -> None:
-    error = _invalid_reply_error(module)
-    if error.usage != TokenUsage(120, 18):
-        raise Mismatch(say("error_usage", usage=repr(error.usage)))
+def _check_builds_from_history(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        _value(result)  # an adapter that raised is judged by what it raised
+        histories = result["built"]
+        if histories != [encode(_history(inputs))]:
+            raise Mismatch(say("built_times", count=len(histories), histories=_cut(show(histories))))
+
+    return _adapter_probe(inputs), judge
 
 
-def _check_invalid_keeps_message(module: ModuleType) -> None:
-    error = _invalid_reply_error(module)
-    if "model output must be valid json" not in str(error).casefold():
-        raise Mismatch(say("the_message", value=show(str(error))))
+def _check_parses_raw_text(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        _value(result)  # an adapter that raised is judged by what it raised
+        if result["parsed"] != [_reply(inputs)]:
+            raise Mismatch(say("parsed_with", texts=show(result["parsed"])))
+
+    return _adapter_probe(inputs), judge
 
 
-def _check_invalid_keeps_layer(module: ModuleType) -> None:
-    error = _invalid_reply_error(module)
-    if error.layer != ValidationLayer.JSON_SYNTAX:
-        raise Mismatch(say("error_layer", layer=_layer(error.layer)))
+def _check_provider_error(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        error = _error(result)
+        if error is None:
+            raise Mismatch(say("no_error_but", value=_cut(result.get("shown", ""))))
+        if not _is(error, ModelProviderError):
+            raise Raised(error)
+        if result.get("cause_is_original") is not True:
+            raise Mismatch(say("wrong_cause", cause=_cut(error.get("cause_shown", "None")))) from None
+
+    return _adapter_probe(inputs, failure="provider_error"), judge
+
+
+def _check_other_errors_pass(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        error = _error(result)
+        if error is None:
+            raise Mismatch(say("no_error_but", value=_cut(result.get("shown", ""))))
+        if _is(error, KeyError):
+            return
+        if _is(error, ModelProviderError):
+            raise Mismatch(say("disguised"))
+        raise Raised(error)
+
+    return _adapter_probe(inputs, failure="key_error"), judge
+
+
+def _invalid_error(result: dict[str, Any]) -> dict[str, Any]:
+    error = _error(result)
+    if error is None:
+        raise Mismatch(say("no_error_but", value=_cut(result.get("shown", ""))))
+    if not _is(error, InvalidModelOutputError):
+        raise Raised(error)
+    return error
+
+
+def _check_invalid_keeps_usage(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        error = _invalid_error(result)
+        if error.get("usage") != encode(TokenUsage(*inputs.invalid_usage)):
+            raise Mismatch(say("error_usage", usage=_cut(show(error.get("usage")))))
+
+    return _adapter_probe(inputs, fenced=True), judge
+
+
+def _check_invalid_keeps_message(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        error = _invalid_error(result)
+        if _NOT_JSON.casefold() not in str(error.get("message", "")).casefold():
+            raise Mismatch(say("the_message", value=show(error.get("message", ""))))
+
+    return _adapter_probe(inputs, fenced=True), judge
+
+
+def _check_invalid_keeps_layer(inputs: Inputs) -> tuple[Probe, Judge]:
+    def judge(result: dict[str, Any]) -> None:
+        error = _invalid_error(result)
+        if _raw_layer(error.get("layer")) != ValidationLayer.JSON_SYNTAX:
+            raise Mismatch(say("error_layer", layer=_layer(_raw_layer(error.get("layer")))))
+
+    return _adapter_probe(inputs, fenced=True), judge
 
 
 _SAME_FENCED_ZH = "同一个带代码围栏的回复"
@@ -846,43 +1037,73 @@ _STEP_2 = [
 # --------------------------------------------------------------------------- steps 3 and 4: the parser
 
 
+Text = str | Callable[[Inputs], str]
+Outcome = Action | Rejection | Callable[[Inputs], Action]
+
+
 def _parse_check(
     step: int,
     names: tuple[str, str],
-    text: str,
-    outcome: Action | Rejection,
+    text: Text,
+    outcome: Outcome,
     *,
     ours: tuple[str, str] | None = None,
     given: tuple[str, str] | None = None,
 ) -> Callable[[str], Check]:
     """A check that feeds ``text`` to ``parse_json_action`` and expects an action or a rejection.
 
-    ``names``, ``ours`` and ``given`` are (English, Chinese) pairs; ``given`` defaults to the text itself.
+    ``text`` and an action ``outcome`` may be functions of the inputs (so a seed draws them fresh);
+    ``names``, ``ours`` and ``given`` are (English, Chinese) pairs; ``given`` defaults to the public text.
     """
-    zh = Chinese(names[1], given and given[1], _expected_rejection(outcome, "zh"), ours and ours[1])
-    expected = _expected_rejection(outcome, "en") or show(outcome)
+    public = _resolve(outcome, _PUBLIC)
+    zh = Chinese(names[1], given and given[1], _expected_rejection(public, "zh"), ours and ours[1])
+    expected = _expected_rejection(public, "en") or show(public)
 
-    def run(module: ModuleType) -> None:
-        try:
-            result = module.parse_json_action(text)
-        except InvalidModelOutputError as error:
-            if not isinstance(outcome, Rejection):
-                raise Mismatch(say("rejected_at", layer=_layer(error.layer), message=show(str(error)))) from None
-            if error.layer != outcome.layer:
-                raise Mismatch(say("rejected_at", layer=_layer(error.layer), message=show(str(error)))) from None
-            if outcome.phrase.casefold() not in str(error).casefold():
-                raise Mismatch(say("right_layer", message=show(str(error)))) from None
-            return
-        if isinstance(outcome, Rejection):
-            raise Mismatch(say("accepted_as", value=show(result)))
-        if type(result) is not type(outcome) or result != outcome:
-            raise Mismatch(show(result))
+    def case(inputs: Inputs) -> tuple[Probe, Judge]:
+        wanted = _resolve(outcome, inputs)
+        given_text = text(inputs) if callable(text) else _vary(text, inputs)
+        return {"kind": "parse", "text": given_text}, lambda result: _judge_parse(result, wanted)
 
     def make(check_id: str) -> Check:
-        shown = given[0] if given else show(text, 90)
-        return Check(check_id, step, "json_action_parser", names[0], shown, expected, run, ours and ours[0], zh)
+        shown = given[0] if given else show(text(_PUBLIC) if callable(text) else text, 90)
+        return Check(check_id, step, "json_action_parser", names[0], shown, expected, case, ours and ours[0], zh)
 
     return make
+
+
+_TOKENS = ('"call_1"', '"c1"', '"read_file"', '"README.md"', '"42"')
+
+
+def _vary(text: str, inputs: Inputs) -> str:
+    """A fixed reply with its call id, tool name, path and answer taken from ``inputs`` (unchanged for the public
+    ones): a reply whose verdict a parser could look up by its exact text gets a text of its own per seed."""
+    if inputs == _PUBLIC:
+        return text
+    values = (inputs.call_id, inputs.call_id, inputs.tool_name, inputs.path, inputs.answer)
+    for token, value in zip(_TOKENS, values, strict=True):
+        text = text.replace(token, json.dumps(value, ensure_ascii=False))
+    return text
+
+
+def _resolve(outcome: Outcome, inputs: Inputs) -> Action | Rejection:
+    return outcome if isinstance(outcome, Rejection | ToolCall | FinalAnswer) else outcome(inputs)
+
+
+def _judge_parse(result: dict[str, Any], outcome: Action | Rejection) -> None:
+    error = _error(result)
+    if error is not None:
+        if not _is(error, InvalidModelOutputError):
+            raise Raised(error)
+        layer, message = _raw_layer(error.get("layer")), str(error.get("message", ""))
+        if not isinstance(outcome, Rejection) or layer != outcome.layer:
+            raise Mismatch(say("rejected_at", layer=_layer(layer), message=show(message)))
+        if outcome.phrase.casefold() not in message.casefold():
+            raise Mismatch(say("right_layer", message=show(message)))
+        return
+    if isinstance(outcome, Rejection):
+        raise Mismatch(say("accepted_as", value=_cut(result.get("shown", ""))))
+    if result["value"] != encode(outcome):
+        raise Mismatch(_cut(result.get("shown", "")))
 
 
 def _expected_rejection(outcome: Action | Rejection, language: Language) -> str | None:
@@ -902,42 +1123,53 @@ _NOT_JSON = "model output must be valid JSON"
 _NOT_OBJECT = "model output must be an object"
 _BAD_TYPE = "unsupported action type"
 _CALL = '{"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {"path": "README.md"}}'
-_PRETTY_CALL = """
-{
-  "type": "tool_call",
-  "call_id": "call_1",
-  "tool_name": "read_file",
-  "arguments": {
-    "path": "README.md"
-  }
-}
-"""
-_README = ToolCall("call_1", "read_file", {"path": "README.md"})
+
+
+def _pretty_call(inputs: Inputs) -> str:
+    fields = {"type": "tool_call", "call_id": inputs.call_id, "tool_name": inputs.tool_name}
+    return "\n" + json.dumps({**fields, "arguments": {"path": inputs.path}}, ensure_ascii=False, indent=2) + "\n"
+
+
+_PRETTY_CALL = _pretty_call(_PUBLIC)
+
+
+def _readme(inputs: Inputs) -> ToolCall:
+    return ToolCall(inputs.call_id, inputs.tool_name, {"path": inputs.path})
 
 
 def _call_with(**fields: object) -> str:
-    base: dict[str, object] = {"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {}}
+    return _call_text(_PUBLIC, **fields)
+
+
+def _call_text(inputs: Inputs, **fields: object) -> str:
+    base: dict[str, object] = {"type": "tool_call", "call_id": inputs.call_id, "tool_name": inputs.tool_name}
+    base["arguments"] = {}
     base.update(fields)
     return json.dumps({key: value for key, value in base.items() if value is not _MISSING}, ensure_ascii=False)
+
+
+def _seeded(**fields: object) -> Callable[[Inputs], str]:
+    """A tool call with ``fields`` changed, its other fields drawn from the inputs."""
+    return lambda inputs: _call_text(inputs, **fields)
 
 
 _MISSING = object()
 
 _STEP_3_CASES = [
     _parse_check(
-        3, ("the blog's tool call becomes a ToolCall", "博客里的工具调用变成 ToolCall"), _PRETTY_CALL, _README
+        3, ("the blog's tool call becomes a ToolCall", "博客里的工具调用变成 ToolCall"), _pretty_call, _readme
     ),
     _parse_check(
         3,
         ("a final answer becomes a FinalAnswer", "最终回答变成 FinalAnswer"),
-        '{"type": "final_answer", "content": "42"}',
-        FinalAnswer("42"),
+        lambda inputs: json.dumps({"type": "final_answer", "content": inputs.answer}),
+        lambda inputs: FinalAnswer(inputs.answer),
     ),
     _parse_check(
         3,
         ("arguments' values are the tool's business", "arguments 里的值归工具自己检查"),
-        '{"type": "tool_call", "call_id": "c1", "tool_name": "read_file", "arguments": {"path": 123}}',
-        ToolCall("c1", "read_file", {"path": 123}),
+        lambda inputs: _call_text(inputs, arguments={"path": inputs.limit}),
+        lambda inputs: ToolCall(inputs.call_id, inputs.tool_name, {"path": inputs.limit}),
     ),
     _parse_check(
         3,
@@ -971,7 +1203,7 @@ _STEP_3_CASES = [
     _parse_check(
         3,
         ("layer 3: type is case-sensitive", "第 3 层：type 区分大小写"),
-        _call_with(type="Tool_Call"),
+        _seeded(type="Tool_Call"),
         Rejection(_L3, _BAD_TYPE),
     ),
     _parse_check(
@@ -980,19 +1212,19 @@ _STEP_3_CASES = [
     _parse_check(
         3,
         ("layer 3: a type that is a list", "第 3 层：type 是一个列表"),
-        _call_with(type=["tool_call"]),
+        _seeded(type=["tool_call"]),
         Rejection(_L3, _BAD_TYPE),
     ),
     _parse_check(
         3,
         ("layer 4: a missing field", "第 4 层：缺少字段"),
-        _call_with(tool_name=_MISSING),
+        _seeded(tool_name=_MISSING),
         Rejection(_L4, "tool_call fields do not match the contract"),
     ),
     _parse_check(
         3,
         ("layer 4: an extra field", "第 4 层：多出一个字段"),
-        _call_with(reason="I want to look"),
+        _seeded(reason="I want to look"),
         Rejection(_L4, "tool_call fields do not match the contract"),
     ),
     _parse_check(
@@ -1010,13 +1242,13 @@ _STEP_3_CASES = [
     _parse_check(
         3,
         ("layer 4: call_id that is a number", "第 4 层：call_id 是数字"),
-        _call_with(call_id=1),
+        _seeded(call_id=1),
         Rejection(_L4, "call_id must be a string"),
     ),
     _parse_check(
         3,
         ("layer 4: tool_name that is null", "第 4 层：tool_name 是 null"),
-        _call_with(tool_name=None),
+        _seeded(tool_name=None),
         Rejection(_L4, "tool_name must be a string"),
     ),
     _parse_check(
@@ -1028,13 +1260,13 @@ _STEP_3_CASES = [
     _parse_check(
         3,
         ("layer 4: arguments as a string", "第 4 层：arguments 是字符串"),
-        _call_with(arguments='{"path": "README.md"}'),
+        _seeded(arguments='{"path": "README.md"}'),
         Rejection(_L4, "arguments must be an object"),
     ),
     _parse_check(
         3,
         ("layer 4: arguments as a list", "第 4 层：arguments 是列表"),
-        _call_with(arguments=["README.md"]),
+        _seeded(arguments=["README.md"]),
         Rejection(_L4, "arguments must be an object"),
     ),
 ]
@@ -1140,14 +1372,14 @@ _STEP_4_CASES = [
     _parse_check(
         4,
         ("a blank call_id", "空白的 call_id"),
-        _call_with(call_id="   "),
+        _seeded(call_id="   "),
         Rejection(_L4, "call_id must not be blank"),
         ours=_NON_BLANK,
     ),
     _parse_check(
         4,
         ("an empty tool_name", "空的 tool_name"),
-        _call_with(tool_name=""),
+        _seeded(tool_name=""),
         Rejection(_L4, "tool_name must not be blank"),
         ours=_NON_BLANK,
     ),
@@ -1209,10 +1441,16 @@ class Sample:
     step: int
     file: str
     label: str
-    run: Callable[[ModuleType], str]
+    probe: Probe
+    describe: Callable[[dict[str, Any]], str]
+    """What the probe's result shows, as one text (the same function for the reference and the learner)."""
     cost: str = ""
     label_zh: str = ""
     cost_zh: str = ""
+
+    def run(self, module: ModuleType) -> str:
+        """The sample through ``module`` in this process (the reference side of ``compare``)."""
+        return self.describe(run_probe(module, self.probe))
 
     def words(self, language: Language | None = None) -> tuple[str, str]:
         """The label and the cost in ``language`` (the edition's by default)."""
@@ -1223,47 +1461,49 @@ class Sample:
 
 def describe_parse(module: ModuleType, text: str) -> str:
     """What ``module.parse_json_action`` does with ``text``: ``✔ <action>`` or ``✘ rejected at layer N (...)``."""
-    try:
-        action = module.parse_json_action(text)
-    except InvalidModelOutputError as error:
-        return say("described_rejection", layer=_layer(error.layer))
-    return f"✔ {show(action, 90)}"
+    return describe_parse_result(run_probe(module, {"kind": "parse", "text": text}))
 
 
-def _describe_messages(module: ModuleType, item: HistoryItem) -> str:
-    return "\n".join(f"{role}: {content}" for role, content in _messages(module, [item]))
+def describe_parse_result(result: dict[str, Any]) -> str:
+    """``describe_parse`` for a probe's result (the learner's, sent back from the sandbox)."""
+    error = _error(result)
+    if error is not None:
+        if not _is(error, InvalidModelOutputError):
+            raise Raised(error)
+        return say("described_rejection", layer=_layer(_raw_layer(error.get("layer"))))
+    return f"✔ {_cut(result.get('shown', ''), 90)}"
 
 
-def _describe_adapter(module: ModuleType, provider: _FakeProvider) -> str:
-    try:
-        with _lend_reference_helpers(module):
-            response = _complete(module, provider)
-    except ModelProviderError as error:
-        return say("provider_error_cause", cause=repr(error.__cause__))
-    except InvalidModelOutputError as error:
-        return say("invalid_at", layer=_layer(error.layer), usage=repr(error.usage))
-    return show(response, 160)
+def _describe_messages(result: dict[str, Any]) -> str:
+    return "\n".join(f"{role}: {content}" for role, content in _pairs(result))
 
 
-def _adapter_sample(module: ModuleType, kind: str) -> str:
-    provider = _FakeProvider(module, text=_FENCED, usage=(120, 18)) if kind == "fenced" else _FakeProvider(module)
-    if kind == "failure":
-        provider.failure = module.ProviderError("HTTP 503: server overloaded")
-    return _describe_adapter(module, provider)
+def _describe_adapter(result: dict[str, Any]) -> str:
+    error = _error(result)
+    if error is not None and _is(error, ModelProviderError):
+        cause = error.get("cause_shown", "None") if result.get("cause_is_original") else "None"
+        return say("provider_error_cause", cause=_cut(cause))
+    if error is not None and _is(error, InvalidModelOutputError):
+        usage = error.get("usage")
+        shown_usage = (
+            repr(TokenUsage(*_PUBLIC.invalid_usage))
+            if usage == encode(TokenUsage(*_PUBLIC.invalid_usage))
+            else show(usage)
+        )
+        return say("invalid_at", layer=_layer(_raw_layer(error.get("layer"))), usage=shown_usage)
+    _value(result)
+    return _cut(result.get("shown", ""), 160)
 
 
 def _message_sample(index: int, labels: tuple[str, str], item: HistoryItem) -> Sample:
-    def run(module: ModuleType) -> str:
-        return _describe_messages(module, item)
-
-    return Sample(f"s1.{index}", 1, "json_text_messages", labels[0], run, label_zh=labels[1])
+    probe = _messages_probe([item])
+    return Sample(f"s1.{index}", 1, "json_text_messages", labels[0], probe, _describe_messages, label_zh=labels[1])
 
 
 def _adapter_sample_of(index: int, labels: tuple[str, str], kind: str) -> Sample:
-    def run(module: ModuleType) -> str:
-        return _adapter_sample(module, kind)
-
-    return Sample(f"s2.{index}", 2, "json_text_adapter", labels[0], run, label_zh=labels[1])
+    failure = "provider_error" if kind == "failure" else None
+    probe = _adapter_probe(_PUBLIC, fenced=kind == "fenced", failure=failure)
+    return Sample(f"s2.{index}", 2, "json_text_adapter", labels[0], probe, _describe_adapter, label_zh=labels[1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -1277,10 +1517,18 @@ class CorpusReply:
 
 
 def _parse_sample(index: int, label: str, reply: CorpusReply) -> Sample:
-    def run(module: ModuleType) -> str:
-        return describe_parse(module, reply.text)
-
-    return Sample(f"s3.{index}", 3, "json_action_parser", label, run, reply.cost, reply.label_zh, reply.cost_zh)
+    probe = {"kind": "parse", "text": reply.text}
+    return Sample(
+        f"s3.{index}",
+        3,
+        "json_action_parser",
+        label,
+        probe,
+        describe_parse_result,
+        reply.cost,
+        reply.label_zh,
+        reply.cost_zh,
+    )
 
 
 CORPUS = {
@@ -1360,7 +1608,8 @@ def text_samples(texts: Sequence[str]) -> tuple[Sample, ...]:
             3,
             "json_action_parser",
             f"reply {index}",
-            lambda module: describe_parse(module, text),
+            {"kind": "parse", "text": text},
+            describe_parse_result,
             label_zh=f"回复 {index}",
         )
 

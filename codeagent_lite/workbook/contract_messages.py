@@ -1,9 +1,9 @@
 """What ``contract``'s checks say a learner's code returned, in English and Chinese.
 
 A sibling of ``contract`` so that module keeps only its checks. These are the ``got`` halves
-of verify's sentence ("given …, expected …, got …"), filled in while a check runs in verify's
-child process, which is told the edition's language by its parent. The values inside them
-(``repr`` of what came back) and the series' English phrases stay as they are.
+of verify's sentence ("given …, expected …, got …"), filled in by a check's judge in verify's
+own process, from what the sandboxed probe sent back. The values inside them (``repr`` of what
+came back) and the series' English phrases stay as they are.
 """
 
 from __future__ import annotations

@@ -12,13 +12,12 @@ itself; the core package stays usable without Jupyter.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Sequence
 
 import ipywidgets as widgets
 
-from ..display import json_kind
+from ..display import escape_html, json_kind
 from ..json_text_messages import ProviderMessage, build_provider_messages
 from ..kernel_types import HistoryItem, Message, MessageRole, ToolCall, ToolResult
 from .language import Messages
@@ -224,7 +223,7 @@ class EncoderPlayground(ShownAsWidget):
             box.layout.display = "" if box_kind == kind else "none"
 
     def _refresh(self) -> None:
-        self.view.value = f"<pre style='white-space: pre-wrap'>{html.escape(self.shown_text)}</pre>"
+        self.view.value = f"<pre style='white-space: pre-wrap'>{escape_html(self.shown_text)}</pre>"
 
     def _on_kind_change(self, change: dict[str, object]) -> None:
         self._show_fields_for(str(change["new"]))

@@ -9,7 +9,6 @@ that crashes or hangs has no ladder, only that sentence. Rows where the two diff
 
 from __future__ import annotations
 
-import html
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -17,9 +16,10 @@ from dataclasses import dataclass
 
 from .. import json_action_parser as reference_parser
 from ..diagnosis import diagnose
-from ..display import pad
+from ..display import escape_html, pad
 from ..model_adapter import ValidationLayer
 from .contract import describe_parse
+from .ladder import MESSAGES as LADDER_MESSAGES
 from .ladder import layer_label
 from .language import Messages
 from .verify import DEFAULT_TIME_LIMIT, run_learner_parser
@@ -31,7 +31,6 @@ MESSAGES = Messages(
         "passed": {"en": "✔ passed", "zh": "✔ 通过"},
         "refused": {"en": "✘ refused", "zh": "✘ 拒绝"},
         "not_reached": {"en": "· not reached", "zh": "· 未走到"},
-        "layer": {"en": "layer {number}", "zh": "第 {number} 层"},
         "ours": {"en": "ours", "zh": "参考实现"},
         "ours_verdict": {"en": "=> ours: {verdict}", "zh": "=> 参考：{verdict}"},
         "your_verdict": {"en": "   yours: {verdict}", "zh": "   你的：{verdict}"},
@@ -91,7 +90,8 @@ class LadderPairs:
             yours = pair.yours or ("",) * len(pair.ours)
             for layer, ours, theirs in zip(ValidationLayer, pair.ours, yours, strict=True):
                 mark = " " if ours == theirs or pair.yours is None else "≠"
-                lines.append(f"  {mark} {pad(say('layer', number=int(layer)), 7)}  {pad(ours, 15)} {theirs}".rstrip())
+                name = LADDER_MESSAGES.say("layer", number=int(layer))
+                lines.append(f"  {mark} {pad(name, 7)}  {pad(ours, 15)} {theirs}".rstrip())
             mark = "  " if pair.ours_verdict == pair.your_verdict else "≠ "
             lines.append(f"  {mark}{say('ours_verdict', verdict=pair.ours_verdict)}")
             lines.append(f"  {say('your_verdict', verdict=pair.your_verdict)}")
@@ -102,7 +102,7 @@ class LadderPairs:
         return f"LadderPairs({self.label!r}: {differ} of {len(self.pairs)} differ)"
 
     def _repr_html_(self) -> str:
-        esc = html.escape
+        esc = escape_html
         rows = []
         for pair in self.pairs:
             rows.append(

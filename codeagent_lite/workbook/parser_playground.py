@@ -11,13 +11,15 @@ test, which finds the ladder's rows by them; change them only together with it.
 
 from __future__ import annotations
 
-import html
+import asyncio
 from collections.abc import Iterable
 from typing import Any
 
 import ipywidgets
 
 from ..diagnosis import MARKS, Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose
+from ..display import escape_html, shorten
+from ..model_adapter import InvalidModelOutputError
 from .ladder import format_ladder, layer_label, status_word
 from .language import Messages
 from .widget_view import ShownAsWidget, live_widget_text
@@ -87,6 +89,7 @@ MESSAGES = Messages(
         "text_placeholder": {"en": "Paste or type a raw model reply here", "zh": "在这里粘贴或输入模型的原始回复"},
         "expected": {"en": "expected: ", "zh": "期望（expected）："},
         "found": {"en": "found: ", "zh": "实际（found）："},
+        "code": {"en": "code: ", "zh": "错误代码（code）："},
         "rejected": {
             "en": "⇒ rejected at {layer}: the Kernel would get InvalidModelOutputError, not an action",
             "zh": "⇒ 在{layer}被拒绝：Kernel 拿到的会是 InvalidModelOutputError，而不是一个行动",
@@ -109,8 +112,10 @@ _ROW_STYLES = {
 _DETAIL_STYLE = "margin-left:2.2em;font-weight:normal;color:#24292f;white-space:pre-wrap"
 
 
-def _escape(text: str) -> str:
-    return html.escape(text, quote=True)
+def _code_text(error: InvalidModelOutputError) -> str:
+    """``duplicate_key (key='tool_name')``: what a program reads from the error, shown as it is."""
+    params = ", ".join(f"{name}={shorten(repr(value), 40)}" for name, value in error.params.items())
+    return f"{error.code} ({params})" if params else error.code
 
 
 def _layer_row_html(outcome: LayerOutcome) -> str:
@@ -118,18 +123,20 @@ def _layer_row_html(outcome: LayerOutcome) -> str:
     number = int(outcome.layer)
     parts = [
         f'<div class="cal-layer cal-layer-{_CLASS_WORDS[status]}" data-layer="{number}" '
-        f'data-status="{_escape(status.value)}" style="{_ROW_STYLES[status]}">',
+        f'data-status="{escape_html(status.value)}" style="{_ROW_STYLES[status]}">',
         f'<span class="cal-mark">{MARKS[status]}</span> ',
-        f'<span class="cal-layer-title">{_escape(layer_label(outcome.layer))}</span> ',
-        f'<span class="cal-status">{_escape(status_word(status))}</span>',
+        f'<span class="cal-layer-title">{escape_html(layer_label(outcome.layer))}</span> ',
+        f'<span class="cal-status">{escape_html(status_word(status))}</span>',
     ]
     error = outcome.error
     if error is not None:
-        parts.append(f'<div class="cal-message" style="{_DETAIL_STYLE}">{_escape(error.message)}</div>')
+        parts.append(f'<div class="cal-message" style="{_DETAIL_STYLE}">{escape_html(error.message)}</div>')
         parts.append(
             f'<div class="cal-expected-found" style="{_DETAIL_STYLE}">'
-            f'{_escape(say("expected"))}<span class="cal-expected">{_escape(str(error.expected))}</span><br>'
-            f'{_escape(say("found"))}<span class="cal-found">{_escape(str(error.found))}</span></div>'
+            f'{escape_html(say("expected"))}<span class="cal-expected">{escape_html(str(error.expected))}</span><br>'
+            f'{escape_html(say("found"))}<span class="cal-found">{escape_html(str(error.found))}</span><br>'
+            f'{escape_html(say("code"))}<span class="cal-code" data-code="{escape_html(error.code)}">'
+            f"{escape_html(_code_text(error))}</span></div>"
         )
     parts.append("</div>")
     return "".join(parts)
@@ -142,14 +149,14 @@ def render_ladder_html(diagnosis: Diagnosis) -> str:
     if action is not None:
         kind = type(action).__name__
         rows.append(
-            f'<div class="cal-action" data-action="{_escape(kind)}" style="margin-top:0.4em;color:#0969da">'
-            f"⇒ {_escape(describe_action(action))}</div>"
+            f'<div class="cal-action" data-action="{escape_html(kind)}" style="margin-top:0.4em;color:#0969da">'
+            f"⇒ {escape_html(describe_action(action))}</div>"
         )
     elif diagnosis.rejected_by is not None:
         layer = diagnosis.rejected_by
         rows.append(
             f'<div class="cal-rejected" data-layer="{int(layer)}" style="margin-top:0.4em;color:#cf222e">'
-            f"{_escape(say('rejected', layer=layer_label(layer)))}</div>"
+            f"{escape_html(say('rejected', layer=layer_label(layer)))}</div>"
         )
     return (
         '<div class="cal-ladder" style="font-family:var(--jp-code-font-family, monospace);line-height:1.5">'
@@ -180,14 +187,19 @@ def show_static_ladders(names: Iterable[str]) -> None:
     print(static_ladders_text(names))
 
 
+PAUSE_SECONDS = 0.3
+"""How long typing must pause before the ladder is made again."""
+
+
 class ParserPlayground(ShownAsWidget):
     """A preset drop-down, a text box and the live ladder of whatever the box holds.
 
-    Editing the text re-runs ``diagnose`` on every keystroke (``continuous_update``);
-    the parser is fast enough that a learner sees the verdict change as they type.
+    The ladder follows the text as it is typed, but only once typing pauses for ``pause_seconds``:
+    a pasted megabyte is parsed once, not once per keystroke. The pause is timed on the kernel's
+    event loop; where none runs (a script, a test), each change is parsed at once.
     """
 
-    def __init__(self, initial_preset: str = "clean tool call") -> None:
+    def __init__(self, initial_preset: str = "clean tool call", *, pause_seconds: float = PAUSE_SECONDS) -> None:
         if initial_preset not in PRESETS:
             raise KeyError(f"unknown preset {initial_preset!r}")
         self.preset = ipywidgets.Dropdown(
@@ -209,6 +221,8 @@ class ParserPlayground(ShownAsWidget):
         self.ladder.add_class("cal-playground-ladder")
         self.widget = ipywidgets.VBox([self.preset, self.text, self.ladder])
         self.widget.add_class("cal-playground")
+        self.pause_seconds = pause_seconds
+        self._pending: asyncio.TimerHandle | None = None
         self._diagnosis = diagnose(self.text.value)
         self.ladder.value = render_ladder_html(self._diagnosis)
         self.preset.observe(self._on_preset_change, names="value")
@@ -216,8 +230,14 @@ class ParserPlayground(ShownAsWidget):
 
     @property
     def diagnosis(self) -> Diagnosis:
-        """The diagnosis of the text currently in the box."""
+        """The diagnosis shown: of the text in the box, once typing has paused."""
         return self._diagnosis
+
+    def refresh(self) -> None:
+        """Diagnose the text in the box now and show its ladder (what a pause in typing does)."""
+        self._pending = None
+        self._diagnosis = diagnose(self.text.value)
+        self.ladder.value = render_ladder_html(self._diagnosis)
 
     def _on_preset_change(self, change: dict[str, Any]) -> None:
         name = change["new"]
@@ -227,8 +247,17 @@ class ParserPlayground(ShownAsWidget):
 
     def _on_text_change(self, change: dict[str, Any]) -> None:
         text = str(change["new"])
-        self._diagnosis = diagnose(text)
-        self.ladder.value = render_ladder_html(self._diagnosis)
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None or self.pause_seconds <= 0:
+            self.refresh()
+        else:
+            self._pending = loop.call_later(self.pause_seconds, self.refresh)
         chosen = self.preset.value
         if chosen is not None and PRESETS[chosen] != text:
             # Clear the drop-down so choosing the same preset again reloads it.

@@ -1,11 +1,14 @@
 """``verify(DIR)``: judge a learner's three files with the package's own contract.
 
 The checks live in ``contract``; ``tests/`` runs the same ones against ``codeagent_lite``.
-This module runs them against a learner's folder, in a child process
-(``verify_child.run_job``) that it can kill: each check has a time limit, a check that never
-returns is reported and the rest still run in a fresh child. Nothing the learner's code
-does (a syntax error, ``sys.exit``, ``os._exit``, a print, an endless loop) becomes a
-traceback of verify or a hang.
+Why it is built this way: the learner's code must never decide its own verdict. Each check
+is a probe (inputs, and which function to call) and a judge (the expected values). The
+probes run in ``sandbox`` (``verify_child`` drives the session, ``verify_probe`` is the child
+side), beside copies of the learner's files and the Kernel types only, never the reference;
+what comes back is data, and the judges here decide. Nothing the learner's code does (a
+syntax error, ``sys.exit``, ``os._exit``, a print, an endless loop, a forged or broken
+message) becomes a traceback of verify or a hang: a hang costs one time limit and the rest
+of its step is reported as not run. ``seed`` draws fresh inputs for graded judging.
 
 The result is a ``VerifyReport``: ``str()`` gives the text the command line prints, and
 ``_repr_html_`` the table a notebook shows. ``python -m codeagent_lite verify DIR`` exits
@@ -16,20 +19,16 @@ from __future__ import annotations
 
 import html
 import importlib
-import json
-import multiprocessing
-import multiprocessing.context
 import os
-import time
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from .contract import FILES, SAMPLES, STEPS, Check, Sample, checks_up_to, text_samples
-from .language import edition_language
-from .verify_child import clean, run_job
-from .verify_messages import MESSAGES, step_title
+from . import sandbox
+from .contract import FILES, SAMPLES, STEPS, Check, Inputs, Sample, checks_up_to, text_samples
+from .verify_child import Item, Outcome, Tally, clean, run_step
+from .verify_messages import MESSAGES, protection, step_title
 
 say = MESSAGES.say
 
@@ -49,7 +48,6 @@ DEFAULT_TIME_LIMIT = 5.0
 """Seconds one check (or loading one file) may take; the reference needs a few milliseconds."""
 
 _MAX_TIME_LIMIT = 600.0
-_STARTUP_LIMIT = 60.0  # the first child starts the fork server, which imports pydantic, on a busy machine
 
 
 class VerifyUsageError(ValueError):
@@ -109,8 +107,10 @@ class VerifyReport:
         lines += ["  " + say("note", note=note) for note in self.notes]
         for step in self.steps:
             lines.append(say("step", step=step, title=step_title(step)))
-            for result in self._results_of(step):
-                lines += _text_lines(result)
+            results = self._results_of(step)
+            groups = _same_causes(results)
+            for result in results:
+                lines += _text_lines(result, groups.get(result.check.id))
         lines.append(
             say("checks_pass", passed=self.passed, total=len(self.results))
             + ("" if self.ok else say("then", summary=self.summary()))
@@ -151,7 +151,9 @@ class VerifyReport:
                 f'<tr><th colspan="3" style="text-align:left">'
                 f"{esc(say('step', step=step, title=step_title(step)))}</th></tr>"
             )
-            rows += [_html_row(result) for result in self._results_of(step)]
+            results = self._results_of(step)
+            groups = _same_causes(results)
+            rows += [_html_row(result, groups.get(result.check.id)) for result in results]
         problems = "".join(f"<p style='color:#cf222e'>! {esc(problem)}</p>" for problem in self.file_problems)
         problems += "".join(f"<p>{esc(say('note', note=note))}</p>" for note in self.notes)
         total = f"<p><b>{esc(say('checks_pass', passed=self.passed, total=len(self.results)))}</b>"
@@ -171,12 +173,38 @@ def _broken_rule(result: CheckResult) -> str:
     return ours if ours and result.passed is False else ""
 
 
-def _text_lines(result: CheckResult) -> list[str]:
-    """One check in the command line's report: its mark and name, then why it failed and any notes."""
+def _same_causes(results: Sequence[CheckResult]) -> dict[str, tuple[str, ...]]:
+    """Checks of one step that failed (or did not run) for the very same reason: one root cause.
+
+    The first of them maps to the ids of the others (its sentence is said once, naming them);
+    each other maps to () (its sentence is not repeated).
+    """
+    by_reason: dict[tuple[bool | None, str], list[str]] = {}
+    for result in results:
+        if not result.passed and result.got:
+            by_reason.setdefault((result.passed, result.got), []).append(result.check.id)
+    groups: dict[str, tuple[str, ...]] = {}
+    for ids in by_reason.values():
+        if len(ids) > 1:
+            groups[ids[0]] = tuple(ids[1:])
+            groups.update({other: () for other in ids[1:]})
+    return groups
+
+
+def _text_lines(result: CheckResult, group: tuple[str, ...] | None = None) -> list[str]:
+    """One check in the command line's report: its mark and name, then why it failed and any notes.
+
+    ``group``: the other checks with the same cause (said once, here), or () when it was said already.
+    """
     ours = " " + say("ours") if result.check.ours else ""
     lines = [f"  {_MARKS[result.passed]} {result.check.id} {result.check.words().name}{ours}"]
+    if group == ():
+        return lines
     if not result.passed:
         lines.append(f"      {result.sentence}")
+    if group:
+        lines.append("      " + say("same_cause", ids=say("id_separator").join(group)))
+    if not result.passed:
         rule = _broken_rule(result)
         if rule:
             lines.append("      " + say("workbook_rule", rule=rule))
@@ -184,14 +212,16 @@ def _text_lines(result: CheckResult) -> list[str]:
     return lines
 
 
-def _html_row(result: CheckResult) -> str:
+def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
     """One check as a row of the notebook's table: the same facts as ``_text_lines``, escaped for HTML."""
     esc = html.escape
     words = result.check.words()
     ours = f' <span title="{esc(words.ours)}">{esc(say("ours"))}</span>' if words.ours else ""
-    detail = esc(result.sentence)
+    detail = "" if group == () else esc(result.sentence)
+    if group:
+        detail += "<br>" + esc(say("same_cause", ids=say("id_separator").join(group)))
     rule = _broken_rule(result)
-    if rule:
+    if rule and group != ():
         detail += f"<br><i>{esc(say('workbook_rule_html', rule=rule))}</i>"
     detail += "".join(f"<br>{esc(say('note', note=note))}" for note in result.notes)
     return (
@@ -210,86 +240,100 @@ def _label(directory: str | os.PathLike[str]) -> str:
     return given.as_posix() if not given.is_absolute() else given.name
 
 
-def _context() -> multiprocessing.context.BaseContext:
-    """The fork server where the platform has one (a fork per run, no re-import), else spawn (Windows)."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["codeagent_lite.workbook.verify_child"])
-        return context
-    return multiprocessing.get_context("spawn")
-
-
-class _Child:
-    """One run of ``verify_child.run_job``; ``next_event`` returns its events, or None at a time-out or exit."""
-
-    def __init__(self, directory: Path, label: str, check_ids: Sequence[str], texts: Sequence[str] = ()) -> None:
-        context = _context()
-        self._events, sender = context.Pipe(duplex=False)
-        job = {
-            "directory": str(directory),
-            "label": label,
-            "ids": list(check_ids),
-            "texts": list(texts),
-            "language": edition_language(),  # the fork server's environment is the one it started with
-        }
-        self.process = context.Process(target=run_job, args=(job, sender), daemon=True)  # type: ignore[attr-defined]
-        self.process.start()
-        sender.close()  # only the child writes; the pipe ends when the child does
-        self.ended = False
-
-    def next_event(self, timeout: float) -> dict[str, Any] | None:
-        """The next event, or None when the child sent nothing within ``timeout`` or ended."""
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not self._events.poll(remaining):
-                return None
-            try:
-                data = self._events.recv_bytes()
-            except (EOFError, OSError):
-                self.ended = True
-                return None
-            try:
-                event = json.loads(data)
-            except ValueError:
-                continue  # not ours: the protocol only ever sends JSON objects
-            if isinstance(event, dict):
-                return event
-
-    def exit_note(self) -> str:
-        if self.ended:
-            self.process.join(timeout=5)  # its pipe is closed; the exit status follows at once
-        code = self.process.exitcode
-        if code is None:
-            return ""
-        return say("exit_status", code=code)
-
-    def stop(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join()
-        self._events.close()
-
-
 def verify(
-    directory: str | os.PathLike[str], step: int | None = None, *, time_limit: float = DEFAULT_TIME_LIMIT
+    directory: str | os.PathLike[str],
+    step: int | None = None,
+    *,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    seed: int | None = None,
 ) -> VerifyReport:
     """Run the contract's checks of steps 1..``step`` (all four for None) on ``directory``'s files.
 
-    ``time_limit`` is per check, in seconds. Raises ``VerifyUsageError`` when the folder
-    does not exist, holds none of the three files, or ``step`` is not 1 to 4.
+    ``time_limit`` is per check, in seconds. With ``seed``, the checks' inputs are drawn fresh
+    from it (graded judging: the learner's code cannot know them); the expected values are
+    computed here for those same inputs. Raises ``VerifyUsageError`` when the folder does not
+    exist, holds none of the three files, or ``step`` is not 1 to 4.
     """
+    _check_arguments(step, time_limit, seed)
+    label, folder = _folder(directory)
+    _check_holds_a_file(folder, label)
+    inputs = Inputs() if seed is None else Inputs.draw(seed)
+    checks = checks_up_to(step)
+    steps = tuple(sorted({check.step for check in checks}))
+    tally = _run_checks(folder, label, [_item(check, inputs) for check in checks], steps, time_limit)
+    results = tuple(_check_result(check, tally.outcomes[check.id]) for check in checks)
+    problems, notes = _problems_and_notes(tally.file_problems)
+    if seed is not None:
+        notes = (*notes, say("seeded", seed=seed))
+    return VerifyReport(label, steps, results, problems, (*notes, *_weaker_sandbox_note()))
+
+
+def _check_arguments(step: int | None, time_limit: float, seed: int | None) -> None:
+    """Wrong arguments are a usage error (exit status 2) before any learner code runs."""
     if step is not None:
         _check_step(step)
     _check_time_limit(time_limit)
-    label, folder = _folder(directory)
-    _check_holds_a_file(folder, label)
-    checks = checks_up_to(step)
-    outcomes, file_problems = _run_items(folder, label, checks, time_limit)
-    results = tuple(_check_result(check, outcomes[check.id]) for check in checks)
-    steps = tuple(sorted({check.step for check in checks}))
-    problems, notes = _problems_and_notes(file_problems)
-    return VerifyReport(label, steps, results, problems, notes)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise VerifyUsageError(say("seed", found=repr(seed)))
+
+
+def _run_checks(folder: Path, label: str, items: list[Item], steps: tuple[int, ...], time_limit: float) -> Tally:
+    """All the steps in one sandbox session, with a progress line each time the child reaches a new step."""
+    tally = Tally()
+    with _Progress(len(steps)) as progress:
+        first = {item.id: item.group for item in items}
+        progress.step(steps[0])
+
+        def on_event(key: str) -> None:
+            if key in first and first[key] > progress.shown:
+                progress.step(first[key])
+
+        run_step(folder, label, items, time_limit, tally, on_event)
+    return tally
+
+
+_said_protections: list[bool] = []
+
+
+def _weaker_sandbox_note() -> tuple[str, ...]:
+    """Once per process, where the learner's code runs without bubblewrap (macOS, Windows): what protects it."""
+    if _said_protections or sandbox.isolated():
+        return ()
+    _said_protections.append(True)
+    return (say("protections", list="; ".join(protection(phrase) for phrase in sandbox.protections())),)
+
+
+def _item(check: Check, inputs: Inputs) -> Item:
+    probe, judge = check.probe(inputs)
+    return Item(check.id, check.file, probe, judge=judge, group=check.step)
+
+
+class _Progress:
+    """A line per step on a terminal's standard error (nothing in a notebook or a test: no trace in saved outputs)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.shown = 0
+        self._terminal = False
+
+    def __enter__(self) -> _Progress:
+        self._terminal = bool(getattr(sys.stderr, "isatty", lambda: False)()) and not _in_a_kernel()
+        return self
+
+    def step(self, number: int) -> None:
+        self.shown = number
+        if self._terminal:
+            print(say("progress", step=number, total=self.total, title=step_title(number)), file=sys.stderr, flush=True)
+
+    def __exit__(self, *_exc: object) -> None:
+        return None
+
+
+def _in_a_kernel() -> bool:
+    """Inside a Jupyter kernel: its standard error is a cell's output, which nbval compares with the saved one."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
 def _check_holds_a_file(folder: Path, label: str) -> None:
@@ -305,170 +349,16 @@ def _problems_and_notes(file_problems: dict[str, str]) -> tuple[tuple[str, ...],
     return problems, notes
 
 
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    """What came back for one check or sample (``shown``: a sample's description)."""
-
-    passed: bool | None
-    got: str = ""
-    expected: str | None = None
-    notes: tuple[str, ...] = ()
-    shown: str = ""
-
-
-def _check_result(check: Check, outcome: _Outcome) -> CheckResult:
+def _check_result(check: Check, outcome: Outcome) -> CheckResult:
     """The public verdict drops what only ``compare`` needs (``shown``)."""
     return CheckResult(check, outcome.passed, outcome.got, outcome.expected, outcome.notes)
 
 
-_Item = Check | Sample
-
-
-@dataclass(frozen=True, slots=True)
-class _Tally:
-    """What the children have reported so far; its two dicts fill as events arrive, across children.
-
-    ``outcomes`` holds a verdict per item id; ``file_problems`` what went wrong with a whole
-    file, by file name (``<file>:printed`` for a file that printed while loading).
-    """
-
-    outcomes: dict[str, _Outcome] = field(default_factory=dict)
-    file_problems: dict[str, str] = field(default_factory=dict)
-
-
-def _run_items(
-    folder: Path, label: str, items: Sequence[_Item], time_limit: float, texts: Sequence[str] = ()
-) -> tuple[dict[str, _Outcome], dict[str, str]]:
-    """Run ``items`` in as many children as it takes: a fresh one after each time-out or crash."""
-    tally = _Tally()
-    remaining = list(items)
-    while remaining:
-        remaining = _run_child(folder, label, remaining, time_limit, tally, texts)
-    return tally.outcomes, tally.file_problems
-
-
-def _run_child(
-    folder: Path, label: str, items: Sequence[_Item], time_limit: float, tally: _Tally, texts: Sequence[str] = ()
-) -> list[_Item]:
-    """Run ``items`` in one child; return those still to run in a fresh child after a time-out."""
-    by_id = {item.id: item for item in items}
-    child = _Child(folder, label, list(by_id), texts)
-    try:
-        if not _is_ready(child):
-            _record_no_start(child, items, tally)
-            return []
-        return _follow(child, by_id, items, time_limit, tally)
-    finally:
-        child.stop()
-
-
-def _is_ready(child: _Child) -> bool:
-    """The child's first event says it started; the limit is generous, the fork server may be starting too."""
-    event = child.next_event(_STARTUP_LIMIT)
-    return event is not None and event.get("event") == "ready"
-
-
-def _record_no_start(child: _Child, items: Sequence[_Item], tally: _Tally) -> None:
-    """No checking process means no verdict at all: every item is "not run", with the reason."""
-    reason = child.exit_note() or say("no_answer")
-    problem = say("could_not_start", reason=clean(reason))
-    tally.file_problems["verify"] = problem
-    for item in items:
-        tally.outcomes[item.id] = _Outcome(None, got=problem)
-
-
-def _follow(
-    child: _Child, by_id: dict[str, _Item], items: Sequence[_Item], time_limit: float, tally: _Tally
-) -> list[_Item]:
-    """Record the child's verdicts until it finishes; the clock runs only while learner code does."""
-    running: str | None = None
-    while True:
-        event = child.next_event(time_limit if running else _STARTUP_LIMIT)
-        if event is None:
-            return _after_stop(child, running, by_id, items, time_limit, tally)
-        kind, key = event.get("event"), str(event.get("key", ""))
-        if kind == "finished":
-            return []
-        if kind == "start":
-            running = key
-        elif kind == "done":
-            running = None
-            _record(event, key, by_id, tally)
-
-
-def _record(event: dict[str, Any], key: str, by_id: dict[str, _Item], tally: _Tally) -> None:
-    """A "done" event is either a file's load (``load:<file>``) or one item's verdict; ids not asked for are ignored."""
-    if key.startswith("load:"):
-        _record_load(event, key.removeprefix("load:"), tally)
-    elif key in by_id:
-        tally.outcomes[key] = _outcome_of(event, by_id[key])
-
-
-def _record_load(event: dict[str, Any], file: str, tally: _Tally) -> None:
-    """A file that did not load is a problem of the whole file; one that printed while loading gets a note."""
-    printed = str(event.get("printed") or "")
-    if not event.get("passed"):
-        tally.file_problems[file] = str(event.get("got", ""))
-    elif printed:
-        tally.file_problems[file + ":printed"] = printed
-
-
-def _outcome_of(event: dict[str, Any], item: _Item) -> _Outcome:
-    """The verdict in a "done" event, as sent by ``verify_child`` (already cleaned there)."""
-    if event.get("not_run"):
-        return _Outcome(None, got=say("did_not_load", file=item.file))
-    expected = event.get("expected")
-    printed = str(event.get("printed") or "")
-    return _Outcome(
-        bool(event.get("passed")),
-        got=str(event.get("got", "")),
-        expected=None if expected is None else str(expected),
-        notes=(printed,) if printed else (),
-        shown=str(event.get("shown", "")),
-    )
-
-
-def _after_stop(
-    child: _Child,
-    running: str | None,
-    by_id: dict[str, _Item],
-    items: Sequence[_Item],
-    time_limit: float,
-    tally: _Tally,
-) -> list[_Item]:
-    """The child went quiet or died while ``running``: record that, and say what is left to run."""
-    died = child.exit_note()
-    if running is None:
-        _record_stopped_between_items(died, items, tally)
-        return []
-    what = _stop_reason(died, time_limit)
-    if running.startswith("load:"):
-        _record_load_stopped(running.removeprefix("load:"), what, items, tally)
-    elif running in by_id:
-        tally.outcomes[running] = _Outcome(False, got=what)
-    return [item for item in items if item.id not in tally.outcomes]
-
-
-def _stop_reason(died: str, time_limit: float) -> str:
-    """Why the running item has no verdict: its process ended, or it ran past the time limit."""
-    if died:
-        return say("died", died=died)
-    return say("timed_out", limit=f"{time_limit:g}")
-
-
-def _record_stopped_between_items(died: str, items: Sequence[_Item], tally: _Tally) -> None:
-    """Nothing of the learner's was running, so no item is to blame: those without a verdict are "not run"."""
-    reason = clean(died or say("stopped_answering"))
-    for item in items:
-        tally.outcomes.setdefault(item.id, _Outcome(None, got=say("verify_stopped", reason=reason)))
-
-
-def _record_load_stopped(file: str, what: str, items: Sequence[_Item], tally: _Tally) -> None:
-    """Loading ``file`` hung or crashed: that is the file's problem, and its items cannot run."""
-    tally.file_problems[file] = say("could_not_load", file=file, what=what)
-    skipped = {item.id for item in items if item.file == file and item.id not in tally.outcomes}
-    for item_id in skipped:
-        tally.outcomes[item_id] = _Outcome(None, got=say("did_not_load", file=file))
+def _run_samples(folder: Path, label: str, samples: Sequence[Sample], time_limit: float) -> Tally:
+    tally = Tally()
+    items = [Item(sample.id, sample.file, sample.probe, describe=sample.describe) for sample in samples]
+    run_step(folder, label, items, time_limit, tally)
+    return tally
 
 
 # --------------------------------------------------------------------------- yours beside ours
@@ -549,12 +439,12 @@ def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float =
     _check_time_limit(time_limit)
     label, folder = _folder(directory)
     samples = [sample for sample in SAMPLES if sample.step == min(step, 3)]
-    outcomes, file_problems = _run_items(folder, label, samples, time_limit)
+    tally = _run_samples(folder, label, samples, time_limit)
     rows = []
     for sample in samples:
         module = importlib.import_module(f"codeagent_lite.{sample.file}")
         reference = clean(sample.run(module))
-        yours = _shown(outcomes[sample.id], sample, file_problems)
+        yours = _shown(tally.outcomes[sample.id], sample, tally.file_problems)
         sample_label, cost = sample.words()
         rows.append(ComparisonRow(sample_label, reference, yours, cost))
     return Comparison(label, step, tuple(rows))
@@ -570,8 +460,8 @@ def run_learner_parser(
     _check_time_limit(time_limit)
     label, folder = _folder(directory)
     samples = text_samples(texts)
-    outcomes, file_problems = _run_items(folder, label, samples, time_limit, texts)
-    return tuple(_shown(outcomes[sample.id], sample, file_problems) for sample in samples)
+    tally = _run_samples(folder, label, samples, time_limit)
+    return tuple(_shown(tally.outcomes[sample.id], sample, tally.file_problems) for sample in samples)
 
 
 def _check_step(step: object) -> None:
@@ -593,7 +483,7 @@ def _folder(directory: str | os.PathLike[str]) -> tuple[str, Path]:
     return label, folder
 
 
-def _shown(outcome: _Outcome, sample: Sample, file_problems: dict[str, str]) -> str:
+def _shown(outcome: Outcome, sample: Sample, file_problems: dict[str, str]) -> str:
     if outcome.passed:
         return outcome.shown
     if outcome.passed is None:

@@ -1,57 +1,51 @@
-"""The child process of ``verify``: loads a learner's files and runs contract checks on them.
+"""verify's side of one sandbox session: send a step's probes, judge what comes back.
 
-Learner code is untrusted input. It may loop forever, print, read from the keyboard, call
-``sys.exit`` or kill its own process. So it runs here, in a process the parent can kill,
-and this side makes sure that whatever it does comes back as one line of JSON per event:
+Why it exists: the learner's code must never run where its verdict is decided. So a step's
+probes (plain inputs, from ``contract``) go to ``verify_probe.main`` running in
+``sandbox.run_in_sandbox`` beside a copy of the learner's files, and every verdict is
+drawn here, from the data that came back, by the check's judge. That data is untrusted:
+a judge that meets data of the wrong shape gives a failed check, never a traceback.
 
-* ``{"event": "start", "key": K}`` before anything of the learner's runs (the parent starts
-  its clock), then ``{"event": "done", "key": K, ...}`` with the verdict;
-* ``K`` is ``load:<file>`` for importing a file, or a check id such as ``"3.7"``.
-
-The events travel over a ``multiprocessing`` pipe; ``print`` in learner code goes into a
-buffer (reported as a note), writes to file descriptors 1 and 2 go to ``os.devnull``, and
-``input()`` meets an empty standard input instead of waiting.
-
-``verify`` starts ``run_job`` with ``{"directory": ..., "label": ..., "ids": [...], "texts": [...],
-"language": ...}`` (the ids of checks and samples to run; ``texts`` are replies for
-``contract.text_samples``; the edition's language, for the sentences sent back) through
-multiprocessing's fork server where there is one (Linux, macOS): the server has imported this
-module once, so each run costs a fork instead of importing pydantic again.
+One session for all the steps asked keeps verify fast (each costs a fresh interpreter);
+between two steps the child asks for a fence (``sandbox_io.fence``), at which every other
+process of the run is killed, so nothing the learner's code forked in one step lives on into
+the next. A check that hangs costs one time limit: the session is killed, the rest of its step is "not
+run", with the reason once, and a fresh session runs the later steps. A process that dies
+(``os._exit``, a crash) is replaced by a fresh one for the checks left.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import importlib.machinery
 import importlib.util
-import io
-import json
 import keyword
-import os
 import sys
-import traceback
 import types
-from multiprocessing.connection import Connection
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .contract import CHECKS, SAMPLES, Check, Mismatch, Sample, text_samples
-from .language import ENV_VAR
+from . import sandbox
+from .contract import FILES, Judge, Mismatch, Probe, Raised
 from .verify_messages import MESSAGES
 
 say = MESSAGES.say
 
-__all__ = ["clean", "describe_exception", "load_package", "run_job"]
+__all__ = ["Item", "Outcome", "Tally", "clean", "describe_error", "load_package", "package_name", "run_step"]
 
 _MAX_CHARS = 400
 _MAX_PRINTED = 80
+_MAX_FILE_BYTES = 2 * 2**20
+_RESTARTS = 2
+_STARTUP_SECONDS = 30.0  # the sandbox starts in a few tens of ms; this is for a machine under load
+_PROGRAM = "import verify_probe\nverify_probe.main()\n"
+_PROBE_SOURCE = Path(__file__).with_name("verify_probe.py")
+_RESERVED = frozenset({"codeagent_lite", "verify_probe", "sandbox_io", "solutions", "__main__"})
 
 
-def clean(text: str, *, directory: Path | None = None, label: str = "", limit: int = _MAX_CHARS) -> str:
-    """One safe line: no machine paths, no control characters, no unbounded length."""
-    if directory is not None:
-        text = text.replace(str(directory), label or directory.name)
+def clean(text: str, *, limit: int = _MAX_CHARS) -> str:
+    """One safe line: no control characters, no unbounded length."""
     out = []
     for char in text:
         if char.isprintable() or char == " ":
@@ -65,198 +59,355 @@ def clean(text: str, *, directory: Path | None = None, label: str = "", limit: i
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _learner_place(error: BaseException, directory: Path) -> str:
-    """`` in json_action_parser.py line 12`` for the innermost frame in the learner's folder."""
-    place = ""
-    for frame in traceback.extract_tb(error.__traceback__):
-        try:
-            path = Path(frame.filename).resolve()
-        except (OSError, ValueError):
-            continue
-        if path.parent == directory:
-            place = say("place", file=path.name, line=frame.lineno)
-    return place
-
-
-def describe_exception(error: BaseException, directory: Path) -> str:
-    """What a learner should read when their code raised instead of returning."""
-    place = _learner_place(error, directory)
-    if isinstance(error, SyntaxError) and error.filename:
-        return say("syntax_error", file=Path(error.filename).name, line=error.lineno, message=error.msg)
-    if isinstance(error, NotImplementedError):
-        return say("not_written", place=place)
-    if isinstance(error, SystemExit):
-        return say("system_exit", code=repr(error.code), place=place)
-    if isinstance(error, RecursionError):
-        return say("recursion", place=place)
-    name = type(error).__name__
-    module = type(error).__module__
+def describe_error(error: dict[str, Any]) -> str:
+    """What a learner should read when their code raised instead of returning (from the probe's facts)."""
+    place = _place(error.get("place"))
+    syntax = error.get("syntax")
+    if isinstance(syntax, list) and len(syntax) == 3:
+        return say("syntax_error", file=syntax[0], line=syntax[1], message=syntax[2])
+    special = _special_error(error.get("mro") or [], error, place)
+    if special:
+        return special
+    name, module, message = str(error.get("type", "?")), str(error.get("module", "")), str(error.get("message", ""))
     if name == "InvalidModelOutputError" and module != "codeagent_lite.model_adapter":
         return say("own_error", module=module)
-    return f"{name}: {error}{place}" if str(error) else f"{name}{place}"
+    return f"{name}: {message}{place}" if message else f"{name}{place}"
+
+
+def _place(place: object) -> str:
+    """Where the error was raised, as the learner's file and line; "" when the probe sent no such place."""
+    if not isinstance(place, list) or len(place) != 2:
+        return ""
+    return say("place", file=clean(str(place[0]), limit=60), line=clean(str(place[1]), limit=10))
+
+
+def _special_error(mro: list[Any], error: dict[str, Any], place: str) -> str:
+    """The errors a learner meets while the step is unfinished or runs away get words of their own ("" else):
+    a bare class name would not tell them what to do."""
+    if "builtins.NotImplementedError" in mro:
+        return say("not_written", place=place)
+    if "builtins.SystemExit" in mro:
+        return say("system_exit", code=str(error.get("exit_code", "")), place=place)
+    if "builtins.RecursionError" in mro:
+        return say("recursion", place=place)
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One thing to run in the sandbox: a check (judge: raises ``Mismatch``) or a sample (describe: text)."""
+
+    id: str
+    file: str
+    probe: Probe
+    judge: Judge | None = None
+    describe: Callable[[dict[str, Any]], str] | None = None
+    group: int = 0
+    """The step: a hang stops the rest of its own step, and a fresh session runs the later steps."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The verdict on one item (``shown``: a sample's description)."""
+
+    passed: bool | None
+    got: str = ""
+    expected: str | None = None
+    notes: tuple[str, ...] = ()
+    shown: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Verdicts by item id, and what went wrong with whole files (``<file>:printed`` for a note)."""
+
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    file_problems: dict[str, str] = field(default_factory=dict)
+
+
+def package_name(folder_name: str) -> str:
+    """The learner's folder name when it shadows nothing (absolute self-imports then work), else an alias."""
+    if (
+        folder_name.isidentifier()
+        and not keyword.iskeyword(folder_name)
+        and folder_name not in sys.stdlib_module_names
+        and folder_name not in _RESERVED
+    ):
+        return folder_name
+    return "_verified_" + "".join(char if char.isalnum() else "_" for char in folder_name)
 
 
 def load_package(directory: Path) -> str:
-    """Register ``directory`` as a package without running its ``__init__``; return its name.
+    """Register ``directory`` as a package in *this* process, without running its ``__init__``; return its name.
 
-    Each file is then imported on its own, so a broken or unfinished file does not hide
-    the results of the others. The folder's own name is used when that is safe (so a
-    learner's absolute self-imports work); otherwise an alias that shadows nothing.
+    Not used by verify (which never imports learner code here); kept for notebook 07's in-kernel
+    checks (``build_assignment.load_learner_file``), whose scores the classroom's grader re-decides
+    in a sandbox. The folder's own name is used when that is safe, else an alias that shadows nothing.
     """
     name = directory.name
-    if _already_imported(name, directory):
-        return name  # e.g. the package's own folder: already imported, use it as it is
-    if not _name_is_free(name):
-        name = _alias(name)
-    _register_package(name, directory)
+    existing = sys.modules.get(name)
+    if existing is not None and any(Path(p).resolve() == directory for p in getattr(existing, "__path__", [])):
+        return name
+    if not _free_in_this_process(name, existing):
+        name = "_verified_" + "".join(char if char.isalnum() else "_" for char in name)
+    sys.modules[name] = _folder_package(name, directory)
     return name
 
 
-def _already_imported(name: str, directory: Path) -> bool:
-    """A package of this name is imported from this very folder: importing it again would make two copies."""
-    existing = sys.modules.get(name)
-    if existing is None:
-        return False
-    return any(Path(path).resolve() == directory for path in getattr(existing, "__path__", []))
-
-
-def _name_is_free(name: str) -> bool:
-    """The folder's name may name the package only if that hides no other module (``json``, an installed one).
-
-    The cheap tests come first; ``find_spec`` searches ``sys.path``, so it runs last.
-    """
+def _free_in_this_process(name: str, existing: types.ModuleType | None) -> bool:
+    """A name nothing here uses or could import: the folder may take it, so its absolute self-imports work."""
     return (
         name.isidentifier()
         and not keyword.iskeyword(name)
-        and sys.modules.get(name) is None
+        and existing is None
         and name not in sys.stdlib_module_names
         and importlib.util.find_spec(name) is None
     )
 
 
-def _alias(folder_name: str) -> str:
-    """A name no real module has, still recognisable as the learner's folder in a traceback."""
-    return "_verified_" + "".join(char if char.isalnum() else "_" for char in folder_name)
-
-
-def _register_package(name: str, directory: Path) -> None:
-    """An empty package whose search path is the folder: ``import name.file`` then finds the learner's files."""
+def _folder_package(name: str, directory: Path) -> types.ModuleType:
+    """A package module for the folder that has not run its ``__init__`` (each file is loaded on its own)."""
     package = types.ModuleType(name, f"the learner's folder {directory.name}")
     spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
     spec.submodule_search_locations = [str(directory)]
     package.__spec__ = spec
     package.__path__ = [str(directory)]
     package.__package__ = name
-    sys.modules[name] = package
+    return package
 
 
-class _Runner:
-    def __init__(self, directory: Path, label: str, protocol: Connection) -> None:
-        self.directory = directory
-        self.label = label
-        self.protocol = protocol
-        self.package = load_package(directory)
-        self.modules: dict[str, types.ModuleType] = {}
-        self.problems: dict[str, str] = {}
+def learner_files(folder: Path, package: str) -> dict[str, bytes]:
+    """Copies of the learner's three files (and ``__init__.py``, never run) and the probe program."""
+    files = {"verify_probe.py": _PROBE_SOURCE.read_bytes()}
+    for name in (*FILES, "__init__"):
+        path = folder / f"{name}.py"
+        if path.is_file() and path.stat().st_size <= _MAX_FILE_BYTES:
+            files[f"{package}/{name}.py"] = path.read_bytes()
+    files.setdefault(f"{package}/__init__.py", b"")
+    return files
 
-    def send(self, **event: Any) -> None:
-        self.protocol.send_bytes(json.dumps(event, ensure_ascii=True).encode("ascii"))
 
-    def _clean(self, text: str, limit: int = _MAX_CHARS) -> str:
-        return clean(text, directory=self.directory, label=self.label, limit=limit)
-
-    def _printed_note(self, buffer: io.StringIO, file: str) -> str:
-        printed = buffer.getvalue()
-        if not printed.strip():
-            return ""
-        return say("printed", file=file, printed=self._clean(repr(printed.strip()), _MAX_PRINTED))
-
-    def load(self, file: str) -> None:
-        key = f"load:{file}"
-        if not (self.directory / f"{file}.py").is_file():
-            self.problems[file] = say("missing", file=file, label=self.label)
-            self.send(event="done", key=key, passed=False, got=self.problems[file], printed="")
+def run_step(
+    folder: Path,
+    label: str,
+    items: Sequence[Item],
+    time_limit: float,
+    tally: Tally,
+    on_event: Callable[[str], None] | None = None,
+) -> None:
+    """Run ``items`` in one sandbox session (a fresh one after a crash); record every verdict in ``tally``."""
+    package = package_name(folder.name)
+    files = learner_files(folder, package)
+    remaining = list(items)
+    for _attempt in range(_RESTARTS + 1 + len({item.group for item in items})):
+        if not remaining:
             return
-        self.send(event="start", key=key)
-        buffer = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-                self.modules[file] = importlib.import_module(f"{self.package}.{file}")
-        except BaseException as error:  # learner code: anything may come out, even SystemExit
-            what = self._clean(describe_exception(error, self.directory))
-            self.problems[file] = say("could_not_load", file=file, what=what)
-        self.send(
-            event="done",
-            key=key,
-            passed=file not in self.problems,
-            got=self.problems.get(file, ""),
-            printed=self._printed_note(buffer, file),
-        )
-
-    def run(self, check: Check | Sample) -> None:
-        if check.file not in self.modules and check.file not in self.problems:
-            self.load(check.file)
-        module = self.modules.get(check.file)
-        if module is None:
-            self.send(event="done", key=check.id, passed=False, not_run=True, got="", printed="")
-            return
-        self.send(event="start", key=check.id)
-        buffer = io.StringIO()
-        got = expected = None
-        shown = ""
-        try:
-            with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-                shown = check.run(module) or ""
-        except Mismatch as mismatch:
-            got, expected = mismatch.got, mismatch.expected
-        except BaseException as error:  # learner code: anything may come out, even SystemExit
-            described = describe_exception(error, self.directory)
-            got = described if isinstance(error, NotImplementedError) else say("it_raised", described=described)
-        self.send(
-            event="done",
-            key=check.id,
-            passed=got is None,
-            got=self._clean(got or ""),
-            expected=None if expected is None else self._clean(expected),
-            printed=self._printed_note(buffer, check.file),
-            shown=self._clean(shown),
-        )
+        remaining = _session(files, package, label, remaining, time_limit, tally, on_event)
+    for item in remaining:
+        tally.outcomes.setdefault(item.id, Outcome(None, got=say("verify_stopped", reason=say("stopped_answering"))))
 
 
-_MEMORY_LIMIT = 4 << 30  # bytes of address space: far above what any check needs, far below a runaway loop's
+@dataclass
+class _Session:
+    label: str
+    by_id: dict[str, Item]
+    tally: Tally
+    running: str | None = None
+    loads: dict[str, bool] = field(default_factory=dict)  # file -> loaded
+    started: set[str] = field(default_factory=set)
+    answered: set[str] = field(default_factory=set)
 
 
-def _limit_memory() -> None:
-    """A learner's ``[0] * 10**10`` becomes a MemoryError in this process, not a machine out of memory."""
-    try:
-        import resource  # not on Windows
-    except ImportError:
+def _session(
+    files: dict[str, bytes],
+    package: str,
+    label: str,
+    items: Sequence[Item],
+    time_limit: float,
+    tally: Tally,
+    on_event: Callable[[str], None] | None,
+) -> list[Item]:
+    """One sandbox run; returns the items to try again in a fresh process (after a crash), else []."""
+    state = _Session(label, {item.id: item for item in items}, tally)
+    payload = {
+        "package": package,
+        "probes": [{"id": item.id, "file": item.file, "step": item.group, "probe": item.probe} for item in items],
+    }
+    limits = sandbox.Limits(
+        seconds=_STARTUP_SECONDS + time_limit * (len(items) + len(FILES)),
+        memory_bytes=1024 * 2**20,
+        output_bytes=8_000_000,
+    )
+
+    def on_part(part: object) -> bool:
+        advanced = _take(state, part)
+        if on_event is not None and state.running is not None:
+            on_event(state.running)
+        return advanced
+
+    outcome = sandbox.run_in_sandbox(
+        _PROGRAM,
+        payload=payload,
+        files=files,
+        limits=limits,
+        part_seconds=max(time_limit, 0.5),
+        on_part=on_part,
+    )
+    if outcome.status == "ok":
+        _not_run_left(state, items, say("stopped_answering"))
+        return []
+    return _after_stop(state, items, outcome, time_limit)
+
+
+def _take(state: _Session, part: object) -> bool:
+    """One event from the child; True when it is progress (a key started or answered for the first time).
+
+    Anything not of our shape, or about a key already seen, is ignored and buys no time: the
+    verdicts come only from the judges, and each key's clock starts once.
+    """
+    if not isinstance(part, dict):
+        return False
+    started = part.get("start")
+    if isinstance(started, str):
+        if started in state.started:
+            return False
+        state.started.add(started)
+        state.running = started
+        return True
+    key = part.get("done")
+    if not isinstance(key, str) or key in state.answered:
+        return False
+    state.answered.add(key)
+    state.running = None
+    if key.startswith("load:"):
+        _record_load(state, key.removeprefix("load:"), part)
+    elif key in state.by_id and key not in state.tally.outcomes:
+        state.tally.outcomes[key] = _verdict(state, state.by_id[key], part)
+    return True
+
+
+def _record_load(state: _Session, file: str, part: dict[str, Any]) -> None:
+    if file not in FILES or file in state.loads:
         return
+    problems = state.tally.file_problems
+    attempts = part.get("reference_imports")
+    error = part.get("error")
+    if part.get("missing"):
+        problems[file] = say("missing", file=file, label=state.label)
+    elif isinstance(attempts, list) and attempts:
+        problems[file] = _imports_reference(file, attempts)
+    elif isinstance(error, dict):
+        problems[file] = say("could_not_load", file=file, what=clean(describe_error(error)))
+    printed = part.get("printed")
+    if isinstance(printed, str) and printed.strip() and file not in problems:
+        problems[file + ":printed"] = _printed_note(printed, file)
+    state.loads[file] = file not in problems
+
+
+def _imports_reference(file: str, attempts: list[Any]) -> str:
+    return say("imports_reference", file=file, name=clean(", ".join(str(name) for name in attempts[:3]), limit=120))
+
+
+def _printed_note(printed: str, file: str) -> str:
+    return say("printed", file=file, printed=clean(repr(printed.strip()), limit=_MAX_PRINTED))
+
+
+def _verdict(state: _Session, item: Item, part: dict[str, Any]) -> Outcome:
+    """The judge's verdict on what came back: the learner's code never decides it."""
+    if part.get("not_run"):
+        return Outcome(None, got=say("did_not_load", file=item.file))
+    result = part.get("result")
+    if not isinstance(result, dict):
+        return Outcome(False, got=say("bad_answer"))
+    printed = result.get("printed")
+    notes = (_printed_note(printed, item.file),) if isinstance(printed, str) and printed.strip() else ()
+    attempts = result.get("reference_imports")
+    if isinstance(attempts, list) and attempts:
+        return Outcome(False, got=_imports_reference(item.file, attempts), notes=notes)
+    return _judged(item, result, notes)
+
+
+def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> Outcome:
+    """The check's judge (or the sample's description) on the result; whatever it raises is a failed check."""
     try:
-        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        limit = _MEMORY_LIMIT if hard == resource.RLIM_INFINITY else min(_MEMORY_LIMIT, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except (ValueError, OSError):
-        pass  # a platform that refuses address-space limits (macOS): the time limit still applies
+        if item.describe is not None:
+            return Outcome(True, shown=clean(item.describe(result)), notes=notes)
+        assert item.judge is not None
+        item.judge(result)
+    except Mismatch as mismatch:
+        expected = None if mismatch.expected is None else clean(mismatch.expected)
+        return Outcome(False, got=clean(mismatch.got), expected=expected, notes=notes)
+    except Raised as raised:
+        return Outcome(False, got=_raised_got(raised.error), notes=notes)
+    except Exception:  # the child's data had the wrong shape: forged or broken, never a verdict
+        return Outcome(False, got=say("bad_answer"), notes=notes)
+    return Outcome(True, notes=notes)
 
 
-def run_job(job: dict[str, Any], connection: Connection) -> None:
-    """The child's entry point: run ``job``'s checks, one JSON event per message on ``connection``."""
-    os.environ[ENV_VAR] = str(job.get("language", "en"))  # the edition's language, as the parent read it
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)  # writes to fd 1 (os.write, C code) go nowhere instead of someone's terminal
-    os.dup2(devnull, 2)
-    sys.stdin = io.StringIO("")  # input() in learner code ends with EOFError instead of waiting
-    _limit_memory()
-    directory = Path(job["directory"]).resolve()
-    wanted = set(job["ids"])
-    runner = _Runner(directory, str(job["label"]), connection)
-    runner.send(event="ready")
-    items: list[Check | Sample] = [*CHECKS, *SAMPLES, *text_samples(job.get("texts", []))]
+def _raised_got(error: dict[str, Any]) -> str:
+    """An unwritten function is said as such; any other error the learner's code raised is said "it raised"."""
+    described = clean(describe_error(error))
+    not_written = "builtins.NotImplementedError" in (error.get("mro") or [])
+    return described if not_written else say("it_raised", described=described)
+
+
+def _not_run_left(state: _Session, items: Sequence[Item], reason: str) -> None:
+    """Items the child answered "finished" without reporting (it should not happen): not run, and why."""
     for item in items:
-        if item.id in wanted:
-            runner.run(item)
-    runner.send(event="finished")
-    connection.close()
-    # os._exit: a learner's atexit hook or a stuck non-daemon thread must not keep the process alive.
-    os._exit(0)
+        state.tally.outcomes.setdefault(item.id, Outcome(None, got=say("verify_stopped", reason=reason)))
+
+
+def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOutcome, time_limit: float) -> list[Item]:
+    """The session ended without its final answer: blame the item that was running, decide what is left.
+
+    After a crash the items left are run again in a fresh process; after a hang or a broken
+    channel, only the later steps are: the rest of the stopped step is not run, said once.
+    """
+    running = state.running
+    what = _what_stopped(outcome, time_limit)
+    _blame(state, running, what)
+    left = [item for item in items if item.id not in state.tally.outcomes and state.loads.get(item.file) is not False]
+    _not_loaded_left(state, items)
+    if outcome.status == "crashed" and running is not None:
+        return left
+    return _later_steps(state, items, left, running, what)
+
+
+def _later_steps(
+    state: _Session, items: Sequence[Item], left: list[Item], running: str | None, what: str
+) -> list[Item]:
+    """A hang or a broken channel stops its own step: its checks left are not run (one reason for all of them),
+    and the later steps are returned for a fresh session."""
+    stopped = state.by_id[running].group if running in state.by_id else None
+    later = [item for item in left if stopped is not None and item.group != stopped]
+    reason = say("step_stopped", id=running.removeprefix("load:") if running else "-", what=what)
+    for item in items:
+        if item.id not in state.tally.outcomes and item not in later:
+            state.tally.outcomes[item.id] = Outcome(None, got=reason)
+    return later
+
+
+def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:
+    """Why the session ended early, in the learner's words: a hang, a death, or a broken channel."""
+    if outcome.status == "timeout":
+        return say("timed_out", limit=f"{time_limit:g}")
+    if outcome.status == "crashed":
+        return say("died", died=clean(outcome.detail))
+    return say("bad_channel", detail=clean(outcome.detail))
+
+
+def _blame(state: _Session, running: str | None, what: str) -> None:
+    """The key that was running when the session ended gets the cause: a file that was loading, or a check."""
+    if running is not None and running.startswith("load:"):
+        file = running.removeprefix("load:")
+        state.tally.file_problems[file] = say("could_not_load", file=file, what=what)
+        state.loads[file] = False
+    elif running in state.by_id:
+        state.tally.outcomes[running] = Outcome(False, got=what)
+
+
+def _not_loaded_left(state: _Session, items: Sequence[Item]) -> None:
+    """Items without a verdict whose file did not load: not run, for that reason."""
+    for item in items:
+        if item.id not in state.tally.outcomes and state.loads.get(item.file) is False:
+            state.tally.outcomes[item.id] = Outcome(None, got=say("did_not_load", file=item.file))

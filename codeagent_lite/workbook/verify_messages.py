@@ -8,9 +8,9 @@ the contract wrote them: they are Python values and the series' English phrases.
 from __future__ import annotations
 
 from .contract import STEPS
-from .language import Messages
+from .language import Messages, edition_language
 
-__all__ = ["MESSAGES", "step_title"]
+__all__ = ["MESSAGES", "protection", "step_title"]
 
 _STEP_TITLES_ZH = {
     1: "消息编码 · 二、消息转换（json_text_messages.py）",
@@ -86,6 +86,38 @@ MESSAGES = Messages(
             "zh": "{file}.py 打印了 {printed}（verify 不理会打印出来的内容）",
         },
         "it_raised": {"en": "it raised {described}", "zh": "它抛出了 {described}"},
+        "imports_reference": {
+            "en": "your {file}.py imports the reference one ({name}): verify judges your own code, "
+            "and the reference chapter is not there to import",
+            "zh": "你的 {file}.py 导入了参考实现（{name}）：verify 评判的是你自己的代码，这里没有参考章节可以导入",
+        },
+        "bad_answer": {
+            "en": "the checking process answered with data of the wrong shape (was verify's channel tampered with?)",
+            "zh": "检查进程返回的数据格式不对（是不是有代码篡改了 verify 的通道？）",
+        },
+        "bad_channel": {
+            "en": "the checking process broke its channel ({detail}); it was stopped",
+            "zh": "检查进程弄坏了它的通道（{detail}），已经把它停下",
+        },
+        "step_stopped": {
+            "en": "this step stopped at {id}: {what}",
+            "zh": "这一步在 {id} 处停下了：{what}",
+        },
+        "same_cause": {"en": "the same for {ids}", "zh": "{ids} 也是同样的原因"},
+        "id_separator": {"en": ", ", "zh": "、"},
+        "progress": {
+            "en": "verify: step {step} of {total} · {title} …",
+            "zh": "verify：第 {step} 步（共 {total} 步）· {title} …",
+        },
+        "seeded": {
+            "en": "the checks' inputs were drawn from seed {seed}; the cases printed above are the public ones",
+            "zh": "这次检查的输入由种子 {seed} 随机生成；上面列出的是公开的用例",
+        },
+        "seed": {"en": "seed must be an integer, found {found}", "zh": "seed 必须是整数，实际是 {found}"},
+        "protections": {
+            "en": "your code runs without bubblewrap here; what protects it: {list}",
+            "zh": "这台机器上你的代码不在 bubblewrap 里运行；保护措施只有：{list}",
+        },
         # ------------------------------------------------------------------ an exception of the learner's code
         "place": {"en": " in {file} line {line}", "zh": "，位于 {file} 第 {line} 行"},
         "syntax_error": {
@@ -126,6 +158,26 @@ MESSAGES = Messages(
         },
     }
 )
+
+
+_PROTECTIONS_ZH = {
+    "a fresh interpreter without site-packages": "全新的解释器，不带 site-packages",
+    "an empty environment": "清空的环境变量",
+    "a session of its own": "独立的会话",
+    "bubblewrap: only the interpreter and /usr visible, read-only": "bubblewrap：只能看到解释器和 /usr，而且只读",
+    "no network": "没有网络",
+    "its own pid namespace, killed as a whole": "独立的 pid 命名空间，结束时整体杀掉",
+    "an unprivileged uid of its own": "独立的无特权 uid",
+    "no bubblewrap: files and network of this user stay reachable": "没有 bubblewrap：这个用户的文件和网络仍然可以访问",
+    "limits on memory, processes, open files and file size": "内存、进程数、打开文件数和文件大小都有上限",
+    "run as root: no process limit binds": "以 root 身份运行：进程数上限不起作用",
+}
+"""``sandbox.protections()``'s phrases in Chinese; a phrase missing here is shown as it is."""
+
+
+def protection(phrase: str) -> str:
+    """One of ``sandbox.protections()`` in the edition's language."""
+    return _PROTECTIONS_ZH.get(phrase, phrase) if edition_language() == "zh" else phrase
 
 
 def step_title(step: int) -> str:

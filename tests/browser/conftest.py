@@ -3,6 +3,8 @@
 Nothing here touches the user's home or the repository: the browser and the server get their
 own config, cache, runtime and temp folders, and the server serves a temporary copy of
 ``notebooks/`` (with autosave off as well), so a test run can never rewrite a saved notebook.
+JupyterLab's display language is set for the test's edition exactly as ``make lab EDITION=...``
+sets it (``codeagent_lite.workbook.lab_language``), so the Chinese edition opens with Chinese menus.
 
 When chromium is missing or cannot start, the test is skipped with the reason (set
 ``CAL_REQUIRE_BROWSER=1`` to make that a failure instead, e.g. in CI where the browser is
@@ -30,6 +32,9 @@ from typing import Any
 
 import pytest
 
+from codeagent_lite.workbook.lab_language import write_lab_language
+from codeagent_lite.workbook.learner_dir import FOLDER_NAME
+
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -54,6 +59,12 @@ def skip_or_fail(reason: str) -> None:
         message = f"real-browser test cannot run: {reason} ({REQUIRE_BROWSER_ENV}=1 makes this a failure)"
         pytest.fail(message, pytrace=False)
     pytest.skip(f"real-browser test skipped: {reason}")
+
+
+@pytest.fixture
+def browser_skip_or_fail() -> Callable[[str], None]:
+    """``skip_or_fail`` for a test that finds mid-way that the machine cannot show what it must check."""
+    return skip_or_fail
 
 
 @pytest.fixture(scope="session")
@@ -150,12 +161,19 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
     process.wait(timeout=SERVER_STOP_TIMEOUT_S)
 
 
-def prepare_folders(base: Path) -> tuple[Path, dict[str, str]]:
-    """A private copy of the notebooks and private Jupyter folders; returns (root_dir, environment)."""
+def prepare_folders(base: Path, edition: str) -> tuple[Path, dict[str, str]]:
+    """A private copy of the notebooks and private Jupyter folders; returns (root_dir, environment).
+
+    The learner's own folder is left out of the copy: the notebooks make it from the stubs, as on a first run.
+    """
     root_dir = base / "notebooks"
-    shutil.copytree(NOTEBOOKS, root_dir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    # The notebooks' verify cells read ../solutions (the teacher's solutions), so it sits beside the copy too.
-    shutil.copytree(REPO / "solutions", base / "solutions", ignore=shutil.ignore_patterns("__pycache__"))
+    skipped = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        learners = {FOLDER_NAME} if Path(folder) == NOTEBOOKS else set()
+        return set(skipped(folder, names)) | (learners & set(names))
+
+    shutil.copytree(NOTEBOOKS, root_dir, ignore=ignore)
     environment = dict(os.environ)
     environment.pop("JUPYTER_TOKEN", None)
     # Only the user-level folders move; the venv's own share/jupyter (the python3 kernelspec,
@@ -177,11 +195,12 @@ def prepare_folders(base: Path) -> tuple[Path, dict[str, str]]:
         target = settings_dir / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(values), encoding="utf-8")
+    write_lab_language(edition, settings_dir)
     return root_dir, environment
 
 
-def start_server(base: Path, attempts: int = 3) -> LabServer:
-    root_dir, environment = prepare_folders(base)
+def start_server(base: Path, edition: str, attempts: int = 3) -> LabServer:
+    root_dir, environment = prepare_folders(base, edition)
     failures = []
     for attempt in range(1, attempts + 1):
         port = free_port()
@@ -230,8 +249,13 @@ def start_server(base: Path, attempts: int = 3) -> LabServer:
 
 @pytest.fixture
 def jupyter_lab(tmp_path: Path, request: pytest.FixtureRequest) -> Generator[LabServer, None, None]:
-    """A private JupyterLab on 127.0.0.1 with a random token, stopped (and its kernels) even on failure."""
-    server = start_server(tmp_path)
+    """A private JupyterLab on 127.0.0.1 with a random token, stopped (and its kernels) even on failure.
+
+    Its display language is the one of the test's ``edition`` parameter (English when the test has none).
+    """
+    callspec = getattr(request.node, "callspec", None)
+    edition = callspec.params.get("edition", "en") if callspec is not None else "en"
+    server = start_server(tmp_path, edition)
     request.node.stash[LAB_SERVER_KEY] = server
     try:
         yield server

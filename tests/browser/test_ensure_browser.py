@@ -99,4 +99,43 @@ def test_cannot_install_explains_how_and_exits_zero(
     assert ensure_browser.main() == 0
     output = capsys.readouterr().out
     assert "not running as root" in output
-    assert "apt-get install -y --no-install-recommends chromium" in output
+    assert "apt-get install -y --no-install-recommends chromium fonts-wqy-microhei" in output
+
+
+def test_a_missing_cjk_font_is_installed_beside_chromium() -> None:
+    """Without a CJK font chromium draws Chinese as empty boxes, so the zh edition's screenshot needs one."""
+    both = Machine(chromium_present=False, is_root=True, has_apt_get=True, os_ids=DEBIAN, cjk_font_present=False)
+    assert ensure_browser.decide(both)[0] is Decision.INSTALL
+    assert ensure_browser.missing_packages(both) == ("chromium", "fonts-wqy-microhei")
+    font_only = Machine(chromium_present=True, is_root=True, has_apt_get=True, os_ids=DEBIAN, cjk_font_present=False)
+    decision, reason = ensure_browser.decide(font_only)
+    assert decision is Decision.INSTALL and "CJK font" in reason and "480 MB" not in reason
+    assert ensure_browser.apt_commands(ensure_browser.missing_packages(font_only))[-1] == (
+        "apt-get",
+        "install",
+        "-y",
+        "--no-install-recommends",
+        "fonts-wqy-microhei",
+    )
+    user = Machine(chromium_present=True, is_root=False, has_apt_get=True, os_ids=DEBIAN, cjk_font_present=False)
+    decision, reason = ensure_browser.decide(user)
+    assert decision is Decision.SKIP and "CJK font" in reason
+
+
+def test_the_font_check_asks_fontconfig(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    answers = {"": False, "WenQuanYi Micro Hei\n": True}
+    for output, expected in answers.items():
+        monkeypatch.setattr(
+            ensure_browser.subprocess,
+            "run",
+            lambda *args, output=output, **kwargs: subprocess.CompletedProcess(args, 0, stdout=output, stderr=""),
+        )
+        assert ensure_browser.has_cjk_font() is expected
+
+    def missing(*args: object, **kwargs: object) -> None:
+        raise FileNotFoundError("fc-list")
+
+    monkeypatch.setattr(ensure_browser.subprocess, "run", missing)
+    assert ensure_browser.has_cjk_font() is False

@@ -6,6 +6,11 @@ kernel, and that the ladder the learner sees follows it (a rejected text stops a
 layer, a valid one becomes the right action). It finds the widget through the CSS classes and
 ``data-*`` attributes that ``codeagent_lite/widgets.py`` promises for exactly this purpose.
 A screenshot of the final state lands in pytest-playwright's output folder (``test-results/``).
+
+The Chinese edition is also checked for what a Chinese learner sees around the widget: JupyterLab's
+own menu bar in Chinese (its zh-CN language pack, set as ``make lab`` sets it), the notebook's
+Chinese prose on the page, and Chinese characters drawn as glyphs, not as the empty boxes chromium
+draws when the machine has no CJK font (``scripts/ensure_browser.py`` installs one).
 """
 
 from __future__ import annotations
@@ -53,9 +58,42 @@ KERNEL_STATE = """() => {
     return {kernelName: kernel?.name ?? null, status: kernel?.status ?? null, dialogs: dialogs};
 }"""
 RUN_ALL_CELLS = "async () => await window.jupyterapp.commands.execute('notebook:run-all-cells')"
-ERROR_OUTPUTS = """() => Array.from(
-    document.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
-).map((node) => node.innerText)"""
+MENU_LABELS = (
+    "() => Array.from(document.querySelectorAll('#jp-menu-panel .lm-MenuBar-itemLabel')).map((n) => n.innerText)"
+)
+MENUS = {"en": ("File", "Edit", "Kernel"), "zh": ("文件", "编辑", "内核")}
+PROSE = {"en": "Action parsing", "zh": "四、行动解析"}
+# Two different Han characters drawn in the page's own font: with a CJK font they differ; without one chromium
+# draws the same empty box for both.
+HAN_GLYPHS_DIFFER = """() => {
+    const canvas = document.createElement('canvas');
+    canvas.width = 64;
+    canvas.height = 40;
+    const context = canvas.getContext('2d');
+    context.font = `28px ${getComputedStyle(document.body).fontFamily}`;
+    const draw = (character) => {
+        context.clearRect(0, 0, canvas.width, canvas.height);
+        context.fillText(character, 4, 32);
+        return Array.from(context.getImageData(0, 0, canvas.width, canvas.height).data).join(',');
+    };
+    return draw('中') !== draw('国');
+}"""
+# From the notebook's model, not the page: JupyterLab 4 renders only the cells in view, so an error further down
+# has no DOM node to read.
+ERROR_OUTPUTS = """() => {
+    const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+    const found = [];
+    for (let index = 0; index < cells.length; index++) {
+        const cell = cells.get(index);
+        if (cell.type !== 'code') continue;
+        for (const output of cell.toJSON().outputs) {
+            if (output.output_type === 'error') found.push(`cell ${index}: ${output.ename}: ${output.evalue}`);
+            const stderr = output.output_type === 'stream' && output.name === 'stderr';
+            if (stderr) found.push(`cell ${index}: ${output.text}`);
+        }
+    }
+    return found;
+}"""
 
 
 def open_notebook_and_run_all(page: Any, lab: Any, notebook: str, timings: dict[str, float]) -> None:
@@ -78,6 +116,18 @@ def open_notebook_and_run_all(page: Any, lab: Any, notebook: str, timings: dict[
     assert finished_cleanly is True, f"a cell of {notebook} failed: {page.evaluate(ERROR_OUTPUTS)}"
 
 
+def check_the_screen_speaks(page: Any, edition: str, skip_or_fail: Any) -> None:
+    """JupyterLab's menus and the notebook's prose are in the edition's language, and Chinese is drawn as glyphs."""
+    from playwright.sync_api import expect
+
+    labels = page.evaluate(MENU_LABELS)
+    for menu in MENUS[edition]:
+        assert menu in labels, f"JupyterLab's menu bar shows {labels}, not {menu!r} ({edition} edition)"
+    expect(page.locator(".jp-RenderedMarkdown").first).to_contain_text(PROSE[edition])
+    if edition == "zh" and not page.evaluate(HAN_GLYPHS_DIFFER):
+        skip_or_fail("no CJK font: chromium draws every Chinese character as the same empty box (fonts-wqy-microhei)")
+
+
 def layer_row(ladder: Any, layer: int, status: str) -> Any:
     return ladder.locator(f'.cal-layer[data-layer="{layer}"][data-status="{status}"]')
 
@@ -97,7 +147,7 @@ def expect_rejected_at(ladder: Any, layer: int, message_part: str) -> None:
 
 @pytest.mark.parametrize("edition", EDITIONS)
 def test_playground_ladder_follows_what_the_learner_types(
-    page: Any, jupyter_lab: Any, output_path: str, edition: str
+    page: Any, jupyter_lab: Any, output_path: str, edition: str, browser_skip_or_fail: Any
 ) -> None:
     from playwright.sync_api import expect
 
@@ -106,6 +156,7 @@ def test_playground_ladder_follows_what_the_learner_types(
     screenshot_dir.mkdir(parents=True, exist_ok=True)
     try:
         open_notebook_and_run_all(page, jupyter_lab, f"{edition}/{NOTEBOOK}", timings)
+        check_the_screen_speaks(page, edition, browser_skip_or_fail)
 
         text_box = page.locator(PLAYGROUND_INPUT)
         ladder = page.locator(PLAYGROUND_LADDER)

@@ -4,8 +4,9 @@ There is no Kubernetes here, so nothing is deployed. What is checked: the file, 
 the way helm merges values, passes the chart's own values schema (tests/classroom/data/z2jh, see SOURCE.md);
 the check itself rejects plausible mistakes; and the parts the schema cannot know about agree with the rest of
 the repository: the nbgrader files are those of classroom/jupyter_config/, the exchange volume is where they say,
-the hub's hook gives students and the teacher the right settings, the image is the one repo2docker builds, and
-its JupyterHub has the major version of the chart's hub.
+the hub's hook gives students and the teacher the right settings and each student's pod a uid of its own, the
+image's build context (classroom/z2jh/Dockerfile with its Dockerfile.dockerignore) holds no solutions and no
+hidden tests, and its JupyterHub has the major version of the chart's hub.
 Not checked: that the chart's templates render (needs helm), that the cluster accepts the pods, the GitHub login.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 from types import SimpleNamespace
@@ -93,9 +95,12 @@ def test_the_nbgrader_files_are_those_of_the_single_machine_hub(config: dict[str
     files = config["singleuser"]["extraFiles"]
     by_mount = {entry["mountPath"]: entry["stringData"] for entry in files.values()}
     expected = {
-        "/etc/codeagent-lite/exchange/nbgrader_config.py": JUPYTER_CONFIG / "exchange" / "nbgrader_config.py",
-        "/etc/codeagent-lite/student/nbgrader_config.py": JUPYTER_CONFIG / "student" / "nbgrader_config.py",
-        "/etc/codeagent-lite/student/jupyter_server_config.py": JUPYTER_CONFIG / "student" / "jupyter_server_config.py",
+        f"/etc/codeagent-lite/{folder}/{name}": JUPYTER_CONFIG / folder / name
+        for folder, name in [
+            ("exchange", "nbgrader_config.py"),
+            ("student", "jupyter_server_config.py"),
+            ("pod_student", "nbgrader_config.py"),
+        ]
     }
     assert set(by_mount) == set(expected)
     for mount, source in expected.items():
@@ -117,39 +122,103 @@ def test_the_exchange_volume_is_mounted_where_nbgrader_looks(
     assert pvc["spec"]["accessModes"] == ["ReadWriteMany"], "every student's pod mounts the exchange at once"
 
 
-def run_hub_hook(config: dict[str, Any], *, admin: bool) -> str:
-    """Run the hub's extraConfig as the chart does (exec with c), then its hook on a stand-in spawner."""
+def hub_config(config: dict[str, Any]) -> Config:
+    """The hub's extraConfig run as the chart runs it (exec with c)."""
     c = Config()
     for code in config["hub"]["extraConfig"].values():
         exec(compile(code, "extraConfig", "exec"), {"c": c})
-    spawner = SimpleNamespace(user=SimpleNamespace(name="someone", admin=admin), environment={"KEPT": "1"})
-    c.KubeSpawner.pre_spawn_hook(spawner)
+    return c
+
+
+def run_hub_hook(config: dict[str, Any], *, admin: bool) -> str:
+    spawner = SimpleNamespace(user=SimpleNamespace(name="someone", admin=admin, id=7), environment={"KEPT": "1"})
+    hub_config(config).KubeSpawner.pre_spawn_hook(spawner)
     assert spawner.environment["KEPT"] == "1", "the hook must keep the environment it was given"
     value: str = spawner.environment["JUPYTER_CONFIG_PATH"]
     return value
 
 
 def test_students_get_the_student_settings_and_the_teacher_keeps_the_formgrader(config: dict[str, Any]) -> None:
-    assert run_hub_hook(config, admin=False) == "/etc/codeagent-lite/student:/etc/codeagent-lite/exchange"
+    assert run_hub_hook(config, admin=False) == (
+        "/etc/codeagent-lite/student:/etc/codeagent-lite/pod_student:/etc/codeagent-lite/exchange"
+    )
     assert run_hub_hook(config, admin=True) == "/etc/codeagent-lite/exchange"
 
 
-def test_the_image_is_built_by_repo2docker_from_this_repository(config: dict[str, Any]) -> None:
+def test_each_students_pod_runs_as_a_uid_of_its_own_never_root(config: dict[str, Any]) -> None:
+    uid = hub_config(config).KubeSpawner.uid
+    uids = [uid(SimpleNamespace(user=SimpleNamespace(name=f"s{n}", id=n, admin=False))) for n in range(1, 200)]
+    assert len(set(uids)) == len(uids) and min(uids) >= 1000
+
+
+# ------------------------------------------------------------------------------------ the students' image
+
+
+def dockerignore_rules(text: str) -> list[tuple[bool, str]]:
+    rules = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            rules.append((line.startswith("!"), line.lstrip("!").strip("/")))
+    return rules
+
+
+def build_context(rules: list[tuple[bool, str]]) -> list[str]:
+    """The repository's files docker sends for these rules: the last matching rule wins, and a rule matching a
+    folder covers everything inside it (Docker's own semantics, `**` as any number of folders)."""
+    listed = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    kept = []
+    for path in listed.splitlines():
+        parts = path.split("/")
+        prefixes = ["/".join(parts[: index + 1]) for index in range(len(parts))]
+        included = True
+        for allow, pattern in rules:
+            expression = re.escape(pattern).replace(r"\*\*/", "(.*/)?").replace(r"\*", "[^/]*")
+            if any(re.fullmatch(expression, prefix) for prefix in prefixes):
+                included = allow
+        if included:
+            kept.append(path)
+    return kept
+
+
+IGNORE = Z2JH / "Dockerfile.dockerignore"
+
+
+def test_the_images_build_context_holds_no_solutions_and_no_hidden_tests() -> None:
+    context = build_context(dockerignore_rules(IGNORE.read_text(encoding="utf-8")))
+    assert not [path for path in context if path.startswith(("solutions/", "classroom/", "tests/"))]
+    assert not [path for path in context if "/solutions/" in path or "__pycache__" in path]
+    assert {"pyproject.toml", "README.md", "codeagent_lite/__init__.py", "notebooks/zh/00_start_here.ipynb"} <= set(
+        context
+    )
+
+
+@pytest.mark.parametrize("dropped", ["*"])
+def test_the_build_context_check_catches_an_open_context(dropped: str) -> None:
+    rules = [rule for rule in dockerignore_rules(IGNORE.read_text(encoding="utf-8")) if rule != (False, dropped)]
+    context = build_context(rules)
+    assert any(path.startswith("solutions/") for path in context)
+    assert any(path.startswith("classroom/source/") for path in context)
+
+
+def test_the_image_is_built_from_the_dockerfile_and_copies_the_workbook_from_where_it_puts_it(
+    config: dict[str, Any],
+) -> None:
     defaults = load_yaml(CHART / "values.yaml")
     image = config["singleuser"]["image"]
     assert image["name"] != defaults["singleuser"]["image"]["name"]
     assert isinstance(image["tag"], str) and image["tag"]
-    text = (Z2JH / "config.yaml").read_text(encoding="utf-8")
-    build = re.search(r"repo2docker [^\n]*--target-repo-dir (\S+)", text)
-    assert build is not None, "config.yaml shows the repo2docker command that builds the image"
+    dockerfile = (Z2JH / "Dockerfile").read_text(encoding="utf-8")
+    copied = re.search(r"^COPY \. (\S+)$", dockerfile, re.MULTILINE)
+    assert copied is not None
+    assert f'"{copied.group(1)}[lab,classroom]"' in dockerfile, "the package is installed, not editable"
     command = " ".join(config["singleuser"]["lifecycleHooks"]["postStart"]["exec"]["command"])
-    assert f"{build.group(1)}/notebooks" in command, "postStart copies the workbook from where repo2docker put it"
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert f"--target-repo-dir {build.group(1)}" in readme
+    assert f"{copied.group(1)}/notebooks" in command, "postStart copies the workbook from where the image put it"
+    assert "docker build -f classroom/z2jh/Dockerfile" in (Z2JH / "config.yaml").read_text(encoding="utf-8")
+    assert "docker build -f classroom/z2jh/Dockerfile" in (REPO / "classroom" / "README.md").read_text(encoding="utf-8")
 
 
-def test_the_image_gets_jupyterhub_and_nbgrader_from_environment_yml() -> None:
-    # repo2docker installs environment.yml; KubeSpawner runs jupyterhub-singleuser from it.
+def test_conda_and_binder_get_jupyterhub_and_nbgrader_from_environment_yml() -> None:
     lines = (REPO / "environment.yml").read_text(encoding="utf-8").splitlines()
     names = {re.split(r"[<>=\s\[]", line.strip()[2:], maxsplit=1)[0] for line in lines if line.strip().startswith("- ")}
     assert {"jupyterhub", "nbgrader", "jupyterlab"} <= names

@@ -1,9 +1,9 @@
-"""nbgrader's exchange for the classroom server: where releases wait and submissions land.
+"""nbgrader's exchange for the class: where releases wait and submissions land, set once for every side.
 
-Every server the hub starts (students and teacher) finds this file through JUPYTER_CONFIG_PATH, and so do the
-teacher's own nbgrader commands (`JUPYTER_CONFIG_PATH=classroom/jupyter_config/exchange nbgrader ...`), so release,
-fetch, submit and collect all meet in the same folder. The hub sets CAL_NBGRADER_EXCHANGE to a folder inside its
-state directory; a real deployment mounts a shared volume at the default path instead.
+Every server the hub starts (students and teacher) finds this file through JUPYTER_CONFIG_PATH, and the teacher's
+nbgrader commands in classroom/ meet the same folder: the root is nbgrader's own default, /srv/nbgrader/exchange,
+unless CAL_NBGRADER_EXCHANGE names another (then export it for the teacher's commands too). On Zero to
+JupyterHub a shared volume is mounted at the default path.
 """
 
 import os

@@ -1,0 +1,414 @@
+"""The probe side of verify: call a learner's function on given inputs and describe what happened.
+
+Why a module of its own: it runs inside the sandbox, next to the learner's files, so it may
+import only the standard library and the Kernel types (``codeagent_lite.kernel_types``,
+``codeagent_lite.model_adapter``), never the reference chapter or ``contract``. It decides
+nothing: it reports what came back (``encode``) or what was raised (``describe_error``), and
+the parent (``contract``'s judges) compares that with expected values this side never sees.
+The parent also uses it in-process on the reference modules (``tests/test_contract.py``).
+
+A probe is plain data: ``{"kind": "messages", "history": [...]}``, ``{"kind": "adapter", ...}``
+or ``{"kind": "parse", "text": ...}``; inputs are built from it with ``decode_item``. Step 2 lends
+the learner's adapter two stand-ins made for the check (they record their calls and return
+canned values), so the adapter is judged alone and no reference function is involved.
+
+``main()`` is the sandbox program: it reads ``{"package": ..., "probes": [...]}``, loads each
+file when first needed, and sends one part per event (``{"start": key}``, then
+``{"done": key, "result": ...}``; ``key`` is ``load:<file>`` or a check id), then a final
+``{"finished": true}``. Between two steps (a probe's ``step``) it asks ``sandbox_io.fence()``,
+so no process the learner's code left behind in one step lives on into the next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import importlib
+import importlib.abc
+import importlib.machinery
+import io
+import math
+import os
+import sys
+import traceback
+import types
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from codeagent_lite.kernel_types import Message, MessageRole, ToolCall, ToolResult, ToolSpec
+from codeagent_lite.model_adapter import InvalidModelOutputError, ModelCallBudget, ValidationLayer
+
+__all__ = ["FILES", "decode_item", "describe_error", "encode", "main", "run_probe"]
+
+FILES = ("json_text_messages", "json_text_adapter", "json_action_parser")
+_MAX_ITEMS = 60
+_MAX_DEPTH = 12
+_MAX_TEXT = 4000
+_MAX_SHOWN = 300
+_KERNEL = frozenset({"codeagent_lite", "codeagent_lite.kernel_types", "codeagent_lite.model_adapter"})
+
+
+# --------------------------------------------------------------------------- values as data
+
+
+def encode(value: object, depth: int = 0) -> Any:
+    """``value`` as JSON-able data that keeps its type: what the parent compares, never a verdict."""
+    if depth > _MAX_DEPTH:
+        return {"$deep": True}
+    if value is None or isinstance(value, bool | str | int | float | enum.Enum):
+        return _encode_scalar(value, depth)
+    if isinstance(value, list | tuple | dict):
+        return _encode_container(value, depth)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: encode(getattr(value, f.name, None), depth + 1) for f in dataclasses.fields(value)}
+        return {"$obj": _name(type(value)), "fields": fields}
+    return {"$other": _name(type(value)), "repr": shown(value)}
+
+
+def _encode_scalar(value: object, depth: int) -> Any:
+    """One value JSON can almost carry: marked where it cannot (an enum, a huge int, NaN) and cut where long.
+
+    An enum is tested before int, since an IntEnum is an int too and its type is what a check compares.
+    """
+    if isinstance(value, str):
+        return value[:_MAX_TEXT]
+    if isinstance(value, enum.Enum):
+        return {"$enum": _name(type(value)), "value": encode(value.value, depth + 1)}
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < 10**300 else {"$bigint": True}
+    assert isinstance(value, float)
+    return value if math.isfinite(value) else {"$float": repr(value)}
+
+
+def _encode_container(value: list[Any] | tuple[Any, ...] | dict[Any, Any], depth: int) -> Any:
+    """A list, tuple or dict cut to ``_MAX_ITEMS``; tuples and dicts marked (JSON has neither) so a check sees which."""
+    if isinstance(value, dict):
+        pairs = list(value.items())[:_MAX_ITEMS]
+        return {"$dict": [[encode(key, depth + 1), encode(item, depth + 1)] for key, item in pairs]}
+    items = [encode(item, depth + 1) for item in value[:_MAX_ITEMS]]
+    return items if isinstance(value, list) else {"$tuple": items}
+
+
+def _name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def shown(value: object, limit: int = _MAX_SHOWN) -> str:
+    """``repr`` cut short; a learner's ``__repr__`` that raises is shown as such."""
+    try:
+        text = repr(value)
+    except BaseException as error:  # learner code: anything may come out
+        text = f"<repr raised {type(error).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def decode_item(spec: Any) -> Any:
+    """A history item (or another Kernel value) from the parent's plain description of it."""
+    kind, *args = spec
+    if kind == "Message":
+        return Message(MessageRole(args[0]), args[1])
+    if kind == "ToolCall":
+        return ToolCall(args[0], args[1], decode_json(args[2]))
+    if kind == "ToolResult":
+        return ToolResult(args[0], args[1], is_error=bool(args[2]))
+    if kind == "ToolSpec":
+        return ToolSpec(args[0], args[1], decode_json(args[2]))
+    raise ValueError(f"unknown item {kind!r}")
+
+
+def decode_json(value: Any) -> Any:
+    """JSON values, with ``{"$float": "nan"}`` for the numbers JSON cannot carry."""
+    if isinstance(value, dict):
+        if set(value) == {"$float"}:
+            return float(value["$float"])
+        return {key: decode_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [decode_json(item) for item in value]
+    return value
+
+
+def describe_error(error: BaseException, package_dir: str = "") -> dict[str, Any]:
+    """What was raised, as facts: its classes, message, the Kernel's attributes, its cause, its place."""
+    described: dict[str, Any] = {
+        "type": type(error).__name__,
+        "module": type(error).__module__,
+        "mro": [_name(cls) for cls in type(error).__mro__],
+        "message": _safe_str(error)[:_MAX_TEXT],
+        "place": _place(error, package_dir),
+    }
+    for attribute in ("layer", "usage", "expected", "found"):
+        if hasattr(error, attribute):
+            with contextlib.suppress(Exception):
+                described[attribute] = encode(getattr(error, attribute))
+    cause = error.__cause__
+    if cause is not None:
+        described["cause"] = {"type": type(cause).__name__, "mro": [_name(cls) for cls in type(cause).__mro__]}
+        described["cause_shown"] = shown(cause)
+    if isinstance(error, SyntaxError) and error.filename:
+        described["syntax"] = [os.path.basename(error.filename), error.lineno, str(error.msg)]
+    if isinstance(error, SystemExit):
+        described["exit_code"] = shown(error.code)
+    return described
+
+
+def _safe_str(error: BaseException) -> str:
+    try:
+        return str(error)
+    except BaseException:  # learner code
+        return ""
+
+
+def _place(error: BaseException, package_dir: str) -> list[Any] | None:
+    """[file, line] of the innermost frame in the learner's folder."""
+    place = None
+    with contextlib.suppress(Exception):
+        for frame in traceback.extract_tb(error.__traceback__):
+            if package_dir and os.path.dirname(os.path.abspath(frame.filename)) == package_dir:
+                place = [os.path.basename(frame.filename), frame.lineno]
+    return place
+
+
+# --------------------------------------------------------------------------- the probes
+
+
+def run_probe(module: types.ModuleType, probe: dict[str, Any], package_dir: str = "") -> dict[str, Any]:
+    """Run one probe on ``module``; ``{"value": ...}`` or ``{"error": ...}``, plus what the stand-ins saw."""
+    kind = probe["kind"]
+    record: dict[str, Any] = {}
+    try:
+        if kind == "messages" and probe.get("each"):
+            history = [decode_item(item) for item in probe["history"]]
+            record["value"] = {"each": [_messages(module, [item]) for item in history]}
+        elif kind == "messages":
+            record["value"] = _messages(module, [decode_item(item) for item in probe["history"]])
+        elif kind == "adapter":
+            record.update(_adapter(module, probe, record))
+        elif kind == "parse":
+            result = module.parse_json_action(probe["text"])
+            record["value"] = encode(result)
+            record["shown"] = shown(result)
+        else:
+            raise ValueError(f"unknown probe {kind!r}")
+    except BaseException as error:  # learner code: anything may come out, even SystemExit
+        record["error"] = describe_error(error, package_dir)
+        record.pop("value", None)
+    return record
+
+
+def _messages(module: types.ModuleType, history: list[Any]) -> dict[str, Any]:
+    result = module.build_provider_messages(history)
+    try:
+        items = list(result)
+    except TypeError:
+        return {"iterable": False, "shown": shown(result)}
+    described = []
+    provider_message = getattr(module, "ProviderMessage", None)
+    for item in items[:_MAX_ITEMS]:
+        role, content = getattr(item, "role", None), getattr(item, "content", None)
+        is_message = isinstance(provider_message, type) and isinstance(item, provider_message)
+        described.append(
+            {
+                "is_provider_message": is_message,
+                "role": role[:_MAX_TEXT] if isinstance(role, str) else None,
+                "content": content[:100_000] if isinstance(content, str) else None,
+                "shown": shown(item),
+            }
+        )
+    return {"iterable": True, "items": described, "count": len(items), "shown": shown(items)}
+
+
+@dataclasses.dataclass(frozen=True)
+class _CannedMessage:
+    """What the stand-in build_provider_messages returns: the adapter must hand exactly these on."""
+
+    role: str
+    content: str
+
+
+class _Provider:
+    """A provider that records its calls and answers with the learner's own ``ProviderResponse``."""
+
+    def __init__(self, module: types.ModuleType, probe: dict[str, Any], built: list[Any]) -> None:
+        self._module = module
+        self._probe = probe
+        self._built = built
+        self.calls: list[dict[str, Any]] = []
+        self.original: BaseException | None = None
+
+    def complete(self, *, messages: Any, tools: Any, max_output_tokens: Any) -> Any:
+        sent = list(messages)
+        last_built = self._built[-1] if self._built else None
+        same = (
+            last_built is not None
+            and len(sent) == len(last_built)
+            and all(a is b for a, b in zip(sent, last_built, strict=False))
+        )
+        self.calls.append(
+            {
+                "messages_same": same,
+                "messages_shown": shown(messages, 120),
+                "tools": encode(list(tools)),
+                "tools_shown": shown(tools, 120),
+                "max_output_tokens": encode(max_output_tokens),
+            }
+        )
+        failure = self._probe.get("failure")
+        if failure == "provider_error":
+            self.original = self._module.ProviderError(self._probe["failure_message"])
+            raise self.original
+        if failure == "key_error":
+            raise KeyError(self._probe["failure_message"])
+        tokens = self._probe["usage"]
+        return self._module.ProviderResponse(text=self._probe["reply"], input_tokens=tokens[0], output_tokens=tokens[1])
+
+
+def _adapter(module: types.ModuleType, probe: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    built: list[Any] = []
+    record["built"] = []
+    record["parsed"] = []
+
+    def build_provider_messages(history: Any) -> Any:
+        items = list(history)
+        record["built"].append(encode(items))
+        canned = [_CannedMessage(role, content) for role, content in probe["canned_messages"]]
+        built.append(canned)
+        return canned
+
+    def parse_json_action(raw_text: Any) -> Any:
+        record["parsed"].append(raw_text if isinstance(raw_text, str) else shown(raw_text))
+        rejection = probe.get("canned_rejection")
+        if rejection is not None:
+            raise InvalidModelOutputError(rejection["message"], layer=ValidationLayer(rejection["layer"]))
+        return decode_item(probe["canned_action"])
+
+    provider = _Provider(module, probe, built)
+    record["calls"] = provider.calls
+    history = [decode_item(item) for item in probe["history"]]
+    tools = [decode_item(item) for item in probe["tools"]]
+    budget = ModelCallBudget(max_output_tokens=probe["max_output_tokens"])
+    try:
+        with _lend(module, build_provider_messages, parse_json_action):
+            adapter = module.JsonTextModelAdapter(provider)
+            response = adapter.complete(history, tools, budget)
+    except BaseException as error:  # learner code
+        record["cause_is_original"] = provider.original is not None and error.__cause__ is provider.original
+        raise
+    return {"value": encode(response), "shown": shown(response)}
+
+
+@contextlib.contextmanager
+def _lend(module: types.ModuleType, build: Any, parse: Any) -> Iterator[None]:
+    """Replace the adapter's two helpers by name (its own and its siblings'), and put them back after."""
+    replacements = {"build_provider_messages": build, "parse_json_action": parse}
+    package = module.__name__.rpartition(".")[0]
+    targets = [module]
+    for sibling in ("json_text_messages", "json_action_parser"):
+        loaded = sys.modules.get(f"{package}.{sibling}")
+        if loaded is not None:
+            targets.append(loaded)
+    saved = [(t, n, t.__dict__[n]) for t in targets for n in replacements if n in t.__dict__]
+    try:
+        for target, name, _ in saved:
+            setattr(target, name, replacements[name])
+        yield
+    finally:
+        for target, name, original in saved:
+            setattr(target, name, original)
+
+
+# --------------------------------------------------------------------------- the sandbox program
+
+
+class _ReferenceGuard(importlib.abc.MetaPathFinder):
+    """Notes every attempt to import the package beyond the Kernel types (or ``solutions``), and refuses it."""
+
+    def __init__(self) -> None:
+        self.attempts: list[str] = []
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None) -> None:
+        top = fullname.split(".")[0]
+        if (top == "codeagent_lite" and fullname not in _KERNEL) or top == "solutions":
+            if fullname not in self.attempts:
+                self.attempts.append(fullname)
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+        return None
+
+
+def _register_package(name: str, directory: str) -> None:
+    """The learner's folder as a package, without running its ``__init__``: each file loads on its own."""
+    package = types.ModuleType(name)
+    spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+    spec.submodule_search_locations = [directory]
+    package.__spec__ = spec
+    package.__path__ = [directory]
+    package.__package__ = name
+    sys.modules[name] = package
+
+
+def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify*.py drive it there
+    import sandbox_io  # type: ignore[import-not-found]  # copied beside this file in the sandbox
+
+    # kept before learner code can replace them
+    send_part, send, fence = sandbox_io.send_part, sandbox_io.send, sandbox_io.fence
+    job = sandbox_io.read_payload()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    sys.stdin = io.StringIO("")
+    guard = _ReferenceGuard()
+    sys.meta_path.insert(0, guard)
+    package = str(job["package"])
+    directory = os.path.abspath(package)
+    _register_package(package, directory)
+    modules: dict[str, types.ModuleType | None] = {}
+    step = None
+    for item in job["probes"]:
+        if step is not None and item.get("step") != step:
+            fence()  # whatever the last step's code forked dies before the next step's code runs
+        step = item.get("step")
+        file = item["file"]
+        if file not in modules:
+            modules[file] = _load(package, directory, file, guard, send_part)
+        module = modules[file]
+        if module is None:
+            send_part({"done": item["id"], "not_run": True})
+            continue
+        send_part({"start": item["id"]})
+        before = len(guard.attempts)
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+            result = run_probe(module, item["probe"], directory)
+        result["printed"] = buffer.getvalue()[:200]
+        result["reference_imports"] = guard.attempts[before:]
+        send_part({"done": item["id"], "result": result})
+    send({"finished": True})
+    os._exit(0)
+
+
+def _load(package: str, directory: str, file: str, guard: _ReferenceGuard, send_part: Any) -> types.ModuleType | None:
+    key = f"load:{file}"
+    if not os.path.isfile(os.path.join(directory, f"{file}.py")):
+        send_part({"done": key, "missing": True})
+        return None
+    send_part({"start": key})
+    before = len(guard.attempts)
+    buffer = io.StringIO()
+    module = None
+    error = None
+    try:
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+            module = importlib.import_module(f"{package}.{file}")
+    except BaseException as raised:  # learner code: anything may come out, even SystemExit
+        error = describe_error(raised, directory)
+    send_part(
+        {
+            "done": key,
+            "error": error,
+            "printed": buffer.getvalue()[:200],
+            "reference_imports": guard.attempts[before:],
+        }
+    )
+    return module

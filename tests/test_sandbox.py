@@ -1,0 +1,307 @@
+"""The sandbox on its own: what the child can reach, how its channel is read, and that nothing survives it.
+
+Each test is an attack a hostile learner file could make, written as a small child program.
+On Linux the sandbox must be bubblewrap's: under ``CAL_REQUIRE_SANDBOX=1`` (CI) its absence
+is a failure, not a quiet fallback.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import time
+
+import psutil  # type: ignore[import-untyped]
+import pytest
+
+from codeagent_lite.workbook import sandbox
+
+SECRET = "sk-test-sandbox-0123456789"
+LIMITS = sandbox.Limits(seconds=5.0)
+
+
+def run(program: str, limits: sandbox.Limits = LIMITS) -> sandbox.ChildOutcome:
+    return sandbox.run_in_sandbox(program, payload={"n": 1}, files={}, limits=limits)
+
+
+def sandbox_processes(wait: float = 5.0) -> list[psutil.Process]:
+    """Processes of a sandbox still alive (zombies aside), after up to ``wait`` s for the kernel to finish killing."""
+    deadline = time.monotonic() + wait
+    while True:
+        found = []
+        for process in psutil.process_iter(["cmdline", "status"]):
+            cmdline = " ".join(process.info.get("cmdline") or [])
+            if "runpy.run_path('__main__.py'" in cmdline and process.info.get("status") != psutil.STATUS_ZOMBIE:
+                found.append(process)
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def test_linux_runs_children_in_bubblewrap_where_ci_requires_it() -> None:
+    shown = sandbox.protections()
+    assert shown and all(isinstance(phrase, str) and phrase for phrase in shown)
+    if os.environ.get("CAL_REQUIRE_SANDBOX") == "1" and sys.platform.startswith("linux"):
+        assert any("bubblewrap:" in phrase for phrase in shown), shown
+
+
+def test_the_childs_package_holds_the_kernel_types_and_no_reference_module() -> None:
+    closure = sandbox.kernel_closure()
+    assert {"kernel_types", "model_adapter"} <= set(closure)
+    assert not set(closure) & sandbox.REFERENCE_MODULES
+    outcome = run(
+        "import os, sandbox_io\n"
+        "sandbox_io.send(sorted(name for name in os.listdir('codeagent_lite') if name.endswith('.py')))\n"
+    )
+    assert outcome.status == "ok"
+    assert {name.removesuffix(".py") for name in outcome.data} == {"__init__", *closure}  # type: ignore[union-attr]
+
+
+def test_the_child_sees_no_secret_of_the_parent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAL_FAKE_API_KEY", SECRET)
+    outcome = run(
+        "import os, sandbox_io\n"
+        "seen = repr(dict(os.environ))\n"
+        "for pid in os.listdir('/proc'):\n"
+        "    try:\n"
+        "        seen += open(f'/proc/{pid}/environ', 'rb').read().decode('latin-1')\n"
+        "    except (OSError, ValueError):\n"
+        "        pass\n"
+        "sandbox_io.send(seen)\n"
+    )
+    assert outcome.status == "ok"
+    assert SECRET not in str(outcome.data)
+
+
+def test_a_fork_bomb_meets_the_process_limit_and_nothing_it_forked_survives() -> None:
+    program = (
+        "import os, time, sandbox_io\n"
+        "count = 0\n"
+        "try:\n"
+        "    while count < 500:\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(120)\n"
+        "            os._exit(0)\n"
+        "        count += 1\n"
+        "except OSError:\n"
+        "    pass\n"
+        "sandbox_io.send(count)\n"
+    )
+    outcome = run(program)
+    assert outcome.status == "ok"
+    assert isinstance(outcome.data, int) and outcome.data < LIMITS.processes
+    assert sandbox_processes() == []
+
+
+def test_a_double_forked_setsid_sleeper_does_not_survive_the_run() -> None:
+    if not sandbox.isolated() and os.environ.get("CAL_REQUIRE_SANDBOX") != "1":
+        pytest.skip("a setsid'd grandchild escapes a plain session; bubblewrap's pid namespace is needed")
+    program = (
+        "import os, time, sandbox_io\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        time.sleep(120)\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.2)\n"
+        "sandbox_io.send('forked')\n"
+    )
+    assert run(program).status == "ok"
+    assert sandbox_processes() == []
+
+
+FENCED = (
+    "import os, sys, time, sandbox_io\n"
+    "def state(pid):\n"
+    "    try:\n"
+    "        return open(f'/proc/{pid}/stat').read().rpartition(')')[2].split()[0]\n"
+    "    except OSError:\n"
+    "        return 'gone'\n"
+    "# a forged fence first, which nobody waits for: its answer must not let the real one through early\n"
+    'os.write(int(sys.argv[1]), b\'{"kind": "fence", "data": null}\\n\')\n'
+    "time.sleep(0.5)\n"
+    "child = os.fork()\n"
+    "if child == 0:\n"
+    "    time.sleep(120)\n"
+    "    os._exit(0)\n"
+    "pids = [child]\n"
+    "if SETSID:\n"
+    "    reader, writer = os.pipe()\n"
+    "    first = os.fork()\n"
+    "    if first == 0:\n"
+    "        os.setsid()\n"
+    "        grandchild = os.fork()\n"
+    "        if grandchild == 0:\n"
+    "            time.sleep(120)\n"
+    "            os._exit(0)\n"
+    "        os.write(writer, str(grandchild).encode())\n"
+    "        os._exit(0)\n"
+    "    pids.append(int(os.read(reader, 20)))\n"
+    "    os.waitpid(first, 0)\n"
+    "time.sleep(0.2)\n"
+    "before = [state(pid) for pid in pids]\n"
+    "sandbox_io.fence()\n"
+    "sandbox_io.send({'before': before, 'after': [state(pid) for pid in pids]})\n"
+)
+
+
+def test_a_fence_kills_every_other_process_of_the_run_and_the_program_goes_on() -> None:
+    if not sandbox.isolated() and os.environ.get("CAL_REQUIRE_SANDBOX") != "1":
+        pytest.skip("a setsid'd grandchild outside bubblewrap is found only by a uid of its own (root)")
+    outcome = run("SETSID = True\n" + FENCED)
+    assert outcome.status == "ok", outcome
+    assert outcome.data == {"before": ["S", "S"], "after": ["gone", "gone"]}
+    assert sandbox_processes() == []
+
+
+def test_a_flood_of_fences_is_a_broken_channel_not_an_endless_run() -> None:
+    program = (
+        "import os, sys, sandbox_io\n"
+        "for _ in range(500):\n"
+        '    os.write(int(sys.argv[1]), b\'{"kind": "fence", "data": null}\\n\')\n'
+        "sandbox_io.send('done')\n"
+    )
+    outcome = run(program)
+    assert outcome.status == "garbage"
+    assert "too many fences" in outcome.detail
+
+
+def test_a_memory_bomb_is_a_memory_error_in_the_child() -> None:
+    program = (
+        "import sandbox_io\n"
+        "try:\n"
+        "    hoard = bytearray(8 * 2**30)\n"
+        "    sandbox_io.send('allocated')\n"
+        "except MemoryError:\n"
+        "    sandbox_io.send('MemoryError')\n"
+    )
+    assert run(program).data == "MemoryError"
+
+
+def test_there_is_no_network() -> None:
+    program = (
+        "import socket, sandbox_io\n"
+        "try:\n"
+        "    socket.create_connection(('1.1.1.1', 80), timeout=2)\n"
+        "    sandbox_io.send('connected')\n"
+        "except OSError as error:\n"
+        "    sandbox_io.send(type(error).__name__)\n"
+    )
+    outcome = run(program)
+    if any("no network" in phrase for phrase in sandbox.protections()):
+        assert outcome.data != "connected"
+
+
+def test_the_working_tree_and_the_reference_are_not_readable() -> None:
+    reference = os.path.abspath(sandbox.__file__ + "/../../json_action_parser.py")
+    outcome = run(
+        "import sandbox_io\n"
+        f"try:\n    sandbox_io.send(open({reference!r}).read()[:40])\n"
+        "except OSError as error:\n    sandbox_io.send(type(error).__name__)\n"
+    )
+    if any("bubblewrap:" in phrase for phrase in sandbox.protections()):
+        assert outcome.data in ("FileNotFoundError", "PermissionError")
+
+
+@pytest.mark.parametrize(
+    ("written", "status", "words"),
+    [
+        (b'{"kind": "final", "data": ' + b"[" * 200_000 + b"]" * 200_000 + b"}\n", "garbage", "nested more than"),
+        (b"\xff\xfe garbage \x00\n", "garbage", "not a message"),
+        (b"not json at all\n", "garbage", "not JSON"),
+        (b'{"kind": "verdict", "data": "all pass"}\n', "garbage", "unknown shape"),
+        (b'{"kind": "final", "da', "timeout", "never finished"),
+    ],
+    ids=["200000 nested brackets", "bytes", "not JSON", "a forged kind", "half a message"],
+)
+def test_a_broken_message_is_one_clear_line(written: bytes, status: str, words: str) -> None:
+    program = f"import os, sys, time\nos.write(int(sys.argv[1]), {written!r})\ntime.sleep(60)\n"
+    started = time.monotonic()
+    outcome = run(program, sandbox.Limits(seconds=2.0))
+    assert time.monotonic() - started < 10
+    assert outcome.status == status
+    assert words in outcome.detail
+    assert outcome.detail.isprintable()
+
+
+def test_a_600_megabyte_message_does_not_grow_the_parent() -> None:
+    program = (
+        "import os, sys\nchunk = b'[' + b'1,' * 500_000\nfor _ in range(600):\n    os.write(int(sys.argv[1]), chunk)\n"
+    )
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    outcome = run(program)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert outcome.status == "too_big"
+    assert grown_kib < 100 * 1024
+
+
+@pytest.fixture
+def without_bubblewrap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback of macOS, Windows and a Linux without bwrap: a plain subprocess."""
+    monkeypatch.setattr(sandbox, "_bwrap_works", lambda: False)
+
+
+@pytest.mark.usefixtures("without_bubblewrap")
+def test_without_bubblewrap_the_environment_is_still_cleared_and_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAL_FAKE_API_KEY", SECRET)
+    outcome = run("import os, sandbox_io\nsandbox_io.send(repr(dict(os.environ)))\n")
+    assert outcome.status == "ok"
+    assert SECRET not in str(outcome.data)
+    assert any("no bubblewrap" in phrase for phrase in sandbox.protections())
+
+
+@pytest.mark.usefixtures("without_bubblewrap")
+def test_without_bubblewrap_a_forked_sleeper_is_still_killed() -> None:
+    program = (
+        "import os, time, sandbox_io\n"
+        "if os.fork() == 0:\n"
+        "    time.sleep(120)\n"
+        "    os._exit(0)\n"
+        "sandbox_io.send('forked')\n"
+    )
+    assert run(program).status == "ok"
+    assert sandbox_processes() == []
+
+
+@pytest.mark.usefixtures("without_bubblewrap")
+def test_without_bubblewrap_a_fence_still_kills_a_forked_child() -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("fences list the run's processes in /proc")
+    outcome = run("SETSID = False\n" + FENCED)
+    assert outcome.status == "ok", outcome
+    assert outcome.data == {"before": ["S"], "after": ["gone"]}
+    assert sandbox_processes() == []
+
+
+@pytest.mark.usefixtures("without_bubblewrap")
+def test_without_bubblewrap_verify_says_once_what_protects_the_learners_code() -> None:
+    from codeagent_lite.workbook import verify as verify_module
+
+    verify_module._said_protections.clear()
+    solution = os.path.join(os.path.dirname(__file__), "..", "solutions", "my_json_text")
+    first = verify_module.verify(solution, step=1)
+    second = verify_module.verify(solution, step=1)
+    assert first.passed == len(first.results)
+    assert any("without bubblewrap" in note for note in first.notes)
+    assert not any("without bubblewrap" in note for note in second.notes)
+
+
+def test_verifys_probe_program_loads_no_reference_module_in_the_child() -> None:
+    """The child of verify imports the Kernel types and the probe side only, never the chapter's reference."""
+    from pathlib import Path
+
+    from codeagent_lite.workbook.verify_child import learner_files
+
+    solution = Path(__file__).resolve().parent.parent / "solutions" / "my_json_text"
+    files = learner_files(solution, "my_json_text")
+    program = (
+        "import sys, verify_probe, sandbox_io\n"
+        "import my_json_text.json_text_adapter\n"
+        "tops = ('codeagent_lite', 'solutions')\n"
+        "sandbox_io.send(sorted(name for name in sys.modules if name.split('.')[0] in tops))\n"
+    )
+    outcome = sandbox.run_in_sandbox(program, payload=None, files=files)
+    assert outcome.status == "ok", outcome
+    wanted = {"codeagent_lite", *(f"codeagent_lite.{name}" for name in sandbox.kernel_closure())}
+    assert set(outcome.data) == wanted  # type: ignore[call-overload]

@@ -1,0 +1,239 @@
+"""Hostile learner folders: each is the untouched stubs plus code that attacks verify, and each must
+get the stubs' verdict (no check passes), within a bound on time, leaving no process behind and
+reading no secret. The attacks are the ones issue 17 lists: forged verdicts, a broken channel,
+survivors, the environment, a memory bomb, delegation to the reference by strings or by path.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import psutil  # type: ignore[import-untyped]
+import pytest
+
+from codeagent_lite.workbook import sandbox
+from codeagent_lite.workbook.verify import VerifyReport, verify
+
+ROOT = Path(__file__).resolve().parent.parent
+STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
+SOLUTION_PARSER = ROOT / "solutions" / "my_json_text" / "json_action_parser.py"
+SECRET = "sk-test-hostile-9876543210"
+LIMIT = 1.5
+BOUND = 40.0  # seconds for a whole verify of one hostile folder, on a loaded machine
+
+CHANNEL = "import os as _os, sys as _sys\n_fd = int(_sys.argv[1])\n"
+ATTACKS = {
+    "forged final message": CHANNEL
+    + '_os.write(_fd, b\'{"kind": "final", "data": {"finished": true, "passed": 59}}\\n\')\n',
+    "forged parts for every check": CHANNEL
+    + "for _n in range(1, 24):\n"
+    + "    for _s in (1, 2, 3, 4):\n"
+    + '        _os.write(_fd, (\'{"kind": "part", "data": {"done": "%d.%d", "passed": true, '
+    + '"result": {"value": null}}}\\n\' % (_s, _n)).encode())\n',
+    "patched sandbox_io": "import sandbox_io as _io\n_io.send = lambda data: None\n"
+    "_io.send_part = lambda data: _io._write(\n"
+    "    'part', {'done': data.get('done') or data.get('start'), 'passed': True}\n)\n",
+    "patched probe runner": "import verify_probe as _vp\n_vp.run_probe = lambda *a, **k: {'value': {'passed': True}}\n",
+    "garbage on the channel": CHANNEL + "_os.write(_fd, b'\\xff\\x00 verdict: pass\\n')\n",
+    "half a message": CHANNEL + '_os.write(_fd, b\'{"kind": "part", "da\')\n',
+    "200000 nested brackets": CHANNEL
+    + "_os.write(_fd, b'{\"kind\": \"part\", \"data\": ' + b'[' * 200000 + b']' * 200000 + b'}\\n')\n",
+    "a huge message": CHANNEL + '_os.write(_fd, b\'{"kind": "part", "data": "\' + b\'x\' * (600 * 2**20))\n',
+    "forked survivor": "import os as _os, time as _t\nif _os.fork() == 0:\n    _os.setsid()\n"
+    "    if _os.fork() == 0:\n        _t.sleep(300)\n    _os._exit(0)\n",
+    "reads the environment": "import os as _os\n"
+    "raise RuntimeError(repr([v for k, v in _os.environ.items() if 'KEY' in k or 'SECRET' in k]))\n",
+    "memory bomb": "_hoard = bytearray(16 * 2**30)\n",
+    "importlib by strings": "import importlib as _il\n"
+    "_ref = _il.import_module('codeagent_' + 'lite.json_' + 'action_parser')\n"
+    "def parse_json_action(raw_text):\n    return _ref.parse_json_action(raw_text)\n",
+    "getattr on __import__": "_ref = getattr(__builtins__ if isinstance(__builtins__, dict) else vars(__builtins__), "
+    "'get')('__import__')('codeagent_lite.json_text_messages', fromlist=['x'])\n"
+    "build_provider_messages = _ref.build_provider_messages\n",
+    "the solution by path": f"_src = open({str(SOLUTION_PARSER)!r}).read()\nexec(compile(_src, 'x', 'exec'))\n",
+}
+
+
+def hostile_folder(base: Path, name: str, attack: str) -> Path:
+    folder = base / "my_json_text"
+    shutil.copytree(STUBS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for file in ("json_text_messages.py", "json_text_adapter.py", "json_action_parser.py"):
+        path = folder / file
+        path.write_text(path.read_text(encoding="utf-8") + "\n\n# the attack\n" + attack, encoding="utf-8")
+    return folder
+
+
+def sandbox_processes(wait: float = 5.0) -> list[psutil.Process]:
+    deadline = time.monotonic() + wait
+    while True:
+        found = [
+            process
+            for process in psutil.process_iter(["cmdline", "status"])
+            if "runpy.run_path('__main__.py'" in " ".join(process.info.get("cmdline") or [])
+            and process.info.get("status") != psutil.STATUS_ZOMBIE
+        ]
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[VerifyReport, float]]:
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("CAL_FAKE_API_KEY", SECRET)
+    folders = {
+        name: hostile_folder(tmp_path_factory.mktemp("hostile"), name, attack) for name, attack in ATTACKS.items()
+    }
+
+    def timed(folder: Path) -> tuple[VerifyReport, float]:
+        started = time.monotonic()
+        report = verify(folder, time_limit=LIMIT)
+        return report, time.monotonic() - started
+
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            futures = {name: pool.submit(timed, folder) for name, folder in folders.items()}
+            return {name: future.result() for name, future in futures.items()}
+    finally:
+        monkeypatch.undo()
+
+
+NEEDS_BUBBLEWRAP = {"the solution by path", "forked survivor"}
+
+
+def _unprotected(name: str) -> bool:
+    """Without bubblewrap (allowed outside CI) files stay readable and a setsid'd grandchild may escape."""
+    required = os.environ.get("CAL_REQUIRE_SANDBOX") == "1"
+    return name in NEEDS_BUBBLEWRAP and not required and not sandbox.isolated()
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_a_hostile_folder_gets_the_stubs_verdict_in_bounded_time(
+    judged: dict[str, tuple[VerifyReport, float]], name: str
+) -> None:
+    if _unprotected(name):
+        pytest.skip("needs bubblewrap, which this machine lacks (CI requires it: CAL_REQUIRE_SANDBOX=1)")
+    report, seconds = judged[name]
+    assert report.passed == 0, str(report)
+    assert report.exit_code == 1
+    assert seconds < BOUND
+    text = str(report) + report._repr_html_()
+    assert SECRET not in text
+    assert "Traceback" not in text
+    assert all(line.isprintable() for line in text.splitlines())
+
+
+def test_no_process_of_any_hostile_folder_survives(judged: dict[str, tuple[VerifyReport, float]]) -> None:
+    assert judged
+    if _unprotected("forked survivor"):
+        pytest.skip("needs bubblewrap's pid namespace, which this machine lacks")
+    assert sandbox_processes() == []
+
+
+def test_delegating_to_the_reference_is_said_once_as_such(judged: dict[str, tuple[VerifyReport, float]]) -> None:
+    for name in ("importlib by strings", "getattr on __import__"):
+        text = str(judged[name][0])
+        assert "imports the reference one (codeagent_lite.json_" in text, text
+        assert text.count("imports the reference one") <= 3  # once per file at most
+
+
+def test_a_broken_channel_is_named_not_a_traceback(judged: dict[str, tuple[VerifyReport, float]]) -> None:
+    assert "broke its channel" in str(judged["200000 nested brackets"][0])
+    assert "broke its channel" in str(judged["garbage on the channel"][0])
+
+
+def _lookup_table_parser() -> str:
+    """A parser that knows only verify's public cases: each text's answer, copied from the reference."""
+    from codeagent_lite import json_action_parser
+    from codeagent_lite.model_adapter import InvalidModelOutputError
+    from codeagent_lite.workbook.contract import checks_up_to
+
+    table: dict[str, tuple[str, object]] = {}
+    for check in checks_up_to(3):
+        if check.step != 3:
+            continue
+        text = check.probe()[0]["text"]
+        try:
+            table[text] = ("action", repr(json_action_parser.parse_json_action(text)))
+        except InvalidModelOutputError as error:
+            table[text] = ("error", (str(error), int(error.layer)))
+    return (
+        "from codeagent_lite.kernel_types import FinalAnswer, ToolCall\n"
+        "from codeagent_lite.model_adapter import InvalidModelOutputError, ValidationLayer\n"
+        f"_TABLE = {table!r}\n\n"
+        "def parse_json_action(raw_text):\n"
+        "    kind, answer = _TABLE.get(raw_text, ('error', ('model output must be valid JSON', 1)))\n"
+        "    if kind == 'action':\n"
+        "        return eval(answer)\n"
+        "    raise InvalidModelOutputError(answer[0], layer=ValidationLayer(answer[1]))\n"
+    )
+
+
+def test_answers_learned_from_the_public_cases_fail_when_the_inputs_are_drawn_from_a_seed(tmp_path: Path) -> None:
+    folder = tmp_path / "my_json_text"
+    shutil.copytree(ROOT / "solutions" / "my_json_text", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "json_action_parser.py").write_text(_lookup_table_parser(), encoding="utf-8")
+    public = verify(folder, step=3)
+    assert public.passed == len(public.results), str(public)
+    seeded = verify(folder, step=3, seed=20261201)
+    failed = {result.check.id for result in seeded.results if result.passed is False}
+    assert {"3.1", "3.2", "3.3", "3.8", "3.9", "3.11", "3.12", "3.13", "3.14", "3.15"} <= failed
+    assert {"3.16", "3.19", "3.20", "3.22", "3.23"} <= failed
+    assert all(result.passed for result in seeded.results if result.check.step < 3)
+
+
+# Step 1's file leaves a sleeper behind (a plain child, or a grandchild in a session of its own whose
+# parent has exited) and notes its pid in the sandbox's working folder; step 2's file, loaded after
+# the step boundary, reads /proc for it and says what it found in the error it raises at load.
+SLEEPERS = {
+    "a forked child": "import os as _os, time as _t\n"
+    "_pid = _os.fork()\n"
+    "if _pid == 0:\n    _t.sleep(300)\n    _os._exit(0)\n"
+    "open('sleeper.pid', 'w').write(str(_pid))\n",
+    "a double-forked setsid grandchild": "import os as _os, time as _t\n"
+    "_first = _os.fork()\n"
+    "if _first == 0:\n"
+    "    _os.setsid()\n"
+    "    _pid = _os.fork()\n"
+    "    if _pid == 0:\n        _t.sleep(300)\n        _os._exit(0)\n"
+    "    open('sleeper.pid', 'w').write(str(_pid))\n"
+    "    _os._exit(0)\n"
+    "_os.waitpid(_first, 0)\n",
+}
+LOOK_FOR_THE_SLEEPER = (
+    "def _sleeper_state():\n"
+    "    try:\n"
+    "        pid = open('sleeper.pid').read()\n"
+    "    except OSError:\n"
+    "        return 'never noted'\n"
+    "    try:\n"
+    "        state = open('/proc/%s/stat' % pid).read().rpartition(')')[2].split()[0]\n"
+    "    except OSError:\n"
+    "        return 'gone'\n"
+    "    return 'gone' if state in 'ZX' else 'alive'\n"
+    "raise RuntimeError('step one sleeper: ' + _sleeper_state())\n"
+)
+
+
+@pytest.mark.parametrize("name", list(SLEEPERS))
+def test_a_process_left_by_step_one_is_gone_before_step_two_runs_and_nothing_survives(
+    tmp_path: Path, name: str
+) -> None:
+    if name != "a forked child" and _unprotected("forked survivor"):
+        pytest.skip("a setsid'd grandchild outside bubblewrap is found only by a uid of its own (root)")
+    folder = tmp_path / "my_json_text"
+    shutil.copytree(STUBS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for file, attack in (("json_text_messages.py", SLEEPERS[name]), ("json_text_adapter.py", LOOK_FOR_THE_SLEEPER)):
+        path = folder / file
+        path.write_text(path.read_text(encoding="utf-8") + "\n\n# the attack\n" + attack, encoding="utf-8")
+    started = time.monotonic()
+    report = verify(folder, step=2, time_limit=LIMIT)
+    assert time.monotonic() - started < BOUND
+    text = str(report)
+    assert "step one sleeper: gone" in text, text
+    assert report.passed == 0
+    assert sandbox_processes() == []
