@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -352,3 +353,20 @@ def test_a_completion_body_is_read_as_strictly_as_a_chat_answer(body: str, expec
     provider = GemmaProvider("http://127.0.0.1:9/v1")
     with pytest.raises(ProviderError, match=expected):
         provider._read_text_completion(body)
+
+
+def test_a_temporary_log_left_by_a_killed_process_is_removed_by_the_next_start(
+    started: list[LocalModelServer], tmp_path: Path
+) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    left = Path(tempfile.gettempdir()) / f"codeagent-lite-engine-{int(dead.stdout)}-abc.log"
+    left.write_text("old log", encoding="utf-8")
+    mine = Path(tempfile.gettempdir()) / f"codeagent-lite-engine-{os.getpid()}-abc.log"
+    mine.write_text("a live process's log", encoding="utf-8")
+    try:
+        start(started, "echo")
+        assert not left.exists()
+        assert mine.exists()
+    finally:
+        mine.unlink(missing_ok=True)
+        left.unlink(missing_ok=True)

@@ -280,6 +280,24 @@ def _cores() -> int:
     return max(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 1)
 
 
+_LOG_PREFIX = "codeagent-lite-engine-"
+
+
+def _remove_orphaned_logs() -> None:
+    """Delete the temporary engine logs of processes that are gone (a kernel killed before its exit handlers ran)."""
+    for path in Path(tempfile.gettempdir()).glob(f"{_LOG_PREFIX}*-*.log"):
+        owner = path.name[len(_LOG_PREFIX) :].split("-", 1)[0]
+        if not owner.isdigit():
+            continue
+        try:
+            os.kill(int(owner), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        except OSError:  # alive, but not ours to signal
+            continue
+
+
 def _default_command(
     backend: Backend,
     model_path: str | Path | None,
@@ -327,7 +345,8 @@ def start_local_server(
         command = [part.replace("{port}", str(chosen_port)) for part in command]
     temporary = log_path is None
     if log_path is None:
-        handle, name = tempfile.mkstemp(prefix="codeagent-lite-engine-", suffix=".log")
+        _remove_orphaned_logs()
+        handle, name = tempfile.mkstemp(prefix=f"{_LOG_PREFIX}{os.getpid()}-", suffix=".log")
         os.close(handle)
         log_path = name
     log_file_path = Path(log_path)
