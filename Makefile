@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # llama-cpp-python compiles llama.cpp on first install; keep the build portable across CPUs.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: lab local test bench bench-verify bench-setup mutation lint catalog clean
+.PHONY: lab local local-server model-server test bench bench-verify bench-setup mutation lint catalog clean
 
 # A learner's install: the package, JupyterLab, the widgets and the openai client. Only
 # prebuilt wheels, so no compiler is needed; no test tools. The pip that comes with the
@@ -50,6 +50,22 @@ lab: $(LAB_STAMP)
 # Build the local engine in the foreground, with progress (also the way to retry a failed build).
 local: $(LAB_STAMP)
 	$(BIN)/python scripts/local_engine.py build
+
+# llama.cpp's own llama-server (parallel slots, continuous batching, prompt cache): a second CMake
+# build of the same llama.cpp, ~16 min at low priority on 2 busy cores, cached in
+# ~/.cache/codeagent-lite by its flags. Optional, and not the default server (see local_server.py).
+local-server: $(LAB_STAMP)
+	$(BIN)/python scripts/local_engine.py build-server
+
+# One model server for the machine (what the classroom runs as a JupyterHub service):
+# llama-cpp-python's own server (measured faster here than llama-server; see local_server.py);
+# `make model-server BACKEND=llama-server PARALLEL=8` runs the built llama-server instead.
+MODEL_PORT ?= 8765
+PARALLEL ?= 1
+BACKEND ?= auto
+model-server: $(LAB_STAMP)
+	$(BIN)/python -m codeagent_lite.providers.local_server --host 127.0.0.1 --port $(MODEL_PORT) \
+		--parallel $(PARALLEL) --backend $(BACKEND)
 
 test: $(STAMP)
 	$(BIN)/python scripts/ensure_browser.py

@@ -445,13 +445,14 @@ def _scripted_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
 
 
 def _local_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
-    # Imported only here: not needed by check or scripted runs. It loads llama_cpp when the
-    # provider is created and raises ProviderError if the extra is missing.
+    # Imported only here: not needed by check or scripted runs. It starts the engine process
+    # (or joins the class's server) and raises ProviderError when that fails.
     _require_local_engine()
-    from .providers.local_llama import LocalGemmaProvider
+    from .providers.local_server import local_model_server
 
     mode: Literal["free_text", "schema"] = "schema" if args.mode == "schema" else "free_text"
-    return LocalGemmaProvider(mode=mode), _("local Gemma 3 270M ({mode})", mode=mode)
+    server = local_model_server()  # the model runs in a process of its own: a crash there is a ProviderError here
+    return server.provider(mode), _("local Gemma 3 270M ({mode}; {note})", mode=mode, note=server.note)
 
 
 def _openai_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
