@@ -36,7 +36,7 @@ from codeagent_lite import ProviderError, ProviderMessage, ToolSpec
 pytest.importorskip("openai", reason="the openai extra is not installed: pip install 'codeagent-lite[openai]'")
 
 from codeagent_lite.providers import openai_compatible
-from codeagent_lite.providers.openai_compatible import MAX_TOKEN_COUNT, OpenAICompatibleProvider
+from codeagent_lite.providers.openai_compatible import KEY_CHARACTERS, MAX_TOKEN_COUNT, OpenAICompatibleProvider
 from codeagent_lite.providers.redaction import MASK, Redactor
 
 KEY_ENV = "CODEAGENT_LITE_EDGES_KEY"
@@ -303,8 +303,18 @@ def _spell(char: str, how: str) -> str:
 
 
 _HOW = st.sampled_from(["plain", "json", "percent", "percent2", "html", "html-amp"])
-_KEYS = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=8, max_size=64)
+_KEYS = st.text(st.sampled_from(sorted(KEY_CHARACTERS)), min_size=8, max_size=64)  # what a key may hold
 _NOISE = st.text(st.sampled_from(" :,;\n\t<>()[]{}é中"), max_size=20)
+
+
+@pytest.mark.parametrize("mark", ["\\", "%", "&", '"', "'", "#", ";"])
+def test_a_key_with_a_mark_no_key_holds_is_refused_unshown(monkeypatch: pytest.MonkeyPatch, mark: str) -> None:
+    key = f"sk-secret{mark}value-1234567890"
+    monkeypatch.setenv("CAL_EDGE_KEY", key)
+    with pytest.raises(ProviderError) as raised:
+        OpenAICompatibleProvider("http://127.0.0.1:9/v1", "m", api_key_env="CAL_EDGE_KEY")
+    assert "punctuation mark no API key contains" in str(raised.value)
+    assert "secret" not in str(raised.value)
 
 
 @settings(max_examples=300, deadline=None)

@@ -38,7 +38,7 @@ from .redaction import Redactor, protect_library_logs, redact_url, url_secrets
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["MAX_BODY_BYTES", "MAX_TOKEN_COUNT", "PLACEHOLDER_API_KEY", "OpenAICompatibleProvider"]
+__all__ = ["KEY_CHARACTERS", "MAX_BODY_BYTES", "MAX_TOKEN_COUNT", "PLACEHOLDER_API_KEY", "OpenAICompatibleProvider"]
 
 PLACEHOLDER_API_KEY = "no-key-needed"
 """Sent when ``api_key_env`` is None: local servers (Ollama, llama.cpp, vLLM) accept any key,
@@ -167,6 +167,11 @@ def _check_variable_name(api_key_env: object) -> None:
         )
 
 
+KEY_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~+/=:")
+"""What an API key may hold: the letters, digits and marks of every provider's keys (base64, URL-safe base64,
+JWT, ``sk-proj-…``). Anything else is refused before sending, so that no spelling of the key is ambiguous."""
+
+
 def _describe_char(char: str) -> str:
     if char == " ":
         return "a space"
@@ -196,6 +201,14 @@ def _read_api_key(api_key_env: str) -> str:
                 f"the API key in {_shown_variable(api_key_env)} cannot be sent: character {position} of {len(key)} is "
                 f"{_describe_char(char)}, and an HTTP header holds printable ASCII only "
                 "(look for a pasted quote or space)"
+            )
+        if char not in KEY_CHARACTERS:
+            # A backslash, % or & in a key would make its escaped spellings ambiguous, and redaction could miss
+            # one; no provider's keys use them.
+            raise ProviderError(
+                f"the API key in {_shown_variable(api_key_env)} cannot be sent: character {position} of {len(key)} "
+                "is a punctuation mark no API key contains (keys hold letters, digits and - _ . ~ + / = : only; "
+                "look for a pasted quote)"
             )
     return key
 
