@@ -237,3 +237,42 @@ def test_a_process_left_by_step_one_is_gone_before_step_two_runs_and_nothing_sur
     assert "step one sleeper: gone" in text, text
     assert report.passed == 0
     assert sandbox_processes() == []
+
+
+# A learner file that is not a file of the learner's own: verify reads it in the parent, with the teacher's
+# rights, so it must be refused there (never followed, never waited on) and said as one line.
+SPECIAL_FILES = {
+    "a link to the parent's environment": ("json_text_adapter.py", "/proc/self/environ"),
+    "a link to a solution": ("json_action_parser.py", str(SOLUTION_PARSER)),
+    "a link to the parent's memory": ("json_text_messages.py", "/proc/self/mem"),
+    "a link to the kernel's log (blocks)": ("json_text_adapter.py", "/proc/kmsg"),
+    "a FIFO (blocks)": ("json_action_parser.py", ""),
+}
+
+
+@pytest.mark.parametrize("name", list(SPECIAL_FILES))
+def test_a_learner_file_that_is_a_link_or_not_a_regular_file_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    monkeypatch.setenv("CAL_FAKE_API_KEY", SECRET)
+    file, target = SPECIAL_FILES[name]
+    folder = tmp_path / "my_json_text"
+    shutil.copytree(STUBS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / file).unlink()
+    if target:
+        (folder / file).symlink_to(target)
+    else:
+        os.mkfifo(folder / file)
+    started = time.monotonic()
+    report = verify(folder, time_limit=LIMIT)
+    assert time.monotonic() - started < BOUND
+    text = str(report) + report._repr_html_()
+    assert SECRET not in text
+    assert "Traceback" not in text
+    assert report.passed == 0, text
+    stem = file.removesuffix(".py")
+    refused = [problem for problem in report.file_problems if problem.startswith(f"{file} was not read")]
+    assert len(refused) == 1, report.file_problems
+    assert ("symbolic link" if target else "not a regular file") in refused[0]
+    assert "Error" not in refused[0]
+    assert all(result.passed is None for result in report.results if result.check.file == stem)

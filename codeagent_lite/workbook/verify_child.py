@@ -16,9 +16,12 @@ run", with the reason once, and a fresh session runs the later steps. A process 
 
 from __future__ import annotations
 
+import errno
 import importlib.machinery
 import importlib.util
 import keyword
+import os
+import stat
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -176,15 +179,61 @@ def _folder_package(name: str, directory: Path) -> types.ModuleType:
     return package
 
 
-def learner_files(folder: Path, package: str) -> dict[str, bytes]:
-    """Copies of the learner's three files (and ``__init__.py``, never run) and the probe program."""
+def learner_files(folder: Path, package: str, problems: dict[str, str] | None = None) -> dict[str, bytes]:
+    """Copies of the learner's three files (and ``__init__.py``, never run) and the probe program.
+
+    Each is read as a regular file of the folder itself: a symbolic link (to ``/proc/self/environ``,
+    the solutions), a FIFO or a device is refused, never followed or waited on, and so is a file over
+    the size cap. Why: the read happens here, in the parent, with the teacher's rights. What was
+    refused, and why, goes to ``problems`` (file name -> sentence); the child then says it is missing.
+    """
     files = {"verify_probe.py": _PROBE_SOURCE.read_bytes()}
-    for name in (*FILES, "__init__"):
-        path = folder / f"{name}.py"
-        if path.is_file() and path.stat().st_size <= _MAX_FILE_BYTES:
-            files[f"{package}/{name}.py"] = path.read_bytes()
+    try:
+        directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as error:
+        directory = -1
+        reason = _os_reason(error)
+    try:
+        for name in (*FILES, "__init__"):
+            content = _read_regular(directory, f"{name}.py") if directory >= 0 else reason
+            if isinstance(content, bytes):
+                files[f"{package}/{name}.py"] = content
+            elif content and problems is not None and name in FILES:
+                problems[name] = say("file_refused", file=name, why=content)
+    finally:
+        if directory >= 0:
+            os.close(directory)
     files.setdefault(f"{package}/__init__.py", b"")
     return files
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+
+
+def _read_regular(directory: int, name: str) -> bytes | str:
+    """The file's bytes, or why it was refused ("" when it does not exist: the child says it is missing)."""
+    try:
+        descriptor = os.open(name, _READ_FLAGS, dir_fd=directory)
+    except FileNotFoundError:
+        return ""
+    except OSError as error:
+        return _os_reason(error)
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return say("not_regular")
+        content = os.read(descriptor, _MAX_FILE_BYTES + 1)
+        return content if len(content) <= _MAX_FILE_BYTES else say("too_large", limit=_MAX_FILE_BYTES // 2**20)
+    except OSError as error:
+        return _os_reason(error)
+    finally:
+        os.close(descriptor)
+
+
+def _os_reason(error: OSError) -> str:
+    """A refused file in words: a symbolic link is said as such (O_NOFOLLOW gives ELOOP), else the OS's reason."""
+    if error.errno == errno.ELOOP:
+        return say("symlink")
+    return clean(error.strerror or type(error).__name__, limit=80)
 
 
 def run_step(
@@ -197,7 +246,7 @@ def run_step(
 ) -> None:
     """Run ``items`` in one sandbox session (a fresh one after a crash); record every verdict in ``tally``."""
     package = package_name(folder.name)
-    files = learner_files(folder, package)
+    files = learner_files(folder, package, tally.file_problems)
     remaining = list(items)
     for _attempt in range(_RESTARTS + 1 + len({item.group for item in items})):
         if not remaining:
@@ -287,9 +336,10 @@ def _take(state: _Session, part: object) -> bool:
 
 
 def _record_load(state: _Session, file: str, part: dict[str, Any]) -> None:
-    if file not in FILES or file in state.loads:
-        return
     problems = state.tally.file_problems
+    if file not in FILES or file in state.loads or file in problems:
+        state.loads.setdefault(file, file not in problems)
+        return
     attempts = part.get("reference_imports")
     error = part.get("error")
     if part.get("missing"):

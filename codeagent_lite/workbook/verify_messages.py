@@ -80,6 +80,13 @@ MESSAGES = Messages(
         "stopped_answering": {"en": "the checking process stopped answering", "zh": "检查进程不再应答"},
         "verify_stopped": {"en": "verify stopped: {reason}", "zh": "verify 停下了：{reason}"},
         "could_not_load": {"en": "{file}.py could not be loaded: {what}", "zh": "{file}.py 没能加载：{what}"},
+        "file_refused": {
+            "en": "{file}.py was not read: {why}; verify reads only your own regular files",
+            "zh": "{file}.py 没有读取：{why}；verify 只读取你自己的普通文件",
+        },
+        "symlink": {"en": "it is a symbolic link", "zh": "它是一个符号链接"},
+        "not_regular": {"en": "it is not a regular file", "zh": "它不是普通文件"},
+        "too_large": {"en": "it is larger than {limit} MB", "zh": "它超过了 {limit} MB"},
         "missing": {"en": "{file}.py is missing from {label}", "zh": "{label} 里没有 {file}.py"},
         "printed": {
             "en": "{file}.py printed {printed} (verify ignores printed text)",
