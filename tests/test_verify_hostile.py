@@ -276,3 +276,89 @@ def test_a_learner_file_that_is_a_link_or_not_a_regular_file_is_refused_in_one_l
     assert ("symbolic link" if target else "not a regular file") in refused[0]
     assert "Error" not in refused[0]
     assert all(result.passed is None for result in report.results if result.check.file == stem)
+
+
+def _attacked(base: Path, attack: str, file: str = "json_text_messages.py", name: str = "my_json_text") -> Path:
+    folder = base / name
+    shutil.copytree(STUBS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    path = folder / file
+    path.write_text(path.read_text(encoding="utf-8") + "\n\n# the attack\n" + attack, encoding="utf-8")
+    return folder
+
+
+# Parts of our own shape with a field of the wrong type, sent on the real channel while the file loads.
+MALFORMED_PARTS = (
+    "import sandbox_io as _io\n"
+    "_io.send_part({'done': '1.1', 'result': {'error': {'mro': 5}}})\n"
+    "_io.send_part({'done': '1.2', 'result': {'error': {'type': 1, 'module': 'm', 'mro': [], 'message': ''}}})\n"
+    "_io.send_part({'done': '1.3', 'result': {'error': {'type': 'E', 'module': 'm', 'mro': [], 'message': '',"
+    " 'place': [1, 2, 3]}}})\n"
+    "_io.send_part({'done': '1.4', 'not_run': 'yes'})\n"
+    "_io.send_part({'done': 'load:json_text_adapter', 'error': {'mro': 5}})\n"
+    "_io.send_part({'done': 'load:json_action_parser', 'reference_imports': 7})\n"
+)
+
+
+def test_a_malformed_message_from_the_child_is_one_failed_line_never_a_traceback(tmp_path: Path) -> None:
+    report = verify(_attacked(tmp_path, MALFORMED_PARTS), step=3, time_limit=LIMIT)
+    text = str(report)
+    outcomes = {result.check.id: result for result in report.results}
+    for check in ("1.1", "1.2", "1.3", "1.4"):
+        assert outcomes[check].passed is False
+        assert outcomes[check].got == f"the checking process sent malformed data for {check}", text
+    assert "json_text_adapter.py could not be loaded: the checking process sent malformed data" in text
+    assert "json_action_parser.py could not be loaded: the checking process sent malformed data" in text
+    assert report.passed == 0
+
+
+# Progress only for the keys the parent sent, each once, and never past the step's own budget.
+FAKE_STARTS = (
+    "import sandbox_io as _io, time as _time\n"
+    "for _i in range(10**6):\n"
+    "    _io.send_part({'start': 'fake%d' % _i})\n"
+    "    _time.sleep(0.4)\n"
+)
+REAL_KEYS_SLOWLY = (
+    "import sandbox_io as _io, time as _time\n"
+    "for _n in range(1, 13):\n"
+    "    _io.send_part({'start': '1.%d' % _n})\n"
+    "    _time.sleep(0.4)\n"
+    "    _io.send_part({'done': '1.%d' % _n, 'not_run': True})\n"
+    "    _time.sleep(0.4)\n"
+    "_time.sleep(60)\n"
+)
+
+
+def test_unknown_keys_buy_no_time(tmp_path: Path) -> None:
+    started = time.monotonic()
+    report = verify(_attacked(tmp_path, FAKE_STARTS), step=1, time_limit=0.5)
+    assert time.monotonic() - started < 8.0, str(report)
+    assert "no answer within 0.5 s" in str(report)
+    assert report.passed == 0
+
+
+def test_a_step_has_a_deadline_that_its_own_keys_do_not_reset(tmp_path: Path) -> None:
+    # step 1: 12 checks + 3 files at 0.5 s is a budget of 7.5 s; the child sends 24 events 0.4 s apart (9.6 s)
+    started = time.monotonic()
+    report = verify(_attacked(tmp_path, REAL_KEYS_SLOWLY), step=1, time_limit=0.5)
+    assert time.monotonic() - started < 9.0, str(report)
+    assert report.passed == 0
+
+
+CONTROL = "\x1b[2J\x1b[31mEVIL\x07"
+CONTROL_KEYS = (
+    "import sandbox_io as _io, time as _time\n"
+    f"_io.send_part({{'start': {CONTROL + 'A' * 5000!r}}})\n"
+    f"_io.send_part({{'done': '1.1', 'result': {{'error': {{'type': {CONTROL!r}, 'module': {CONTROL!r},"
+    f" 'mro': [{CONTROL!r}], 'message': {CONTROL * 500!r}, 'place': [{CONTROL!r}, 1]}}}}}})\n"
+    "_time.sleep(60)\n"
+)
+
+
+def test_no_string_the_child_sends_reaches_the_report_raw(tmp_path: Path) -> None:
+    report = verify(_attacked(tmp_path, CONTROL_KEYS, name="my\x1bjson\x07"), step=1, time_limit=LIMIT)
+    text = str(report) + report._repr_html_()
+    assert "\x1b" not in text and "\x07" not in text
+    assert all(line.isprintable() for line in text.splitlines())
+    assert max(len(line) for line in str(report).splitlines()) < 1000
+    assert "A" * 500 not in text

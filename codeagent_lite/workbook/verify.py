@@ -235,9 +235,10 @@ def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
 
 
 def _label(directory: str | os.PathLike[str]) -> str:
-    """How the folder is named in the report: as given when relative, else by its name (no machine paths)."""
+    """How the folder is named in the report: as given when relative, else by its name (no machine paths),
+    cleaned: a folder's name is the learner's too."""
     given = Path(directory)
-    return given.as_posix() if not given.is_absolute() else given.name
+    return clean(given.as_posix() if not given.is_absolute() else given.name, limit=120)
 
 
 def verify(

@@ -23,13 +23,14 @@ import keyword
 import os
 import stat
 import sys
+import time
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import sandbox
+from . import sandbox, verify_wire
 from .contract import FILES, Judge, Mismatch, Probe, Raised
 from .verify_messages import MESSAGES
 
@@ -49,17 +50,7 @@ _RESERVED = frozenset({"codeagent_lite", "verify_probe", "sandbox_io", "solution
 
 def clean(text: str, *, limit: int = _MAX_CHARS) -> str:
     """One safe line: no control characters, no unbounded length."""
-    out = []
-    for char in text:
-        if char.isprintable() or char == " ":
-            out.append(char)
-        elif char == "\n":
-            out.append("\\n")
-        else:
-            code = ord(char)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    line = "".join(out)
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return verify_wire.clean(text, limit=limit)
 
 
 def describe_error(error: dict[str, Any]) -> str:
@@ -265,6 +256,11 @@ class _Session:
     loads: dict[str, bool] = field(default_factory=dict)  # file -> loaded
     started: set[str] = field(default_factory=set)
     answered: set[str] = field(default_factory=set)
+    keys: frozenset[str] = frozenset()
+    time_limit: float = 0.0
+    step: int | None = None
+    step_started: float | None = None
+    """The keys the parent sent (check ids, ``load:<file>``): the only ones that are progress."""
 
 
 def _session(
@@ -277,7 +273,9 @@ def _session(
     on_event: Callable[[str], None] | None,
 ) -> list[Item]:
     """One sandbox run; returns the items to try again in a fresh process (after a crash), else []."""
-    state = _Session(label, {item.id: item for item in items}, tally)
+    keys = frozenset({item.id for item in items} | {f"load:{file}" for file in FILES})
+    state = _Session(label, {item.id: item for item in items}, tally, keys=keys, time_limit=time_limit)
+    state.step, state.step_started = items[0].group if items else None, time.monotonic()
     payload = {
         "package": package,
         "probes": [{"id": item.id, "file": item.file, "step": item.group, "probe": item.probe} for item in items],
@@ -309,49 +307,65 @@ def _session(
 
 
 def _take(state: _Session, part: object) -> bool:
-    """One event from the child; True when it is progress (a key started or answered for the first time).
+    """One event from the child; True when it is progress (a key we sent started or answered, once).
 
-    Anything not of our shape, or about a key already seen, is ignored and buys no time: the
-    verdicts come only from the judges, and each key's clock starts once.
+    Anything not of our shape, or about a key we did not send or have seen already, is ignored
+    and buys no time: the verdicts come only from the judges, and each key's clock starts once.
     """
     if not isinstance(part, dict):
         return False
-    started = part.get("start")
-    if isinstance(started, str):
-        if started in state.started:
-            return False
+    started, key = part.get("start"), part.get("done")
+    if isinstance(started, str) and started in state.keys and started not in state.started:
         state.started.add(started)
         state.running = started
-        return True
-    key = part.get("done")
-    if not isinstance(key, str) or key in state.answered:
+        return _within_budget(state, started)
+    if not isinstance(key, str) or key not in state.keys or key in state.answered:
         return False
     state.answered.add(key)
     state.running = None
     if key.startswith("load:"):
-        _record_load(state, key.removeprefix("load:"), part)
-    elif key in state.by_id and key not in state.tally.outcomes:
-        state.tally.outcomes[key] = _verdict(state, state.by_id[key], part)
-    return True
+        _record_load(state, key.removeprefix("load:"), verify_wire.checked_load(part))
+    elif key not in state.tally.outcomes:
+        state.tally.outcomes[key] = _verdict(state, state.by_id[key], verify_wire.checked_check(part))
+    return _within_budget(state, key)
 
 
-def _record_load(state: _Session, file: str, part: dict[str, Any]) -> None:
+def _within_budget(state: _Session, key: str) -> bool:
+    """Whether the key's step is still within its budget (one time limit per check and per file): past it,
+    no event is progress, so the per-check clock runs out however many keys the child still sends."""
+    item = state.by_id.get(key)
+    step = item.group if item is not None else state.step
+    if step != state.step or state.step_started is None:
+        state.step, state.step_started = step, time.monotonic()
+    checks = sum(1 for other in state.by_id.values() if other.group == step)
+    return time.monotonic() - state.step_started <= state.time_limit * (checks + len(FILES))
+
+
+def _record_load(state: _Session, file: str, part: dict[str, Any] | object) -> None:
     problems = state.tally.file_problems
-    if file not in FILES or file in state.loads or file in problems:
+    if file in state.loads or file in problems:
         state.loads.setdefault(file, file not in problems)
         return
-    attempts = part.get("reference_imports")
-    error = part.get("error")
-    if part.get("missing"):
-        problems[file] = say("missing", file=file, label=state.label)
-    elif isinstance(attempts, list) and attempts:
-        problems[file] = _imports_reference(file, attempts)
-    elif isinstance(error, dict):
-        problems[file] = say("could_not_load", file=file, what=clean(describe_error(error)))
-    printed = part.get("printed")
+    if not isinstance(part, dict):
+        problems[file] = say("could_not_load", file=file, what=say("malformed", id=f"{file}.py"))
+    else:
+        _load_problem(state, file, part)
+    printed = part.get("printed") if isinstance(part, dict) else None
     if isinstance(printed, str) and printed.strip() and file not in problems:
         problems[file + ":printed"] = _printed_note(printed, file)
     state.loads[file] = file not in problems
+
+
+def _load_problem(state: _Session, file: str, part: dict[str, Any]) -> None:
+    """What stopped the file loading, if anything: missing, an import of the reference, or what it raised."""
+    problems = state.tally.file_problems
+    attempts, error = part.get("reference_imports"), part.get("error")
+    if part.get("missing"):
+        problems[file] = say("missing", file=file, label=state.label)
+    elif attempts:
+        problems[file] = _imports_reference(file, attempts)
+    elif error is not None:
+        problems[file] = say("could_not_load", file=file, what=clean(describe_error(error)))
 
 
 def _imports_reference(file: str, attempts: list[Any]) -> str:
@@ -362,8 +376,10 @@ def _printed_note(printed: str, file: str) -> str:
     return say("printed", file=file, printed=clean(repr(printed.strip()), limit=_MAX_PRINTED))
 
 
-def _verdict(state: _Session, item: Item, part: dict[str, Any]) -> Outcome:
+def _verdict(state: _Session, item: Item, part: dict[str, Any] | object) -> Outcome:
     """The judge's verdict on what came back: the learner's code never decides it."""
+    if not isinstance(part, dict):
+        return Outcome(False, got=say("malformed", id=item.id))
     if part.get("not_run"):
         return Outcome(None, got=say("did_not_load", file=item.file))
     result = part.get("result")

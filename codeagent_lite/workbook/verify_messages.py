@@ -102,6 +102,10 @@ MESSAGES = Messages(
             "en": "the checking process answered with data of the wrong shape (was verify's channel tampered with?)",
             "zh": "检查进程返回的数据格式不对（是不是有代码篡改了 verify 的通道？）",
         },
+        "malformed": {
+            "en": "the checking process sent malformed data for {id}",
+            "zh": "检查进程为 {id} 发回的数据格式不对",
+        },
         "bad_channel": {
             "en": "the checking process broke its channel ({detail}); it was stopped",
             "zh": "检查进程弄坏了它的通道（{detail}），已经把它停下",
