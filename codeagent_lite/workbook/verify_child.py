@@ -42,6 +42,9 @@ _MAX_CHARS = 400
 _MAX_PRINTED = 80
 _MAX_FILE_BYTES = 2 * 2**20
 _RESTARTS = 2
+# Per process, and how many: their product (8 GiB) bounds what one verify may take of a classroom's machine.
+_MEMORY_BYTES = 512 * 2**20
+_PROCESSES = 16
 _STARTUP_SECONDS = 30.0  # the sandbox starts in a few tens of ms; this is for a machine under load
 _PROGRAM = "import verify_probe\nverify_probe.main()\n"
 _PROBE_SOURCE = Path(__file__).with_name("verify_probe.py")
@@ -282,7 +285,8 @@ def _session(
     }
     limits = sandbox.Limits(
         seconds=_STARTUP_SECONDS + time_limit * (len(items) + len(FILES)),
-        memory_bytes=1024 * 2**20,
+        memory_bytes=_MEMORY_BYTES,
+        processes=_PROCESSES,
         output_bytes=8_000_000,
     )
 

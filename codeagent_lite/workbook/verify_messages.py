@@ -182,6 +182,10 @@ _PROTECTIONS_ZH = {
     "no bubblewrap: files and network of this user stay reachable": "没有 bubblewrap：这个用户的文件和网络仍然可以访问",
     "limits on memory, processes, open files and file size": "内存、进程数、打开文件数和文件大小都有上限",
     "run as root: no process limit binds": "以 root 身份运行：进程数上限不起作用",
+    "at most 64 MiB written in its working directory and in /tmp, its own files read-only": (
+        "工作目录和 /tmp 各自最多写入 64 MiB，它自己的文件只读"
+    ),
+    "no cap on the disk it fills, only on one file's size": "不限制它总共写多少磁盘，只限制单个文件的大小",
 }
 """``sandbox.protections()``'s phrases in Chinese; a phrase missing here is shown as it is."""
 
