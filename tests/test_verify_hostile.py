@@ -362,3 +362,29 @@ def test_no_string_the_child_sends_reaches_the_report_raw(tmp_path: Path) -> Non
     assert all(line.isprintable() for line in text.splitlines())
     assert max(len(line) for line in str(report).splitlines()) < 1000
     assert "A" * 500 not in text
+
+
+COUNT_FORKS = (
+    "import os as _os, time as _time\n"
+    "try:\n    _big = len(bytearray(600 * 2**20))\nexcept MemoryError:\n    _big = 'refused'\n"
+    "_forked = 0\n"
+    "while _forked < 100:\n"
+    "    try:\n"
+    "        if _os.fork() == 0:\n"
+    "            _time.sleep(30)\n"
+    "            _os._exit(0)\n"
+    "    except OSError:\n"
+    "        break\n"
+    "    _forked += 1\n"
+    "raise RuntimeError('forked %d, 600 MB %s' % (_forked, _big))\n"
+)
+
+
+def test_a_run_has_at_most_16_processes_of_512_mib_each(tmp_path: Path) -> None:
+    if not (sandbox.isolated() or os.geteuid() != 0):
+        pytest.skip("as root without bubblewrap no process limit binds (said by protections())")
+    text = str(verify(_attacked(tmp_path, COUNT_FORKS), step=1, time_limit=LIMIT))
+    forked = int(text.split("RuntimeError: forked ")[1].split(",")[0])
+    assert 0 < forked < 16, text
+    assert "600 MB refused" in text
+    assert sandbox_processes() == []
