@@ -286,14 +286,15 @@ def _attacked(base: Path, attack: str, file: str = "json_text_messages.py", name
     return folder
 
 
-# Parts of our own shape with a field of the wrong type, sent on the real channel while the file loads.
+# Parts of our own shape with a field of the wrong type, sent on the real channel while the file loads
+# (the child knows a probe by its place: 0 to 3 are checks 1.1 to 1.4 when no seed shuffles them).
 MALFORMED_PARTS = (
     "import sandbox_io as _io\n"
-    "_io.send_part({'done': '1.1', 'result': {'error': {'mro': 5}}})\n"
-    "_io.send_part({'done': '1.2', 'result': {'error': {'type': 1, 'module': 'm', 'mro': [], 'message': ''}}})\n"
-    "_io.send_part({'done': '1.3', 'result': {'error': {'type': 'E', 'module': 'm', 'mro': [], 'message': '',"
+    "_io.send_part({'done': '0', 'result': {'error': {'mro': 5}}})\n"
+    "_io.send_part({'done': '1', 'result': {'error': {'type': 1, 'module': 'm', 'mro': [], 'message': ''}}})\n"
+    "_io.send_part({'done': '2', 'result': {'error': {'type': 'E', 'module': 'm', 'mro': [], 'message': '',"
     " 'place': [1, 2, 3]}}})\n"
-    "_io.send_part({'done': '1.4', 'not_run': 'yes'})\n"
+    "_io.send_part({'done': '3', 'not_run': 'yes'})\n"
     "_io.send_part({'done': 'load:json_text_adapter', 'error': {'mro': 5}})\n"
     "_io.send_part({'done': 'load:json_action_parser', 'reference_imports': 7})\n"
 )
@@ -320,10 +321,10 @@ FAKE_STARTS = (
 )
 REAL_KEYS_SLOWLY = (
     "import sandbox_io as _io, time as _time\n"
-    "for _n in range(1, 13):\n"
-    "    _io.send_part({'start': '1.%d' % _n})\n"
+    "for _n in range(12):\n"
+    "    _io.send_part({'start': str(_n)})\n"
     "    _time.sleep(0.4)\n"
-    "    _io.send_part({'done': '1.%d' % _n, 'not_run': True})\n"
+    "    _io.send_part({'done': str(_n), 'not_run': True})\n"
     "    _time.sleep(0.4)\n"
     "_time.sleep(60)\n"
 )
@@ -349,7 +350,7 @@ CONTROL = "\x1b[2J\x1b[31mEVIL\x07"
 CONTROL_KEYS = (
     "import sandbox_io as _io, time as _time\n"
     f"_io.send_part({{'start': {CONTROL + 'A' * 5000!r}}})\n"
-    f"_io.send_part({{'done': '1.1', 'result': {{'error': {{'type': {CONTROL!r}, 'module': {CONTROL!r},"
+    f"_io.send_part({{'done': '0', 'result': {{'error': {{'type': {CONTROL!r}, 'module': {CONTROL!r},"
     f" 'mro': [{CONTROL!r}], 'message': {CONTROL * 500!r}, 'place': [{CONTROL!r}, 1]}}}}}})\n"
     "_time.sleep(60)\n"
 )
@@ -388,3 +389,38 @@ def test_a_run_has_at_most_16_processes_of_512_mib_each(tmp_path: Path) -> None:
     assert 0 < forked < 16, text
     assert "600 MB refused" in text
     assert sandbox_processes() == []
+
+
+def _replayed_results() -> tuple[dict[str, object], list[object]]:
+    """The reference's results for the public parse probes, by check id and by place in verify's order."""
+    from codeagent_lite import json_action_parser
+    from codeagent_lite.workbook.contract import checks_up_to
+    from codeagent_lite.workbook.verify_probe import run_probe
+
+    by_id: dict[str, object] = {}
+    by_place: list[object] = []
+    for check in checks_up_to(4):
+        result = None
+        if check.step >= 3:
+            result = run_probe(json_action_parser, check.probe()[0])
+            result.update(printed="", reference_imports=[])
+            by_id[check.id] = result
+        by_place.append(result)
+    return by_id, by_place
+
+
+def test_a_replay_of_recorded_results_does_not_pass_the_drawn_checks(tmp_path: Path) -> None:
+    by_id, by_place = _replayed_results()
+    replay = (
+        "import sandbox_io as _io\n"
+        f"_BY_ID = {by_id!r}\n_BY_PLACE = {by_place!r}\n"
+        "for _n, _p in enumerate(_io.read_payload()['probes']):\n"
+        "    _r = _BY_ID.get(_p['id']) or (_BY_PLACE[_n] if _n < len(_BY_PLACE) else None)\n"
+        "    if _r is not None:\n"
+        "        _io.send_part({'done': _p['id'], 'result': _r})\n"
+    )
+    folder = _attacked(tmp_path, replay.replace("null", "None"), file="json_action_parser.py")
+    seeded = verify(folder, seed=20261201, time_limit=LIMIT)
+    passed = sorted(result.check.id for result in seeded.results if result.passed)
+    # by check id the replay passed 34 of these 37; by place, only the rejections alike in layer and phrase pass
+    assert len(passed) <= 12, (passed, str(seeded))

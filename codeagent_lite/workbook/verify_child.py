@@ -4,7 +4,9 @@ Why it exists: the learner's code must never run where its verdict is decided. S
 probes (plain inputs, from ``contract``) go to ``verify_probe.main`` running in
 ``sandbox.run_in_sandbox`` beside a copy of the learner's files, and every verdict is
 drawn here, from the data that came back, by the check's judge. That data is untrusted:
-a judge that meets data of the wrong shape gives a failed check, never a traceback.
+each message is schema-checked first (``verify_wire``), and a judge that meets data of the
+wrong shape gives a failed check, never a traceback. The child is told no check id: a probe is
+known there by its place in this session's list, which only the parent maps back to its check.
 
 One session for all the steps asked keeps verify fast (each costs a fresh interpreter);
 between two steps the child asks for a fence (``sandbox_io.fence``), at which every other
@@ -21,6 +23,7 @@ import importlib.machinery
 import importlib.util
 import keyword
 import os
+import random
 import stat
 import sys
 import time
@@ -237,17 +240,35 @@ def run_step(
     time_limit: float,
     tally: Tally,
     on_event: Callable[[str], None] | None = None,
+    seed: int | None = None,
 ) -> None:
-    """Run ``items`` in one sandbox session (a fresh one after a crash); record every verdict in ``tally``."""
+    """Run ``items`` in one sandbox session (a fresh one after a crash); record every verdict in ``tally``.
+
+    With ``seed`` (graded judging) each step's probes reach the child in an order drawn from it, so
+    not even a probe's place tells the learner's code which check it is.
+    """
     package = package_name(folder.name)
     files = learner_files(folder, package, tally.file_problems)
-    remaining = list(items)
+    remaining = _shuffled(items, seed)
     for _attempt in range(_RESTARTS + 1 + len({item.group for item in items})):
         if not remaining:
             return
         remaining = _session(files, package, label, remaining, time_limit, tally, on_event)
     for item in remaining:
         tally.outcomes.setdefault(item.id, Outcome(None, got=say("verify_stopped", reason=say("stopped_answering"))))
+
+
+def _shuffled(items: Sequence[Item], seed: int | None) -> list[Item]:
+    """The items step by step as given, each step's own in an order drawn from ``seed`` (as given for None)."""
+    if seed is None:
+        return list(items)
+    draw = random.Random(f"verify-order-{seed}")
+    steps: dict[int, list[Item]] = {}
+    for item in items:
+        steps.setdefault(item.group, []).append(item)
+    for group in steps.values():
+        draw.shuffle(group)
+    return [item for group in steps.values() for item in group]
 
 
 @dataclass
@@ -259,7 +280,8 @@ class _Session:
     loads: dict[str, bool] = field(default_factory=dict)  # file -> loaded
     started: set[str] = field(default_factory=set)
     answered: set[str] = field(default_factory=set)
-    keys: frozenset[str] = frozenset()
+    keys: dict[str, str] = field(default_factory=dict)
+    """The keys the child was given (a probe's place, ``load:<file>``) -> ours: the only ones that are progress."""
     time_limit: float = 0.0
     step: int | None = None
     step_started: float | None = None
@@ -276,12 +298,18 @@ def _session(
     on_event: Callable[[str], None] | None,
 ) -> list[Item]:
     """One sandbox run; returns the items to try again in a fresh process (after a crash), else []."""
-    keys = frozenset({item.id for item in items} | {f"load:{file}" for file in FILES})
+    # The child sees no check id: each probe is known there by its place in this session's list only.
+    keys = {str(place): item.id for place, item in enumerate(items)} | {
+        f"load:{file}": f"load:{file}" for file in FILES
+    }
     state = _Session(label, {item.id: item for item in items}, tally, keys=keys, time_limit=time_limit)
     state.step, state.step_started = items[0].group if items else None, time.monotonic()
     payload = {
         "package": package,
-        "probes": [{"id": item.id, "file": item.file, "step": item.group, "probe": item.probe} for item in items],
+        "probes": [
+            {"id": str(place), "file": item.file, "step": item.group, "probe": item.probe}
+            for place, item in enumerate(items)
+        ],
     }
     limits = sandbox.Limits(
         seconds=_STARTUP_SECONDS + time_limit * (len(items) + len(FILES)),
@@ -318,12 +346,12 @@ def _take(state: _Session, part: object) -> bool:
     """
     if not isinstance(part, dict):
         return False
-    started, key = part.get("start"), part.get("done")
-    if isinstance(started, str) and started in state.keys and started not in state.started:
+    started, key = _ours(state, part.get("start")), _ours(state, part.get("done"))
+    if started is not None and started not in state.started:
         state.started.add(started)
         state.running = started
         return _within_budget(state, started)
-    if not isinstance(key, str) or key not in state.keys or key in state.answered:
+    if key is None or key in state.answered:
         return False
     state.answered.add(key)
     state.running = None
@@ -332,6 +360,11 @@ def _take(state: _Session, part: object) -> bool:
     elif key not in state.tally.outcomes:
         state.tally.outcomes[key] = _verdict(state, state.by_id[key], verify_wire.checked_check(part))
     return _within_budget(state, key)
+
+
+def _ours(state: _Session, key: object) -> str | None:
+    """The parent's key (a check id, ``load:<file>``) for a key the child sent; None for one it was never given."""
+    return state.keys.get(key) if isinstance(key, str) else None
 
 
 def _within_budget(state: _Session, key: str) -> bool:
