@@ -337,3 +337,4 @@ def test_writing_200_megabytes_fails_cleanly_and_the_runs_own_files_are_read_onl
         assert written < 100 and why == "ENOSPC", outcome.data
     assert outcome.data["ours"] in ("EROFS", "EACCES"), outcome.data
     assert any("64 MiB" in phrase for phrase in sandbox.protections())
+    assert any("no memory cgroup" in phrase for phrase in sandbox.protections())

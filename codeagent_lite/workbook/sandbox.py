@@ -356,6 +356,7 @@ def protections() -> tuple[str, ...]:
             found.append("run as root: no process limit binds")
     if _has_rlimits():
         found.append("limits on memory, processes, open files and file size")
+        found.append("memory capped per process (address space), not for the run as a whole: no memory cgroup")
     return tuple(found)
 
 

@@ -186,6 +186,9 @@ _PROTECTIONS_ZH = {
         "工作目录和 /tmp 各自最多写入 64 MiB，它自己的文件只读"
     ),
     "no cap on the disk it fills, only on one file's size": "不限制它总共写多少磁盘，只限制单个文件的大小",
+    "memory capped per process (address space), not for the run as a whole: no memory cgroup": (
+        "内存按进程（地址空间）设上限，而不是整个运行一起算：没有用内存 cgroup"
+    ),
 }
 """``sandbox.protections()``'s phrases in Chinese; a phrase missing here is shown as it is."""
 
