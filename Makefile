@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # llama-cpp-python compiles llama.cpp on first install; keep the build portable across CPUs.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: lab local test bench bench-verify bench-setup mutation lint clean
+.PHONY: lab local local-server model-server test bench bench-verify bench-setup mutation lint catalog clean
 
 # A learner's install: the package, JupyterLab, the widgets and the openai client. Only
 # prebuilt wheels, so no compiler is needed; no test tools. The pip that comes with the
@@ -51,6 +51,22 @@ lab: $(LAB_STAMP)
 local: $(LAB_STAMP)
 	$(BIN)/python scripts/local_engine.py build
 
+# llama.cpp's own llama-server (parallel slots, continuous batching, prompt cache): a second CMake
+# build of the same llama.cpp, ~16 min at low priority on 2 busy cores, cached in
+# ~/.cache/codeagent-lite by its flags. Optional, and not the default server (see local_server.py).
+local-server: $(LAB_STAMP)
+	$(BIN)/python scripts/local_engine.py build-server
+
+# One model server for the machine (what the classroom runs as a JupyterHub service):
+# llama-cpp-python's own server (measured faster here than llama-server; see local_server.py);
+# `make model-server BACKEND=llama-server PARALLEL=8` runs the built llama-server instead.
+MODEL_PORT ?= 8765
+PARALLEL ?= 1
+BACKEND ?= auto
+model-server: $(LAB_STAMP)
+	$(BIN)/python -m codeagent_lite.providers.local_server --host 127.0.0.1 --port $(MODEL_PORT) \
+		--parallel $(PARALLEL) --backend $(BACKEND)
+
 test: $(STAMP)
 	$(BIN)/python scripts/ensure_browser.py
 	$(BIN)/python scripts/ensure_sandbox.py
@@ -74,6 +90,23 @@ MUTANTS ?=
 mutation: $(STAMP)
 	$(BIN)/mutmut run --max-children 2 $(MUTANTS)
 	$(BIN)/mutmut results
+
+# The message catalog (codeagent_lite/locale): extract the English ids from the code (Babel, babel.cfg), merge them
+# into the zh and en .po files (a new id arrives untranslated, never guessed: --no-fuzzy-matching; ids the code no
+# longer says are dropped), give new English entries their id, and compile the .mo files gettext reads. flit_core has
+# no build hook, so the .mo files are committed; tests/test_catalog.py fails when they are stale or a zh entry is empty.
+# Needs only Babel (the test extra); run it after changing any learner-facing words, then translate and run it again.
+LOCALE := codeagent_lite/locale
+catalog:
+	$(BIN)/pybabel -q extract -F babel.cfg -k _p:1c,2 --add-location=file --no-wrap --sort-output \
+		--project=codeagent-lite --version=0.1.0 --copyright-holder="codeagent-lite contributors" \
+		-o $(LOCALE)/codeagent_lite.pot codeagent_lite
+	for language in zh en; do \
+		$(BIN)/pybabel -q update -D codeagent_lite -i $(LOCALE)/codeagent_lite.pot -d $(LOCALE) -l $$language \
+			--init-missing --no-fuzzy-matching --ignore-obsolete --no-wrap || exit 1; \
+	done
+	$(BIN)/python scripts/catalog_english.py
+	$(BIN)/pybabel compile -D codeagent_lite -d $(LOCALE) --statistics
 
 lint: $(STAMP)
 	$(BIN)/ruff check codeagent_lite tests benchmarks scripts

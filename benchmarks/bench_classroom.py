@@ -6,7 +6,7 @@
 Needs root, as a class does (each student a Unix account, made for the run and removed after it). One hub
 (classroom/jupyterhub_config.py, the real proxy, the real login, the students' shared install) from a private copy
 of the checkout; where the engine is built the hub starts the class model server once as a service and every
-student's notebook 06 reaches it through CAL_MODEL_BASE_URL (the first line says whether it did). The baseline is
+student's notebook 06 reaches it through CAL_LOCAL_MODEL_URL (the first line says whether it did). The baseline is
 one student alone, measured in the same run; then the class grows to each size (the new servers start together),
 every student runs the notebook at the same moment over the kernel websocket, and while all kernels still hold
 their state the script measures:

@@ -404,7 +404,7 @@ if idle_timeout:
     )
 
 # One model for the class: the local model server, started once by the hub, loaded once, shared by every student's
-# notebook 06 through CAL_MODEL_BASE_URL. It runs from the hub's own environment, where the engine is built.
+# notebook 06 through CAL_LOCAL_MODEL_URL. It runs from the hub's own environment, where the engine is built.
 model_environment: dict[str, str] = {}
 model_wanted = os.environ.get("CAL_HUB_MODEL", "1").strip() != "0"
 if model_wanted and importlib.util.find_spec("codeagent_lite.providers.local_server") is not None:
@@ -420,16 +420,16 @@ if model_wanted and importlib.util.find_spec("codeagent_lite.providers.local_ser
         "--threads",
         str(os.cpu_count() or 1),
     ]
-    # One slot per student up to 16: the server decodes the slots' requests together, so a class does not queue
-    # behind one request at a time (each slot costs its own context; 16 at once already fill two cores).
+    # One slot per student up to 16, for llama.cpp's llama-server (--backend llama-server), which decodes the slots
+    # together. The default backend, llama-cpp-python's server, answers one request at a time and ignores it: on
+    # this kind of machine llama-server decoded slower (measured; see codeagent_lite.providers.local_server).
     parallel = _whole_number("CAL_HUB_MODEL_PARALLEL", min(len(students), 16), 1, 256)
     model_command += ["--parallel", str(parallel)]
     services.append({"name": "class-model", "command": model_command})
     model_url = f"http://{LOOPBACK}:{model_port}/v1"
-    # CAL_MODEL_BASE_URL is the classroom's name for it; CAL_LOCAL_MODEL_URL is the one the engine's client reads
-    # (codeagent_lite.providers.local_server). One of the two goes when the names are settled.
-    model_environment.update({"CAL_MODEL_BASE_URL": model_url, "CAL_LOCAL_MODEL_URL": model_url})
-    model_note = f"one local model server for the class on {model_url}, {parallel} requests decoded together"
+    # The variable the workbook's client reads (codeagent_lite.providers.local_server): notebook 06 joins this server.
+    model_environment["CAL_LOCAL_MODEL_URL"] = model_url
+    model_note = f"one local model server for the class on {model_url} (requests queue; --parallel {parallel})"
 elif not model_wanted:
     model_note = "no class model server (CAL_HUB_MODEL=0)"
 else:

@@ -42,6 +42,15 @@ from .scripted_provider import ScriptedProvider
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
+
+def _(message: str, /, **fields: object) -> str:
+    """``message`` in the learner's language (``workbook.words``, loaded on first use like the rest of the room;
+    it imports only the standard library, so ``check`` and ``run`` still load no Jupyter)."""
+    from .workbook.words import _ as in_language
+
+    return in_language(message, None, **fields)
+
+
 EXIT_VALID = 0
 EXIT_REJECTED = 1
 EXIT_USAGE = 2
@@ -116,17 +125,17 @@ class _PrintableArgumentParser(argparse.ArgumentParser):
 def _build_parser() -> argparse.ArgumentParser:
     parser = _PrintableArgumentParser(
         prog="python -m codeagent_lite",
-        description="Tools from the codeagent-lite workbook (JSON text model section).",
+        description=_("Tools from the codeagent-lite workbook (JSON text model section)."),
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     check = commands.add_parser(
         "check",
-        help="run raw model text through the four validation layers",
-        description="Show which validation layers raw model text passes, and the action it becomes.",
+        help=_("run raw model text through the four validation layers"),
+        description=_("Show which validation layers raw model text passes, and the action it becomes."),
     )
     source = check.add_mutually_exclusive_group()
-    source.add_argument("text", nargs="?", help="the raw model text; '-' or nothing reads standard input")
-    source.add_argument("--file", "-f", metavar="PATH", help="read the raw model text from a UTF-8 file")
+    source.add_argument("text", nargs="?", help=_("the raw model text; '-' or nothing reads standard input"))
+    source.add_argument("--file", "-f", metavar="PATH", help=_("read the raw model text from a UTF-8 file"))
     _add_run_command(commands)
     _add_verify_command(commands)
     return parser
@@ -139,9 +148,11 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, found {text!r}") from None
+            raise argparse.ArgumentTypeError(_("expected a whole number, found {found}", found=repr(text))) from None
         if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected a number >= {minimum}, found {value}")
+            raise argparse.ArgumentTypeError(
+                _("expected a number >= {minimum}, found {found}", minimum=minimum, found=value)
+            )
         return value
 
     return convert
@@ -154,68 +165,68 @@ _non_negative_int = _int_at_least(0)
 def _add_run_command(commands: argparse._SubParsersAction[_PrintableArgumentParser]) -> None:
     run = commands.add_parser(
         "run",
-        help="run the agent loop on a task with a model and the two workspace tools",
-        description=(
+        help=_("run the agent loop on a task with a model and the two workspace tools"),
+        description=_(
             "Run the agent loop: the model answers in JSON text, read_file and list_files act inside "
             "the workspace, and every step is printed with its layer verdicts and token usage."
         ),
     )
-    run.add_argument("task", help="what the agent should do")
-    run.add_argument("--provider", required=True, choices=("local", "openai", "scripted"), help="which model to ask")
+    run.add_argument("task", help=_("what the agent should do"))
+    run.add_argument("--provider", required=True, choices=("local", "openai", "scripted"), help=_("which model to ask"))
     run.add_argument(
         "--mode",
         choices=("free_text", "schema"),
-        help="local model only: free text (default) or replies constrained by the action JSON Schema",
+        help=_("local model only: free text (default) or replies constrained by the action JSON Schema"),
     )
-    run.add_argument("--base-url", metavar="URL", help="openai only: the server, e.g. https://api.deepseek.com/v1")
-    run.add_argument("--model", metavar="NAME", help="openai only: the model name the server knows")
+    run.add_argument("--base-url", metavar="URL", help=_("openai only: the server, e.g. https://api.deepseek.com/v1"))
+    run.add_argument("--model", metavar="NAME", help=_("openai only: the model name the server knows"))
     key = run.add_mutually_exclusive_group()
     key.add_argument(
         "--api-key-env",
         metavar="VAR",
-        help="openai only: the environment variable holding the API key (default OPENAI_API_KEY)",
+        help=_("openai only: the environment variable holding the API key (default OPENAI_API_KEY)"),
     )
     key.add_argument(
         "--no-api-key",
         action="store_const",
         const=True,
-        help="openai only: the server needs no key (Ollama, llama.cpp's server)",
+        help=_("openai only: the server needs no key (Ollama, llama.cpp's server)"),
     )
     run.add_argument(
         "--script",
         metavar="FILE",
-        help="scripted only: replies to replay, a JSON array or one raw reply per line",
+        help=_("scripted only: replies to replay, a JSON array or one raw reply per line"),
     )
-    run.add_argument("--workspace", default=".", metavar="DIR", help="the folder the tools may read (default: .)")
-    run.add_argument("--max-steps", type=_positive_int, default=8, metavar="N", help="most model calls (default 8)")
+    run.add_argument("--workspace", default=".", metavar="DIR", help=_("the folder the tools may read (default: .)"))
+    run.add_argument("--max-steps", type=_positive_int, default=8, metavar="N", help=_("most model calls (default 8)"))
     run.add_argument(
         "--max-rejections",
         type=_non_negative_int,
         default=2,
         metavar="N",
-        help="most corrections sent in a row before giving up (default 2)",
+        help=_("most corrections sent in a row before giving up (default 2)"),
     )
     run.add_argument(
-        "--max-output-tokens", type=_positive_int, default=256, metavar="N", help="per model call (default 256)"
+        "--max-output-tokens", type=_positive_int, default=256, metavar="N", help=_("per model call (default 256)")
     )
 
 
 def _add_verify_command(commands: argparse._SubParsersAction[_PrintableArgumentParser]) -> None:
     verify = commands.add_parser(
         "verify",
-        help="judge your own json_text_messages.py, json_text_adapter.py and json_action_parser.py",
-        description=(
+        help=_("judge your own json_text_messages.py, json_text_adapter.py and json_action_parser.py"),
+        description=_(
             "Run the workbook's contract checks on a folder holding your three files: step 1 message encoding, "
             "2 the adapter's flow, 3 the blog's four checks, 4 strict JSON. Exit 0 when every check passes."
         ),
     )
-    verify.add_argument("directory", metavar="DIR", help="the folder with your files, e.g. notebooks/my_json_text")
-    verify.add_argument("--step", type=_positive_int, metavar="N", help="run steps 1 to N only (1-4)")
+    verify.add_argument("directory", metavar="DIR", help=_("the folder with your files, e.g. notebooks/my_json_text"))
+    verify.add_argument("--step", type=_positive_int, metavar="N", help=_("run steps 1 to N only (1-4)"))
     verify.add_argument(
-        "--time-limit", type=float, default=5.0, metavar="SECONDS", help="per check, before it counts as hung (5)"
+        "--time-limit", type=float, default=5.0, metavar="SECONDS", help=_("per check, before it counts as hung (5)")
     )
     verify.add_argument(
-        "--seed", type=int, metavar="N", help="draw the checks' inputs from N instead of the public cases (grading)"
+        "--seed", type=int, metavar="N", help=_("draw the checks' inputs from N instead of the public cases (grading)")
     )
 
 
@@ -243,7 +254,7 @@ def parse_script(text: str) -> tuple[str, ...]:
     try:
         value = json.loads(text)
     except RecursionError:
-        raise UsageError("the script nests too deeply to be read as a JSON array of replies") from None
+        raise UsageError(_("the script nests too deeply to be read as a JSON array of replies")) from None
     except ValueError:
         value = None
     if isinstance(value, list):
@@ -251,7 +262,7 @@ def parse_script(text: str) -> tuple[str, ...]:
     else:
         replies = [line for line in text.splitlines() if line.strip()]
     if not replies:
-        raise UsageError("the script holds no replies")
+        raise UsageError(_("the script holds no replies"))
     return tuple(replies)
 
 
@@ -262,8 +273,10 @@ def _script_reply(number: int, item: object) -> str:
         try:
             return json.dumps(item, ensure_ascii=False)
         except RecursionError:
-            raise UsageError(f"script item {number} nests too deeply to be sent as a reply") from None
-    raise UsageError(f"script item {number} must be a string or an object, found {json_kind(item)}")
+            raise UsageError(_("script item {number} nests too deeply to be sent as a reply", number=number)) from None
+    raise UsageError(
+        _("script item {number} must be a string or an object, found {found}", number=number, found=json_kind(item))
+    )
 
 
 # --------------------------------------------------------------------------- reading untrusted input
@@ -274,8 +287,13 @@ def _strict_text(data: bytes, source: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise UsageError(
-            f"{source} is not valid UTF-8: byte {error.start + 1} is {data[error.start]:#04x}, "
-            "which cannot start or continue a character there"
+            _(
+                "{source} is not valid UTF-8: byte {position} is {byte}, which cannot start or continue a character "
+                "there",
+                source=source,
+                position=error.start + 1,
+                byte=format(data[error.start], "#04x"),
+            )
         ) from None
 
 
@@ -288,13 +306,19 @@ def _strict_argument(text: str, source: str) -> str:
     try:
         data = text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
-        raise UsageError(f"{source} holds a lone surrogate, which is not text") from None
+        raise UsageError(_("{source} holds a lone surrogate, which is not text", source=source)) from None
     return _strict_text(data, source)
 
 
 def _bounded(data: bytes, source: str) -> bytes:
     if len(data) > MAX_INPUT_BYTES:
-        raise UsageError(f"{source} is longer than {MAX_INPUT_BYTES} bytes; model text is never that long")
+        raise UsageError(
+            _(
+                "{source} is longer than {limit} bytes; model text is never that long",
+                source=source,
+                limit=MAX_INPUT_BYTES,
+            )
+        )
     return data
 
 
@@ -304,7 +328,13 @@ def _read_descriptor(fd: int, source: str, deadline: float | None) -> bytes:
     received = 0
     while received <= MAX_INPUT_BYTES:
         if deadline is not None and not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
-            raise UsageError(f"{source} delivered no end of text within {FILE_WAIT_SECONDS:g} s")
+            raise UsageError(
+                _(
+                    "{source} delivered no end of text within {seconds} s",
+                    source=source,
+                    seconds=format(FILE_WAIT_SECONDS, "g"),
+                )
+            )
         try:
             chunk = os.read(fd, _READ_CHUNK)
         except BlockingIOError:
@@ -321,24 +351,28 @@ def _read_file(path: str, source: str) -> str:
         # O_NONBLOCK: opening a FIFO that has no writer must not block; reads then wait with a deadline.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as error:
-        raise UsageError(f"cannot read {source}: {error.strerror or type(error).__name__}") from None
+        raise UsageError(
+            _("cannot read {source}: {reason}", source=source, reason=error.strerror or type(error).__name__)
+        ) from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
-            raise UsageError(f"{source} is a folder, not a file")
+            raise UsageError(_("{source} is a folder, not a file", source=source))
         waits = not stat.S_ISREG(mode) and hasattr(select, "select") and os.name == "posix"
         deadline = time.monotonic() + FILE_WAIT_SECONDS if waits else None
         return _strict_text(_read_descriptor(fd, source, deadline), source)
     except OSError as error:
-        raise UsageError(f"cannot read {source}: {error.strerror or type(error).__name__}") from None
+        raise UsageError(
+            _("cannot read {source}: {reason}", source=source, reason=error.strerror or type(error).__name__)
+        ) from None
     finally:
         os.close(fd)
 
 
 def _read_stream(stream: TextIO | None) -> str:
-    source = "the model text from standard input"
+    source = _("the model text from standard input")
     if stream is None:
-        raise UsageError("standard input is closed; give the text as an argument or with --file PATH")
+        raise UsageError(_("standard input is closed; give the text as an argument or with --file PATH"))
     buffer = getattr(stream, "buffer", None)
     try:
         if buffer is not None:
@@ -346,9 +380,9 @@ def _read_stream(stream: TextIO | None) -> str:
         else:  # a text stream handed to main() (tests, notebooks): back to bytes, then the same way
             data = stream.read(MAX_INPUT_BYTES + 1).encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
-        raise UsageError(f"{source} holds a lone surrogate, which is not text") from None
+        raise UsageError(_("{source} holds a lone surrogate, which is not text", source=source)) from None
     except (OSError, ValueError) as error:  # ValueError: reading a closed file object
-        raise UsageError(f"cannot read {source}: {_error_text(error)}") from None
+        raise UsageError(_("cannot read {source}: {reason}", source=source, reason=_error_text(error))) from None
     return _strict_text(_bounded(data, source), source)
 
 
@@ -359,10 +393,11 @@ def _error_text(error: BaseException) -> str:
 
 def _read_model_text(args: argparse.Namespace, stdin: TextIO | None) -> str:
     if args.file is not None:
-        return _read_file(args.file, "the model text from --file")
+        return _read_file(args.file, _("the model text from --file"))
     if args.text is None or args.text == "-":
         return _read_stream(stdin)
-    return _bounded_text(_strict_argument(str(args.text), "the text argument"), "the text argument")
+    source = _("the text argument")
+    return _bounded_text(_strict_argument(str(args.text), source), source)
 
 
 def _bounded_text(text: str, source: str) -> str:
@@ -376,7 +411,7 @@ def _bounded_text(text: str, source: str) -> str:
 def _only_with(args: argparse.Namespace, provider: str, options: dict[str, str]) -> None:
     for attribute, flag in options.items():
         if getattr(args, attribute) is not None and args.provider != provider:
-            raise UsageError(f"{flag} only applies to --provider {provider}")
+            raise UsageError(_("{flag} only applies to --provider {provider}", flag=flag, provider=provider))
 
 
 def _require_local_engine() -> None:
@@ -404,30 +439,33 @@ def _check_provider_options(args: argparse.Namespace) -> None:
 
 def _scripted_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
     if args.script is None:
-        raise UsageError("--provider scripted needs --script FILE")
-    replies = parse_script(_read_file(args.script, "the script"))
-    return ScriptedProvider(replies), f"scripted ({len(replies)} replies)"
+        raise UsageError(_("--provider scripted needs --script FILE"))
+    replies = parse_script(_read_file(args.script, _("the script")))
+    return ScriptedProvider(replies), _("scripted ({count} replies)", count=len(replies))
 
 
 def _local_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
-    # Imported only here: not needed by check or scripted runs. It loads llama_cpp when the
-    # provider is created and raises ProviderError if the extra is missing.
+    # Imported only here: not needed by check or scripted runs. It starts the engine process
+    # (or joins the class's server) and raises ProviderError when that fails.
     _require_local_engine()
-    from .providers.local_llama import LocalGemmaProvider
+    from .providers.local_server import local_model_server
 
     mode: Literal["free_text", "schema"] = "schema" if args.mode == "schema" else "free_text"
-    return LocalGemmaProvider(mode=mode), f"local Gemma 3 270M ({mode})"
+    server = local_model_server()  # the model runs in a process of its own: a crash there is a ProviderError here
+    return server.provider(mode), _("local Gemma 3 270M ({mode}; {note})", mode=mode, note=server.note)
 
 
 def _openai_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
     if args.base_url is None or args.model is None:
-        raise UsageError("--provider openai needs --base-url URL and --model NAME")
+        raise UsageError(_("--provider openai needs --base-url URL and --model NAME"))
     from .providers.openai_compatible import OpenAICompatibleProvider
 
     key_env: str | None = None if args.no_api_key else (args.api_key_env or "OPENAI_API_KEY")
     provider = OpenAICompatibleProvider(args.base_url, args.model, api_key_env=key_env)
-    key_note = "no API key" if key_env is None else f"API key from ${key_env}"
-    return provider, f"openai-compatible ({args.model} at {provider.shown_url}, {key_note})"
+    key_note = _("no API key") if key_env is None else _("API key from ${variable}", variable=key_env)
+    return provider, _(
+        "openai-compatible ({model} at {url}, {key})", model=args.model, url=provider.shown_url, key=key_note
+    )
 
 
 _PROVIDER_BUILDERS: dict[str, Callable[[argparse.Namespace], tuple[TextProvider, str]]] = {
@@ -443,18 +481,19 @@ def _build_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
     try:
         return _PROVIDER_BUILDERS[args.provider](args)
     except (ProviderError, ValueError, TypeError) as error:  # an unset key variable, a missing extra
-        raise UsageError(f"cannot set up the provider: {error}") from None
+        raise UsageError(_("cannot set up the provider: {error}", error=error)) from None
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     workspace = Path(args.workspace)
     if not workspace.is_dir():
-        raise UsageError(f"--workspace must be an existing folder: {args.workspace!r}")
-    task = _bounded_text(_strict_argument(args.task, "the task"), "the task")
+        raise UsageError(_("--workspace must be an existing folder: {found}", found=repr(args.workspace)))
+    source = _("the task")
+    task = _bounded_text(_strict_argument(args.task, source), source)
     if not task.strip():
-        raise UsageError("the task must not be blank")
+        raise UsageError(_("the task must not be blank"))
     provider, description = _build_provider(args)
-    print(printable(f"provider: {description}"), file=out)
+    print(printable(_("provider: {description}", description=description)), file=out)
     # The base model gets no agent-role system message: its prompt is worked examples, and
     # measured on 4 demo tasks an extra "Note:" line cut its final answers from 3 of 4 to 1 of 4.
     transcript = run_agent(
@@ -495,13 +534,14 @@ def _escape_what_cannot_be_shown(stream: TextIO | None) -> TextIO | None:
 def _say_error(message: str) -> None:
     if sys.stderr is not None:
         with contextlib.suppress(OSError):  # standard error is full or closed too: the exit status still tells
-            print(printable(f"error: {message}"), file=sys.stderr)
+            print(printable(_("error: {message}", message=message)), file=sys.stderr)
             sys.stderr.flush()
 
 
 def _write_error_text(error: OSError) -> str:
     reason = error.strerror or type(error).__name__
-    return f"cannot write the output: {reason}" + (f" (errno {error.errno})" if error.errno else "")
+    said = _("cannot write the output: {reason}", reason=reason)
+    return said + (_(" (errno {number})", number=error.errno) if error.errno else "")
 
 
 def _report_write_error(error: OSError, stream: TextIO | None) -> int:

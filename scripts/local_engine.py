@@ -1,6 +1,7 @@
 """Build the local model's engine (llama-cpp-python) without holding anything else up.
 
 Usage: python scripts/local_engine.py start | build [--nice] [--no-wait] [--optional] | status [--json]
+                                     | start-server | build-server [--nice]
 
 - ``start``   (``make lab``): start ``build`` in the background, detached, and return at once.
               Always exits 0: the lab must open whatever happens to the engine.
@@ -10,6 +11,9 @@ Usage: python scripts/local_engine.py start | build [--nice] [--no-wait] [--opti
               pip's code, or 0 with ``--optional`` (Binder's postBuild: the lab must not depend
               on the compile). ``--nice`` lowers its priority so JupyterLab stays responsive.
 - ``status``  print the engine's state and what to do next; exit 0 when ready, 1 otherwise.
+- ``start-server`` / ``build-server`` (``make local-server``): the same two for llama.cpp's own
+              ``llama-server``, which a class shares (``codeagent_lite.providers.llama_server_build``);
+              optional, one learner never needs it.
 
 The state logic lives in ``codeagent_lite.providers.local_engine``, so notebook 06 and
 ``run --provider local`` read the same files this writes.
@@ -23,6 +27,11 @@ import os
 import sys
 from pathlib import Path
 
+from codeagent_lite.providers.llama_server_build import (
+    build_llama_server,
+    llama_server_build,
+    start_background_server_build,
+)
 from codeagent_lite.providers.local_engine import build_engine, engine_status, start_background_build
 
 
@@ -34,6 +43,9 @@ def main(argv: list[str]) -> int:
     build.add_argument("--nice", action="store_true", help="run at low priority")
     build.add_argument("--no-wait", action="store_true", help="return at once if a build is already running")
     build.add_argument("--optional", action="store_true", help="exit 0 even when the build fails")
+    commands.add_parser("start-server", help="start the llama-server build in the background")
+    build_server = commands.add_parser("build-server", help="build llama-server now, in the foreground")
+    build_server.add_argument("--nice", action="store_true", help="run at low priority")
     status = commands.add_parser("status", help="print the engine's state")
     status.add_argument("--json", action="store_true", help="print the state as one JSON object")
     args = parser.parse_args(argv)
@@ -45,6 +57,17 @@ def main(argv: list[str]) -> int:
         except OSError as error:  # never block the lab
             print(f"local engine: could not start the background build: {error}")
         return 0
+    if args.command == "start-server":
+        try:
+            command = [sys.executable, str(Path(__file__).resolve()), "build-server", "--nice"]
+            print(start_background_server_build(command))
+        except OSError as error:  # never block the lab
+            print(f"llama-server: could not start the background build: {error}")
+        return 0
+    if args.command == "build-server":
+        if args.nice and hasattr(os, "nice"):
+            os.nice(10)
+        return build_llama_server(say=print)
     if args.command == "build":
         if args.nice and hasattr(os, "nice"):
             os.nice(10)
@@ -61,6 +84,7 @@ def main(argv: list[str]) -> int:
                     "reason": found.reason,
                     "progress": None if progress is None else progress.describe(),
                     "log": str(found.log_path),
+                    "llama-server": llama_server_build().summary(),
                 }
             )
         )
@@ -68,6 +92,7 @@ def main(argv: list[str]) -> int:
         print(found.summary())
         if found.how_to_get_it():
             print(found.how_to_get_it())
+        print(llama_server_build().summary())
     return 0 if found.ready else 1
 
 

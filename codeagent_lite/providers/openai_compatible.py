@@ -383,12 +383,16 @@ class OpenAICompatibleProvider:
     def _timed_out(self) -> str:
         return f"request to {self.shown_url} timed out: no answer within {self.timeout:g} s"
 
+    def _raw_create(self, request: dict[str, Any]) -> Any:
+        """The one call that differs between endpoints (``openai_completions`` sends ``/completions``)."""
+        return self._client.chat.completions.with_raw_response.create(**request)
+
     def _attempt(self, request: dict[str, Any]) -> str | ProviderError:
         # Every failure becomes a ProviderError with a scrubbed message and no chained cause:
         # the client's exceptions hold the raw body, and a printed traceback would show it.
         openai_module = _import_openai()
         try:
-            raw = self._client.chat.completions.with_raw_response.create(**request)
+            raw = self._raw_create(request)
             return str(raw.http_response.text)
         # APITimeoutError is a subclass of APIConnectionError, so it must come first.
         except openai_module.APITimeoutError:

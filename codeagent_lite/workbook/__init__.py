@@ -7,10 +7,11 @@ Each module is named after what a notebook calls it:
 * ``parser_playground``: the raw-text-to-ladder widget of notebook 04;
 * ``exercise_checks``: the self-checks of the exercise book, notebook 05;
 * ``real_model_lab``: the helpers and widget of notebook 06 (a real model);
-* ``language``: which edition (``notebooks/en`` or ``notebooks/zh``) is running, and the texts
-  the workbook prints in both languages; ``ladder``: the parser's layers and ladder named in the
-  edition's language; ``cells``: the labels the notebooks' shared code cells print;
-* ``contract`` (+ ``contract_messages``), ``verify``, ``verify_child``, ``verify_probe``: the
+* ``language``: which language the learner reads (edition folder, ``CAL_LANG``, locale); ``words``: the
+  one gettext catalog of the workbook's words (``codeagent_lite/locale``, ``make catalog``); ``ladder``: the
+  parser's layers and ladder named in the edition's language; ``cells``: the labels the notebooks' shared code
+  cells print;
+* ``contract``, ``verify``, ``verify_child``, ``verify_probe``: the
   build-it-yourself checks of notebooks 01-04 and ``python -m codeagent_lite verify``; ``sandbox``
   (+ ``sandbox_io``): where learner code runs, for verify and the grader; ``learner_ladder``: a learner's parser
   beside the reference's ladder;

@@ -2,10 +2,10 @@
 
 The code cells of ``notebooks/en`` and ``notebooks/zh`` are the same bytes (a test compares
 them), so a cell that wrote ``print("same action as by hand:", ...)`` would greet a Chinese
-reader in English. Such a cell writes ``say("same_action", ...)`` instead: the label comes
-from the catalog below, in the language of the folder the notebook runs in, and the values
-follow it exactly as ``print`` would show them. Names of code (``encode_json``, ``tools``,
-``message``) are not labels and stay in the cells.
+reader in English. Such a cell writes ``say("same_action", ...)`` instead: the label is looked up
+by that name below and comes from the workbook's catalog (``words``), in the language of the
+folder the notebook runs in, and the values follow it exactly as ``print`` would show them.
+Names of code (``encode_json``, ``tools``, ``message``) are not labels and stay in the cells.
 
 ``layer_label`` and ``layer_title`` name a validation layer the way the edition's ladders do.
 """
@@ -13,70 +13,54 @@ follow it exactly as ``print`` would show them. Names of code (``encode_json``, 
 from __future__ import annotations
 
 from .ladder import layer_label, layer_title
-from .language import Messages
+from .words import N_, _
 
-__all__ = ["MESSAGES", "layer_label", "layer_title", "say"]
+__all__ = ["LABELS", "layer_label", "layer_title", "say"]
 
-MESSAGES = Messages(
-    {
-        # ------------------------------------------------------------------ 01: the three files
-        "same_action": {"en": "same action as by hand:", "zh": "和手工解析得到的行动相同："},
-        "raised_at": {"en": "raised: {error} at {layer}", "zh": "{layer}抛出了 {error}"},
-        "usage": {"en": "usage: ", "zh": "Token 用量："},
-        "refused_it": {"en": "{layer} refused it: {message}", "zh": "{layer}拒绝了它：{message}"},
-        # ------------------------------------------------------------------ 02: message conversion
-        "before": {"en": "before:", "zh": "转换前："},
-        "after": {"en": "after: ", "zh": "转换后："},
-        "items_to_messages": {
-            "en": "{items} items -> {messages} messages",
-            "zh": "{items} 个历史项 -> {messages} 条消息",
-        },
-        "by_position": {"en": "by position:", "zh": "按位置配对："},
-        "dumps_defaults": {"en": "json.dumps defaults:", "zh": "json.dumps 默认参数："},
-        "lengths": {
-            "en": "length: {dumps} vs {ours} characters",
-            "zh": "长度：json.dumps {dumps} 个字符，encode_json {ours} 个字符",
-        },
-        "same_data": {"en": "same data:               ", "zh": "数据相同："},
-        "same_text_dumps": {"en": "same text, json.dumps:   ", "zh": "文本相同（json.dumps）："},
-        "same_text_encode_json": {"en": "same text, encode_json:  ", "zh": "文本相同（encode_json）："},
-        "encode_json_refused": {"en": "encode_json refused:", "zh": "encode_json 拒绝了："},
-        "layer_says": {"en": "{layer}: {message}", "zh": "{layer}：{message}"},
-        "same_bytes": {"en": "same data, same prompt bytes:", "zh": "数据相同，提示词字节也相同："},
-        # ------------------------------------------------------------------ 03: the adapter's flow
-        "type_of": {"en": "{name} is a {kind}", "zh": "{name} 的类型是 {kind}"},
-        "total": {"en": "{usage} total: {total}", "zh": "{usage} 合计：{total}"},
-        "in_out": {"en": "{name} {input} in, {output} out", "zh": "{name} 输入 {input}，输出 {output}"},
-        "kernel_catches": {"en": "the Kernel catches:", "zh": "Kernel 捕获到："},
-        "its_cause": {"en": "its __cause__:     ", "zh": "它的 __cause__："},
-        "tokens_spent": {"en": "tokens spent so far:", "zh": "到目前为止花掉的 Token："},
-        "raised_caused_by": {"en": "raised: {error} caused by {cause}", "zh": "抛出：{error}，原因是 {cause}"},
-        "carries_usage": {"en": "carries a usage:", "zh": "带着 usage 吗："},
-        "calls_recorded": {"en": "provider calls recorded:", "zh": "记录下的 Provider 调用次数："},
-        "usage_on_error": {"en": "usage on the error:", "zh": "错误上带的 usage："},
-        # ------------------------------------------------------------------ 04: action parsing
-        "layer_refuses": {"en": "✘ {layer} refuses", "zh": "✘ {layer}拒绝"},
-        "passes": {"en": "✔ passes, hands on {value}", "zh": "✔ 通过，交给下一层：{value}"},
-        "json_loads_picks": {"en": "json.loads picks:", "zh": "json.loads 选中的是："},
-        "repairing_parser": {"en": "a repairing parser would run:", "zh": "一个“修补”型解析器会执行："},
-        "reply_and_correction": {
-            "en": "reply: {reply} characters; correction: {correction} characters",
-            "zh": "回复：{reply} 个字符；纠错消息：{correction} 个字符",
-        },
-        "exit_status": {"en": "exit status:", "zh": "退出状态："},
-        "prediction": {
-            "en": "{mark} {name}: you said {said}, the parser says {actual}   {text}",
-            "zh": "{mark} {name}：你猜 {said}，解析器给出 {actual}   {text}",
-        },
-        "refused_at_layer": {
-            "en": "{text}: refused at layer {number}: {message}",
-            "zh": "{text}：在第 {number} 层被拒绝：{message}",
-        },
-        "crashed": {"en": "{text}: crashed with {error}: {message}", "zh": "{text}：崩溃了，{error}: {message}"},
-        # ------------------------------------------------------------------ 07: build it yourself
-        "checked_folder": {"en": "verify checks the folder", "zh": "verify 检查的文件夹："},
-    }
-)
+LABELS = {
+    # ------------------------------------------------------------------ 01: the three files
+    "same_action": N_("same action as by hand:"),
+    "raised_at": N_("raised: {error} at {layer}"),
+    "usage": N_("usage: "),
+    "refused_it": N_("{layer} refused it: {message}"),
+    # ------------------------------------------------------------------ 02: message conversion
+    "before": N_("before:"),
+    "after": N_("after: "),
+    "items_to_messages": N_("{items} items -> {messages} messages"),
+    "by_position": N_("by position:"),
+    "dumps_defaults": N_("json.dumps defaults:"),
+    "lengths": N_("length: {dumps} vs {ours} characters"),
+    "same_data": N_("same data:               "),
+    "same_text_dumps": N_("same text, json.dumps:   "),
+    "same_text_encode_json": N_("same text, encode_json:  "),
+    "encode_json_refused": N_("encode_json refused:"),
+    "layer_says": N_("{layer}: {message}"),
+    "same_bytes": N_("same data, same prompt bytes:"),
+    # ------------------------------------------------------------------ 03: the adapter's flow
+    "type_of": N_("{name} is a {kind}"),
+    "total": N_("{usage} total: {total}"),
+    "in_out": N_("{name} {input} in, {output} out"),
+    "kernel_catches": N_("the Kernel catches:"),
+    "its_cause": N_("its __cause__:     "),
+    "tokens_spent": N_("tokens spent so far:"),
+    "raised_caused_by": N_("raised: {error} caused by {cause}"),
+    "carries_usage": N_("carries a usage:"),
+    "calls_recorded": N_("provider calls recorded:"),
+    "usage_on_error": N_("usage on the error:"),
+    # ------------------------------------------------------------------ 04: action parsing
+    "layer_refuses": N_("✘ {layer} refuses"),
+    "passes": N_("✔ passes, hands on {value}"),
+    "json_loads_picks": N_("json.loads picks:"),
+    "repairing_parser": N_("a repairing parser would run:"),
+    "reply_and_correction": N_("reply: {reply} characters; correction: {correction} characters"),
+    "exit_status": N_("exit status:"),
+    "prediction": N_("{mark} {name}: you said {said}, the parser says {actual}   {text}"),
+    "refused_at_layer": N_("{text}: refused at layer {number}: {message}"),
+    "crashed": N_("{text}: crashed with {error}: {message}"),
+    # ------------------------------------------------------------------ 07: build it yourself
+    "checked_folder": N_("verify checks the folder"),
+}
+"""The labels by the names the notebooks' code cells use; each is a message id of the catalog (``words``)."""
 
 
 def say(key: str, *values: object, **fields: object) -> None:
@@ -84,7 +68,7 @@ def say(key: str, *values: object, **fields: object) -> None:
 
     A Chinese label ends in a full-width colon, which carries its own space, so none is added after it.
     """
-    label = MESSAGES.say(key, None, **fields)
+    label = _(LABELS[key], None, **fields)
     if not values:
         print(label)
     elif label.endswith("："):

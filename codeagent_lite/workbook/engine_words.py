@@ -16,15 +16,18 @@ produce through here, so a new English sentence without a twin fails a test.
 from __future__ import annotations
 
 import re
+import signal
 from collections.abc import Callable
 
 from ..providers.local_engine import (
     PORTABLE_CMAKE_ARGS,
     RETRY_HINT,
+    SMOKE_HINT,
     BuildProgress,
     EngineState,
     EngineStatus,
 )
+from ..providers.local_server import SIGNAL_ADVICE
 from .language import Language, Messages, edition_language
 
 __all__ = ["MESSAGES", "engine_advice", "engine_summary", "translate_cause"]
@@ -34,6 +37,10 @@ MESSAGES = Messages(
         "ready": {
             "en": "local engine: ready (llama-cpp-python and the Gemma weights are installed)",
             "zh": "本地引擎：已就绪（llama-cpp-python 和 Gemma 权重都已安装）",
+        },
+        "ready_shared": {
+            "en": "local engine: ready (the class's shared model server at {url})",
+            "zh": "本地引擎：已就绪（全班共用的模型服务，地址 {url}）",
         },
         "building": {
             "en": "local engine: building in the background, {progress}",
@@ -132,8 +139,55 @@ _TWINS: tuple[tuple[str, str], ...] = (
         "Install a C and C++ compiler (gcc and g++, or clang) with your system's package manager",
         "用系统的包管理器安装 C 和 C++ 编译器（gcc 和 g++，或者 clang）",
     ),
+    (
+        SMOKE_HINT,
+        f"`make local` 会重新安装 llama-cpp-python，用 CMAKE_ARGS={PORTABLE_CMAKE_ARGS} 为这台机器编译"
+        "（绝不会用别的编译参数构建出来的 wheel）",
+    ),
 )
 _FIXED_ZH = dict(_TWINS)
+
+_SIGNALS_ZH = {
+    "SIGILL": "非法指令",
+    "SIGSEGV": "段错误",
+    "SIGBUS": "总线错误",
+    "SIGABRT": "程序中止",
+    "SIGKILL": "被强制杀掉",
+    "SIGTERM": "被要求退出",
+}
+_SIGNAL_ADVICE_ZH = {
+    signal.SIGILL: "它是为另一种 CPU 编译的；`make local` 会重新构建它",
+    signal.SIGSEGV: "llama.cpp 内部崩溃了；`make local` 会重新构建它，引擎日志里有更多信息",
+    signal.SIGBUS: "llama.cpp 内部崩溃了；`make local` 会重新构建它，引擎日志里有更多信息",
+    signal.SIGABRT: "llama.cpp 在一项检查失败后停下了；引擎日志里写着是哪一项",
+    signal.SIGKILL: "最常见的原因是系统内存不够了（模型大约需要 0.6 GB）；关掉其他程序，再运行一次这个代码格",
+}
+_ADVICE_ZH = {SIGNAL_ADVICE[number]: text for number, text in _SIGNAL_ADVICE_ZH.items()}
+"""local_server's advice after each signal (English) to its Chinese twin."""
+
+
+def _engine_exit(text: str) -> str:
+    """How the engine ended (``local_server.describe_engine_exit`` and the start-up failures), in Chinese."""
+    match = re.fullmatch(r"the local engine died with (\w+) \(([^)]*)\)(?:: (.*?))?(, before it was ready)?", text)
+    if match is not None:
+        name, description, advice, early = match.groups()
+        line = f"本地引擎因 {name}（{_SIGNALS_ZH.get(name, description)}）而终止"
+        if early:
+            line += "，当时还没有准备好"
+        if advice:
+            line += "：" + _ADVICE_ZH.get(advice, advice)
+        return line
+    match = re.fullmatch(r"the local engine exited with code (-?\d+)(, before it was ready)?", text)
+    if match is not None:
+        return f"本地引擎退出了，退出码 {match.group(1)}" + ("，当时还没有准备好" if match.group(2) else "")
+    match = re.fullmatch(r"the local engine was not ready within (\S+) s", text)
+    if match is not None:
+        return f"本地引擎在 {match.group(1)} 秒内没有准备好"
+    match = re.fullmatch(r"the one-token request failed: (.*)", text)
+    if match is not None:
+        return f"那一个 Token 的请求失败了：{match.group(1)}"
+    return text
+
 
 _COMPILER_NAMES_ZH = {"C": "C", "C++": "C++", "C and C++": "C 和 C++", "C/C++": "C/C++"}
 
@@ -151,6 +205,10 @@ _PATTERNS_ZH: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...]
         lambda m: f"上一次构建成功了，但当前的 Python（{m.group(1)}）导入不了 {m.group(2)}",
     ),
     (re.compile(r"Install gcc and g\+\+: (.+)"), lambda m: f"安装 gcc 和 g++：{m.group(1)}"),
+    (
+        re.compile(r"the engine installed, but its one-token smoke test failed: (.*)"),
+        lambda m: f"引擎装好了，但只生成一个 Token 的冒烟测试没有通过：{_engine_exit(m.group(1))}",
+    ),
 )
 
 
@@ -198,6 +256,8 @@ def _progress(progress: BuildProgress, language: Language) -> str:
 def engine_summary(status: EngineStatus, language: Language | None = None) -> str:
     """``EngineStatus.summary()`` in the edition's language: one line, the state and any progress."""
     chosen = language or edition_language()
+    if status.state is EngineState.READY and status.shared_url:
+        return MESSAGES.say("ready_shared", language=chosen, url=status.shared_url)
     if status.state is EngineState.READY:
         return MESSAGES.say("ready", language=chosen)
     if status.state is EngineState.BUILDING:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 
-from .language import Messages
+from .words import N_, _
 
 __all__ = [
     "INSTALL_HINT",
@@ -35,36 +35,9 @@ __all__ = [
 
 MINIMUM_PYTHON = (3, 11)
 
-# The check's words in both languages (see language.py for why a small catalog).
-MESSAGES = Messages(
-    {
-        "install_hint": {
-            "en": 'run `make lab`, or `pip install -e ".[lab]"`, in the repository root, then restart the kernel',
-            "zh": '在仓库根目录运行 `make lab` 或 `pip install -e ".[lab]"`，然后重启内核',
-        },
-        "python_hint": {
-            "en": "start Jupyter from a Python {version} or newer environment",
-            "zh": "请在 Python {version} 或更新版本的环境里启动 Jupyter",
-        },
-        "found": {"en": "found {version}", "zh": "实际是 {version}"},
-        "not_installed": {"en": "not installed", "zh": "没有安装"},
-        "unreadable_version": {"en": "unreadable version {version}", "zh": "读不懂的版本号 {version}"},
-        "importable": {"en": "{module} importable", "zh": "{module} 可以导入"},
-        "ok_line": {"en": "[OK]   {requirement}", "zh": "[OK]   {requirement}"},
-        "fail_line": {"en": "[FAIL] {requirement}", "zh": "[FAIL] {requirement}"},
-        "detail": {"en": ": {detail}", "zh": "：{detail}"},
-        "hint": {"en": " (hint: {hint})", "zh": "（提示：{hint}）"},
-        "failed": {
-            "en": "{failures} of {total} requirements failed: fix them before running the notebooks.",
-            "zh": "{total} 项要求中有 {failures} 项没有满足：请先修好，再运行 notebook。",
-        },
-        "all_met": {"en": "All {total} requirements met.", "zh": "{total} 项要求全部满足。"},
-    }
-)
-say = MESSAGES.say
 
-INSTALL_HINT = MESSAGES.say("install_hint", language="en")
-"""The one command that installs the package with everything the notebooks need (the English hint)."""
+INSTALL_HINT = N_('run `make lab`, or `pip install -e ".[lab]"`, in the repository root, then restart the kernel')
+"""The one command that installs the package with everything the notebooks need (English: a message id)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +95,8 @@ def check_python(version_info: Sequence[int] | None = None) -> RequirementCheck:
     return RequirementCheck(
         label,
         ok=False,
-        detail=say("found", version=_dotted(current)),
-        hint=say("python_hint", version=_dotted(MINIMUM_PYTHON)),
+        detail=_("found {version}", version=_dotted(current)),
+        hint=_("start Jupyter from a Python {version} or newer environment", version=_dotted(MINIMUM_PYTHON)),
     )
 
 
@@ -136,24 +109,42 @@ def check_distribution(
     try:
         installed = version_of(requirement.distribution)
     except metadata.PackageNotFoundError:
-        return RequirementCheck(label, ok=False, detail=say("not_installed"), hint=say("install_hint"))
+        return RequirementCheck(
+            label,
+            ok=False,
+            detail=_("not installed"),
+            hint=_(INSTALL_HINT),
+        )
     parsed = parse_version(installed)
     if parsed is None:
         return RequirementCheck(
-            label, ok=False, detail=say("unreadable_version", version=repr(installed)), hint=say("install_hint")
+            label,
+            ok=False,
+            detail=_("unreadable version {version}", version=repr(installed)),
+            hint=_(INSTALL_HINT),
         )
     if parsed < requirement.minimum:
-        return RequirementCheck(label, ok=False, detail=say("found", version=installed), hint=say("install_hint"))
+        return RequirementCheck(
+            label,
+            ok=False,
+            detail=_("found {version}", version=installed),
+            hint=_(INSTALL_HINT),
+        )
     return RequirementCheck(label, ok=True)
 
 
 def check_importable(module_name: str) -> RequirementCheck:
     """The module must import, not merely be installed: this catches a broken or shadowed package."""
-    label = say("importable", module=module_name)
+    label = _("{module} importable", module=module_name)
     try:
         importlib.import_module(module_name)
     except Exception as error:  # any failure to import is what this check reports, so none may escape
-        return RequirementCheck(label, ok=False, detail=f"{type(error).__name__}: {error}", hint=say("install_hint"))
+        return RequirementCheck(
+            label,
+            ok=False,
+            detail=f"{type(error).__name__}: {error}",
+            hint=_(INSTALL_HINT),
+        )
     return RequirementCheck(label, ok=True)
 
 
@@ -169,17 +160,23 @@ def format_results(results: Sequence[RequirementCheck]) -> str:
     lines = []
     for result in results:
         if result.ok:
-            lines.append(say("ok_line", requirement=result.requirement))
+            lines.append(_("[OK]   {requirement}", requirement=result.requirement))
             continue
-        line = say("fail_line", requirement=result.requirement)
+        line = _("[FAIL] {requirement}", requirement=result.requirement)
         if result.detail:
-            line += say("detail", detail=result.detail)
+            line += _(": {detail}", detail=result.detail)
         if result.hint:
-            line += say("hint", hint=result.hint)
+            line += _(" (hint: {hint})", hint=result.hint)
         lines.append(line)
     failures = sum(not result.ok for result in results)
     if failures:
-        lines.append(say("failed", failures=failures, total=len(results)))
+        lines.append(
+            _(
+                "{failures} of {total} requirements failed: fix them before running the notebooks.",
+                failures=failures,
+                total=len(results),
+            )
+        )
     else:
-        lines.append(say("all_met", total=len(results)))
+        lines.append(_("All {total} requirements met.", total=len(results)))
     return "\n".join(lines)

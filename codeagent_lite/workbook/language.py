@@ -1,4 +1,4 @@
-"""Which language the learner's notebook speaks, and the workbook's words in both languages.
+"""Which language the learner's notebook speaks.
 
 The workbook comes in two editions, ``notebooks/en/`` and ``notebooks/zh/``, whose code cells
 are identical (a test compares them), so no cell can say "now speak Chinese". The language
@@ -9,11 +9,12 @@ assignment's folder (``release/exercises_zh``, a student's ``~/exercises_zh``, `
 far from any ``zh`` folder, so a working folder named ``*_zh`` speaks Chinese too: a Chinese class's graded
 notebooks and feedback pages come out in Chinese with no setting to forget.
 
-Why a small catalog instead of the standard library's ``gettext``: the texts are few (the
-labels and feedback the workbook prints), ``gettext`` needs compiled ``.mo`` files and a
-build step to make them, and a reviewer checks a translation best with both languages side
-by side in one place. ``tests/test_language.py`` checks that every message exists in both
-languages with the same placeholders, which is the part of ``gettext``'s tooling we need.
+Where no folder says it (a terminal, ``python -m codeagent_lite verify`` from the repository's root), the
+locale does: ``LC_ALL``, else ``LC_MESSAGES``, else ``LANG`` naming ``zh_*`` speaks Chinese, as every gettext
+program does. The words themselves are in one gettext catalog (``words``, ``codeagent_lite/locale``).
+
+``Messages`` is the older hand-made two-language table, kept only while the modules listed in
+``tests/test_catalog.py``'s allowlist still use it; ``words``' docstring says how to move one to the catalog.
 
 The parser's own rejection messages are not translated: they are the series' English phrases,
 part of its API and what goes back to the model. The Chinese notebooks explain them in Chinese.
@@ -27,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["ENV_VAR", "LANGUAGES", "Language", "Messages", "edition_language", "placeholders"]
+__all__ = ["ENV_VAR", "LANGUAGES", "LOCALE_VARS", "Language", "Messages", "edition_language", "placeholders"]
 
 Language = Literal["en", "zh"]
 LANGUAGES: tuple[Language, ...] = ("en", "zh")
@@ -51,9 +52,18 @@ def _assignment_suffix(name: str) -> Language | None:
     return None
 
 
-def edition_language(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Language:
-    """``CAL_LANG`` if it names a language we have, else the kernel's own folder if it is an assignment named
-    ``*_zh``/``*_en``, else the nearest ``zh``/``en`` folder, else English."""
+LOCALE_VARS = ("LC_ALL", "LC_MESSAGES", "LANG")
+"""The POSIX order: the first of these that is set names the locale of messages."""
+
+
+def edition_language(
+    cwd: Path | None = None, environ: Mapping[str, str] | None = None, *, requested: str | None = None
+) -> Language:
+    """The one answer to "which language?": ``requested`` (a caller's explicit choice) if it names a language we
+    have, else ``CAL_LANG``, else the kernel's own folder if it is an assignment named ``*_zh``/``*_en``, else the
+    nearest ``zh``/``en`` folder (the notebook's edition), else the locale (``zh_*`` → Chinese), else English."""
+    if requested is not None and (language := _language_of(requested)) is not None:
+        return language
     environ = os.environ if environ is None else environ
     chosen = _language_of(environ.get(ENV_VAR, ""))
     if chosen is not None:
@@ -65,6 +75,15 @@ def edition_language(cwd: Path | None = None, environ: Mapping[str, str] | None 
     for part in reversed(folder.parts):
         if part in LANGUAGES:
             return _language_of(part) or "en"
+    return _locale_language(environ)
+
+
+def _locale_language(environ: Mapping[str, str]) -> Language:
+    """``zh_CN.UTF-8`` → zh; any other locale (``C.UTF-8``, ``en_US``, ``fr_FR``) or none → en."""
+    for name in LOCALE_VARS:
+        value = environ.get(name, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
     return "en"
 
 

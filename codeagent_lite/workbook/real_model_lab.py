@@ -1,7 +1,7 @@
 """Helpers for notebook 06: the parser playground fed by a real model.
 
 Earlier notebooks judge scripted replies. Here the replies come from a real model
-(Gemma 3 270M in this process, or any OpenAI-compatible server), so the notebook needs
+(Gemma 3 270M in an engine process of its own, or any OpenAI-compatible server), so the notebook needs
 a few small tools around the provider: ask one task and keep the raw text, the finish
 reason and the cost next to the ladder; put several attempts in a table; and show what
 the failures of a run cost. Everything here is plain text, so a saved notebook reads
@@ -32,6 +32,8 @@ from ..json_text_adapter import ProviderError, TextProvider
 from ..json_text_messages import build_provider_messages
 from ..kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
 from ..model_adapter import TokenUsage
+from ..providers.local_llama import MODEL_FILENAME
+from ..providers.local_server import LocalModelServer
 from .ladder import format_ladder, layer_label
 from .language import Messages
 from .widget_view import ShownAsWidget
@@ -79,11 +81,19 @@ MESSAGES = Messages(
             "zh": "被拒绝的调用花掉了 {total} 个 Token 中的 {wasted} 个（{share}%），"
             "{calls} 次调用里有 {rejected} 次被拒绝",
         },
-        "loaded": {"en": "loaded {name} ({size} bytes)", "zh": "已加载 {name}（{size} 字节）"},
+        "server_own": {
+            "en": "Gemma 3 270M ({name}) runs in a process of its own: {backend}'s server, "
+            "an OpenAI-compatible API on 127.0.0.1",
+            "zh": "Gemma 3 270M（{name}）在它自己的进程里运行：{backend} 的服务，在 127.0.0.1 上提供 OpenAI 兼容的 API",
+        },
+        "server_shared": {
+            "en": "Gemma 3 270M: the class's shared model server at {url}",
+            "zh": "Gemma 3 270M：全班共用的模型服务，地址 {url}",
+        },
         "load_seconds": {"en": "{seconds} s elapsed", "zh": "加载用时 {seconds} 秒"},
         "load_failed": {
-            "en": "the engine is installed, but the model did not load: {error}",
-            "zh": "引擎已经安装，但模型没有加载成功：{error}",
+            "en": "the engine is installed, but the model server did not start: {error}",
+            "zh": "引擎已经安装，但模型服务没有启动起来：{error}",
         },
         "file_lines": {"en": "{path} · {count} lines", "zh": "{path} · {count} 行"},
         "tools": {"en": "tools: {names}", "zh": "工具：{names}"},
@@ -129,6 +139,7 @@ __all__ = [
     "raw_line",
     "render_attempt",
     "say",
+    "server_line",
     "timing_table",
     "verdict_text",
     "write_demo_workspace",
@@ -185,6 +196,13 @@ def hide_folder(text: str, folder: str | os.PathLike[str], label: str = "<worksp
         if spelling:
             text = text.replace(spelling, label)
     return text
+
+
+def server_line(server: LocalModelServer) -> str:
+    """Which model server the notebook talks to, without its port (it changes on every run)."""
+    if server.process is None:
+        return say("server_shared", url=server.base_url)
+    return say("server_own", name=MODEL_FILENAME, backend=server.backend)
 
 
 # --------------------------------------------------------------------------- one task, one reply

@@ -69,6 +69,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .words import N_, _
+
 __all__ = [
     "REFERENCE_MODULES",
     "ChildOutcome",
@@ -336,27 +338,28 @@ def isolated() -> bool:
 
 
 def protections() -> tuple[str, ...]:
-    """What isolation a sandbox run gets on this machine, one short phrase each."""
-    found = ["a fresh interpreter without site-packages", "an empty environment", "a session of its own"]
+    """What isolation a sandbox run gets on this machine, one short phrase each (an English id of
+    the catalog: ``verify`` shows it in the learner's language)."""
+    found = [N_("a fresh interpreter without site-packages"), N_("an empty environment"), N_("a session of its own")]
     if _bwrap_works():
         found += [
-            "bubblewrap: only the interpreter and /usr visible, read-only",
-            "no network",
-            "its own pid namespace, killed as a whole",
-            "at most 64 MiB written in its working directory and in /tmp, its own files read-only",
+            N_("bubblewrap: only the interpreter and /usr visible, read-only"),
+            N_("no network"),
+            N_("its own pid namespace, killed as a whole"),
+            N_("at most 64 MiB written in its working directory and in /tmp, its own files read-only"),
         ]
         if _is_root():
-            found.append("an unprivileged uid of its own")
+            found.append(N_("an unprivileged uid of its own"))
     else:
-        found.append("no bubblewrap: files and network of this user stay reachable")
-        found.append("no cap on the disk it fills, only on one file's size")
+        found.append(N_("no bubblewrap: files and network of this user stay reachable"))
+        found.append(N_("no cap on the disk it fills, only on one file's size"))
         if _drops_uid():
-            found.append("an unprivileged uid of its own")
+            found.append(N_("an unprivileged uid of its own"))
         elif _is_root():
-            found.append("run as root: no process limit binds")
+            found.append(N_("run as root: no process limit binds"))
     if _has_rlimits():
-        found.append("limits on memory, processes, open files and file size")
-        found.append("memory capped per process (address space), not for the run as a whole: no memory cgroup")
+        found.append(N_("limits on memory, processes, open files and file size"))
+        found.append(N_("memory capped per process (address space), not for the run as a whole: no memory cgroup"))
     return tuple(found)
 
 
@@ -466,7 +469,7 @@ def _run(
         process = _start(command, folder, (writer, fence_reader), _limiter(limits, uid is not None))
     except OSError as error:
         _close(reader, fence_writer)
-        return ChildOutcome("crashed", None, f"the sandbox could not start ({type(error).__name__})")
+        return ChildOutcome("crashed", None, _("the sandbox could not start ({error})", error=type(error).__name__))
     finally:
         _close(writer, fence_reader)
     run = _Run(process, bwrap, uid)
@@ -764,11 +767,11 @@ def _listen(
             return _ended(process, state, "")
         state.received += len(chunk)
         if state.received > limits.output_bytes:
-            too_big = f"the checking process sent more than {limits.output_bytes} bytes"
+            too_big = _("the checking process sent more than {limit} bytes", limit=limits.output_bytes)
             return _outcome("too_big", None, too_big, state)
         state.buffer += chunk
         if len(state.buffer) > limits.output_bytes:  # pragma: no cover - received caps it first
-            return _outcome("too_big", None, "a message too long", state)
+            return _outcome("too_big", None, _("a message too long"), state)
         outcome, advanced = _take_lines(state, on_part)
         if outcome is not None:
             return outcome
@@ -778,10 +781,10 @@ def _listen(
 
 def _timeout_detail(state: _Listener, start: float, now: float, limits: Limits, part: float | None) -> str:
     if state.buffer:
-        return "the checking process began a message and never finished it"
+        return _("the checking process began a message and never finished it")
     if part is not None and now - start < limits.seconds:
-        return f"no answer within {part:g} s"
-    return f"no answer within {limits.seconds:g} s"
+        return _("no answer within {seconds} s", seconds=format(part, "g"))
+    return _("no answer within {seconds} s", seconds=format(limits.seconds, "g"))
 
 
 def _take_lines(state: _Listener, on_part: Callable[[object], bool | None] | None) -> tuple[ChildOutcome | None, bool]:
@@ -791,7 +794,7 @@ def _take_lines(state: _Listener, on_part: Callable[[object], bool | None] | Non
     """
     advanced = False
     while b"\n" in state.buffer:
-        line, _, rest = bytes(state.buffer).partition(b"\n")
+        line, _newline, rest = bytes(state.buffer).partition(b"\n")
         state.buffer = bytearray(rest)
         message = decode_message(line)
         if isinstance(message, str):
@@ -799,13 +802,13 @@ def _take_lines(state: _Listener, on_part: Callable[[object], bool | None] | Non
         kind, data = message
         if kind == "fence":
             if not _fenced(state):
-                return _outcome("garbage", None, "the checking process asked for too many fences", state), advanced
+                return _outcome("garbage", None, _("the checking process asked for too many fences"), state), advanced
             continue
         if kind == "final":
             return _outcome("ok", data, "", state), advanced  # prints after the answer are not waited for
         state.parts.append(data)
         if len(state.parts) > 100_000:
-            return _outcome("too_big", None, "the checking process sent too many messages", state), advanced
+            return _outcome("too_big", None, _("the checking process sent too many messages"), state), advanced
         said = on_part(data) if on_part is not None else None
         advanced = advanced or said is not False
     return None, advanced
@@ -827,14 +830,14 @@ def _ended(process: subprocess.Popen[bytes], state: _Listener, detail: str) -> C
     except subprocess.TimeoutExpired:
         code = None
     if state.buffer:
-        return _outcome("garbage", None, "the checking process ended in the middle of a message", state)
+        return _outcome("garbage", None, _("the checking process ended in the middle of a message"), state)
     if code is None:
-        why = "it closed its channel without answering"
+        why = _("it closed its channel without answering")
     elif code < 0:
-        why = f"it was killed by signal {-code}"
+        why = _("it was killed by signal {signal}", signal=-code)
     else:
-        why = f"it ended with exit status {code} without answering"
-    return _outcome("crashed", None, detail or f"the checking process stopped: {why}", state)
+        why = _("it ended with exit status {code} without answering", code=code)
+    return _outcome("crashed", None, detail or _("the checking process stopped: {why}", why=why), state)
 
 
 def _outcome(status: Status, data: object | None, detail: str, state: _Listener) -> ChildOutcome:

@@ -35,20 +35,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import sandbox
-from .contract import FILES, SAMPLES, STEPS, Check, Inputs, Sample, checks_up_to, text_samples
+from .contract import (
+    FILES,
+    SAMPLES,
+    STEPS,
+    Check,
+    Inputs,
+    Sample,
+    checks_up_to,
+    rejected_layer,
+    step_title,
+    text_samples,
+)
 from .verify_child import Item, Outcome, Tally, clean, run_step
-from .verify_messages import MESSAGES, protection, step_title
-
-say = MESSAGES.say
+from .words import _
 
 __all__ = [
     "DEFAULT_TIME_LIMIT",
     "CheckResult",
     "Comparison",
     "ComparisonRow",
+    "LearnerParse",
     "VerifyReport",
     "VerifyUsageError",
     "compare",
+    "learner_parses",
     "run_learner_parser",
     "verify",
 ]
@@ -79,9 +90,14 @@ class CheckResult:
         if self.passed:
             return ""
         if self.passed is None:
-            return say("not_run", reason=self.got or say("did_not_load", file=self.check.file))
+            return _("not run: {reason}", reason=self.got or _("{file}.py did not load", file=self.check.file))
         words = self.check.words()
-        return say("sentence", given=words.given, expected=self.expected or words.expected, got=self.got)
+        return _(
+            "given {given}, expected {expected}, got {got}.",
+            given=words.given,
+            expected=self.expected or words.expected,
+            got=self.got,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,18 +127,18 @@ class VerifyReport:
         return 0 if self.ok else 1
 
     def __str__(self) -> str:
-        lines = [say("heading", label=self.label, first=self.steps[0], last=self.steps[-1])]
+        lines = [_("verify {label}: steps {first}-{last}", label=self.label, first=self.steps[0], last=self.steps[-1])]
         lines += [f"  ! {problem}" for problem in self.file_problems]
-        lines += ["  " + say("note", note=note) for note in self.notes]
+        lines += ["  " + _("note: {note}", note=note) for note in self.notes]
         for step in self.steps:
-            lines.append(say("step", step=step, title=step_title(step)))
+            lines.append(_("step {step} · {title}", step=step, title=step_title(step)))
             results = self._results_of(step)
             groups = _same_causes(results)
             for result in results:
                 lines += _text_lines(result, groups.get(result.check.id))
         lines.append(
-            say("checks_pass", passed=self.passed, total=len(self.results))
-            + ("" if self.ok else say("then", summary=self.summary()))
+            _("{passed} of {total} checks pass", passed=self.passed, total=len(self.results))
+            + ("" if self.ok else _("; {summary}", summary=self.summary()))
         )
         return "\n".join(lines)
 
@@ -138,7 +154,14 @@ class VerifyReport:
             passed = sum(1 for result in results if result.passed)
             mark = "✔" if passed == len(results) else "✘"
             lines.append(
-                say("overview_line", mark=mark, step=step, title=step_title(step), passed=passed, total=len(results))
+                _(
+                    "{mark} step {step} · {title}: {passed} of {total} checks pass",
+                    mark=mark,
+                    step=step,
+                    title=step_title(step),
+                    passed=passed,
+                    total=len(results),
+                )
             )
         return "\n".join(lines)
 
@@ -146,8 +169,8 @@ class VerifyReport:
         """Where to look first: the first failing check."""
         first = next(iter(self.failed), None)
         if first is None:
-            return say("every_check_passes")
-        return say("start_with", id=first.check.id, file=first.check.file)
+            return _("every check passes")
+        return _("start with {id} ({file}.py)", id=first.check.id, file=first.check.file)
 
     def __repr__(self) -> str:
         return f"VerifyReport({self.label!r}, {self.passed} of {len(self.results)} checks pass)"
@@ -156,19 +179,22 @@ class VerifyReport:
         esc = html.escape
         rows = []
         for step in self.steps:
-            rows.append(
-                f'<tr><th colspan="3" style="text-align:left">'
-                f"{esc(say('step', step=step, title=step_title(step)))}</th></tr>"
-            )
+            heading = _("step {step} · {title}", step=step, title=step_title(step))
+            rows.append(f'<tr><th colspan="3" style="text-align:left">{esc(heading)}</th></tr>')
             results = self._results_of(step)
             groups = _same_causes(results)
             rows += [_html_row(result, groups.get(result.check.id)) for result in results]
         problems = "".join(f"<p style='color:#cf222e'>! {esc(problem)}</p>" for problem in self.file_problems)
-        problems += "".join(f"<p>{esc(say('note', note=note))}</p>" for note in self.notes)
-        total = f"<p><b>{esc(say('checks_pass', passed=self.passed, total=len(self.results)))}</b>"
-        total += "" if self.ok else esc(say("then", summary=self.summary()))
+        problems += "".join(f"<p>{esc(_note(note))}</p>" for note in self.notes)
+        passing = _("{passed} of {total} checks pass", passed=self.passed, total=len(self.results))
+        total = f"<p><b>{esc(passing)}</b>"
+        total += "" if self.ok else esc(_("; {summary}", summary=self.summary()))
         table = f"<table>{''.join(rows)}</table>"
         return f"<div><p>verify <code>{esc(self.label)}</code></p>{problems}{table}{total}</p></div>"
+
+
+def _note(note: str) -> str:
+    return _("note: {note}", note=note)
 
 
 # How a verdict is drawn: passed, failed, or could not run (its file did not load).
@@ -205,19 +231,19 @@ def _text_lines(result: CheckResult, group: tuple[str, ...] | None = None) -> li
 
     ``group``: the other checks with the same cause (said once, here), or () when it was said already.
     """
-    ours = " " + say("ours") if result.check.ours else ""
+    ours = " " + _("[ours]") if result.check.ours else ""
     lines = [f"  {_MARKS[result.passed]} {result.check.id} {result.check.words().name}{ours}"]
     if group == ():
         return lines
     if not result.passed:
         lines.append(f"      {result.sentence}")
     if group:
-        lines.append("      " + say("same_cause", ids=say("id_separator").join(group)))
+        lines.append("      " + _("the same for {ids}", ids=_(", ").join(group)))
     if not result.passed:
         rule = _broken_rule(result)
         if rule:
-            lines.append("      " + say("workbook_rule", rule=rule))
-    lines += ["      " + say("note", note=note) for note in result.notes]
+            lines.append("      " + _("(a rule of this workbook: {rule})", rule=rule))
+    lines += ["      " + _("note: {note}", note=note) for note in result.notes]
     return lines
 
 
@@ -225,14 +251,15 @@ def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
     """One check as a row of the notebook's table: the same facts as ``_text_lines``, escaped for HTML."""
     esc = html.escape
     words = result.check.words()
-    ours = f' <span title="{esc(words.ours)}">{esc(say("ours"))}</span>' if words.ours else ""
+    mark = _("[ours]")
+    ours = f' <span title="{esc(words.ours)}">{esc(mark)}</span>' if words.ours else ""
     detail = "" if group == () else esc(result.sentence)
     if group:
-        detail += "<br>" + esc(say("same_cause", ids=say("id_separator").join(group)))
+        detail += "<br>" + esc(_("the same for {ids}", ids=_(", ").join(group)))
     rule = _broken_rule(result)
     if rule and group != ():
-        detail += f"<br><i>{esc(say('workbook_rule_html', rule=rule))}</i>"
-    detail += "".join(f"<br>{esc(say('note', note=note))}" for note in result.notes)
+        detail += "<br><i>" + esc(_("a rule of this workbook: {rule}", rule=rule)) + "</i>"
+    detail += "".join(f"<br>{esc(_note(note))}" for note in result.notes)
     return (
         f'<tr><td style="color:{_COLOURS[result.passed]};font-weight:bold">{_MARKS[result.passed]}</td>'
         f'<td style="text-align:left">{esc(result.check.id)} {esc(words.name)}{ours}</td>'
@@ -274,7 +301,10 @@ def verify(
     results = tuple(_check_result(check, tally.outcomes[check.id]) for check in checks)
     problems, notes = _problems_and_notes(tally.file_problems)
     if seed is not None:
-        notes = (*notes, say("seeded", seed=seed))
+        notes = (
+            *notes,
+            _("the checks' inputs were drawn from seed {seed}; the cases printed above are the public ones", seed=seed),
+        )
     return VerifyReport(label, steps, results, problems, (*notes, *_weaker_sandbox_note()))
 
 
@@ -284,7 +314,7 @@ def _check_arguments(step: int | None, time_limit: float, seed: int | None) -> N
         _check_step(step)
     _check_time_limit(time_limit)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise VerifyUsageError(say("seed", found=repr(seed)))
+        raise VerifyUsageError(_("seed must be an integer, found {found}", found=repr(seed)))
 
 
 def _run_checks(
@@ -312,7 +342,12 @@ def _weaker_sandbox_note() -> tuple[str, ...]:
     if _said_protections or sandbox.isolated():
         return ()
     _said_protections.append(True)
-    return (say("protections", list="; ".join(protection(phrase) for phrase in sandbox.protections())),)
+    return (
+        _(
+            "your code runs without bubblewrap here; what protects it: {list}",
+            list="; ".join(_(phrase) for phrase in sandbox.protections()),
+        ),
+    )
 
 
 def _item(check: Check, inputs: Inputs) -> Item:
@@ -335,7 +370,16 @@ class _Progress:
     def step(self, number: int) -> None:
         self.shown = number
         if self._terminal:
-            print(say("progress", step=number, total=self.total, title=step_title(number)), file=sys.stderr, flush=True)
+            print(
+                _(
+                    "verify: step {step} of {total} · {title} …",
+                    step=number,
+                    total=self.total,
+                    title=step_title(number),
+                ),
+                file=sys.stderr,
+                flush=True,
+            )
 
     def __exit__(self, *_exc: object) -> None:
         return None
@@ -351,7 +395,9 @@ def _in_a_kernel() -> bool:
 def _check_holds_a_file(folder: Path, label: str) -> None:
     """A folder with none of the three files is almost always the wrong folder: say so instead of failing all."""
     if not any((folder / f"{name}.py").is_file() for name in FILES):
-        raise VerifyUsageError(say("holds_none", label=repr(label), files=", ".join(f"{name}.py" for name in FILES)))
+        raise VerifyUsageError(
+            _("{label} holds none of {files}", label=repr(label), files=", ".join(f"{name}.py" for name in FILES))
+        )
 
 
 def _problems_and_notes(file_problems: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -399,17 +445,26 @@ class Comparison:
     rows: tuple[ComparisonRow, ...]
 
     def __str__(self) -> str:
-        lines = [say("beside", label=self.label, step=self.step, title=step_title(self.step))]
+        lines = [
+            _(
+                "{label} beside the reference: step {step} · {title}",
+                label=self.label,
+                step=self.step,
+                title=step_title(self.step),
+            )
+        ]
         for row in self.rows:
             lines.append(f"{'=' if row.same else '≠'} {row.label}")
-            lines.append(say("row_ours", text=row.reference))
+            lines.append(_("    ours : {text}", text=row.reference))
             if not row.same:
-                lines.append(say("row_yours", text=row.yours))
+                lines.append(_("    yours: {text}", text=row.yours))
                 if row.cost:
-                    lines.append(say("row_cost", text=row.cost))
+                    lines.append(_("    cost : {text}", text=row.cost))
         differ = sum(1 for row in self.rows if not row.same)
         lines.append(
-            say("differ", differ=differ, total=len(self.rows)) if differ else say("all_same", total=len(self.rows))
+            _("{differ} of {total} differ", differ=differ, total=len(self.rows))
+            if differ
+            else _("all {total} the same", total=len(self.rows))
         )
         return "\n".join(lines)
 
@@ -419,15 +474,13 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         esc = html.escape
-        head = (
-            f"<tr><th></th><th>{esc(say('column_reply'))}</th><th>{esc(say('column_ours'))}</th>"
-            f"<th>{esc(say('column_yours'))}</th><th>{esc(say('column_cost'))}</th></tr>"
-        )
+        columns = (_("reply"), _("ours (reference)"), _("yours"), _("what the difference costs"))
+        head = "<tr><th></th>" + "".join(f"<th>{esc(column)}</th>" for column in columns) + "</tr>"
         rows = []
         for row in self.rows:
             mark = "=" if row.same else "≠"
             colour = "#1a7f37" if row.same else "#cf222e"
-            yours = esc(say("same")) if row.same else esc(row.yours)
+            yours = esc(_("same")) if row.same else esc(row.yours)
             rows.append(
                 f'<tr><td style="color:{colour};font-weight:bold">{mark}</td>'
                 f'<td style="text-align:left">{esc(row.label)}</td>'
@@ -435,10 +488,9 @@ class Comparison:
                 f'<td style="text-align:left"><code>{yours}</code></td>'
                 f'<td style="text-align:left">{"" if row.same else esc(row.cost)}</td></tr>'
             )
-        return (
-            f"<div><p>{say('beside_html', label=f'<code>{esc(self.label)}</code>')}</p>"
-            f"<table>{head}{''.join(rows)}</table></div>"
-        )
+        label = "<code>" + esc(self.label) + "</code>"
+        title = _("{label} beside the reference", label=label)
+        return f"<div><p>{title}</p><table>{head}{''.join(rows)}</table></div>"
 
 
 def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Comparison:
@@ -462,10 +514,21 @@ def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float =
     return Comparison(label, step, tuple(rows))
 
 
-def run_learner_parser(
+@dataclass(frozen=True, slots=True)
+class LearnerParse:
+    """What the learner's parser did with one text: the words (``shown``) and the facts they say, as data."""
+
+    shown: str
+    accepted: bool
+    rejected_at: int | None
+    """The layer number it refused the text at; None when it accepted it, or crashed, hung or did not load."""
+
+
+def learner_parses(
     directory: str | os.PathLike[str], texts: Sequence[str], *, time_limit: float = DEFAULT_TIME_LIMIT
-) -> tuple[str, ...]:
-    """What the learner's ``parse_json_action`` does with each text, described by ``contract.describe_parse``.
+) -> tuple[LearnerParse, ...]:
+    """What the learner's ``parse_json_action`` does with each text: ``contract.describe_parse``'s words, and
+    whether it accepted the text or at which layer it refused it (so a ladder is drawn from facts, not words).
 
     A crash, a hang or a file that does not load comes back as the sentence verify would print.
     """
@@ -473,25 +536,50 @@ def run_learner_parser(
     label, folder = _folder(directory)
     samples = text_samples(texts)
     tally = _run_samples(folder, label, samples, time_limit)
-    return tuple(_shown(tally.outcomes[sample.id], sample, tally.file_problems) for sample in samples)
+    return tuple(_parsed(tally.outcomes[sample.id], sample, tally.file_problems) for sample in samples)
+
+
+def _parsed(outcome: Outcome, sample: Sample, file_problems: dict[str, str]) -> LearnerParse:
+    shown = _shown(outcome, sample, file_problems)
+    result = outcome.result if outcome.passed else None
+    if result is None:
+        return LearnerParse(shown, accepted=False, rejected_at=None)
+    return LearnerParse(shown, accepted=not isinstance(result.get("error"), dict), rejected_at=rejected_layer(result))
+
+
+def run_learner_parser(
+    directory: str | os.PathLike[str], texts: Sequence[str], *, time_limit: float = DEFAULT_TIME_LIMIT
+) -> tuple[str, ...]:
+    """``learner_parses``' words only."""
+    return tuple(parsed.shown for parsed in learner_parses(directory, texts, time_limit=time_limit))
 
 
 def _check_step(step: object) -> None:
     """A step is one of the contract's step numbers; True is not 1 here, though Python says it equals 1."""
     if isinstance(step, bool) or not isinstance(step, int) or step not in STEPS:
-        raise VerifyUsageError(say("step_range", steps=", ".join(map(str, STEPS)), step=repr(step)))
+        raise VerifyUsageError(
+            _("step must be one of {steps}, found {step}", steps=", ".join(map(str, STEPS)), step=repr(step))
+        )
 
 
 def _check_time_limit(time_limit: float) -> None:
     if not 0 < time_limit <= _MAX_TIME_LIMIT:  # also refuses NaN
-        raise VerifyUsageError(say("time_limit", limit=f"{_MAX_TIME_LIMIT:g}", found=repr(time_limit)))
+        raise VerifyUsageError(
+            _(
+                "time_limit must be more than 0 and at most {limit} seconds, found {found}",
+                limit=format(_MAX_TIME_LIMIT, "g"),
+                found=repr(time_limit),
+            )
+        )
 
 
 def _folder(directory: str | os.PathLike[str]) -> tuple[str, Path]:
     label = _label(directory)
     folder = Path(directory).resolve()
     if not folder.is_dir():
-        raise VerifyUsageError(say("not_a_folder", label=repr(label)))
+        raise VerifyUsageError(
+            _("{label} is not a folder (run from the folder that holds it, or give its path)", label=repr(label))
+        )
     return label, folder
 
 
@@ -499,5 +587,7 @@ def _shown(outcome: Outcome, sample: Sample, file_problems: dict[str, str]) -> s
     if outcome.passed:
         return outcome.shown
     if outcome.passed is None:
-        return say("not_run", reason=file_problems.get(sample.file) or say("did_not_load", file=sample.file))
+        return _(
+            "not run: {reason}", reason=file_problems.get(sample.file) or _("{file}.py did not load", file=sample.file)
+        )
     return outcome.got

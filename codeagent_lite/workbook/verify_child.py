@@ -35,9 +35,7 @@ from typing import Any
 
 from . import sandbox, verify_wire
 from .contract import FILES, Judge, Mismatch, Probe, Raised
-from .verify_messages import MESSAGES
-
-say = MESSAGES.say
+from .words import _
 
 __all__ = ["Item", "Outcome", "Tally", "clean", "describe_error", "load_package", "package_name", "run_step"]
 
@@ -64,13 +62,17 @@ def describe_error(error: dict[str, Any]) -> str:
     place = _place(error.get("place"))
     syntax = error.get("syntax")
     if isinstance(syntax, list) and len(syntax) == 3:
-        return say("syntax_error", file=syntax[0], line=syntax[1], message=syntax[2])
+        return _("a syntax error in {file} line {line}: {message}", file=syntax[0], line=syntax[1], message=syntax[2])
     special = _special_error(error.get("mro") or [], error, place)
     if special:
         return special
     name, module, message = str(error.get("type", "?")), str(error.get("module", "")), str(error.get("message", ""))
     if name == "InvalidModelOutputError" and module != "codeagent_lite.model_adapter":
-        return say("own_error", module=module)
+        return _(
+            "an InvalidModelOutputError of its own (from {module}), not the Kernel's: "
+            "import it from codeagent_lite.model_adapter",
+            module=module,
+        )
     return f"{name}: {message}{place}" if message else f"{name}{place}"
 
 
@@ -78,18 +80,22 @@ def _place(place: object) -> str:
     """Where the error was raised, as the learner's file and line; "" when the probe sent no such place."""
     if not isinstance(place, list) or len(place) != 2:
         return ""
-    return say("place", file=clean(str(place[0]), limit=60), line=clean(str(place[1]), limit=10))
+    return _(" in {file} line {line}", file=clean(str(place[0]), limit=60), line=clean(str(place[1]), limit=10))
 
 
 def _special_error(mro: list[Any], error: dict[str, Any], place: str) -> str:
     """The errors a learner meets while the step is unfinished or runs away get words of their own ("" else):
     a bare class name would not tell them what to do."""
     if "builtins.NotImplementedError" in mro:
-        return say("not_written", place=place)
+        return _("nothing yet: it is not written (NotImplementedError{place})", place=place)
     if "builtins.SystemExit" in mro:
-        return say("system_exit", code=str(error.get("exit_code", "")), place=place)
+        return _(
+            "SystemExit({code}) raised{place}: library code must never end the program",
+            code=str(error.get("exit_code", "")),
+            place=place,
+        )
     if "builtins.RecursionError" in mro:
-        return say("recursion", place=place)
+        return _("RecursionError{place}: the code recursed too deep", place=place)
     return ""
 
 
@@ -115,6 +121,8 @@ class Outcome:
     expected: str | None = None
     notes: tuple[str, ...] = ()
     shown: str = ""
+    result: dict[str, Any] | None = None
+    """A sample's probe result as it came back (plain data), for a caller that needs facts, not the words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +204,9 @@ def learner_files(folder: Path, package: str, problems: dict[str, str] | None = 
             if isinstance(content, bytes):
                 files[f"{package}/{name}.py"] = content
             elif content and problems is not None and name in FILES:
-                problems[name] = say("file_refused", file=name, why=content)
+                problems[name] = _(
+                    "{file}.py was not read: {why}; verify reads only your own regular files", file=name, why=content
+                )
     finally:
         if directory >= 0:
             os.close(directory)
@@ -217,9 +227,13 @@ def _read_regular(directory: int, name: str) -> bytes | str:
         return _os_reason(error)
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return say("not_regular")
+            return _("it is not a regular file")
         content = os.read(descriptor, _MAX_FILE_BYTES + 1)
-        return content if len(content) <= _MAX_FILE_BYTES else say("too_large", limit=_MAX_FILE_BYTES // 2**20)
+        return (
+            content
+            if len(content) <= _MAX_FILE_BYTES
+            else _("it is larger than {limit} MB", limit=_MAX_FILE_BYTES // 2**20)
+        )
     except OSError as error:
         return _os_reason(error)
     finally:
@@ -229,7 +243,7 @@ def _read_regular(directory: int, name: str) -> bytes | str:
 def _os_reason(error: OSError) -> str:
     """A refused file in words: a symbolic link is said as such (O_NOFOLLOW gives ELOOP), else the OS's reason."""
     if error.errno == errno.ELOOP:
-        return say("symlink")
+        return _("it is a symbolic link")
     return clean(error.strerror or type(error).__name__, limit=80)
 
 
@@ -255,7 +269,10 @@ def run_step(
             return
         remaining = _session(files, package, label, remaining, time_limit, tally, on_event)
     for item in remaining:
-        tally.outcomes.setdefault(item.id, Outcome(None, got=say("verify_stopped", reason=say("stopped_answering"))))
+        tally.outcomes.setdefault(
+            item.id,
+            Outcome(None, got=_("verify stopped: {reason}", reason=_("the checking process stopped answering"))),
+        )
 
 
 def _shuffled(items: Sequence[Item], seed: int | None) -> list[Item]:
@@ -333,7 +350,7 @@ def _session(
         on_part=on_part,
     )
     if outcome.status == "ok":
-        _not_run_left(state, items, say("stopped_answering"))
+        _not_run_left(state, items, _("the checking process stopped answering"))
         return []
     return _after_stop(state, items, outcome, time_limit)
 
@@ -384,7 +401,7 @@ def _record_load(state: _Session, file: str, part: dict[str, Any] | object) -> N
         state.loads.setdefault(file, file not in problems)
         return
     if not isinstance(part, dict):
-        problems[file] = say("could_not_load", file=file, what=say("malformed", id=f"{file}.py"))
+        problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=_malformed(f"{file}.py"))
     else:
         _load_problem(state, file, part)
     printed = part.get("printed") if isinstance(part, dict) else None
@@ -393,35 +410,51 @@ def _record_load(state: _Session, file: str, part: dict[str, Any] | object) -> N
     state.loads[file] = file not in problems
 
 
+def _malformed(key: str) -> str:
+    return _("the checking process sent malformed data for {id}", id=key)
+
+
 def _load_problem(state: _Session, file: str, part: dict[str, Any]) -> None:
     """What stopped the file loading, if anything: missing, an import of the reference, or what it raised."""
     problems = state.tally.file_problems
     attempts, error = part.get("reference_imports"), part.get("error")
     if part.get("missing"):
-        problems[file] = say("missing", file=file, label=state.label)
+        problems[file] = _("{file}.py is missing from {label}", file=file, label=state.label)
     elif attempts:
         problems[file] = _imports_reference(file, attempts)
     elif error is not None:
-        problems[file] = say("could_not_load", file=file, what=clean(describe_error(error)))
+        problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=clean(describe_error(error)))
 
 
 def _imports_reference(file: str, attempts: list[Any]) -> str:
-    return say("imports_reference", file=file, name=clean(", ".join(str(name) for name in attempts[:3]), limit=120))
+    return _(
+        "your {file}.py imports the reference one ({name}): verify judges your own code, "
+        "and the reference chapter is not there to import",
+        file=file,
+        name=clean(", ".join(str(name) for name in attempts[:3]), limit=120),
+    )
 
 
 def _printed_note(printed: str, file: str) -> str:
-    return say("printed", file=file, printed=clean(repr(printed.strip()), limit=_MAX_PRINTED))
+    return _(
+        "{file}.py printed {printed} (verify ignores printed text)",
+        file=file,
+        printed=clean(repr(printed.strip()), limit=_MAX_PRINTED),
+    )
 
 
 def _verdict(state: _Session, item: Item, part: dict[str, Any] | object) -> Outcome:
     """The judge's verdict on what came back: the learner's code never decides it."""
     if not isinstance(part, dict):
-        return Outcome(False, got=say("malformed", id=item.id))
+        return Outcome(False, got=_malformed(item.id))
     if part.get("not_run"):
-        return Outcome(None, got=say("did_not_load", file=item.file))
+        return Outcome(None, got=_("{file}.py did not load", file=item.file))
     result = part.get("result")
     if not isinstance(result, dict):
-        return Outcome(False, got=say("bad_answer"))
+        return Outcome(
+            False,
+            got=_("the checking process answered with data of the wrong shape (was verify's channel tampered with?)"),
+        )
     printed = result.get("printed")
     notes = (_printed_note(printed, item.file),) if isinstance(printed, str) and printed.strip() else ()
     attempts = result.get("reference_imports")
@@ -434,7 +467,7 @@ def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> Outco
     """The check's judge (or the sample's description) on the result; whatever it raises is a failed check."""
     try:
         if item.describe is not None:
-            return Outcome(True, shown=clean(item.describe(result)), notes=notes)
+            return Outcome(True, shown=clean(item.describe(result)), notes=notes, result=result)
         assert item.judge is not None
         item.judge(result)
     except Mismatch as mismatch:
@@ -443,7 +476,11 @@ def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> Outco
     except Raised as raised:
         return Outcome(False, got=_raised_got(raised.error), notes=notes)
     except Exception:  # the child's data had the wrong shape: forged or broken, never a verdict
-        return Outcome(False, got=say("bad_answer"), notes=notes)
+        return Outcome(
+            False,
+            got=_("the checking process answered with data of the wrong shape (was verify's channel tampered with?)"),
+            notes=notes,
+        )
     return Outcome(True, notes=notes)
 
 
@@ -451,13 +488,13 @@ def _raised_got(error: dict[str, Any]) -> str:
     """An unwritten function is said as such; any other error the learner's code raised is said "it raised"."""
     described = clean(describe_error(error))
     not_written = "builtins.NotImplementedError" in (error.get("mro") or [])
-    return described if not_written else say("it_raised", described=described)
+    return described if not_written else _("it raised {described}", described=described)
 
 
 def _not_run_left(state: _Session, items: Sequence[Item], reason: str) -> None:
     """Items the child answered "finished" without reporting (it should not happen): not run, and why."""
     for item in items:
-        state.tally.outcomes.setdefault(item.id, Outcome(None, got=say("verify_stopped", reason=reason)))
+        state.tally.outcomes.setdefault(item.id, Outcome(None, got=_("verify stopped: {reason}", reason=reason)))
 
 
 def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOutcome, time_limit: float) -> list[Item]:
@@ -483,7 +520,7 @@ def _later_steps(
     and the later steps are returned for a fresh session."""
     stopped = state.by_id[running].group if running in state.by_id else None
     later = [item for item in left if stopped is not None and item.group != stopped]
-    reason = say("step_stopped", id=running.removeprefix("load:") if running else "-", what=what)
+    reason = _("this step stopped at {id}: {what}", id=running.removeprefix("load:") if running else "-", what=what)
     for item in items:
         if item.id not in state.tally.outcomes and item not in later:
             state.tally.outcomes[item.id] = Outcome(None, got=reason)
@@ -493,17 +530,20 @@ def _later_steps(
 def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:
     """Why the session ended early, in the learner's words: a hang, a death, or a broken channel."""
     if outcome.status == "timeout":
-        return say("timed_out", limit=f"{time_limit:g}")
+        return _(
+            "no answer within {limit} s (an endless loop, or input() waiting?); it was stopped",
+            limit=format(time_limit, "g"),
+        )
     if outcome.status == "crashed":
-        return say("died", died=clean(outcome.detail))
-    return say("bad_channel", detail=clean(outcome.detail))
+        return _("{died} (os._exit, a crash, or the process was killed) while running this", died=clean(outcome.detail))
+    return _("the checking process broke its channel ({detail}); it was stopped", detail=clean(outcome.detail))
 
 
 def _blame(state: _Session, running: str | None, what: str) -> None:
     """The key that was running when the session ended gets the cause: a file that was loading, or a check."""
     if running is not None and running.startswith("load:"):
         file = running.removeprefix("load:")
-        state.tally.file_problems[file] = say("could_not_load", file=file, what=what)
+        state.tally.file_problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=what)
         state.loads[file] = False
     elif running in state.by_id:
         state.tally.outcomes[running] = Outcome(False, got=what)
@@ -513,4 +553,4 @@ def _not_loaded_left(state: _Session, items: Sequence[Item]) -> None:
     """Items without a verdict whose file did not load: not run, for that reason."""
     for item in items:
         if item.id not in state.tally.outcomes and state.loads.get(item.file) is False:
-            state.tally.outcomes[item.id] = Outcome(None, got=say("did_not_load", file=item.file))
+            state.tally.outcomes[item.id] = Outcome(None, got=_("{file}.py did not load", file=item.file))

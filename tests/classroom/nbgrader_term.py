@@ -8,10 +8,10 @@ a private HOME per person).
 Who a submission belongs to: nbgrader 0.9.6 names it after ``nbgrader.utils.get_username()``, which is
 ``pwd.getpwuid(os.getuid())`` (the OS account; it does not read $USER or $LOGNAME, and only the account ``jovyan``
 defers to JUPYTERHUB_USER), unless ``CourseDirectory.student_id`` is set. Here every student is the same OS account,
-so each submits with ``--CourseDirectory.student_id=<name>``, which is what the classroom server's student settings
-(classroom/jupyter_config/pod_student/nbgrader_config.py, Zero to JupyterHub only) set from JUPYTERHUB_USER. For the same reason collect runs with
-``--ExchangeCollect.check_owner=False``: its owner check would call every submission but the account's own a
-possible cheat.
+so each submits with ``--CourseDirectory.student_id=<name>``, as Zero to JupyterHub's pods do from JUPYTERHUB_USER
+(classroom/jupyter_config/pod_student/nbgrader_config.py; the one-machine class gives each student an OS account of
+their own instead). For the same reason collect runs with ``--ExchangeCollect.check_owner=False``: its owner check
+would call every submission but the account's own a possible cheat.
 
 Students fetch and submit four at a time (each command is a Python start-up of about a second).
 """

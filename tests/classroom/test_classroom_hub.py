@@ -414,7 +414,7 @@ def test_every_student_reaches_the_one_class_model_server(hub: hub_client.Runnin
     if not engine_here():
         pytest.skip("the local engine (codeagent_lite.providers.local_server, llama_cpp) is not built here")
     code = (
-        "import json, os, time, urllib.request\nurl = os.environ['CAL_MODEL_BASE_URL']\nstatus = None\n"
+        "import json, os, time, urllib.request\nurl = os.environ['CAL_LOCAL_MODEL_URL']\nstatus = None\n"
         "for _ in range(180):\n    try:\n"
         "        status = urllib.request.urlopen(url + '/models', timeout=5).status\n        break\n"
         "    except OSError as error:\n        status = str(error)\n        time.sleep(1)\n"
@@ -620,6 +620,6 @@ def test_the_class_model_server_is_one_hub_service_and_every_server_is_told_wher
         environment={},
     )
     config.Spawner.pre_spawn_hook(spawner)
-    assert spawner.environment["CAL_MODEL_BASE_URL"] == "http://127.0.0.1:8765/v1"
+    assert spawner.environment["CAL_LOCAL_MODEL_URL"] == "http://127.0.0.1:8765/v1"
     monkeypatch.setenv("CAL_HUB_MODEL", "0")
     assert [s["name"] for s in load_hub_config().JupyterHub.services] == ["idle-culler"]

@@ -1,0 +1,124 @@
+"""The engine process for one learner: llama-cpp-python's own server, with two additions.
+
+``local_server`` runs this module as a child process (``python -m
+codeagent_lite.providers.llama_cpp_engine --model PATH --host H --port P``); it is the only
+process that loads the native library, so a crash inside llama.cpp ends here and the
+learner's kernel only sees a ProviderError. What it adds to ``python -m llama_cpp.server``:
+
+* ``json_schema`` on ``/v1/completions``, the field llama.cpp's ``llama-server`` takes: the
+  schema becomes a GBNF grammar here, with llama-cpp-python's own converter, so a provider
+  sends the same request to either server and the kernel never imports ``llama_cpp``;
+* it exits when the process that started it goes away (its stdin reaches end of file), so
+  a kernel that is killed leaves no model server behind, on any system.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any
+
+__all__ = ["MODEL_ALIAS", "SchemaToGrammar", "main"]
+
+MODEL_ALIAS = "gemma-3-270m"
+"""The model name both servers answer to (``--alias`` of llama-server)."""
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class SchemaToGrammar:
+    """ASGI middleware: a completion request's ``json_schema`` becomes the ``grammar`` llama-cpp-python takes."""
+
+    def __init__(self, app: App, to_gbnf: Callable[[str], str]) -> None:
+        self.app = app
+        self.to_gbnf = to_gbnf
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "POST" or scope.get("path") != "/v1/completions":
+            await self.app(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = self.rewrite(b"".join(chunks))
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(body)).encode("ascii")))
+        await self.app({**scope, "headers": headers}, replay, send)
+
+    def rewrite(self, body: bytes) -> bytes:
+        """The body with ``json_schema`` replaced by its grammar; anything else passes unchanged."""
+        try:
+            request = json.loads(body)
+        except ValueError:
+            return body  # the server's own validation answers 422
+        if not isinstance(request, dict) or "json_schema" not in request:
+            return body
+        schema = request.pop("json_schema")
+        if schema is not None and request.get("grammar") is None:
+            request["grammar"] = self.to_gbnf(json.dumps(schema))
+        return json.dumps(request).encode("utf-8")
+
+
+def _exit_with_parent() -> None:
+    # The parent holds the write end of our stdin and never writes: end of file means it is gone.
+    try:
+        while sys.stdin.buffer.read(4096):
+            pass
+    except (OSError, ValueError):
+        pass
+    os._exit(0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--n-ctx", type=int, default=2048)
+    parser.add_argument("--exit-with-parent", action="store_true", help="exit when stdin reaches end of file")
+    args = parser.parse_args(argv)
+    if args.exit_with_parent:
+        threading.Thread(target=_exit_with_parent, name="exit-with-parent", daemon=True).start()
+
+    import uvicorn
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+    from llama_cpp.server.app import create_app
+    from llama_cpp.server.settings import ModelSettings, ServerSettings
+
+    model = ModelSettings(
+        model=args.model,
+        model_alias=MODEL_ALIAS,
+        n_ctx=args.n_ctx,
+        n_threads=args.threads or (os.cpu_count() or 1),
+        n_threads_batch=args.threads or (os.cpu_count() or 1),
+        seed=0,
+        verbose=False,
+    )
+    app = create_app(server_settings=ServerSettings(host=args.host, port=args.port), model_settings=[model])
+    uvicorn.run(SchemaToGrammar(app, json_schema_to_gbnf), host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

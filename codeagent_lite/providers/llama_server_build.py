@@ -1,0 +1,287 @@
+"""llama.cpp's own ``llama-server``, compiled once from the source llama-cpp-python ships.
+
+Why a second build at all: llama-cpp-python's Python server answers one request at a time
+(one ``Llama`` object behind a lock), so a class of 20 running notebook 06 together queues
+20 deep. ``llama-server`` decodes several requests in one batch (``--parallel`` slots,
+continuous batching) and keeps each slot's prompt in its cache, which is what a shared
+classroom model should want. Measured on this machine it is not faster yet (its decode ran
+10x slower than llama-cpp-python's), so it serves only when asked for: see ``local_server``'s
+docstring for the numbers and the choice.
+
+The llama-cpp-python wheel holds only the shared libraries, no server executable, so the
+executable is built with CMake from the ``vendor/llama.cpp`` folder of the same sdist (from
+PyPI, the only thing downloaded). The build is optional and never blocks the lab: it runs
+in the background like the wheel's, at low priority, and until it is there the server falls
+back to llama-cpp-python's own.
+
+The result lives in the user's cache under a folder named by a hash of the version and every
+CMake flag, so a binary built with other flags (``-march=native`` on another CPU, say) is
+never picked up, and a venv rebuilt from scratch does not compile it again. A build counts
+only once a one-token smoke test in a separate process has passed.
+
+Standard library only, like ``local_engine``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .local_engine import LOCK_NAME, _build_running, _locked, user_cache_dir
+
+__all__ = [
+    "LLAMA_CPP_PYTHON_VERSION",
+    "SERVER_CMAKE_ARGS",
+    "ServerBuild",
+    "build_llama_server",
+    "llama_server_build",
+    "start_background_server_build",
+]
+
+LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+"""The sdist whose ``vendor/llama.cpp`` is compiled: the same llama.cpp as the wheel."""
+
+SERVER_CMAKE_ARGS = (
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DGGML_NATIVE=OFF",  # -march=native dies with SIGILL on CPUs that advertise more than they run (AMX)
+    "-DBUILD_SHARED_LIBS=OFF",  # one self-contained executable
+    "-DLLAMA_BUILD_SERVER=ON",
+    "-DLLAMA_BUILD_TOOLS=ON",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_BUILD_APP=OFF",
+    "-DLLAMA_BUILD_UI=OFF",
+    "-DLLAMA_USE_PREBUILT_UI=OFF",  # it would download the web UI from Hugging Face
+    "-DLLAMA_CURL=OFF",
+    "-DLLAMA_OPENSSL=OFF",
+)
+"""Every flag the executable is built with; all of them name its cache folder."""
+
+BINARY_NAME = "llama-server"
+RECORD_NAME = "build.json"
+LOG_NAME = "build.log"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerBuild:
+    """Where the executable for these flags lives, and whether it was built and passed its smoke test."""
+
+    directory: Path
+    flags: tuple[str, ...]
+    record: dict[str, object]
+
+    @property
+    def binary(self) -> Path:
+        return self.directory / BINARY_NAME
+
+    @property
+    def log_path(self) -> Path:
+        return self.directory / LOG_NAME
+
+    @property
+    def ready(self) -> bool:
+        return self.record.get("smoke") == "ok" and self.binary.is_file() and os.access(self.binary, os.X_OK)
+
+    @property
+    def failure(self) -> str:
+        """Why the last build is not usable, in words; empty when it is ready or never ran."""
+        return str(self.record.get("failure") or "")
+
+    @property
+    def building(self) -> bool:
+        return _build_running(self.directory)
+
+    def summary(self) -> str:
+        if self.ready:
+            return f"llama-server: ready ({self.binary})"
+        if self.building:
+            return f"llama-server: building in the background (log: {self.log_path})"
+        if self.failure:
+            return f"llama-server: failed: {self.failure} (log: {self.log_path})"
+        return "llama-server: not built (`make local-server` builds it, several minutes on 2 cores)"
+
+
+def _build_key(version: str, flags: Sequence[str]) -> str:
+    material = json.dumps([version, sorted(flags), platform.machine(), sys.platform])
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()[:16]
+
+
+def llama_server_build(
+    flags: Sequence[str] = SERVER_CMAKE_ARGS, version: str = LLAMA_CPP_PYTHON_VERSION, cache: Path | None = None
+) -> ServerBuild:
+    """The build for exactly these flags and version (read from its folder; nothing runs)."""
+    root = (user_cache_dir() if cache is None else cache) / "llama-server"
+    folder = root / f"{version}-{_build_key(version, flags)}"
+    try:
+        record = json.loads((folder / RECORD_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    return ServerBuild(folder, tuple(flags), record if isinstance(record, dict) else {})
+
+
+def _cores() -> int:
+    return max(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 1)
+
+
+def build_llama_server(
+    *,
+    python: str = sys.executable,
+    flags: Sequence[str] = SERVER_CMAKE_ARGS,
+    version: str = LLAMA_CPP_PYTHON_VERSION,
+    cache: Path | None = None,
+    smoke_test: Callable[[Path], str] | None = None,
+    say: Callable[[str], None] = lambda text: None,
+) -> int:
+    """Download the sdist (PyPI), compile ``llama-server`` and smoke-test it; 0 when it is ready.
+
+    ``smoke_test(binary)`` returns "" when one token came back, else the failure in words
+    (``local_server.smoke_test_llama_server`` by default). Held under a lock: a second build
+    of the same flags waits for the first and then finds it done.
+    """
+    build = llama_server_build(flags, version, cache)
+    build.directory.mkdir(parents=True, exist_ok=True)
+    with _locked(build.directory / LOCK_NAME, exclusive=True, wait=True):
+        build = llama_server_build(flags, version, cache)
+        if build.ready:
+            say(build.summary())
+            return 0
+        if smoke_test is None:
+            from .local_server import smoke_test_llama_server
+
+            smoke_test = smoke_test_llama_server
+        if build.record.get("built") and build.binary.is_file():
+            # Compiled before, smoke test not passed (yet): the same flags would compile the same bytes.
+            return _smoke(build, dict(build.record), smoke_test, say)
+        return _build(build, python, version, smoke_test, say)
+
+
+def _build(build: ServerBuild, python: str, version: str, smoke_test: Callable[[Path], str], say: Any) -> int:
+    started = time.time()
+    record: dict[str, object] = {"version": version, "flags": list(build.flags), "started": started}
+    with build.log_path.open("w", encoding="utf-8") as log, tempfile.TemporaryDirectory(prefix="llama-server-") as tmp:
+
+        def run(command: Sequence[str], cwd: Path | None = None) -> int:
+            log.write(f"{time.time() - started:7.1f} | $ {shlex.join(command)}\n")
+            log.flush()
+            process = subprocess.run(
+                list(command), cwd=cwd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False
+            )
+            return process.returncode
+
+        scratch = Path(tmp)
+        say(f"llama-server: building (log: {build.log_path})")
+        steps: list[tuple[str, Callable[[], int]]] = [
+            (
+                "pip could not download the llama-cpp-python source",
+                lambda: run(
+                    [
+                        python,
+                        "-m",
+                        "pip",
+                        "download",
+                        "--no-deps",
+                        "--no-binary",
+                        ":all:",
+                        "-d",
+                        str(scratch),
+                        f"llama-cpp-python=={version}",
+                    ]
+                ),
+            ),
+            ("the source archive could not be unpacked", lambda: _unpack(scratch, version)),
+            (
+                "CMake could not configure llama.cpp",
+                lambda: run(
+                    ["cmake", "-S", str(_source(scratch, version)), "-B", str(scratch / "build"), *build.flags]
+                ),
+            ),
+            (
+                "compiling llama-server failed",
+                lambda: run(["cmake", "--build", str(scratch / "build"), "--target", BINARY_NAME, "-j", str(_cores())]),
+            ),
+        ]
+        for failure, step in steps:
+            code = step()
+            if code != 0:
+                return _record(build, record, f"{failure} (exit code {code})", say)
+        built = scratch / "build" / "bin" / BINARY_NAME
+        if not built.is_file():
+            return _record(build, record, f"the build made no {BINARY_NAME} executable", say)
+        shutil.copy2(built, build.binary)
+    record["built"] = True
+    record["seconds"] = round(time.time() - started, 1)
+    return _smoke(build, record, smoke_test, say)
+
+
+def _smoke(
+    build: ServerBuild, record: dict[str, object], smoke_test: Callable[[Path], str], say: Callable[[str], None]
+) -> int:
+    say("llama-server: one-token smoke test in a separate process")
+    failure = smoke_test(build.binary)
+    if failure:
+        return _record(build, record, f"its smoke test failed: {failure}", say)
+    record["smoke"] = "ok"
+    return _record(build, record, "", say)
+
+
+def _source(scratch: Path, version: str) -> Path:
+    return scratch / f"llama_cpp_python-{version}" / "vendor" / "llama.cpp"
+
+
+def _unpack(scratch: Path, version: str) -> int:
+    archive = scratch / f"llama_cpp_python-{version}.tar.gz"
+    prefix = f"llama_cpp_python-{version}/vendor/llama.cpp/"
+    try:
+        with tarfile.open(archive) as source:
+            members = [member for member in source.getmembers() if member.name.startswith(prefix)]
+            source.extractall(scratch, members=members, filter="data")
+    except (OSError, tarfile.TarError):
+        return 1
+    return 0
+
+
+def _record(build: ServerBuild, record: dict[str, object], failure: str, say: Callable[[str], None]) -> int:
+    if failure:
+        record["failure"] = failure
+        record.pop("smoke", None)
+    record["finished"] = time.time()
+    target = build.directory / RECORD_NAME
+    scratch = target.with_suffix(".tmp")
+    scratch.write_text(json.dumps(record, indent=1), encoding="utf-8")
+    os.replace(scratch, target)
+    say(llama_server_build(build.flags, str(record["version"]), build.directory.parent.parent).summary())
+    return 1 if failure else 0
+
+
+def start_background_server_build(builder_command: Sequence[str], build: ServerBuild | None = None) -> str:
+    """Start ``builder_command`` (``scripts/local_engine.py build-server --nice``) detached; a line saying so.
+
+    Like the wheel's background build: its own session, so closing the terminal does not stop
+    it, and nothing waits for it.
+    """
+    chosen = llama_server_build() if build is None else build
+    if chosen.ready or chosen.building:
+        return chosen.summary()
+    chosen.directory.mkdir(parents=True, exist_ok=True)
+    with (chosen.directory / "builder.out").open("wb") as out:
+        subprocess.Popen(
+            list(builder_command),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return f"llama-server: building in the background (several minutes on 2 cores); log: {chosen.log_path}"

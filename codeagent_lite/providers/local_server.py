@@ -1,0 +1,640 @@
+"""The local model in a process of its own, behind an OpenAI-compatible API on 127.0.0.1.
+
+llama.cpp is native code: an instruction this CPU lacks (a build for another machine), a
+bad pointer or the kernel's out-of-memory killer ends the *process* it runs in. Loaded into
+the learner's kernel, that was the kernel, with no message. So the model runs in an engine
+process, and the notebook, the CLI and the tests talk to it over HTTP through the same
+provider as a remote model (``OpenAICompletionsProvider``). When the engine dies, the next
+call raises a ``ProviderError`` that names the signal and says what to do.
+
+Two servers can be that engine. The choice:
+
+* **One learner: llama-cpp-python's own server** (``llama_cpp_engine``, a thin wrapper of
+  ``python -m llama_cpp.server``). It comes with the wheel the workbook builds anyway, so it
+  costs no second compile, starts in about a second, and one learner sends one request at a
+  time, which is all it serves (one ``Llama`` object behind a lock). It keeps the evaluated
+  prompt of the last request, so consecutive requests that share the 740-token worked-example
+  prefix read only their last few tokens.
+* **A class: the same server, for now; llama.cpp's ``llama-server`` on request.**
+  ``llama-server`` has what a class should want (``--parallel`` slots, continuous batching,
+  a prompt cache per slot), and ``llama_server_build`` compiles it from the same llama.cpp
+  (950 s at low priority on 2 busy cores), smoke-tests it and caches it by its flags. But
+  measured here (2 cores, load 6-7, Gemma 3 270M, greedy): it decoded 2.5-4 tokens/s where
+  llama-cpp-python's server decoded about 30, with or without ``--poll 0``, a greedy sampler
+  chain or one slot; and each new slot re-read the whole 741-token prompt (Gemma 3's
+  sliding-window attention; ``--swa-full --kv-unified`` did not share it across slots). 8
+  concurrent requests took 105-107 s on ``llama-server --parallel 8`` against 7.5 s queued on
+  llama-cpp-python's server. So ``--backend auto`` serves with llama-cpp-python's server and
+  says so; ``--backend llama-server`` runs the built one, for machines where it measures
+  faster. What it would take: find why its decode is 10x slower here (OpenMP spin-waiting
+  on a loaded machine is the first suspect: ``-DGGML_OPENMP=OFF``), and share one prefix
+  across slots.
+
+``python -m codeagent_lite.providers.local_server --host 127.0.0.1 --port P [--parallel N]
+[--threads T]`` is the class's server (a JupyterHub service runs exactly that); a kernel
+that finds ``CAL_LOCAL_MODEL_URL`` uses that server, otherwise ``local_model_server()``
+starts a child for itself: in its own session (a Ctrl+C or a kernel interrupt does not
+reach it), stopped at exit, and ended by the system when its parent dies, so no orphan
+keeps 0.6 GB. ``--smoke-test`` asks one token in a separate process: what the engine build
+runs before it says "ready".
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ..action_schema import action_json_schema
+from ..json_text_adapter import ProviderError, ProviderResponse
+from ..json_text_messages import ProviderMessage
+from ..kernel_types import ToolSpec
+from .llama_cpp_engine import MODEL_ALIAS
+from .local_engine import SHARED_SERVER_VARIABLE, shared_server_url
+from .openai_completions import CompletionSettings, OpenAICompletionsProvider
+from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_completion_prompt
+
+__all__ = [
+    "SHARED_SERVER_VARIABLE",
+    "SIGNAL_ADVICE",
+    "Backend",
+    "EngineGuard",
+    "EngineStartError",
+    "GemmaProvider",
+    "LocalMode",
+    "LocalModelServer",
+    "connect_local_server",
+    "describe_engine_exit",
+    "llama_server",
+    "local_model_server",
+    "local_provider",
+    "main",
+    "serve",
+    "smoke_test_llama_server",
+    "start_local_server",
+]
+
+
+Backend = Literal["llama-cpp-python", "llama-server"]
+LocalMode = Literal["free_text", "schema"]
+MODES: tuple[LocalMode, ...] = ("free_text", "schema")
+
+CONTEXT_PER_SLOT = 2048
+"""The worked-example prompt alone is about 740 tokens; 2048 leaves room for a run's history."""
+
+LOCAL_TIMEOUT_SECONDS = 600.0
+"""A call's deadline. Generous on purpose: on a shared server a request may wait behind a
+class's worth of others, and giving up on it would waste the place it waited for."""
+
+SIGNAL_ADVICE = {
+    signal.SIGILL: "it was built for another CPU; `make local` rebuilds it",
+    signal.SIGSEGV: "a crash inside llama.cpp; `make local` rebuilds it, and the engine log says more",
+    signal.SIGBUS: "a crash inside llama.cpp; `make local` rebuilds it, and the engine log says more",
+    signal.SIGABRT: "llama.cpp stopped on a failed check; the engine log says which",
+    signal.SIGKILL: "most often the system ran out of memory (the model needs about 0.6 GB); "
+    "close other programs and run the cell again",
+}
+"""What to do after each signal that ends an engine. Their Chinese twins are in workbook/engine_words."""
+
+
+def describe_engine_exit(returncode: int) -> str:
+    """How an engine process ended, in words a learner can act on (``returncode`` as ``Popen`` reports it)."""
+    if returncode >= 0:
+        return f"the local engine exited with code {returncode}"
+    number = -returncode
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    description = signal.strsignal(number) or "unknown signal"
+    advice = SIGNAL_ADVICE.get(number)  # type: ignore[call-overload]
+    text = f"the local engine died with {name} ({description})"
+    return f"{text}: {advice}" if advice else text
+
+
+class EngineStartError(ProviderError):
+    """The engine ended or stayed silent before it was ready; ``cause`` says which, without its log."""
+
+    def __init__(self, cause: str, log_tail: str) -> None:
+        super().__init__(f"{cause}; the end of its log:\n{log_tail}")
+        self.cause = cause
+
+
+# --------------------------------------------------------------------------- the server process
+
+
+@dataclass(frozen=True, slots=True)
+class LocalModelServer:
+    """A model server this process can ask: a child it started, or a shared one (``process`` None)."""
+
+    base_url: str
+    backend: str
+    note: str = ""
+    log_path: Path | None = None
+    process: subprocess.Popen[bytes] | None = field(default=None, compare=False)
+    temporary_log: bool = False
+    """The log is a temporary file of ours: deleted when the server stops."""
+
+    @property
+    def port(self) -> int:
+        return int(urllib.parse.urlsplit(self.base_url).port or 0)
+
+    def exit_message(self, wait_seconds: float = 0.0) -> str | None:
+        """Why the engine is gone (signal or exit code, then its last log lines), or None while it runs."""
+        if self.process is None:
+            return None
+        try:
+            code = self.process.wait(timeout=wait_seconds) if wait_seconds > 0 else self.process.poll()
+        except subprocess.TimeoutExpired:
+            return None
+        if code is None:
+            return None
+        return describe_engine_exit(code)
+
+    def log_tail(self, lines: int = 8) -> str:
+        if self.log_path is None:
+            return ""
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self, grace_seconds: float = 5.0) -> None:
+        """End the child (SIGTERM, then SIGKILL); a shared server is left alone."""
+        if self.process is not None:
+            _stop(self.process, grace_seconds)
+        if self.temporary_log and self.log_path is not None:
+            with contextlib.suppress(OSError):
+                self.log_path.unlink()
+
+    def provider(self, mode: LocalMode = "free_text", **options: object) -> GemmaProvider | EngineGuard:
+        """A provider for this server in ``mode``; a child's engine crash becomes a named ProviderError."""
+        inner = GemmaProvider(self.base_url, mode, **options)  # type: ignore[arg-type]
+        return inner if self.process is None else EngineGuard(inner, self)
+
+
+def _stop(process: subprocess.Popen[bytes], grace_seconds: float) -> None:
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)  # its own session: the group is the engine and nothing else
+    try:
+        process.wait(timeout=grace_seconds)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    if process.stdin is not None:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    # Linux: the system sends SIGKILL to the engine when the process that started it dies,
+    # even by SIGKILL, so a killed kernel leaves no model server behind.
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    # Free now; another process could take it before the engine binds, which then shows as a
+    # clear startup error, not a silent mix-up.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+"""Asks 127.0.0.1 itself, never through an HTTP proxy the environment may name."""
+
+
+def is_ready(base_url: str, timeout: float = 1.0) -> bool:
+    """True when ``GET /v1/models`` answers 200."""
+    try:
+        with _DIRECT.open(f"{base_url}/models", timeout=timeout) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def engine_command(
+    backend: Backend,
+    model_path: Path,
+    *,
+    host: str,
+    port: int,
+    parallel: int = 1,
+    threads: int | None = None,
+    python: str = sys.executable,
+    binary: Path | None = None,
+) -> list[str]:
+    """The command line of the engine process for ``backend``."""
+    threads = threads or _cores()
+    if backend == "llama-server":
+        if binary is None:
+            raise ValueError("the llama-server backend needs the built binary")
+        return [
+            str(binary),
+            "--model", str(model_path),
+            "--host", host,
+            "--port", str(port),
+            "--alias", MODEL_ALIAS,
+            "--parallel", str(parallel),
+            "--ctx-size", str(CONTEXT_PER_SLOT * parallel),
+            "--threads", str(threads),
+            "--threads-batch", str(threads),
+            "--cont-batching",
+            "--no-webui",
+        ]  # fmt: skip
+    return [
+        python, "-m", "codeagent_lite.providers.llama_cpp_engine",
+        "--model", str(model_path),
+        "--host", host,
+        "--port", str(port),
+        "--threads", str(threads),
+        "--n-ctx", str(CONTEXT_PER_SLOT),
+        "--exit-with-parent",
+    ]  # fmt: skip
+
+
+def _cores() -> int:
+    return max(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 1)
+
+
+_LOG_PREFIX = "codeagent-lite-engine-"
+
+
+def _remove_orphaned_logs() -> None:
+    """Delete the temporary engine logs of processes that are gone (a kernel killed before its exit handlers ran)."""
+    for path in Path(tempfile.gettempdir()).glob(f"{_LOG_PREFIX}*-*.log"):
+        owner = path.name[len(_LOG_PREFIX) :].split("-", 1)[0]
+        if not owner.isdigit():
+            continue
+        try:
+            os.kill(int(owner), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        except OSError:  # alive, but not ours to signal
+            continue
+
+
+def _default_command(
+    backend: Backend,
+    model_path: str | Path | None,
+    host: str,
+    port: int,
+    parallel: int,
+    threads: int | None,
+    python: str,
+) -> list[str]:
+    from .llama_server_build import llama_server_build
+    from .local_llama import ensure_model_file
+
+    binary = llama_server_build().binary if backend == "llama-server" else None
+    path = ensure_model_file(model_path)
+    return engine_command(
+        backend, path, host=host, port=port, parallel=parallel, threads=threads, python=python, binary=binary
+    )
+
+
+def start_local_server(
+    command: Sequence[str] | None = None,
+    *,
+    backend: Backend = "llama-cpp-python",
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    parallel: int = 1,
+    threads: int | None = None,
+    model_path: str | Path | None = None,
+    startup_timeout: float = 120.0,
+    log_path: str | Path | None = None,
+    note: str = "",
+    python: str = sys.executable,
+) -> LocalModelServer:
+    """Start an engine process and return once ``GET /v1/models`` answers 200.
+
+    ``command`` replaces the engine's command line (the tests run a fake engine that way);
+    ``{port}`` in it is filled in. Raises ``ProviderError`` when the engine dies or stays
+    silent before it is ready, naming the signal and quoting its log.
+    """
+    chosen_port = free_port(host) if port is None else port
+    base_url = f"http://{host}:{chosen_port}/v1"
+    if command is None:
+        command = _default_command(backend, model_path, host, chosen_port, parallel, threads, python)
+    else:
+        command = [part.replace("{port}", str(chosen_port)) for part in command]
+    temporary = log_path is None
+    if log_path is None:
+        _remove_orphaned_logs()
+        handle, name = tempfile.mkstemp(prefix=f"{_LOG_PREFIX}{os.getpid()}-", suffix=".log")
+        os.close(handle)
+        log_path = name
+    log_file_path = Path(log_path)
+    with log_file_path.open("wb") as log_file:
+        process = subprocess.Popen(
+            list(command),
+            stdin=subprocess.PIPE,  # never written: its end of file tells the engine we are gone
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        )
+    note = note or f"{backend} in a process of its own"
+    server = LocalModelServer(base_url, backend, note, log_file_path, process, temporary_log=temporary)
+    atexit.register(server.stop)
+    deadline = time.monotonic() + startup_timeout
+    while not is_ready(base_url):
+        ended = server.exit_message()
+        if ended is not None:
+            tail = server.log_tail()
+            server.stop()
+            raise EngineStartError(f"{ended}, before it was ready", tail)
+        if time.monotonic() > deadline:
+            tail = server.log_tail()
+            server.stop()
+            raise EngineStartError(f"the local engine was not ready within {startup_timeout:g} s", tail)
+        time.sleep(0.1)
+    return server
+
+
+def connect_local_server(base_url: str, backend: str = "shared") -> LocalModelServer:
+    """A server started elsewhere (the class's); ``ProviderError`` when it does not answer."""
+    url = base_url.rstrip("/")
+    if not is_ready(url, timeout=5.0):
+        raise ProviderError(
+            f"the shared model server at {url} does not answer GET /models; ask whoever runs it "
+            f"(in class: the teacher), or unset {SHARED_SERVER_VARIABLE} to start one of your own"
+        )
+    return LocalModelServer(url, backend, note=f"the shared model server at {url}")
+
+
+_OWN: list[LocalModelServer] = []
+
+
+def local_model_server(**options: object) -> LocalModelServer:
+    """The model server for this process: the class's when ``CAL_LOCAL_MODEL_URL`` names one,
+    else a child of this process, started once and reused (a dead one is replaced)."""
+    shared = shared_server_url()
+    if shared:
+        return connect_local_server(shared)
+    if _OWN and _OWN[0].exit_message() is None:
+        return _OWN[0]
+    _OWN.clear()
+    _OWN.append(start_local_server(**options))  # type: ignore[arg-type]
+    return _OWN[0]
+
+
+# --------------------------------------------------------------------------- providers
+
+
+class GemmaProvider(OpenAICompletionsProvider):
+    """Gemma 3 270M on a local server: worked examples, greedy, repeat_penalty 1.0, stop at newline.
+
+    ``"schema"`` constrains decoding with the parser's own ``action_json_schema()`` and uses
+    the examples written ``type`` first, the order that grammar forces.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        mode: LocalMode = "free_text",
+        *,
+        examples: Sequence[WorkedExample] | None = None,
+        timeout: float = LOCAL_TIMEOUT_SECONDS,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.mode: LocalMode = mode
+        self.examples = (
+            tuple(examples) if examples is not None else SCHEMA_EXAMPLES if mode == "schema" else DEFAULT_EXAMPLES
+        )
+        settings = CompletionSettings(json_schema=action_json_schema() if mode == "schema" else None)
+        super().__init__(base_url, MODEL_ALIAS, self._render, settings, timeout=timeout)
+
+    def _render(self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec]) -> str:
+        return render_completion_prompt(messages, tools, self.examples)
+
+
+def local_provider(
+    base_url: str,
+    mode: LocalMode = "free_text",
+    *,
+    examples: Sequence[WorkedExample] | None = None,
+    timeout: float = LOCAL_TIMEOUT_SECONDS,
+) -> GemmaProvider:
+    """Gemma 3 270M at ``base_url`` in ``mode`` (see ``GemmaProvider``)."""
+    return GemmaProvider(base_url, mode, examples=examples, timeout=timeout)
+
+
+@dataclass(frozen=True, slots=True)
+class EngineGuard:
+    """A provider whose engine is a child of this process: a failed call first asks whether it died.
+
+    A crash shows up at the client as a dropped connection; the process's exit status says
+    why (SIGILL, SIGSEGV, SIGKILL...), and that is the error the learner gets.
+    """
+
+    inner: GemmaProvider
+    server: LocalModelServer
+
+    @property
+    def mode(self) -> LocalMode:
+        return self.inner.mode
+
+    def build_prompt(self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec]) -> str:
+        return self.inner.build_prompt(messages, tools)
+
+    def complete(
+        self, *, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
+    ) -> ProviderResponse:
+        ended = self.server.exit_message()
+        if ended is None:
+            try:
+                return self.inner.complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
+            except ProviderError:
+                # The socket closes as the process dies; its exit status follows a moment later.
+                ended = self.server.exit_message(wait_seconds=2.0)
+                if ended is None:
+                    raise
+        raise ProviderError(f"{ended}; run the notebook's server cell again (or the command) for a new engine")
+
+
+@contextlib.contextmanager
+def llama_server(
+    model_path: str | Path | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    startup_timeout: float = 120.0,
+    extra_args: Sequence[str] = (),
+    log_path: str | Path | None = None,
+) -> Iterator[LocalModelServer]:
+    """llama-cpp-python's stock server (``python -m llama_cpp.server``) for a ``with`` block.
+
+    For chat-completions tests of ``OpenAICompatibleProvider``; the workbook's own engine is
+    ``llama_cpp_engine``. Note its default ``repeat_penalty`` is 1.1, not the workbook's 1.0.
+    """
+    from .local_llama import ensure_model_file
+
+    path = ensure_model_file(model_path)
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host, "--port", "{port}"]
+    server = start_local_server(
+        [*command, *extra_args], host=host, port=port, startup_timeout=startup_timeout, log_path=log_path
+    )
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+# --------------------------------------------------------------------------- smoke test
+
+
+def _one_token(base_url: str) -> str:
+    """'' when the server returned one completion token, else what went wrong."""
+    request = urllib.request.Request(
+        f"{base_url}/completions",
+        data=json.dumps({"model": MODEL_ALIAS, "prompt": "Hello", "max_tokens": 1, "temperature": 0}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with _DIRECT.open(request, timeout=120) as response:
+            body = json.loads(response.read(1_000_000))
+        usage = body["usage"]["completion_tokens"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        return f"the one-token request failed: {type(error).__name__}: {error}"
+    return "" if usage == 1 else f"the one-token request returned {usage!r} tokens"
+
+
+def smoke_test(command: Sequence[str] | None = None, **options: object) -> str:
+    """Start an engine, ask one token, stop it: '' when that worked, else the failure in words."""
+    try:
+        server = start_local_server(command, **options)  # type: ignore[arg-type]
+    except EngineStartError as error:
+        return error.cause
+    except ProviderError as error:  # e.g. the weights package is missing
+        return str(error)
+    try:
+        failure = _one_token(server.base_url)
+        if failure:
+            ended = server.exit_message(wait_seconds=2.0)
+            return ended or failure
+        return ""
+    finally:
+        server.stop()
+
+
+def smoke_test_llama_server(binary: Path) -> str:
+    """The smoke test of a freshly built ``llama-server``, run from this process."""
+    from .local_llama import ensure_model_file
+
+    try:
+        path = ensure_model_file()
+    except ProviderError as error:
+        return str(error)
+    port = free_port()
+    command = engine_command("llama-server", path, host="127.0.0.1", port=port, binary=binary)
+    return smoke_test(command, port=port)
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def _choose_backend(requested: str, parallel: int) -> tuple[Backend, str]:
+    """The backend to serve with, and a state line that says why (see this module's docstring)."""
+    from .llama_server_build import llama_server_build
+
+    queued = "llama-cpp-python's server: one request at a time, the shared prompt prefix kept between them"
+    if requested == "llama-server":
+        build = llama_server_build()
+        if not build.ready:
+            raise ProviderError(build.summary())
+        return "llama-server", f"llama.cpp's llama-server: {parallel} parallel slot(s), continuous batching"
+    ignored = f" (--parallel {parallel} applies to --backend llama-server only)" if parallel > 1 else ""
+    return "llama-cpp-python", queued + ignored
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=None, help="default: a free port")
+    parser.add_argument("--parallel", type=int, default=1, help="requests decoded together (llama-server only)")
+    parser.add_argument("--threads", type=int, default=None, help="default: the cores this process may use")
+    parser.add_argument("--backend", choices=("auto", "llama-server", "llama-cpp-python"), default="auto")
+    parser.add_argument("--smoke-test", action="store_true", help="ask one token in a separate engine, then exit")
+    args = parser.parse_args(argv)
+    if args.parallel < 1 or (args.threads is not None and args.threads < 1):
+        parser.error("--parallel and --threads must be at least 1")
+    try:
+        backend, note = _choose_backend(args.backend, args.parallel)
+        if args.smoke_test:
+            failure = smoke_test(backend=backend, threads=args.threads)
+            print(f"smoke test: failed: {failure}" if failure else "smoke test: ok (one token)", flush=True)
+            return 1 if failure else 0
+        server = start_local_server(
+            backend=backend, host=args.host, port=args.port, parallel=args.parallel, threads=args.threads, note=note
+        )
+    except ProviderError as error:
+        print(f"local model server: failed: {error}", file=sys.stderr, flush=True)
+        return 1
+    return serve(server, f"local model server: ready at {server.base_url} ({note}); log: {server.log_path}")
+
+
+def serve(server: LocalModelServer, announce: str = "", grace_seconds: float = 5.0) -> int:
+    """Wait on a child engine until it ends; SIGTERM or Ctrl+C here stops it (SIGKILL after the grace).
+
+    ``announce`` is printed once the signals are handled, so whoever waits for it may stop us
+    at once. The signal handler only passes the signal on: waiting and reaping stay in the main loop.
+    """
+    process = server.process
+    if process is None:
+        raise ValueError("serve() needs a server this process started")
+    asked: list[float] = []
+
+    def stop(number: int, _frame: object) -> None:
+        asked.append(time.monotonic())
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+
+    previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
+    if announce:
+        print(announce, flush=True)
+    try:
+        while (code := process.poll()) is None:
+            if asked and time.monotonic() - asked[0] > grace_seconds:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+            time.sleep(0.1)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        server.stop()
+    if asked:
+        print("local model server: stopped", file=sys.stderr, flush=True)
+        return 0
+    print(f"local model server: failed: {describe_engine_exit(code)}", file=sys.stderr, flush=True)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,372 @@
+"""The local model's engine runs in its own process: a crash there is a named ProviderError here.
+
+These tests run a fake engine (tests/fake_engine.py) that kills itself with the signal a
+native crash would bring, so they need neither llama.cpp nor a real crash, and they run
+everywhere. The real engine's tests are in test_local_llama.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codeagent_lite import Message, MessageRole, ProviderError, build_provider_messages
+from codeagent_lite.action_schema import action_json_schema
+from codeagent_lite.kernel_types import ToolSpec
+from codeagent_lite.providers.llama_cpp_engine import MODEL_ALIAS, SchemaToGrammar
+from codeagent_lite.providers.local_server import (
+    SHARED_SERVER_VARIABLE,
+    GemmaProvider,
+    LocalModelServer,
+    connect_local_server,
+    describe_engine_exit,
+    local_model_server,
+    smoke_test,
+    start_local_server,
+)
+from codeagent_lite.providers.openai_completions import CompletionSettings
+
+FAKE_ENGINE = Path(__file__).resolve().parent / "fake_engine.py"
+TOOLS = [ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}})]
+MESSAGES = build_provider_messages([Message(MessageRole.USER, "Say hello.")])
+
+
+def fake(behaviour: str) -> list[str]:
+    return [sys.executable, str(FAKE_ENGINE), "{port}", behaviour]
+
+
+@pytest.fixture
+def started() -> Iterator[list[LocalModelServer]]:
+    servers: list[LocalModelServer] = []
+    yield servers
+    for server in servers:
+        server.stop()
+
+
+def start(servers: list[LocalModelServer], behaviour: str) -> LocalModelServer:
+    server = start_local_server(fake(behaviour), startup_timeout=30)
+    servers.append(server)
+    return server
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # A zombie still answers kill(0); it holds no memory and no port.
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "zombie" in status.read_text()
+
+
+# --------------------------------------------------------------------------- crashes
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "expected"),
+    [
+        (
+            "sigill-on-completion",
+            r"SIGILL \(Illegal instruction\): it was built for another CPU; `make local` rebuilds it",
+        ),
+        ("sigsegv-on-completion", r"SIGSEGV \(Segmentation fault\): a crash inside llama\.cpp"),
+        ("sigkill-on-completion", r"SIGKILL \(Killed\): most often the system ran out of memory"),
+    ],
+)
+def test_a_signal_in_the_engine_is_a_provider_error_that_names_it(
+    started: list[LocalModelServer], behaviour: str, expected: str
+) -> None:
+    server = start(started, behaviour)
+    provider = server.provider("free_text")
+    with pytest.raises(ProviderError, match=expected):
+        provider.complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=16)
+    assert server.process is not None
+    assert server.process.returncode == -SIGNALS[behaviour.split("-")[0]]
+    # This process, the caller, is still here and can go on: the next call says the same at once.
+    started_at = time.monotonic()
+    with pytest.raises(ProviderError, match=expected):
+        provider.complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=16)
+    assert time.monotonic() - started_at < 1.0
+
+
+SIGNALS = {"sigill": signal.SIGILL, "sigsegv": signal.SIGSEGV, "sigkill": signal.SIGKILL}
+
+
+def test_an_engine_that_dies_while_loading_says_so_with_its_log() -> None:
+    with pytest.raises(
+        ProviderError, match=r"(?s)SIGILL \(Illegal instruction\).*before it was ready.*loading the model"
+    ):
+        start_local_server(fake("sigill-at-start"), startup_timeout=30)
+
+
+def test_a_crash_in_the_engine_leaves_the_calling_process_alive(tmp_path: Path) -> None:
+    # The whole story in a separate interpreter, as a kernel or the CLI would run it: it must
+    # print the named error and exit normally, not die with the engine's signal.
+    script = tmp_path / "caller.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import sys
+            from codeagent_lite import Message, MessageRole, ProviderError, build_provider_messages
+            from codeagent_lite.providers.local_server import start_local_server
+            server = start_local_server({fake("sigill-on-completion")!r}, startup_timeout=30)
+            try:
+                server.provider().complete(
+                    messages=build_provider_messages([Message(MessageRole.USER, "hi")]), tools=[], max_output_tokens=4
+                )
+            except ProviderError as error:
+                print("caught:", error)
+            print("still alive")
+            """
+        ),
+        encoding="utf-8",
+    )
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "caught: the local engine died with SIGILL" in result.stdout
+    assert result.stdout.rstrip().endswith("still alive")
+
+
+def test_describe_engine_exit_names_signals_and_exit_codes() -> None:
+    assert describe_engine_exit(3) == "the local engine exited with code 3"
+    assert describe_engine_exit(-signal.SIGABRT).startswith("the local engine died with SIGABRT (Aborted): ")
+    assert describe_engine_exit(-signal.SIGUSR1) == "the local engine died with SIGUSR1 (User defined signal 1)"
+
+
+# --------------------------------------------------------------------------- its process
+
+
+def test_the_engine_runs_in_its_own_session_and_stop_ends_it(started: list[LocalModelServer]) -> None:
+    server = start(started, "echo")
+    assert server.process is not None
+    pid = server.process.pid
+    assert os.getsid(pid) == pid  # a Ctrl+C or a kernel interrupt in this session does not reach it
+    assert server.log_path is not None and server.log_path.exists()
+    server.stop()
+    assert server.process.poll() is not None
+    assert gone(pid)
+    assert not server.log_path.exists()  # a temporary log of ours goes with it
+
+
+def test_an_engine_stops_when_the_process_that_started_it_exits(tmp_path: Path) -> None:
+    # A kernel that shuts down (or restarts) exits normally: its engine goes with it, at exit.
+    script = tmp_path / "kernel.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            from codeagent_lite.providers.local_server import start_local_server
+            server = start_local_server({fake("echo")!r}, startup_timeout=30)
+            print(server.process.pid, flush=True)
+            """
+        ),
+        encoding="utf-8",
+    )
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=True)
+    assert gone(int(result.stdout))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="PR_SET_PDEATHSIG is Linux's")
+def test_an_engine_whose_parent_is_killed_does_not_stay_behind(tmp_path: Path) -> None:
+    script = tmp_path / "parent.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import time
+            from codeagent_lite.providers.local_server import start_local_server
+            server = start_local_server({fake("echo")!r}, startup_timeout=30, log_path={str(tmp_path / "engine.log")!r})
+            print(server.process.pid, flush=True)
+            time.sleep(600)
+            """
+        ),
+        encoding="utf-8",
+    )
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    parent.kill()  # as the out-of-memory killer or a hard kernel restart would
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while not gone(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(child)
+
+
+# --------------------------------------------------------------------------- what is sent
+
+
+def sent(server: LocalModelServer, mode: str) -> dict[str, object]:
+    provider = server.provider(mode)  # type: ignore[arg-type]
+    response = provider.complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=32)
+    assert (response.input_tokens, response.output_tokens, response.finish_reason) == (700, 12, "stop")
+    body: dict[str, object] = json.loads(response.text)
+    return body
+
+
+def test_free_text_mode_sends_a_completion_with_the_protocols_sampling(started: list[LocalModelServer]) -> None:
+    body = sent(start(started, "echo"), "free_text")
+    assert body["model"] == MODEL_ALIAS
+    assert isinstance(body["prompt"], str) and body["prompt"].endswith("Task: Say hello.\nReply:")
+    assert (body["max_tokens"], body["temperature"], body["stop"], body["repeat_penalty"]) == (32, 0.0, ["\n"], 1.0)
+    assert "json_schema" not in body and "grammar" not in body
+
+
+def test_schema_mode_sends_the_parsers_own_schema(started: list[LocalModelServer]) -> None:
+    body = sent(start(started, "echo"), "schema")
+    assert body["json_schema"] == action_json_schema()
+    assert isinstance(body["prompt"], str) and '"type":"tool_call","call_id"' in body["prompt"]
+
+
+def test_completion_settings_refuse_what_no_server_could_use() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        CompletionSettings(grammar="root ::= x", json_schema={"type": "object"})
+    with pytest.raises(ValueError, match="repeat_penalty must be a finite number >= 0"):
+        CompletionSettings(repeat_penalty=float("nan"))
+    with pytest.raises(ValueError, match="stop must be at most 4"):
+        CompletionSettings(stop=("a", "b", "c", "d", "e"))
+    assert CompletionSettings(grammar="root ::= x").extra_body() == {"repeat_penalty": 1.0, "grammar": "root ::= x"}
+
+
+def test_the_engine_turns_a_json_schema_into_the_grammar_llama_cpp_python_takes() -> None:
+    middleware = SchemaToGrammar(app=None, to_gbnf=lambda schema: f"grammar of {schema}")  # type: ignore[arg-type]
+    rewritten = json.loads(middleware.rewrite(json.dumps({"prompt": "p", "json_schema": {"type": "object"}}).encode()))
+    assert rewritten == {"prompt": "p", "grammar": 'grammar of {"type": "object"}'}
+    untouched = json.dumps({"prompt": "p"}).encode()
+    assert middleware.rewrite(untouched) == untouched
+    assert middleware.rewrite(b"not json") == b"not json"
+
+
+# --------------------------------------------------------------------------- smoke test and sharing
+
+
+def test_the_smoke_test_passes_one_token_and_names_a_crash() -> None:
+    assert smoke_test(fake("echo")) == ""
+    assert smoke_test(fake("sigill-on-completion")).startswith("the local engine died with SIGILL")
+    assert smoke_test(fake("sigill-at-start")).startswith("the local engine died with SIGILL")
+
+
+def test_a_class_shares_the_server_named_by_the_variable(
+    started: list[LocalModelServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = start(started, "echo")
+    monkeypatch.setenv(SHARED_SERVER_VARIABLE, server.base_url)
+    shared = local_model_server()
+    assert shared.base_url == server.base_url and shared.process is None
+    assert json.loads(shared.provider().complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=4).text)
+    server.stop()
+    with pytest.raises(ProviderError, match=f"does not answer GET /models.*unset {SHARED_SERVER_VARIABLE}"):
+        connect_local_server(server.base_url)
+
+
+def serving(tmp_path: Path, behaviour: str) -> subprocess.Popen[str]:
+    """The class's server command's waiting part (``serve``) over a fake engine, in its own interpreter."""
+    script = tmp_path / "serve.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import sys
+            from codeagent_lite.providers.local_server import serve, start_local_server
+            server = start_local_server({fake(behaviour)!r}, startup_timeout=30)
+            sys.exit(serve(server, f"{{server.base_url}} {{server.process.pid}}"))
+            """
+        ),
+        encoding="utf-8",
+    )
+    return subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_the_class_server_stops_its_engine_on_sigterm_and_exits_0(tmp_path: Path) -> None:
+    service = serving(tmp_path, "echo")
+    assert service.stdout is not None
+    _base_url, pid = service.stdout.readline().split()
+    service.send_signal(signal.SIGTERM)  # what JupyterHub does to a service it stops
+    assert service.wait(timeout=20) == 0
+    assert gone(int(pid))
+
+
+def test_the_class_server_says_how_its_engine_died_and_exits_1(tmp_path: Path) -> None:
+    service = serving(tmp_path, "sigsegv-on-completion")
+    assert service.stdout is not None and service.stderr is not None
+    base_url, _pid = service.stdout.readline().split()
+    with contextlib.suppress(ProviderError):
+        connect_local_server(base_url).provider().complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=4)
+    assert service.wait(timeout=20) == 1
+    said = service.stderr.read()
+    assert "local model server: failed: the local engine died with SIGSEGV (Segmentation fault)" in said
+
+
+def test_run_with_the_local_provider_survives_a_crash_of_the_model_server(
+    started: list[LocalModelServer], tmp_path: Path
+) -> None:
+    # The CLI in its own interpreter, on the class's server, which dies with SIGILL at the first request.
+    server = start(started, "sigill-on-completion")
+    (tmp_path / "notes.txt").write_text("x\n", encoding="utf-8")
+    env = {**os.environ, SHARED_SERVER_VARIABLE: server.base_url}
+    command = [sys.executable, "-m", "codeagent_lite", "run", "Read notes.txt.", "--provider", "local"]
+    result = subprocess.run(
+        [*command, "--workspace", str(tmp_path)], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+    assert result.returncode > 0, result  # an exit code of its own, not a signal
+    assert "Traceback" not in result.stderr
+    assert f"shared model server at {server.base_url}" in result.stdout
+    assert "provider error" in result.stdout.lower() or "connection" in result.stdout.lower(), result.stdout
+
+
+def test_the_class_server_serves_with_llama_cpp_python_unless_llama_server_is_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codeagent_lite.providers.local_server import _choose_backend
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # no llama-server built in this cache
+    backend, note = _choose_backend("auto", 4)
+    assert backend == "llama-cpp-python"
+    assert note.endswith("(--parallel 4 applies to --backend llama-server only)")
+    with pytest.raises(ProviderError, match=r"llama-server: not built \(`make local-server` builds it"):
+        _choose_backend("llama-server", 4)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            '{"choices":[{"text":"x"}],"usage":{"prompt_tokens":700,"completion_tokens":9},'
+            '"usage":{"prompt_tokens":0,"completion_tokens":0}}',
+            "duplicate key 'usage'",
+        ),
+        ('{"choices":[{"text":"x"}],"usage":{"prompt_tokens":' + "9" * 5000 + ',"completion_tokens":1}}', "digits"),
+        ('{"choices":[{"text":"x"}],"usage":{"prompt_tokens":2000000000,"completion_tokens":1}}', "usage.prompt"),
+        ('{"choices":[{"text":"x"}]}', "no token usage"),
+        ('{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}', "text"),
+    ],
+)
+def test_a_completion_body_is_read_as_strictly_as_a_chat_answer(body: str, expected: str) -> None:
+    provider = GemmaProvider("http://127.0.0.1:9/v1")
+    with pytest.raises(ProviderError, match=expected):
+        provider._read_text_completion(body)
+
+
+def test_a_temporary_log_left_by_a_killed_process_is_removed_by_the_next_start(
+    started: list[LocalModelServer], tmp_path: Path
+) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    left = Path(tempfile.gettempdir()) / f"codeagent-lite-engine-{int(dead.stdout)}-abc.log"
+    left.write_text("old log", encoding="utf-8")
+    mine = Path(tempfile.gettempdir()) / f"codeagent-lite-engine-{os.getpid()}-abc.log"
+    mine.write_text("a live process's log", encoding="utf-8")
+    try:
+        start(started, "echo")
+        assert not left.exists()
+        assert mine.exists()
+    finally:
+        mine.unlink(missing_ok=True)
+        left.unlink(missing_ok=True)
