@@ -305,3 +305,36 @@ def test_verifys_probe_program_loads_no_reference_module_in_the_child() -> None:
     assert outcome.status == "ok", outcome
     wanted = {"codeagent_lite", *(f"codeagent_lite.{name}" for name in sandbox.kernel_closure())}
     assert set(outcome.data) == wanted  # type: ignore[call-overload]
+
+
+def test_writing_200_megabytes_fails_cleanly_and_the_runs_own_files_are_read_only() -> None:
+    if not sandbox.isolated():
+        pytest.skip("the disk cap is bubblewrap's tmpfs, which this machine lacks")
+    program = (
+        "import errno, os, sandbox_io\n"
+        "def fill(place):\n"
+        "    written = 0\n"
+        "    try:\n"
+        "        for n in range(200):\n"
+        "            with open(os.path.join(place, 'junk%d' % n), 'wb') as out:\n"
+        "                out.write(b'x' * 2**20)\n"
+        "            written += 1\n"
+        "    except OSError as error:\n"
+        "        return [written, errno.errorcode.get(error.errno, '?')]\n"
+        "    return [written, 'all']\n"
+        "try:\n"
+        "    open('sandbox_io.py', 'a').write('# changed')\n"
+        "    ours = 'changed'\n"
+        "except OSError as error:\n"
+        "    ours = errno.errorcode.get(error.errno, '?')\n"
+        "sandbox_io.send({'here': fill('.'), 'tmp': fill('/tmp'), 'ours': ours})\n"
+    )
+    outcome = run(program, sandbox.Limits(seconds=30.0))
+    assert outcome.status == "ok", outcome.detail
+    assert isinstance(outcome.data, dict)
+    for place in ("here", "tmp"):
+        written, why = outcome.data[place]
+        assert written < 100 and why == "ENOSPC", outcome.data
+    assert outcome.data["ours"] in ("EROFS", "EACCES"), outcome.data
+    assert any("64 MiB" in phrase for phrase in sandbox.protections())
+    assert any("no memory cgroup" in phrase for phrase in sandbox.protections())

@@ -237,3 +237,190 @@ def test_a_process_left_by_step_one_is_gone_before_step_two_runs_and_nothing_sur
     assert "step one sleeper: gone" in text, text
     assert report.passed == 0
     assert sandbox_processes() == []
+
+
+# A learner file that is not a file of the learner's own: verify reads it in the parent, with the teacher's
+# rights, so it must be refused there (never followed, never waited on) and said as one line.
+SPECIAL_FILES = {
+    "a link to the parent's environment": ("json_text_adapter.py", "/proc/self/environ"),
+    "a link to a solution": ("json_action_parser.py", str(SOLUTION_PARSER)),
+    "a link to the parent's memory": ("json_text_messages.py", "/proc/self/mem"),
+    "a link to the kernel's log (blocks)": ("json_text_adapter.py", "/proc/kmsg"),
+    "a FIFO (blocks)": ("json_action_parser.py", ""),
+}
+
+
+@pytest.mark.parametrize("name", list(SPECIAL_FILES))
+def test_a_learner_file_that_is_a_link_or_not_a_regular_file_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    monkeypatch.setenv("CAL_FAKE_API_KEY", SECRET)
+    file, target = SPECIAL_FILES[name]
+    folder = tmp_path / "my_json_text"
+    shutil.copytree(STUBS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / file).unlink()
+    if target:
+        (folder / file).symlink_to(target)
+    else:
+        os.mkfifo(folder / file)
+    started = time.monotonic()
+    report = verify(folder, time_limit=LIMIT)
+    assert time.monotonic() - started < BOUND
+    text = str(report) + report._repr_html_()
+    assert SECRET not in text
+    assert "Traceback" not in text
+    assert report.passed == 0, text
+    stem = file.removesuffix(".py")
+    refused = [problem for problem in report.file_problems if problem.startswith(f"{file} was not read")]
+    assert len(refused) == 1, report.file_problems
+    assert ("symbolic link" if target else "not a regular file") in refused[0]
+    assert "Error" not in refused[0]
+    assert all(result.passed is None for result in report.results if result.check.file == stem)
+
+
+def _attacked(base: Path, attack: str, file: str = "json_text_messages.py", name: str = "my_json_text") -> Path:
+    folder = base / name
+    shutil.copytree(STUBS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    path = folder / file
+    path.write_text(path.read_text(encoding="utf-8") + "\n\n# the attack\n" + attack, encoding="utf-8")
+    return folder
+
+
+# Parts of our own shape with a field of the wrong type, sent on the real channel while the file loads
+# (the child knows a probe by its place: 0 to 3 are checks 1.1 to 1.4 when no seed shuffles them).
+MALFORMED_PARTS = (
+    "import sandbox_io as _io\n"
+    "_io.send_part({'done': '0', 'result': {'error': {'mro': 5}}})\n"
+    "_io.send_part({'done': '1', 'result': {'error': {'type': 1, 'module': 'm', 'mro': [], 'message': ''}}})\n"
+    "_io.send_part({'done': '2', 'result': {'error': {'type': 'E', 'module': 'm', 'mro': [], 'message': '',"
+    " 'place': [1, 2, 3]}}})\n"
+    "_io.send_part({'done': '3', 'not_run': 'yes'})\n"
+    "_io.send_part({'done': 'load:json_text_adapter', 'error': {'mro': 5}})\n"
+    "_io.send_part({'done': 'load:json_action_parser', 'reference_imports': 7})\n"
+)
+
+
+def test_a_malformed_message_from_the_child_is_one_failed_line_never_a_traceback(tmp_path: Path) -> None:
+    report = verify(_attacked(tmp_path, MALFORMED_PARTS), step=3, time_limit=LIMIT)
+    text = str(report)
+    outcomes = {result.check.id: result for result in report.results}
+    for check in ("1.1", "1.2", "1.3", "1.4"):
+        assert outcomes[check].passed is False
+        assert outcomes[check].got == f"the checking process sent malformed data for {check}", text
+    assert "json_text_adapter.py could not be loaded: the checking process sent malformed data" in text
+    assert "json_action_parser.py could not be loaded: the checking process sent malformed data" in text
+    assert report.passed == 0
+
+
+# Progress only for the keys the parent sent, each once, and never past the step's own budget.
+FAKE_STARTS = (
+    "import sandbox_io as _io, time as _time\n"
+    "for _i in range(10**6):\n"
+    "    _io.send_part({'start': 'fake%d' % _i})\n"
+    "    _time.sleep(0.4)\n"
+)
+REAL_KEYS_SLOWLY = (
+    "import sandbox_io as _io, time as _time\n"
+    "for _n in range(12):\n"
+    "    _io.send_part({'start': str(_n)})\n"
+    "    _time.sleep(0.4)\n"
+    "    _io.send_part({'done': str(_n), 'not_run': True})\n"
+    "    _time.sleep(0.4)\n"
+    "_time.sleep(60)\n"
+)
+
+
+def test_unknown_keys_buy_no_time(tmp_path: Path) -> None:
+    started = time.monotonic()
+    report = verify(_attacked(tmp_path, FAKE_STARTS), step=1, time_limit=0.5)
+    assert time.monotonic() - started < 8.0, str(report)
+    assert "no answer within 0.5 s" in str(report)
+    assert report.passed == 0
+
+
+def test_a_step_has_a_deadline_that_its_own_keys_do_not_reset(tmp_path: Path) -> None:
+    # step 1: 12 checks + 3 files at 0.5 s is a budget of 7.5 s; the child sends 24 events 0.4 s apart (9.6 s)
+    started = time.monotonic()
+    report = verify(_attacked(tmp_path, REAL_KEYS_SLOWLY), step=1, time_limit=0.5)
+    assert time.monotonic() - started < 9.0, str(report)
+    assert report.passed == 0
+
+
+CONTROL = "\x1b[2J\x1b[31mEVIL\x07"
+CONTROL_KEYS = (
+    "import sandbox_io as _io, time as _time\n"
+    f"_io.send_part({{'start': {CONTROL + 'A' * 5000!r}}})\n"
+    f"_io.send_part({{'done': '0', 'result': {{'error': {{'type': {CONTROL!r}, 'module': {CONTROL!r},"
+    f" 'mro': [{CONTROL!r}], 'message': {CONTROL * 500!r}, 'place': [{CONTROL!r}, 1]}}}}}})\n"
+    "_time.sleep(60)\n"
+)
+
+
+def test_no_string_the_child_sends_reaches_the_report_raw(tmp_path: Path) -> None:
+    report = verify(_attacked(tmp_path, CONTROL_KEYS, name="my\x1bjson\x07"), step=1, time_limit=LIMIT)
+    text = str(report) + report._repr_html_()
+    assert "\x1b" not in text and "\x07" not in text
+    assert all(line.isprintable() for line in text.splitlines())
+    assert max(len(line) for line in str(report).splitlines()) < 1000
+    assert "A" * 500 not in text
+
+
+COUNT_FORKS = (
+    "import os as _os, time as _time\n"
+    "try:\n    _big = len(bytearray(600 * 2**20))\nexcept MemoryError:\n    _big = 'refused'\n"
+    "_forked = 0\n"
+    "while _forked < 100:\n"
+    "    try:\n"
+    "        if _os.fork() == 0:\n"
+    "            _time.sleep(30)\n"
+    "            _os._exit(0)\n"
+    "    except OSError:\n"
+    "        break\n"
+    "    _forked += 1\n"
+    "raise RuntimeError('forked %d, 600 MB %s' % (_forked, _big))\n"
+)
+
+
+def test_a_run_has_at_most_16_processes_of_512_mib_each(tmp_path: Path) -> None:
+    if not (sandbox.isolated() or os.geteuid() != 0):
+        pytest.skip("as root without bubblewrap no process limit binds (said by protections())")
+    text = str(verify(_attacked(tmp_path, COUNT_FORKS), step=1, time_limit=LIMIT))
+    forked = int(text.split("RuntimeError: forked ")[1].split(",")[0])
+    assert 0 < forked < 16, text
+    assert "600 MB refused" in text
+    assert sandbox_processes() == []
+
+
+def _replayed_results() -> tuple[dict[str, object], list[object]]:
+    """The reference's results for the public parse probes, by check id and by place in verify's order."""
+    from codeagent_lite import json_action_parser
+    from codeagent_lite.workbook.contract import checks_up_to
+    from codeagent_lite.workbook.verify_probe import run_probe
+
+    by_id: dict[str, object] = {}
+    by_place: list[object] = []
+    for check in checks_up_to(4):
+        result = None
+        if check.step >= 3:
+            result = run_probe(json_action_parser, check.probe()[0])
+            result.update(printed="", reference_imports=[])
+            by_id[check.id] = result
+        by_place.append(result)
+    return by_id, by_place
+
+
+def test_a_replay_of_recorded_results_does_not_pass_the_drawn_checks(tmp_path: Path) -> None:
+    by_id, by_place = _replayed_results()
+    replay = (
+        "import sandbox_io as _io\n"
+        f"_BY_ID = {by_id!r}\n_BY_PLACE = {by_place!r}\n"
+        "for _n, _p in enumerate(_io.read_payload()['probes']):\n"
+        "    _r = _BY_ID.get(_p['id']) or (_BY_PLACE[_n] if _n < len(_BY_PLACE) else None)\n"
+        "    if _r is not None:\n"
+        "        _io.send_part({'done': _p['id'], 'result': _r})\n"
+    )
+    folder = _attacked(tmp_path, replay.replace("null", "None"), file="json_action_parser.py")
+    seeded = verify(folder, seed=20261201, time_limit=LIMIT)
+    passed = sorted(result.check.id for result in seeded.results if result.passed)
+    # by check id the replay passed 34 of these 37; by place, only the rejections alike in layer and phrase pass
+    assert len(passed) <= 12, (passed, str(seeded))

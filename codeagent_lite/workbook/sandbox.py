@@ -26,7 +26,8 @@ so one session serves several steps and still no descendant of one step lives in
 What the child gets, on Linux with bubblewrap (``bwrap``): the base interpreter run as
 ``python -I -S -B`` (no site-packages, no editable install of this package, no environment
 variables read), read-only ``/usr`` and the interpreter's prefix with its site-packages
-hidden, a private ``/tmp``, the working directory as its only writable place, no network and
+hidden, a private ``/tmp`` and the working directory as its only writable places (each a tmpfs
+of 64 MiB, the run's files bound read-only into the latter), no network and
 its own pid namespace (all namespaces but the user one unshared), an empty environment but
 ``PATH`` and ``LANG``, and, when the parent is root, a uid of its own (``setpriv``), so that
 ``RLIMIT_NPROC`` binds. Limits on address space, processes, open files, file size and core
@@ -91,6 +92,7 @@ _KERNEL_ROOTS = ("kernel_types", "model_adapter")
 _PACKAGE = "codeagent_lite"
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 _INSIDE = "/sandbox"  # the working directory's name inside bubblewrap
+_DISK_BYTES = 64 * 2**20  # each of the run's two writable places (memory-backed tmpfs under bwrap)
 _MAX_DEPTH = 64  # nesting of the channel's JSON; our programs send a few levels
 _MAX_PRINTED = 64 * 1024
 _READ_CHUNK = 65536
@@ -261,7 +263,7 @@ def _bwrap_command(folder: Path, uid: int | None) -> list[str]:
         if Path(f"/usr/{link}").is_dir():
             command += ["--symlink", f"usr/{link}", f"/{link}"]
     command += _prefix_binds(Path(sys.base_prefix).resolve())
-    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(folder), _INSIDE]
+    command += ["--proc", "/proc", "--dev", "/dev", *_writable_places(folder)]
     command += ["--chdir", _INSIDE, "--die-with-parent", "--new-session", "--clearenv"]
     for name, value in _ENV.items():
         command += ["--setenv", name, value]
@@ -270,6 +272,17 @@ def _bwrap_command(folder: Path, uid: int | None) -> list[str]:
     # root: a user namespace would map our uid back to 0; a real uid of its own instead
     command += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--"]
     return [*command, *_setpriv(uid), _base_python()]
+
+
+def _writable_places(folder: Path) -> list[str]:
+    """``/tmp`` and the working directory as tmpfs of ``_DISK_BYTES`` each (open to the run's uid), with the
+    run's files bound read-only into the latter. Why: ``RLIMIT_FSIZE`` caps one file, not how many, and a
+    bind of the host's temporary folder would let the run fill the host's disk."""
+    places = ["--size", str(_DISK_BYTES), "--perms", "1777", "--tmpfs", "/tmp"]
+    places += ["--size", str(_DISK_BYTES), "--perms", "1777", "--tmpfs", _INSIDE]
+    for entry in sorted(folder.iterdir()):
+        places += ["--ro-bind", str(entry), f"{_INSIDE}/{entry.name}"]
+    return places
 
 
 def _prefix_binds(prefix: Path) -> list[str]:
@@ -333,17 +346,20 @@ def protections() -> tuple[str, ...]:
             N_("bubblewrap: only the interpreter and /usr visible, read-only"),
             N_("no network"),
             N_("its own pid namespace, killed as a whole"),
+            N_("at most 64 MiB written in its working directory and in /tmp, its own files read-only"),
         ]
         if _is_root():
             found.append(N_("an unprivileged uid of its own"))
     else:
         found.append(N_("no bubblewrap: files and network of this user stay reachable"))
+        found.append(N_("no cap on the disk it fills, only on one file's size"))
         if _drops_uid():
             found.append(N_("an unprivileged uid of its own"))
         elif _is_root():
             found.append(N_("run as root: no process limit binds"))
     if _has_rlimits():
         found.append(N_("limits on memory, processes, open files and file size"))
+        found.append(N_("memory capped per process (address space), not for the run as a whole: no memory cgroup"))
     return tuple(found)
 
 

@@ -10,6 +10,15 @@ syntax error, ``sys.exit``, ``os._exit``, a print, an endless loop, a forged or 
 message) becomes a traceback of verify or a hang: a hang costs one time limit and the rest
 of its step is reported as not run. ``seed`` draws fresh inputs for graded judging.
 
+What this does not stop, plainly: code in the child can always claim results, since the probe
+runner shares its process (it can read the payload and write the channel). The child is never
+told which check a probe is (probes are known there by their place only, in an order drawn from
+``seed`` when there is one), so a forger must classify each input itself, and with fresh inputs
+claiming the right result is about as hard as computing it; on the public inputs a replay of
+recorded results still passes. Rejections alike in layer and phrase stay interchangeable, and the
+facts the probe works out itself (``messages_same``, ``cause_is_original``, the stand-ins' records)
+are taken on trust. The rest is the own-work checks and the teacher's reading.
+
 The result is a ``VerifyReport``: ``str()`` gives the text the command line prints, and
 ``_repr_html_`` the table a notebook shows. ``python -m codeagent_lite verify DIR`` exits
 0 when every check passes, 1 otherwise, 2 when it was used wrongly.
@@ -262,9 +271,10 @@ def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
 
 
 def _label(directory: str | os.PathLike[str]) -> str:
-    """How the folder is named in the report: as given when relative, else by its name (no machine paths)."""
+    """How the folder is named in the report: as given when relative, else by its name (no machine paths),
+    cleaned: a folder's name is the learner's too."""
     given = Path(directory)
-    return given.as_posix() if not given.is_absolute() else given.name
+    return clean(given.as_posix() if not given.is_absolute() else given.name, limit=120)
 
 
 def verify(
@@ -287,7 +297,7 @@ def verify(
     inputs = Inputs() if seed is None else Inputs.draw(seed)
     checks = checks_up_to(step)
     steps = tuple(sorted({check.step for check in checks}))
-    tally = _run_checks(folder, label, [_item(check, inputs) for check in checks], steps, time_limit)
+    tally = _run_checks(folder, label, [_item(check, inputs) for check in checks], steps, time_limit, seed)
     results = tuple(_check_result(check, tally.outcomes[check.id]) for check in checks)
     problems, notes = _problems_and_notes(tally.file_problems)
     if seed is not None:
@@ -307,7 +317,9 @@ def _check_arguments(step: int | None, time_limit: float, seed: int | None) -> N
         raise VerifyUsageError(_("seed must be an integer, found {found}", found=repr(seed)))
 
 
-def _run_checks(folder: Path, label: str, items: list[Item], steps: tuple[int, ...], time_limit: float) -> Tally:
+def _run_checks(
+    folder: Path, label: str, items: list[Item], steps: tuple[int, ...], time_limit: float, seed: int | None
+) -> Tally:
     """All the steps in one sandbox session, with a progress line each time the child reaches a new step."""
     tally = Tally()
     with _Progress(len(steps)) as progress:
@@ -318,7 +330,7 @@ def _run_checks(folder: Path, label: str, items: list[Item], steps: tuple[int, .
             if key in first and first[key] > progress.shown:
                 progress.step(first[key])
 
-        run_step(folder, label, items, time_limit, tally, on_event)
+        run_step(folder, label, items, time_limit, tally, on_event, seed)
     return tally
 
 

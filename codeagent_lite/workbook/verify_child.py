@@ -4,7 +4,9 @@ Why it exists: the learner's code must never run where its verdict is decided. S
 probes (plain inputs, from ``contract``) go to ``verify_probe.main`` running in
 ``sandbox.run_in_sandbox`` beside a copy of the learner's files, and every verdict is
 drawn here, from the data that came back, by the check's judge. That data is untrusted:
-a judge that meets data of the wrong shape gives a failed check, never a traceback.
+each message is schema-checked first (``verify_wire``), and a judge that meets data of the
+wrong shape gives a failed check, never a traceback. The child is told no check id: a probe is
+known there by its place in this session's list, which only the parent maps back to its check.
 
 One session for all the steps asked keeps verify fast (each costs a fresh interpreter);
 between two steps the child asks for a fence (``sandbox_io.fence``), at which every other
@@ -16,17 +18,22 @@ run", with the reason once, and a fresh session runs the later steps. A process 
 
 from __future__ import annotations
 
+import errno
 import importlib.machinery
 import importlib.util
 import keyword
+import os
+import random
+import stat
 import sys
+import time
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import sandbox
+from . import sandbox, verify_wire
 from .contract import FILES, Judge, Mismatch, Probe, Raised
 from .words import _
 
@@ -36,6 +43,9 @@ _MAX_CHARS = 400
 _MAX_PRINTED = 80
 _MAX_FILE_BYTES = 2 * 2**20
 _RESTARTS = 2
+# Per process, and how many: their product (8 GiB) bounds what one verify may take of a classroom's machine.
+_MEMORY_BYTES = 512 * 2**20
+_PROCESSES = 16
 _STARTUP_SECONDS = 30.0  # the sandbox starts in a few tens of ms; this is for a machine under load
 _PROGRAM = "import verify_probe\nverify_probe.main()\n"
 _PROBE_SOURCE = Path(__file__).with_name("verify_probe.py")
@@ -44,17 +54,7 @@ _RESERVED = frozenset({"codeagent_lite", "verify_probe", "sandbox_io", "solution
 
 def clean(text: str, *, limit: int = _MAX_CHARS) -> str:
     """One safe line: no control characters, no unbounded length."""
-    out = []
-    for char in text:
-        if char.isprintable() or char == " ":
-            out.append(char)
-        elif char == "\n":
-            out.append("\\n")
-        else:
-            code = ord(char)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    line = "".join(out)
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return verify_wire.clean(text, limit=limit)
 
 
 def describe_error(error: dict[str, Any]) -> str:
@@ -184,15 +184,67 @@ def _folder_package(name: str, directory: Path) -> types.ModuleType:
     return package
 
 
-def learner_files(folder: Path, package: str) -> dict[str, bytes]:
-    """Copies of the learner's three files (and ``__init__.py``, never run) and the probe program."""
+def learner_files(folder: Path, package: str, problems: dict[str, str] | None = None) -> dict[str, bytes]:
+    """Copies of the learner's three files (and ``__init__.py``, never run) and the probe program.
+
+    Each is read as a regular file of the folder itself: a symbolic link (to ``/proc/self/environ``,
+    the solutions), a FIFO or a device is refused, never followed or waited on, and so is a file over
+    the size cap. Why: the read happens here, in the parent, with the teacher's rights. What was
+    refused, and why, goes to ``problems`` (file name -> sentence); the child then says it is missing.
+    """
     files = {"verify_probe.py": _PROBE_SOURCE.read_bytes()}
-    for name in (*FILES, "__init__"):
-        path = folder / f"{name}.py"
-        if path.is_file() and path.stat().st_size <= _MAX_FILE_BYTES:
-            files[f"{package}/{name}.py"] = path.read_bytes()
+    try:
+        directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as error:
+        directory = -1
+        reason = _os_reason(error)
+    try:
+        for name in (*FILES, "__init__"):
+            content = _read_regular(directory, f"{name}.py") if directory >= 0 else reason
+            if isinstance(content, bytes):
+                files[f"{package}/{name}.py"] = content
+            elif content and problems is not None and name in FILES:
+                problems[name] = _(
+                    "{file}.py was not read: {why}; verify reads only your own regular files", file=name, why=content
+                )
+    finally:
+        if directory >= 0:
+            os.close(directory)
     files.setdefault(f"{package}/__init__.py", b"")
     return files
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+
+
+def _read_regular(directory: int, name: str) -> bytes | str:
+    """The file's bytes, or why it was refused ("" when it does not exist: the child says it is missing)."""
+    try:
+        descriptor = os.open(name, _READ_FLAGS, dir_fd=directory)
+    except FileNotFoundError:
+        return ""
+    except OSError as error:
+        return _os_reason(error)
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return _("it is not a regular file")
+        content = os.read(descriptor, _MAX_FILE_BYTES + 1)
+        return (
+            content
+            if len(content) <= _MAX_FILE_BYTES
+            else _("it is larger than {limit} MB", limit=_MAX_FILE_BYTES // 2**20)
+        )
+    except OSError as error:
+        return _os_reason(error)
+    finally:
+        os.close(descriptor)
+
+
+def _os_reason(error: OSError) -> str:
+    """A refused file in words: a symbolic link is said as such (O_NOFOLLOW gives ELOOP), else the OS's reason."""
+    if error.errno == errno.ELOOP:
+        return _("it is a symbolic link")
+    return clean(error.strerror or type(error).__name__, limit=80)
 
 
 def run_step(
@@ -202,11 +254,16 @@ def run_step(
     time_limit: float,
     tally: Tally,
     on_event: Callable[[str], None] | None = None,
+    seed: int | None = None,
 ) -> None:
-    """Run ``items`` in one sandbox session (a fresh one after a crash); record every verdict in ``tally``."""
+    """Run ``items`` in one sandbox session (a fresh one after a crash); record every verdict in ``tally``.
+
+    With ``seed`` (graded judging) each step's probes reach the child in an order drawn from it, so
+    not even a probe's place tells the learner's code which check it is.
+    """
     package = package_name(folder.name)
-    files = learner_files(folder, package)
-    remaining = list(items)
+    files = learner_files(folder, package, tally.file_problems)
+    remaining = _shuffled(items, seed)
     for _attempt in range(_RESTARTS + 1 + len({item.group for item in items})):
         if not remaining:
             return
@@ -218,6 +275,19 @@ def run_step(
         )
 
 
+def _shuffled(items: Sequence[Item], seed: int | None) -> list[Item]:
+    """The items step by step as given, each step's own in an order drawn from ``seed`` (as given for None)."""
+    if seed is None:
+        return list(items)
+    draw = random.Random(f"verify-order-{seed}")
+    steps: dict[int, list[Item]] = {}
+    for item in items:
+        steps.setdefault(item.group, []).append(item)
+    for group in steps.values():
+        draw.shuffle(group)
+    return [item for group in steps.values() for item in group]
+
+
 @dataclass
 class _Session:
     label: str
@@ -227,6 +297,12 @@ class _Session:
     loads: dict[str, bool] = field(default_factory=dict)  # file -> loaded
     started: set[str] = field(default_factory=set)
     answered: set[str] = field(default_factory=set)
+    keys: dict[str, str] = field(default_factory=dict)
+    """The keys the child was given (a probe's place, ``load:<file>``) -> ours: the only ones that are progress."""
+    time_limit: float = 0.0
+    step: int | None = None
+    step_started: float | None = None
+    """The keys the parent sent (check ids, ``load:<file>``): the only ones that are progress."""
 
 
 def _session(
@@ -239,14 +315,23 @@ def _session(
     on_event: Callable[[str], None] | None,
 ) -> list[Item]:
     """One sandbox run; returns the items to try again in a fresh process (after a crash), else []."""
-    state = _Session(label, {item.id: item for item in items}, tally)
+    # The child sees no check id: each probe is known there by its place in this session's list only.
+    keys = {str(place): item.id for place, item in enumerate(items)} | {
+        f"load:{file}": f"load:{file}" for file in FILES
+    }
+    state = _Session(label, {item.id: item for item in items}, tally, keys=keys, time_limit=time_limit)
+    state.step, state.step_started = items[0].group if items else None, time.monotonic()
     payload = {
         "package": package,
-        "probes": [{"id": item.id, "file": item.file, "step": item.group, "probe": item.probe} for item in items],
+        "probes": [
+            {"id": str(place), "file": item.file, "step": item.group, "probe": item.probe}
+            for place, item in enumerate(items)
+        ],
     }
     limits = sandbox.Limits(
         seconds=_STARTUP_SECONDS + time_limit * (len(items) + len(FILES)),
-        memory_bytes=1024 * 2**20,
+        memory_bytes=_MEMORY_BYTES,
+        processes=_PROCESSES,
         output_bytes=8_000_000,
     )
 
@@ -271,48 +356,74 @@ def _session(
 
 
 def _take(state: _Session, part: object) -> bool:
-    """One event from the child; True when it is progress (a key started or answered for the first time).
+    """One event from the child; True when it is progress (a key we sent started or answered, once).
 
-    Anything not of our shape, or about a key already seen, is ignored and buys no time: the
-    verdicts come only from the judges, and each key's clock starts once.
+    Anything not of our shape, or about a key we did not send or have seen already, is ignored
+    and buys no time: the verdicts come only from the judges, and each key's clock starts once.
     """
     if not isinstance(part, dict):
         return False
-    started = part.get("start")
-    if isinstance(started, str):
-        if started in state.started:
-            return False
+    started, key = _ours(state, part.get("start")), _ours(state, part.get("done"))
+    if started is not None and started not in state.started:
         state.started.add(started)
         state.running = started
-        return True
-    key = part.get("done")
-    if not isinstance(key, str) or key in state.answered:
+        return _within_budget(state, started)
+    if key is None or key in state.answered:
         return False
     state.answered.add(key)
     state.running = None
     if key.startswith("load:"):
-        _record_load(state, key.removeprefix("load:"), part)
-    elif key in state.by_id and key not in state.tally.outcomes:
-        state.tally.outcomes[key] = _verdict(state, state.by_id[key], part)
-    return True
+        _record_load(state, key.removeprefix("load:"), verify_wire.checked_load(part))
+    elif key not in state.tally.outcomes:
+        state.tally.outcomes[key] = _verdict(state, state.by_id[key], verify_wire.checked_check(part))
+    return _within_budget(state, key)
 
 
-def _record_load(state: _Session, file: str, part: dict[str, Any]) -> None:
-    if file not in FILES or file in state.loads:
-        return
+def _ours(state: _Session, key: object) -> str | None:
+    """The parent's key (a check id, ``load:<file>``) for a key the child sent; None for one it was never given."""
+    return state.keys.get(key) if isinstance(key, str) else None
+
+
+def _within_budget(state: _Session, key: str) -> bool:
+    """Whether the key's step is still within its budget (one time limit per check and per file): past it,
+    no event is progress, so the per-check clock runs out however many keys the child still sends."""
+    item = state.by_id.get(key)
+    step = item.group if item is not None else state.step
+    if step != state.step or state.step_started is None:
+        state.step, state.step_started = step, time.monotonic()
+    checks = sum(1 for other in state.by_id.values() if other.group == step)
+    return time.monotonic() - state.step_started <= state.time_limit * (checks + len(FILES))
+
+
+def _record_load(state: _Session, file: str, part: dict[str, Any] | object) -> None:
     problems = state.tally.file_problems
-    attempts = part.get("reference_imports")
-    error = part.get("error")
-    if part.get("missing"):
-        problems[file] = _("{file}.py is missing from {label}", file=file, label=state.label)
-    elif isinstance(attempts, list) and attempts:
-        problems[file] = _imports_reference(file, attempts)
-    elif isinstance(error, dict):
-        problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=clean(describe_error(error)))
-    printed = part.get("printed")
+    if file in state.loads or file in problems:
+        state.loads.setdefault(file, file not in problems)
+        return
+    if not isinstance(part, dict):
+        problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=_malformed(f"{file}.py"))
+    else:
+        _load_problem(state, file, part)
+    printed = part.get("printed") if isinstance(part, dict) else None
     if isinstance(printed, str) and printed.strip() and file not in problems:
         problems[file + ":printed"] = _printed_note(printed, file)
     state.loads[file] = file not in problems
+
+
+def _malformed(key: str) -> str:
+    return _("the checking process sent malformed data for {id}", id=key)
+
+
+def _load_problem(state: _Session, file: str, part: dict[str, Any]) -> None:
+    """What stopped the file loading, if anything: missing, an import of the reference, or what it raised."""
+    problems = state.tally.file_problems
+    attempts, error = part.get("reference_imports"), part.get("error")
+    if part.get("missing"):
+        problems[file] = _("{file}.py is missing from {label}", file=file, label=state.label)
+    elif attempts:
+        problems[file] = _imports_reference(file, attempts)
+    elif error is not None:
+        problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=clean(describe_error(error)))
 
 
 def _imports_reference(file: str, attempts: list[Any]) -> str:
@@ -332,8 +443,10 @@ def _printed_note(printed: str, file: str) -> str:
     )
 
 
-def _verdict(state: _Session, item: Item, part: dict[str, Any]) -> Outcome:
+def _verdict(state: _Session, item: Item, part: dict[str, Any] | object) -> Outcome:
     """The judge's verdict on what came back: the learner's code never decides it."""
+    if not isinstance(part, dict):
+        return Outcome(False, got=_malformed(item.id))
     if part.get("not_run"):
         return Outcome(None, got=_("{file}.py did not load", file=item.file))
     result = part.get("result")

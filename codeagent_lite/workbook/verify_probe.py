@@ -14,7 +14,8 @@ canned values), so the adapter is judged alone and no reference function is invo
 
 ``main()`` is the sandbox program: it reads ``{"package": ..., "probes": [...]}``, loads each
 file when first needed, and sends one part per event (``{"start": key}``, then
-``{"done": key, "result": ...}``; ``key`` is ``load:<file>`` or a check id), then a final
+``{"done": key, "result": ...}``; ``key`` is ``load:<file>`` or the probe's ``id``, its place in
+the parent's list, never a check id), then a final
 ``{"finished": true}``. Between two steps (a probe's ``step``) it asks ``sandbox_io.fence()``,
 so no process the learner's code left behind in one step lives on into the next.
 """
