@@ -1,10 +1,11 @@
 """The program the outside judge runs in a fresh sandboxed process: the learner's code, and nothing that judges.
 
-Run as ``python -I -S outside_child.py``. The first line on stdin says what to load: the answer cells of
-notebook 05 (``"mode": "answers"``, their source run in order in one namespace, as a kernel would), or a learner's
-``my_json_text/`` folder (``"mode": "folder"``). Then each request line asks for one thing (call a function, read
-a value, drive an adapter) and the answer line says what came back or what was raised, as plain data
-(``outside_wire``). The verdict is made by the parent, which never sees the learner's objects, only this data.
+Run by ``sandbox.SandboxSession``. Its payload says what to load: the answer cells of notebook 05
+(``"mode": "answers"``, their source run in order in one namespace, as a kernel would), or a learner's
+``my_json_text/`` folder (``"mode": "folder"``). Then each request (``sandbox_io.receive``) asks for one thing (call
+a function, read a value, drive an adapter) and the answer (``sandbox_io.send_part``) says what came back or what
+was raised, as plain data (``outside_wire``). The verdict is made by the parent, which never sees the learner's
+objects, only this data.
 
 The learner's code can rewrite anything in this process, this file included: all it can change is the data it
 sends, and the parent treats that as untrusted input (size cap, deadline, a ✘ when it is garbage).
@@ -13,24 +14,11 @@ sends, and the parent treats that as untrusted input (size cap, deadline, a ✘ 
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
 import types
 from collections.abc import Callable
 from typing import Any
-
-
-def _channel() -> tuple[Any, Any]:
-    """Keep stdin and stdout for the parent; the learner's prints and reads go to /dev/null."""
-    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
-    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (kept open for the process's life)
-    sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
-    return requests, answers
 
 
 def _classes(mode: str) -> dict[str, Any]:
@@ -88,27 +76,6 @@ def _lend(file: str, **names: Any) -> None:
     sys.modules[module.__name__] = module
 
 
-def _verify_steps(folder: str, seed: Any) -> dict[str, list[Any]]:
-    """verify on the learner's folder, here in the sandbox: each step's [passed, report text].
-
-    With fresh cases (``seed``) where this verify can draw them.
-    """
-    import inspect
-
-    from codeagent_lite.workbook.verify import VerifyReport, verify
-
-    parent, _, name = folder.rpartition("/")
-    os.chdir(parent)  # the report names the folder as the learner knows it, my_json_text
-    fresh = {"seed": seed} if "seed" in inspect.signature(verify).parameters else {}
-    report = verify(name, **fresh)
-    steps: dict[str, list[Any]] = {}
-    for step in sorted({result.check.step for result in report.results}):
-        results = tuple(result for result in report.results if result.check.step == step)
-        part = VerifyReport(report.label, (step,), results, report.file_problems, report.notes)
-        steps[str(step)] = [all(result.passed for result in results), str(part)]
-    return steps
-
-
 class _Provider:
     """The text provider step 2's adapter is handed: one reply of the parent's choosing."""
 
@@ -128,7 +95,7 @@ def _outcome(run: Callable[[], Any], encode: Callable[[Any], Any]) -> dict[str, 
 
 class _Child:
     def __init__(self, config: dict[str, Any]) -> None:
-        import outside_wire  # type: ignore[import-not-found]  # the sandbox lays the codec out beside this file (outside_sandbox.py)
+        import outside_wire  # type: ignore[import-not-found]  # laid out beside this file (outside_judge)
 
         self.wire = outside_wire
         self.mode = str(config["mode"])
@@ -139,7 +106,7 @@ class _Child:
             _sabotage([str(target) for target in config.get("sabotage", [])])
             self.namespace = _load_answers([str(source) for source in config["sources"]])
         else:
-            _load_folder(str(config["folder"]))
+            _load_folder(os.path.abspath(str(config["folder"])))
 
     def decode(self, data: Any) -> Any:
         return self.wire.decode(data, self.classes)
@@ -160,8 +127,6 @@ class _Child:
             return _outcome(lambda: self.target(str(request["target"]))(*args), encode)
         if operation == "load":
             return _outcome(lambda: importlib.import_module(f"my_json_text.{request['target']}") and None, encode)
-        if operation == "verify":
-            return _outcome(lambda: _verify_steps(str(request["folder"]), request.get("seed")), encode)
         if operation == "adapter":
             return self.adapter(request)
         if operation == "lent_adapter":
@@ -197,18 +162,19 @@ class _Child:
 
 
 def main() -> None:
-    requests, answers = _channel()
-    config = json.loads(requests.readline())
-    sys.path[:0] = [str(path) for path in config.get("paths", [])]
-    os.environ.pop("PYTHONPATH", None)
+    import sandbox_io  # type: ignore[import-not-found]  # copied beside this file in the sandbox
+
+    # kept before learner code can replace them
+    receive, answer = sandbox_io.receive, sandbox_io.send_part
+    config = sandbox_io.read_payload()
+    os.environ["CAL_LANG"] = str(config.get("language", "en"))
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (kept open for the process's life)
     child = _Child(config)
-    for line in requests:
+    while (request := receive()) is not None:
         try:
-            reply = child.answer(json.loads(line))
+            answer(child.answer(request))
         except BaseException as error:  # a malformed request or an unreadable value: say so, keep serving
-            reply = {"raised": child.wire.encode(RuntimeError(f"the child could not answer: {error!r}"[:300]))}
-        answers.write(json.dumps(reply, ensure_ascii=True) + "\n")
-        answers.flush()
+            answer({"raised": child.wire.encode(RuntimeError(f"the child could not answer: {error!r}"[:300]))})
 
 
 if __name__ == "__main__":

@@ -1,17 +1,19 @@
 """The verdicts of notebooks 05 and 07's graded cells, decided where no learner's code runs.
 
-nbgrader runs a whole submission in one kernel, so an answer cell can rewrite the checks the locked cells import.
-The outside judge (``outside_grade.OutsideJudge``, a step of nbgrader's autograde) therefore decides every graded
-cell again in the teacher's process: the learner's code runs in a sandboxed child (``outside_sandbox``) that only
-answers requests with plain data, and the checks here compare that data with what is right.
+nbgrader runs a whole submission in one kernel, so an answer cell can rewrite the checks the locked cells import. The
+outside judge (``outside_grade.OutsideJudge``, a step of nbgrader's autograde) therefore decides every graded cell again
+in the teacher's process: the learner's code runs in a sandboxed child (``sandbox.SandboxSession``, the sandbox verify
+uses, running ``outside_child``) that only answers requests with plain data, and the checks here compare that data with
+what is right.
 
-* Notebook 05: the answer cells' source runs in the child; the exercise checks (``exercise_checks``) run here on
-  proxies that forward each call to the child. The hidden cells add cases drawn fresh from ``seed`` and the traps of
-  the teacher's copy (work handed to the package, computed predictions, a cause dropped, every layer named).
-* Notebook 07: each step is ``verify`` on the submission's folder, plus what only an outside judge can check: the
-  step's file loads in a child that has the previous chapter and nothing else (a file that reaches for the
-  reference, however the import is spelled, fails there), and gives the reference's answers on the hidden replies
-  and on fresh ones. A step whose own-work check fails scores 0, both of its cells.
+* Notebook 05: the answer cells' source runs in the child; the exercise checks (``exercise_checks``) run here on proxies
+  that forward each call to the child. The hidden cells add cases drawn fresh from ``seed`` and the traps of the
+  teacher's copy (work handed to the package, computed predictions, a cause dropped, every layer named).
+* Notebook 07: each step is ``verify`` on the submission's folder (run here: verify sandboxes the learner's files
+  itself), plus what only an outside judge can check: the step's file loads in a child that has the previous chapter and
+  nothing else (a file that reaches for the reference, however the import is spelled, fails there), and gives the
+  reference's answers on the hidden replies and on fresh ones. A step whose own-work check fails scores 0, both of its
+  cells.
 
 What no judge sees: a learner who types the reference's text in by hand (classroom/GRADING.md).
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import functools
 import io
 import json
@@ -43,10 +46,52 @@ from ..scripted_provider import ScriptedProvider
 from . import exercise_checks
 from .build_assignment import chapter_imports
 from .exercise_checks import ToolCallRejected
-from .outside_sandbox import ChildStopped, SandboxedChild, sandboxed
 from .outside_wire import WireError, decode, encode
+from .sandbox import Limits, SandboxSession, SandboxStopped
+from .verify import VerifyReport, verify
 
-__all__ = ["STEP_FILES", "Verdict", "judge_build", "judge_exercises"]
+__all__ = ["STEP_FILES", "Verdict", "judge_build", "judge_exercises", "sandboxed"]
+
+_HERE = Path(__file__).resolve().parent
+_CHILD = "import outside_child\noutside_child.main()\n"
+_CHILD_LIMITS = Limits(seconds=10.0, memory_bytes=1 << 30, processes=32, open_files=128, output_bytes=16_000_000)
+"""One answer is small; the session's channel carries all of a notebook's answers, capped as a whole."""
+
+
+def _package_files() -> dict[str, bytes]:
+    """The whole package, for notebook 05's answer cells (they use the chapter; what they can reach decides nothing)."""
+    package = _HERE.parent
+    return {
+        f"codeagent_lite/{path.relative_to(package).as_posix()}": path.read_bytes()
+        for path in sorted(package.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    }
+
+
+def _folder_files(folder: Path) -> dict[str, bytes]:
+    """The learner's own ``*.py`` files (no symlinks: a link could name a teacher's file)."""
+    return {
+        f"my_json_text/{path.name}": path.read_bytes()
+        for path in sorted(folder.glob("*.py"))
+        if path.is_file() and not path.is_symlink()
+    }
+
+
+def sandboxed(
+    config: Mapping[str, Any],
+    *,
+    full_package: bool,
+    folder: Path | None = None,
+    language: str = "en",
+    deadline: float = 10.0,
+) -> SandboxSession:
+    """A session with ``outside_child`` loaded with ``config``: the whole package (05) or the Kernel types only (07)."""
+    files = {name: (_HERE / name).read_bytes() for name in ("outside_child.py", "outside_wire.py")}
+    files.update(_package_files() if full_package else {})
+    files.update(_folder_files(folder) if folder is not None else {})
+    payload = dict(config, language=language, folder="my_json_text")
+    limits = dataclasses.replace(_CHILD_LIMITS, seconds=deadline)
+    return SandboxSession(_CHILD, payload=payload, files=files, limits=limits, kernel_types=not full_package)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +117,11 @@ class JudgeStopped(RuntimeError):
     """The learner's child broke off (a hang, a crash, garbage): every later call says so."""
 
 
-def _answer(child: SandboxedChild | _Replay, request: Mapping[str, Any], timeout: float | None = None) -> Any:
+def _answer(child: SandboxSession | _Replay, request: Mapping[str, Any], timeout: float | None = None) -> Any:
     """The child's answer, decoded: the value returned, or the exception raised (re-raised here)."""
     try:
         reply = child.ask(request, timeout)
-    except ChildStopped as stopped:
+    except SandboxStopped as stopped:
         raise JudgeStopped(f"the sandboxed run of your code stopped: {stopped}") from None
     if type(reply) is not dict:
         raise JudgeStopped("the sandboxed run of your code sent something that is not an answer")
@@ -121,7 +166,7 @@ def _language(language: str) -> Iterator[None]:
 class _RemoteFunction:
     """Stands where the learner's function stood: each call runs the learner's code in the child."""
 
-    def __init__(self, child: SandboxedChild, name: str) -> None:
+    def __init__(self, child: SandboxSession, name: str) -> None:
         self._child, self.__name__ = child, name
 
     def __call__(self, *args: Any) -> Any:
@@ -131,7 +176,7 @@ class _RemoteFunction:
 class _RemoteAdapter:
     """Exercise 4's class: ``_RemoteAdapter(provider).complete(...)`` drives the learner's adapter in the child."""
 
-    def __init__(self, child: SandboxedChild, name: str, provider: ScriptedProvider) -> None:
+    def __init__(self, child: SandboxSession, name: str, provider: ScriptedProvider) -> None:
         self._child, self._name, self._provider = child, name, provider
 
     def complete(self, *args: Any) -> Any:
@@ -143,7 +188,7 @@ class _RemoteAdapter:
         }
         try:
             reply = self._child.ask(request)
-        except ChildStopped as stopped:
+        except SandboxStopped as stopped:
             raise JudgeStopped(f"the sandboxed run of your code stopped: {stopped}") from None
         try:
             calls = decode(reply.get("calls", []), CLASSES) if type(reply) is dict else []
@@ -154,7 +199,7 @@ class _RemoteAdapter:
         return _answer(_Replay(reply), {})
 
 
-def _namespace(child: SandboxedChild) -> dict[str, Any]:
+def _namespace(child: SandboxSession) -> dict[str, Any]:
     """The names the checks take, each a proxy into the child (predictions fetched as data)."""
     names: dict[str, Any] = {}
     for number, wanted in exercise_checks.EXERCISE_NAMES.items():
@@ -461,9 +506,6 @@ def _guarded_problem(run: Callable[[], str | None]) -> str | None:
 
 # --------------------------------------------------------------------------- notebook 07: the learner's folder
 
-VERIFY_SECONDS = 600
-"""verify bounds each check itself (its own time limit); this bounds the whole run of the child."""
-
 STEP_FILES = {1: "json_text_messages", 2: "json_text_adapter", 3: "json_action_parser", 4: "json_action_parser"}
 """The file each step grades: its own-work check is about this file."""
 
@@ -547,7 +589,7 @@ def _outcome(run: Callable[[], Any]) -> str:
         return f"crashed with {type(error).__name__}: {error}"
 
 
-def _parser_problem(child: SandboxedChild, replies: Sequence[str]) -> str | None:
+def _parser_problem(child: SandboxSession, replies: Sequence[str]) -> str | None:
     parse = _RemoteFunction(child, "json_action_parser.parse_json_action")
     for text in replies:
         got = _outcome(functools.partial(parse, text))
@@ -557,7 +599,7 @@ def _parser_problem(child: SandboxedChild, replies: Sequence[str]) -> str | None
     return None
 
 
-def _messages_problem(child: SandboxedChild, rng: random.Random) -> str | None:
+def _messages_problem(child: SandboxSession, rng: random.Random) -> str | None:
     call_id = _fresh_text(rng).strip() or "c"
     fresh = (
         Message(MessageRole.USER, _fresh_text(rng)),
@@ -580,7 +622,7 @@ def _messages_problem(child: SandboxedChild, rng: random.Random) -> str | None:
     return None
 
 
-def _adapter_problem(child: SandboxedChild, rng: random.Random) -> str | None:
+def _adapter_problem(child: SandboxSession, rng: random.Random) -> str | None:
     """Step 2's traps, with stand-ins lent for the learner's other two files: the cause kept, only the parser's
     refusal caught."""
     usage = [rng.randint(10, 999), rng.randint(1, 99)]
@@ -608,7 +650,7 @@ def _adapter_problem(child: SandboxedChild, rng: random.Random) -> str | None:
     return _bug_problem(child, rng, usage)
 
 
-def _bug_problem(child: SandboxedChild, rng: random.Random, usage: list[int]) -> str | None:
+def _bug_problem(child: SandboxSession, rng: random.Random, usage: list[int]) -> str | None:
     try:
         _answer(child, {"op": "lent_adapter", "error": encode(KeyError(_fresh_text(rng))), "usage": usage})
     except KeyError:
@@ -623,7 +665,7 @@ def _bug_problem(child: SandboxedChild, rng: random.Random, usage: list[int]) ->
     return "a parser that raised KeyError gave an answer"
 
 
-def _load_problem(child: SandboxedChild, file: str) -> str | None:
+def _load_problem(child: SandboxSession, file: str) -> str | None:
     """Own work: the file loads where only the previous chapter exists (step 2's siblings lent as stand-ins)."""
     try:
         if file == "json_text_adapter":
@@ -648,7 +690,7 @@ def _load_problem(child: SandboxedChild, file: str) -> str | None:
     return None
 
 
-def _implemented(child: SandboxedChild, step: int) -> bool:
+def _implemented(child: SandboxSession, step: int) -> bool:
     """Whether the step's function does anything but the stub's NotImplementedError on the hidden inputs."""
     try:
         if step == 1:
@@ -667,24 +709,21 @@ def _implemented(child: SandboxedChild, step: int) -> bool:
 
 
 def _verify_steps(folder: Path, language: str, seed: int) -> dict[int, tuple[bool, str]]:
-    """verify's checks, all steps in one run, inside a sandboxed child (verify runs the learner's files)."""
-    failed = dict.fromkeys(STEP_FILES, (False, "verify could not run on this folder"))
-    with sandboxed({"mode": "answers", "sources": []}, full_package=True, folder=folder, language=language) as child:
-        try:
-            steps = _answer(
-                child, {"op": "verify", "folder": "/judge/work/my_json_text", "seed": seed}, timeout=VERIFY_SECONDS
-            )
-        except Exception as error:  # a folder verify cannot read is a ✘ for every step, never a crash of grading
-            return dict.fromkeys(STEP_FILES, (False, f"verify could not run: {type(error).__name__}: {error}"))
-    if not isinstance(steps, dict):
-        return failed
+    """verify's checks on the learner's folder, with cases drawn from ``seed``: each step's pass and report.
+
+    Run here, in the teacher's process: verify runs the learner's files in its own sandbox and judges outside it
+    (inside another sandbox it would fall back to a weaker one). All steps in one run, each step's part reported.
+    """
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            report = verify(folder, seed=seed)
+    except Exception as error:  # a folder verify cannot read is a ✘ for every step, never a crash of grading
+        return dict.fromkeys(STEP_FILES, (False, f"verify could not run: {type(error).__name__}: {error}"))
     verdicts = {}
     for step in STEP_FILES:
-        entry = steps.get(str(step))
-        if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str):
-            verdicts[step] = (entry[0] is True, printable_report(entry[1]))
-        else:
-            verdicts[step] = failed[step]
+        results = tuple(result for result in report.results if result.check.step == step)
+        part = VerifyReport(report.label, (step,), results, report.file_problems, report.notes)
+        verdicts[step] = (bool(results) and all(result.passed for result in results), printable_report(str(part)))
     return verdicts
 
 
@@ -735,7 +774,7 @@ def _imports_problem(folder: Path, file: str) -> str | None:
     return f"{file}.py uses the package's {', '.join(used)}: write it yourself" if used else None
 
 
-def _step_hidden(child: SandboxedChild, step: int, rng: random.Random) -> str | None:
+def _step_hidden(child: SandboxSession, step: int, rng: random.Random) -> str | None:
     if step == 1:
         return _messages_problem(child, rng)
     if step == 2:

@@ -17,8 +17,8 @@ import pytest
 from course_scripts import release
 
 from codeagent_lite.workbook.outside_grade import judged_outputs
-from codeagent_lite.workbook.outside_judge import Verdict, judge_build, judge_exercises
-from codeagent_lite.workbook.outside_sandbox import ChildStopped, bwrap_path, sandboxed
+from codeagent_lite.workbook.outside_judge import Verdict, judge_build, judge_exercises, sandboxed
+from codeagent_lite.workbook.sandbox import SandboxStopped, isolated
 
 ROOT = Path(__file__).resolve().parents[2]
 STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
@@ -50,8 +50,8 @@ def test_the_child_sees_no_secret_and_no_course(monkeypatch: pytest.MonkeyPatch)
     assert "sk-secret" not in repr(reply) and "OPENAI_API_KEY" not in repr(reply)
     assert isinstance(reply, dict)
     names = {item for item in reply["returned"] if isinstance(item, str)}
-    assert names <= {"CAL_LANG", "LC_CTYPE", "PWD", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "SHLVL", "_"}
-    if bwrap_path() is not None:
+    assert names <= {"CAL_LANG", "LANG", "LC_ALL", "PATH", "PWD", "PYTHONHASHSEED"}
+    if isolated():
         assert reply["returned"][-1] is False  # the repository's solutions/ is not there
 
 
@@ -59,17 +59,17 @@ def test_the_child_sees_no_secret_and_no_course(monkeypatch: pytest.MonkeyPatch)
     ("label", "body"),
     [
         ("hang", "    while True:\n        pass\n"),
-        ("half an answer", "    os.write(4, b'{\"returned\": ')\n    time.sleep(60)\n"),
-        ("garbage", "    os.write(4, b'\\x00garbage\\n')\n    time.sleep(60)\n"),
-        ("deeply nested", "    os.write(4, b'[' * 200000 + b'\\n')\n    time.sleep(60)\n"),
-        ("a huge answer", "    os.write(4, b'[' + b'1,' * 3_000_000)\n    time.sleep(60)\n"),
+        ("half an answer", "    os.write(CHANNEL, b'{\"kind\": \"part\", ')\n    time.sleep(60)\n"),
+        ("garbage", "    os.write(CHANNEL, b'\\x00garbage\\n')\n    time.sleep(60)\n"),
+        ("deeply nested", "    os.write(CHANNEL, b'[' * 200000 + b'\\n')\n    time.sleep(60)\n"),
+        ("a huge answer", "    os.write(CHANNEL, b'[' + b'1,' * 9_000_000)\n    time.sleep(60)\n"),
     ],
 )
 def test_a_misbehaving_child_gets_a_clear_stop_within_the_deadline(label: str, body: str) -> None:
-    # fd 4 is the child's copy of its answer channel (outside_child._channel dups stdout first).
-    source = "import os, time\ndef f():\n" + body
+    # The child's own end of the channel back, straight to the pipe: the parent caps, times and parses it.
+    source = "import os, time, sandbox_io\nCHANNEL = sandbox_io._channel_fd\ndef f():\n" + body
     started = time.monotonic()
-    with pytest.raises(ChildStopped):
+    with pytest.raises(SandboxStopped):
         _ask_once(source, timeout=2.0)
     assert time.monotonic() - started < 10, label
 
@@ -78,10 +78,10 @@ def test_a_forked_survivor_is_killed_with_the_child(tmp_path: Path) -> None:
     source = "import os, time\ndef f():\n    if os.fork() == 0:\n        time.sleep(600)\n    return os.getpid()\n"
     with sandboxed({"mode": "answers", "sources": [source]}, full_package=True) as child:
         child.ask({"op": "call", "target": "f", "args": []})
-        process = child._process
-    assert process.poll() is not None
+        pid = child.pid
+    assert pid is not None
     with pytest.raises(ProcessLookupError):
-        os.killpg(process.pid, 0)
+        os.killpg(pid, 0)
 
 
 def test_notebook_05_the_teachers_answers_pass_and_the_release_scores_nothing() -> None:
