@@ -76,10 +76,15 @@ __all__ = [
     "Limits",
     "SandboxSession",
     "SandboxStopped",
+    "bwrap_executable",
+    "fresh_uid",
     "isolated",
     "kernel_closure",
     "protections",
+    "readable_bind",
     "run_in_sandbox",
+    "system_binds",
+    "unprivileged",
 ]
 
 Status = Literal["ok", "timeout", "crashed", "too_big", "garbage"]
@@ -257,12 +262,29 @@ def _own_uid() -> int:
     return 3_000_000 + (os.getpid() % 50_000) * 64 + next(_uids) % 64
 
 
-def _bwrap_command(folder: Path, uid: int | None) -> list[str]:
-    command = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/usr", "/usr"]
+def system_binds() -> list[str]:
+    """bubblewrap's arguments for a fresh root holding ``/usr`` and the interpreter, read-only, nothing else.
+
+    The base interpreter's site-packages are hidden; a virtual environment a caller binds keeps its own.
+    """
+    command = ["--ro-bind", "/usr", "/usr"]
     for link in ("lib", "lib64", "bin", "sbin"):
         if Path(f"/usr/{link}").is_dir():
             command += ["--symlink", f"usr/{link}", f"/{link}"]
-    command += _prefix_binds(Path(sys.base_prefix).resolve())
+    return [*command, *_prefix_binds(Path(sys.base_prefix).resolve())]
+
+
+def readable_bind(path: Path) -> list[str]:
+    """bubblewrap's arguments binding ``path`` read-only where it is, its parents made traversable for any uid
+    (bubblewrap's own parent folders would be 0700 under root: a uid of the run's own could not reach it)."""
+    binds: list[str] = []
+    for parent in reversed(path.parents[:-1]):
+        binds += ["--perms", "0755", "--dir", str(parent)]
+    return [*binds, "--ro-bind", str(path), str(path)]
+
+
+def _bwrap_command(folder: Path, uid: int | None) -> list[str]:
+    command = [shutil.which("bwrap") or "bwrap", *system_binds()]
     command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(folder), _INSIDE]
     command += ["--chdir", _INSIDE, "--die-with-parent", "--new-session", "--clearenv"]
     for name, value in _ENV.items():
@@ -280,12 +302,34 @@ def _prefix_binds(prefix: Path) -> list[str]:
     if prefix != Path("/usr") and Path("/usr") not in prefix.parents:
         # Its parent folders are made traversable (a pyenv under /root, which is 0700 outside): else the
         # dynamic loader misses the prefix's libpython and a system one with another stdlib would run.
-        for parent in reversed(prefix.parents[:-1]):
-            binds += ["--perms", "0755", "--dir", str(parent)]
-        binds += ["--ro-bind", str(prefix), str(prefix)]
+        binds += readable_bind(prefix)
     for site in prefix.glob("lib/python3*/site-packages"):
         binds += ["--tmpfs", str(site)]
     return binds
+
+
+def unprivileged(uid: int, limits: Limits) -> list[str]:
+    """A command prefix, run as root, for a program that must not be: ``limits`` set (``prlimit``), then the
+    rest run as ``uid`` with no capability (``setpriv``). The process limit binds there, as in a sandbox run.
+
+    Why a prefix: the classroom's kernel is started by jupyter_client, where no ``preexec_fn`` can be given.
+    """
+    fsize = limits.output_bytes * 4 + 2**20
+    prlimit = [shutil.which("prlimit") or "prlimit", f"--nproc={limits.processes}", f"--as={limits.memory_bytes}"]
+    prlimit += [f"--nofile={limits.open_files}", f"--fsize={fsize}", "--core=0", "--"]
+    return [*prlimit, *_setpriv(uid)]
+
+
+def fresh_uid() -> int | None:
+    """A kernel uid of its own for a program started as root (None when not root, or no ``setpriv``/``prlimit``)."""
+    if not _is_root() or shutil.which("setpriv") is None or shutil.which("prlimit") is None:
+        return None
+    return _own_uid()
+
+
+def bwrap_executable() -> str | None:
+    """bubblewrap's path where it works here (as root, with ``setpriv`` beside it), else None."""
+    return shutil.which("bwrap") if _bwrap_works() else None
 
 
 def _setpriv(uid: int) -> list[str]:

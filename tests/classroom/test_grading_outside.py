@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -137,3 +139,45 @@ def test_a_failed_cell_shows_an_error_and_no_pass_mark() -> None:
     assert [output.output_type for output in outputs] == ["stream", "error"]
     assert outputs[-1].evalue == "✘ step 1 scores 0: the stub"
     assert [output.output_type for output in judged_outputs(Verdict(True, "✔ passed"))] == ["stream"]
+
+
+FORK_BOMB = """\
+import os, time
+forked = 0
+try:
+    for _ in range(1000):
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        forked += 1
+except OSError:
+    pass
+print(os.getuid(), forked)
+"""
+
+
+@pytest.mark.skipif(not (hasattr(os, "geteuid") and os.geteuid() == 0 and isolated()), reason="root with bubblewrap")
+def test_the_autograde_kernel_runs_as_a_uid_of_its_own_and_a_fork_bomb_is_bounded(tmp_path: Path) -> None:
+    from codeagent_lite.workbook.outside_grade import KERNEL_LIMITS, _kernel_sandbox
+
+    notebook_dir = tmp_path / "course" / "autograded" / "ada" / "build"
+    notebook_dir.mkdir(parents=True)
+    connection = tmp_path / "kernel.json"
+    connection.write_text("{}")
+    connection.chmod(0o600)
+    command = _kernel_sandbox([sys.executable, "-c", FORK_BOMB], notebook_dir, tmp_path / "course", str(connection))
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    uid, forked = (int(word) for word in done.stdout.split())
+    assert uid != 0
+    assert forked < KERNEL_LIMITS.processes
+    assert time.monotonic() - started < 60  # the sleeping children died with the kernel's pid namespace
+    survivors = [pid for pid in os.listdir("/proc") if pid.isdigit() and _owner(pid) == uid]
+    assert survivors == []
+
+
+def _owner(pid: str) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
