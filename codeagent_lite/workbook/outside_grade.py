@@ -66,14 +66,7 @@ class OutsideJudge(Preprocessor):
         kind = JUDGED.get(str(nbgrader.get("notebook", "")))
         if kind is None:
             return nb, resources
-        assignment = str(nbgrader.get("assignment", ""))
-        language = _assignment_suffix(assignment) or "en"
-        folder = Path(str(resources.get("metadata", {}).get("path", ".")))
-        if kind == "exercises":
-            sources = [cell.source for cell in nb.cells if cell.cell_type == "code" and _nbgrader(cell).get("solution")]
-            verdicts = judge_exercises(sources, language=language)
-        else:
-            verdicts = judge_build(folder / "my_json_text", language=language)
+        verdicts = _verdicts(nb, resources, kind)
         for cell in nb.cells:
             metadata = _nbgrader(cell)
             if cell.cell_type != "code" or not metadata.get("grade"):
@@ -84,6 +77,16 @@ class OutsideJudge(Preprocessor):
             cell.outputs = judged_outputs(verdict)
             self.log.info("outside judge: %s %s", metadata.get("grade_id"), "passed" if verdict.passed else "failed")
         return nb, resources
+
+
+def _verdicts(nb: NotebookNode, resources: Mapping[str, Any], kind: str) -> dict[str, Verdict]:
+    """The judge's verdicts for a judged notebook: its answer cells' source (05), or its folder (07)."""
+    language = _assignment_suffix(str(resources.get("nbgrader", {}).get("assignment", ""))) or "en"
+    if kind == "exercises":
+        sources = [cell.source for cell in nb.cells if cell.cell_type == "code" and _nbgrader(cell).get("solution")]
+        return judge_exercises(sources, language=language)
+    folder = Path(str(resources.get("metadata", {}).get("path", ".")))
+    return judge_build(folder / "my_json_text", language=language)
 
 
 # --------------------------------------------------------------------------- the student's kernel, without rights

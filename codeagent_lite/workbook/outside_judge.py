@@ -309,10 +309,18 @@ def _placeholders_problem(check: Callable[[Any], Any]) -> str | None:
             return f"{value!r} raised {type(error).__name__}"
         else:
             return f"{value!r} was let through"
-        if not any(word in expected.lower() for word in ("object", "dict", "{")):
-            return f"for {value!r} expected={expected!r} does not say that an object was expected"
-        if not (any(word in found.lower() for word in words) or repr(value) in found or json.dumps(value) in found):
-            return f"for {value!r} found={found!r} does not say what came instead"
+        problem = _fields_problem(value, words, expected, found)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _fields_problem(value: Any, words: tuple[str, ...], expected: str, found: str) -> str | None:
+    """Whether a rejection's expected and found say what was expected (an object) and what came instead."""
+    if not any(word in expected.lower() for word in ("object", "dict", "{")):
+        return f"for {value!r} expected={expected!r} does not say that an object was expected"
+    if not (any(word in found.lower() for word in words) or repr(value) in found or json.dumps(value) in found):
+        return f"for {value!r} found={found!r} does not say what came instead"
     return None
 
 
@@ -351,22 +359,28 @@ def computed_predictions(source: str) -> list[str]:
         return []
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                whole = _names_predictions(target) and not (
-                    not isinstance(node, ast.AugAssign) and node.value is not None and _literal_dict(node.value)
-                )
-                item = (
-                    isinstance(target, ast.Subscript)
-                    and _names_predictions(target.value)
-                    and not (node.value is not None and _is_literal_answer(node.value))
-                )
-                if whole or item:
-                    found.append(ast.get_source_segment(source, node) or "predictions = ...")
-        elif _mutates_predictions(node):
-            found.append(ast.get_source_segment(source, node) or "predictions.update(...)")
+        if _computes_predictions(node):
+            fallback = "predictions.update(...)" if isinstance(node, ast.Call) else "predictions = ..."
+            found.append(ast.get_source_segment(source, node) or fallback)
     return found
+
+
+def _computes_predictions(node: ast.AST) -> bool:
+    """An assignment to predictions (whole, or one item) from anything but literals, or a mutating call on it."""
+    if _mutates_predictions(node):
+        return True
+    if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        return False
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return any(_computed_target(node, target) for target in targets)
+
+
+def _computed_target(node: ast.Assign | ast.AnnAssign | ast.AugAssign, target: ast.expr) -> bool:
+    literal_whole = not isinstance(node, ast.AugAssign) and node.value is not None and _literal_dict(node.value)
+    if _names_predictions(target):
+        return not literal_whole
+    literal_item = node.value is not None and _is_literal_answer(node.value)
+    return isinstance(target, ast.Subscript) and _names_predictions(target.value) and not literal_item
 
 
 def _cause_problem(names: Mapping[str, Any], rng: random.Random) -> str | None:

@@ -76,17 +76,31 @@ def encode(value: Any, depth: int = 0) -> Any:
     if depth > MAX_DEPTH:
         return {"t": "deep"}
     kind = type(value)
-    if value is None or kind in (bool, int, str):
-        return value
-    if kind is float:
-        return value if math.isfinite(value) else {"t": "float", "v": repr(value)}
+    if value is None or kind in (bool, int, str, float) or value is Ellipsis:
+        return _encode_scalar(value)
+    if kind in (list, tuple, dict):
+        return _encode_container(value, depth)
+    return _encode_object(value, depth)
+
+
+def _encode_scalar(value: Any) -> Any:
     if value is Ellipsis:
         return {"t": "..."}
-    if kind in (list, tuple):
-        items = [encode(item, depth + 1) for item in value]
-        return items if kind is list else {"t": "tuple", "v": items}
-    if kind is dict:
+    if type(value) is float and not math.isfinite(value):
+        return {"t": "float", "v": repr(value)}
+    return value
+
+
+def _encode_container(value: list[Any] | tuple[Any, ...] | dict[Any, Any], depth: int) -> Any:
+    if type(value) is dict:
         return {"t": "dict", "v": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+    items = [encode(item, depth + 1) for item in value]
+    return items if type(value) is list else {"t": "tuple", "v": items}
+
+
+def _encode_object(value: Any, depth: int) -> Any:
+    """An enum, an exception, a dataclass by its fields; anything else only by its type name and repr."""
+    kind = type(value)
     if isinstance(value, enum.Enum):
         return {"t": "enum", "type": kind.__name__, "v": encode(value.value, depth + 1)}
     if isinstance(value, BaseException):
@@ -133,35 +147,42 @@ def decode(data: Any, classes: Classes, depth: int = 0) -> Any:
 
 def _decode_tagged(data: dict[str, Any], classes: Classes, depth: int) -> Any:
     tag = data["t"]
-    if tag == "deep":
-        return Opaque("deep", "<a value nested too deeply to be shown>")
-    if tag == "float":
-        return float(str(data.get("v")))
-    if tag == "...":
-        return Ellipsis
+    simple = _SIMPLE_TAGS.get(tag)
+    if simple is not None:
+        return simple(data)
     if tag == "tuple":
         return tuple(decode(_list(data.get("v")), classes, depth + 1))
     if tag == "dict":
-        pairs = _list(data.get("v"))
-        result = {}
-        for pair in pairs:
-            if type(pair) is not list or len(pair) != 2:
-                raise WireError("a dict entry that is not a [key, value] pair")
-            key = decode(pair[0], classes, depth + 1)
-            try:
-                result[key] = decode(pair[1], classes, depth + 1)
-            except TypeError:
-                raise WireError("a dict key that cannot be a key") from None
-        return result
+        return _decode_dict(data, classes, depth)
     if tag == "enum":
         return _decode_enum(data, classes, depth)
     if tag == "obj":
         return _decode_object(data, classes, depth)
     if tag == "exc":
         return _decode_exception(data, classes, depth)
-    if tag == "opaque":
-        return Opaque(str(data.get("type")), str(data.get("repr")))
     raise WireError(f"an unknown tag {tag!r}")
+
+
+_SIMPLE_TAGS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "deep": lambda data: Opaque("deep", "<a value nested too deeply to be shown>"),
+    "float": lambda data: float(str(data.get("v"))),
+    "...": lambda data: Ellipsis,
+    "opaque": lambda data: Opaque(str(data.get("type")), str(data.get("repr"))),
+}
+"""The tags whose value is built from the entry alone (no nested value to decode)."""
+
+
+def _decode_dict(data: dict[str, Any], classes: Classes, depth: int) -> dict[Any, Any]:
+    result = {}
+    for pair in _list(data.get("v")):
+        if type(pair) is not list or len(pair) != 2:
+            raise WireError("a dict entry that is not a [key, value] pair")
+        key = decode(pair[0], classes, depth + 1)
+        try:
+            result[key] = decode(pair[1], classes, depth + 1)
+        except TypeError:
+            raise WireError("a dict key that cannot be a key") from None
+    return result
 
 
 def _list(value: Any) -> list[Any]:
@@ -212,16 +233,23 @@ def _exception_of(
     name: str, mro: list[str], message: str, attributes: dict[str, Any], classes: Classes
 ) -> BaseException:
     """The named exception rebuilt: a known class with its fields, else a look-alike subclass of a builtin base."""
-    klass = classes.get(name)
-    if isinstance(klass, type) and issubclass(klass, Exception):
-        try:
-            if "layer" in attributes:
-                return klass(message, **{k: v for k, v in attributes.items() if k in EXCEPTION_FIELDS})
-            return klass(message)
-        except Exception:  # the learner's error carried fields the real class refuses
-            pass
+    known = _known_exception(classes.get(name), message, attributes)
+    if known is not None:
+        return known
     base = next((_BUILTIN_ERRORS[n] for n in mro if n in _BUILTIN_ERRORS), Exception)
     error = base(message) if name == base.__name__ else type(name, (base,), {})(message)
     for key, value in attributes.items():
         setattr(error, key, value)
     return error
+
+
+def _known_exception(klass: object, message: str, attributes: dict[str, Any]) -> BaseException | None:
+    """An exception of a class the reader knows, with its fields; None when it is none or refuses them."""
+    if not (isinstance(klass, type) and issubclass(klass, Exception)):
+        return None
+    try:
+        if "layer" in attributes:
+            return klass(message, **{k: v for k, v in attributes.items() if k in EXCEPTION_FIELDS})
+        return klass(message)
+    except Exception:  # the learner's error carried fields the real class refuses
+        return None
