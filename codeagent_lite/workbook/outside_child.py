@@ -1,11 +1,11 @@
 """The program the outside judge runs in a fresh sandboxed process: the learner's code, and nothing that judges.
 
-Run by ``sandbox.SandboxSession``. Its payload says what to load: the answer cells of notebook 05
-(``"mode": "answers"``, their source run in order in one namespace, as a kernel would), or a learner's
-``my_json_text/`` folder (``"mode": "folder"``). Then each request (``sandbox_io.receive``) asks for one thing (call
-a function, read a value, drive an adapter) and the answer (``sandbox_io.send_part``) says what came back or what
-was raised, as plain data (``outside_wire``). The verdict is made by the parent, which never sees the learner's
-objects, only this data.
+Run by ``sandbox.SandboxSession``. Its payload says what to load: the answer cells of notebook 05 (``"mode":
+"answers"``, their source run in order in one namespace, as a kernel would), or a learner's ``my_json_text/`` folder
+(``"mode": "folder"``). Then each request (``sandbox_io.receive``) asks for one thing (call a function, read a
+value, drive an adapter) and the answer (``sandbox_io.send_part``) says what came back or what was raised, as plain
+data (``workbook.wire``, the codec verify's probe uses too). The verdict is made by the parent, which never sees the
+learner's objects, only this data.
 
 The learner's code can rewrite anything in this process, this file included: all it can change is the data it
 sends, and the parent treats that as untrusted input (size cap, deadline, a ✘ when it is garbage).
@@ -13,6 +13,7 @@ sends, and the parent treats that as untrusted input (size cap, deadline, a ✘ 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -22,19 +23,17 @@ from typing import Any
 
 
 def _classes(mode: str) -> dict[str, Any]:
-    """The package classes this child may build from the parent's arguments."""
+    """The package classes this child may build from the parent's arguments, by qualified name."""
     from codeagent_lite import kernel_types, model_adapter
+    from codeagent_lite.workbook import wire
 
-    classes: dict[str, Any] = {}
     modules: list[Any] = [kernel_types, model_adapter]
     if mode == "answers":
         from codeagent_lite import json_text_adapter, json_text_messages, scripted_provider
         from codeagent_lite.workbook import exercise_checks
 
         modules += [json_text_adapter, json_text_messages, scripted_provider, exercise_checks]
-    for module in modules:
-        classes.update({name: value for name, value in vars(module).items() if isinstance(value, type)})
-    return classes
+    return wire.classes_of(*modules)
 
 
 def _sabotage(targets: list[str]) -> None:
@@ -95,11 +94,13 @@ def _outcome(run: Callable[[], Any], encode: Callable[[Any], Any]) -> dict[str, 
 
 class _Child:
     def __init__(self, config: dict[str, Any]) -> None:
-        import outside_wire  # type: ignore[import-not-found]  # laid out beside this file (outside_judge)
+        from codeagent_lite.workbook import wire
 
-        self.wire = outside_wire
+        self.wire = wire
+        self.encode = functools.partial(wire.encode, caps=wire.GRADER_CAPS)
         self.mode = str(config["mode"])
         self.classes = _classes(self.mode)
+        self.named = {klass.__name__: klass for klass in self.classes.values()}
         self.namespace: dict[str, Any] = {}
         self.lent_error: BaseException = KeyError("nothing lent yet")
         if self.mode == "answers":
@@ -119,7 +120,7 @@ class _Child:
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         operation = request.get("op")
-        encode = self.wire.encode
+        encode = self.encode
         if operation == "value":
             return _outcome(lambda: self.target(str(request["target"])), encode)
         if operation == "call":
@@ -135,10 +136,10 @@ class _Child:
 
     def adapter(self, request: dict[str, Any]) -> dict[str, Any]:
         """Exercise 4: the learner's adapter class on a scripted provider, and what the provider was asked."""
-        provider = self.classes["ScriptedProvider"]([self.decode(reply) for reply in request["replies"]])
+        provider = self.named["ScriptedProvider"]([self.decode(reply) for reply in request["replies"]])
         args = [self.decode(arg) for arg in request.get("args", [])]
-        result = _outcome(lambda: self.target(str(request["target"]))(provider).complete(*args), self.wire.encode)
-        result["calls"] = self.wire.encode(list(provider.calls))
+        result = _outcome(lambda: self.target(str(request["target"]))(provider).complete(*args), self.encode)
+        result["calls"] = self.encode(list(provider.calls))
         return result
 
     def lent_adapter(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -155,10 +156,10 @@ class _Child:
         def complete() -> Any:
             adapter_file = importlib.import_module("my_json_text.json_text_adapter")
             adapter = adapter_file.JsonTextModelAdapter(_Provider(adapter_file.ProviderResponse, request["usage"]))
-            history = [self.classes["Message"](self.classes["MessageRole"].USER, "hi")]
-            return adapter.complete(history, [], self.classes["ModelCallBudget"](max_output_tokens=16))
+            history = [self.named["Message"](self.named["MessageRole"].USER, "hi")]
+            return adapter.complete(history, [], self.named["ModelCallBudget"](max_output_tokens=16))
 
-        return _outcome(complete, self.wire.encode)
+        return _outcome(complete, self.encode)
 
 
 def main() -> None:
@@ -174,7 +175,7 @@ def main() -> None:
         try:
             answer(child.answer(request))
         except BaseException as error:  # a malformed request or an unreadable value: say so, keep serving
-            answer({"raised": child.wire.encode(RuntimeError(f"the child could not answer: {error!r}"[:300]))})
+            answer({"raised": child.encode(RuntimeError(f"the child could not answer: {error!r}"[:300]))})
 
 
 if __name__ == "__main__":

@@ -46,9 +46,10 @@ from ..scripted_provider import ScriptedProvider
 from . import exercise_checks
 from .build_assignment import chapter_imports
 from .exercise_checks import ToolCallRejected
-from .outside_wire import WireError, decode, encode
 from .sandbox import Limits, SandboxSession, SandboxStopped
 from .verify import VerifyReport, verify
+from .wire import GRADER_CAPS, WireError, classes_of, decode
+from .wire import encode as wire_encode
 
 __all__ = ["STEP_FILES", "Verdict", "judge_build", "judge_exercises", "sandboxed"]
 
@@ -86,7 +87,7 @@ def sandboxed(
     deadline: float = 10.0,
 ) -> SandboxSession:
     """A session with ``outside_child`` loaded with ``config``: the whole package (05) or the Kernel types only (07)."""
-    files = {name: (_HERE / name).read_bytes() for name in ("outside_child.py", "outside_wire.py")}
+    files = {"outside_child.py": (_HERE / "outside_child.py").read_bytes()}
     files.update(_package_files() if full_package else {})
     files.update(_folder_files(folder) if folder is not None else {})
     payload = dict(config, language=language, folder="my_json_text")
@@ -103,11 +104,14 @@ class Verdict:
 
 
 def _classes() -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for module in (kernel_types, model_adapter, json_text_adapter, reference_messages, scripted_provider):
-        found.update({name: value for name, value in vars(module).items() if isinstance(value, type)})
-    found["ToolCallRejected"] = ToolCallRejected
+    found = classes_of(kernel_types, model_adapter, json_text_adapter, reference_messages, scripted_provider)
+    found[f"{ToolCallRejected.__module__}.{ToolCallRejected.__qualname__}"] = ToolCallRejected
     return found
+
+
+def encode(value: object) -> Any:
+    """A value for the child, whole (the grader's texts must arrive as they are)."""
+    return wire_encode(value, caps=GRADER_CAPS)
 
 
 CLASSES = _classes()

@@ -16,8 +16,9 @@ The API (the grader builds on these names)::
 
 ``program`` is Python source run as ``__main__`` in the sandbox's working directory, which
 holds ``files`` (relative path -> bytes), ``sandbox_io.py`` and, with ``kernel_types=True``,
-a minimal ``codeagent_lite`` package: an empty ``__init__`` and copies of ``kernel_types`` and
-``model_adapter`` with the package modules they import (computed with ``ast`` at run time; the
+a minimal ``codeagent_lite`` package: an empty ``__init__``, copies of ``kernel_types`` and
+``model_adapter`` with the package modules they import, and ``workbook.wire`` (the codec for values
+crossing the channel) (computed with ``ast`` at run time; the
 reference chapter is never among them). The program reads ``payload`` with
 ``sandbox_io.read_payload()`` and answers with ``sandbox_io.send(data)`` (and, before that,
 any number of ``sandbox_io.send_part(data)``, which land in ``ChildOutcome.parts``).
@@ -199,6 +200,10 @@ def _write_world(folder: Path, program: str, payload: object, files: Mapping[str
         (package / "__init__.py").write_text('"""The Kernel types only: the sandbox\'s package."""\n')
         for name in _KERNEL_MODULES:
             _copy_compiled(_PACKAGE_DIR / f"{name}.py", package / f"{name}.py")
+        # the channel's codec for values and exceptions (``wire``), shared by every program run here
+        (package / "workbook").mkdir(exist_ok=True)
+        (package / "workbook" / "__init__.py").write_text('"""The sandbox\'s codec only."""\n')
+        _copy_compiled(Path(__file__).with_name("wire.py"), package / "workbook" / "wire.py")
     _copy_compiled(Path(__file__).with_name("sandbox_io.py"), folder / "sandbox_io.py")
     (folder / "payload.json").write_text(json.dumps(payload, ensure_ascii=True, allow_nan=False))
     (folder / "__main__.py").write_text(program, encoding="utf-8")
