@@ -29,6 +29,8 @@ import json
 import os
 import random
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -730,19 +732,53 @@ def _verify_steps(folder: Path, language: str, seed: int) -> dict[int, tuple[boo
     """verify's checks on the learner's folder, with cases drawn from ``seed``: each step's pass and report.
 
     Run here, in the teacher's process: verify runs the learner's files in its own sandbox and judges outside it
-    (inside another sandbox it would fall back to a weaker one). All steps in one run, each step's part reported.
+    (inside another sandbox it would fall back to a weaker one). All steps in one run, each step's part reported;
+    step 2 in a run of its own that judges the adapter alone (``_adapter_alone``).
     """
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             report = verify(folder, seed=seed)
+            alone = _adapter_alone(folder, seed)
     except Exception as error:  # a folder verify cannot read is a ✘ for every step, never a crash of grading
         return dict.fromkeys(STEP_FILES, (False, f"verify could not run: {type(error).__name__}: {error}"))
-    verdicts = {}
-    for step in STEP_FILES:
-        results = tuple(result for result in report.results if result.check.step == step)
-        part = VerifyReport(report.label, (step,), results, report.file_problems, report.notes)
-        verdicts[step] = (bool(results) and all(result.passed for result in results), printable_report(str(part)))
+    verdicts = {step: _step_part(report, step) for step in STEP_FILES}
+    verdicts[2] = _step_part(alone, 2)
     return verdicts
+
+
+def _step_part(report: VerifyReport, step: int) -> tuple[bool, str]:
+    results = tuple(result for result in report.results if result.check.step == step)
+    part = VerifyReport(report.label, (step,), results, report.file_problems, report.notes)
+    return bool(results) and all(result.passed for result in results), printable_report(str(part))
+
+
+_STAND_IN = '''"""A stand-in the grader puts beside your adapter: step 2 judges json_text_adapter.py alone."""
+
+
+def __getattr__(name):
+    def stand_in(*args, **kwargs):
+        raise NotImplementedError(name + " is a stand-in: step 2 judges the adapter alone")
+
+    return stand_in
+'''
+"""Any name the adapter imports from a sibling is there; verify's step-2 checks lend the two helpers anyway."""
+
+
+def _adapter_alone(folder: Path, seed: int) -> VerifyReport:
+    """verify's step 2 on the learner's adapter beside stand-ins for its two siblings.
+
+    Why: the adapter imports them, so a sibling that fails to load (its own step's fault, scored there) would
+    take step 2's points too; verify's checks lend the adapter its two helpers, so the siblings decide nothing.
+    """
+    with tempfile.TemporaryDirectory(prefix="outside-judge-") as temporary:
+        copy = Path(temporary) / folder.name
+        copy.mkdir()
+        adapter = folder / "json_text_adapter.py"
+        if adapter.is_file() and not adapter.is_symlink():
+            shutil.copyfile(adapter, copy / adapter.name)
+        for sibling in ("json_text_messages", "json_action_parser"):
+            (copy / f"{sibling}.py").write_text(_STAND_IN, encoding="utf-8")
+        return verify(copy, step=2, seed=seed)
 
 
 def printable_report(text: str) -> str:
