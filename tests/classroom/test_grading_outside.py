@@ -189,3 +189,14 @@ def _owner(pid: str) -> int | None:
         return os.stat(f"/proc/{pid}").st_uid
     except OSError:
         return None
+
+
+def test_notebook_07_a_sibling_that_fails_to_load_costs_its_own_step_only(tmp_path: Path) -> None:
+    folder = tmp_path / "my_json_text"
+    shutil.copytree(ROOT / "solutions" / "my_json_text", folder)
+    (folder / "json_action_parser.py").write_text(
+        "from codeagent_lite.json_action_parser import parse_json_action\n", encoding="utf-8"
+    )
+    verdicts = judge_build(folder, seed=5)
+    passed = {grade_id for grade_id, verdict in verdicts.items() if verdict.passed}
+    assert passed == {"step_1_check", "step_1_hidden", "step_2_check", "step_2_hidden"}, verdicts
