@@ -752,7 +752,7 @@ def _step_part(report: VerifyReport, step: int) -> tuple[bool, str]:
     return bool(results) and all(result.passed for result in results), printable_report(str(part))
 
 
-_STAND_IN = '''"""A stand-in the grader puts beside your adapter: step 2 judges json_text_adapter.py alone."""
+_STAND_IN = '''"""A stand-in the grader puts beside your adapter for a file that uses the package's chapter."""
 
 
 def __getattr__(name):
@@ -764,11 +764,21 @@ def __getattr__(name):
 """Any name the adapter imports from a sibling is there; verify's step-2 checks lend the two helpers anyway."""
 
 
-def _adapter_alone(folder: Path, seed: int) -> VerifyReport:
-    """verify's step 2 on the learner's adapter beside stand-ins for its two siblings.
+def _uses_chapter(folder: Path, file: str) -> bool:
+    """Whether ``file`` imports the package's chapter (read from its source); a file that does not parse does not."""
+    try:
+        return bool(chapter_imports(folder, file))
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OSError):
+        return False
 
-    Why: the adapter imports them, so a sibling that fails to load (its own step's fault, scored there) would
-    take step 2's points too; verify's checks lend the adapter its two helpers, so the siblings decide nothing.
+
+def _adapter_alone(folder: Path, seed: int) -> VerifyReport:
+    """verify's step 2 on the learner's adapter, a sibling that uses the package's chapter replaced by a stand-in.
+
+    Why: the adapter imports its siblings, and verify's sandbox has no reference chapter, so a sibling that uses it
+    would fail to load and take step 2's points too, though that sibling's own step already scores 0 for it.
+    verify's checks lend the adapter its two helpers, so the stand-in decides nothing. A sibling broken on its
+    own (one that raises as it loads) stays: the adapter that imports it cannot run, as verify reports.
     """
     with tempfile.TemporaryDirectory(prefix="outside-judge-") as temporary:
         copy = Path(temporary) / folder.name
@@ -777,7 +787,11 @@ def _adapter_alone(folder: Path, seed: int) -> VerifyReport:
         if adapter.is_file() and not adapter.is_symlink():
             shutil.copyfile(adapter, copy / adapter.name)
         for sibling in ("json_text_messages", "json_action_parser"):
-            (copy / f"{sibling}.py").write_text(_STAND_IN, encoding="utf-8")
+            original = folder / f"{sibling}.py"
+            if original.is_file() and not original.is_symlink() and not _uses_chapter(folder, sibling):
+                shutil.copyfile(original, copy / original.name)
+            elif original.is_file():
+                (copy / original.name).write_text(_STAND_IN, encoding="utf-8")
         return verify(copy, step=2, seed=seed)
 
 
