@@ -304,6 +304,7 @@ def test_verifys_probe_program_loads_no_reference_module_in_the_child() -> None:
     outcome = sandbox.run_in_sandbox(program, payload=None, files=files)
     assert outcome.status == "ok", outcome
     wanted = {"codeagent_lite", *(f"codeagent_lite.{name}" for name in sandbox.kernel_closure())}
+    wanted |= {"codeagent_lite.workbook", "codeagent_lite.workbook.wire"}  # the channel's codec
     assert set(outcome.data) == wanted  # type: ignore[call-overload]
 
 

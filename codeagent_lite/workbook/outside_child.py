@@ -1,10 +1,11 @@
 """The program the outside judge runs in a fresh sandboxed process: the learner's code, and nothing that judges.
 
-Run as ``python -I -S outside_child.py``. The first line on stdin says what to load: the answer cells of
-notebook 05 (``"mode": "answers"``, their source run in order in one namespace, as a kernel would), or a learner's
-``my_json_text/`` folder (``"mode": "folder"``). Then each request line asks for one thing (call a function, read
-a value, drive an adapter) and the answer line says what came back or what was raised, as plain data
-(``outside_wire``). The verdict is made by the parent, which never sees the learner's objects, only this data.
+Run by ``sandbox.SandboxSession``. Its payload says what to load: the answer cells of notebook 05 (``"mode":
+"answers"``, their source run in order in one namespace, as a kernel would), or a learner's ``my_json_text/`` folder
+(``"mode": "folder"``). Then each request (``sandbox_io.receive``) asks for one thing (call a function, read a
+value, drive an adapter) and the answer (``sandbox_io.send_part``) says what came back or what was raised, as plain
+data (``workbook.wire``, the codec verify's probe uses too). The verdict is made by the parent, which never sees the
+learner's objects, only this data.
 
 The learner's code can rewrite anything in this process, this file included: all it can change is the data it
 sends, and the parent treats that as untrusted input (size cap, deadline, a ✘ when it is garbage).
@@ -12,8 +13,8 @@ sends, and the parent treats that as untrusted input (size cap, deadline, a ✘ 
 
 from __future__ import annotations
 
+import functools
 import importlib
-import json
 import os
 import sys
 import types
@@ -21,32 +22,18 @@ from collections.abc import Callable
 from typing import Any
 
 
-def _channel() -> tuple[Any, Any]:
-    """Keep stdin and stdout for the parent; the learner's prints and reads go to /dev/null."""
-    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
-    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (kept open for the process's life)
-    sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
-    return requests, answers
-
-
 def _classes(mode: str) -> dict[str, Any]:
-    """The package classes this child may build from the parent's arguments."""
+    """The package classes this child may build from the parent's arguments, by qualified name."""
     from codeagent_lite import kernel_types, model_adapter
+    from codeagent_lite.workbook import wire
 
-    classes: dict[str, Any] = {}
     modules: list[Any] = [kernel_types, model_adapter]
     if mode == "answers":
         from codeagent_lite import json_text_adapter, json_text_messages, scripted_provider
         from codeagent_lite.workbook import exercise_checks
 
         modules += [json_text_adapter, json_text_messages, scripted_provider, exercise_checks]
-    for module in modules:
-        classes.update({name: value for name, value in vars(module).items() if isinstance(value, type)})
-    return classes
+    return wire.classes_of(*modules)
 
 
 def _sabotage(targets: list[str]) -> None:
@@ -88,27 +75,6 @@ def _lend(file: str, **names: Any) -> None:
     sys.modules[module.__name__] = module
 
 
-def _verify_steps(folder: str, seed: Any) -> dict[str, list[Any]]:
-    """verify on the learner's folder, here in the sandbox: each step's [passed, report text].
-
-    With fresh cases (``seed``) where this verify can draw them.
-    """
-    import inspect
-
-    from codeagent_lite.workbook.verify import VerifyReport, verify
-
-    parent, _, name = folder.rpartition("/")
-    os.chdir(parent)  # the report names the folder as the learner knows it, my_json_text
-    fresh = {"seed": seed} if "seed" in inspect.signature(verify).parameters else {}
-    report = verify(name, **fresh)
-    steps: dict[str, list[Any]] = {}
-    for step in sorted({result.check.step for result in report.results}):
-        results = tuple(result for result in report.results if result.check.step == step)
-        part = VerifyReport(report.label, (step,), results, report.file_problems, report.notes)
-        steps[str(step)] = [all(result.passed for result in results), str(part)]
-    return steps
-
-
 class _Provider:
     """The text provider step 2's adapter is handed: one reply of the parent's choosing."""
 
@@ -128,18 +94,20 @@ def _outcome(run: Callable[[], Any], encode: Callable[[Any], Any]) -> dict[str, 
 
 class _Child:
     def __init__(self, config: dict[str, Any]) -> None:
-        import outside_wire  # type: ignore[import-not-found]  # the sandbox lays the codec out beside this file (outside_sandbox.py)
+        from codeagent_lite.workbook import wire
 
-        self.wire = outside_wire
+        self.wire = wire
+        self.encode = functools.partial(wire.encode, caps=wire.GRADER_CAPS)
         self.mode = str(config["mode"])
         self.classes = _classes(self.mode)
+        self.named = {klass.__name__: klass for klass in self.classes.values()}
         self.namespace: dict[str, Any] = {}
         self.lent_error: BaseException = KeyError("nothing lent yet")
         if self.mode == "answers":
             _sabotage([str(target) for target in config.get("sabotage", [])])
             self.namespace = _load_answers([str(source) for source in config["sources"]])
         else:
-            _load_folder(str(config["folder"]))
+            _load_folder(os.path.abspath(str(config["folder"])))
 
     def decode(self, data: Any) -> Any:
         return self.wire.decode(data, self.classes)
@@ -152,7 +120,7 @@ class _Child:
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         operation = request.get("op")
-        encode = self.wire.encode
+        encode = self.encode
         if operation == "value":
             return _outcome(lambda: self.target(str(request["target"])), encode)
         if operation == "call":
@@ -160,8 +128,6 @@ class _Child:
             return _outcome(lambda: self.target(str(request["target"]))(*args), encode)
         if operation == "load":
             return _outcome(lambda: importlib.import_module(f"my_json_text.{request['target']}") and None, encode)
-        if operation == "verify":
-            return _outcome(lambda: _verify_steps(str(request["folder"]), request.get("seed")), encode)
         if operation == "adapter":
             return self.adapter(request)
         if operation == "lent_adapter":
@@ -170,10 +136,10 @@ class _Child:
 
     def adapter(self, request: dict[str, Any]) -> dict[str, Any]:
         """Exercise 4: the learner's adapter class on a scripted provider, and what the provider was asked."""
-        provider = self.classes["ScriptedProvider"]([self.decode(reply) for reply in request["replies"]])
+        provider = self.named["ScriptedProvider"]([self.decode(reply) for reply in request["replies"]])
         args = [self.decode(arg) for arg in request.get("args", [])]
-        result = _outcome(lambda: self.target(str(request["target"]))(provider).complete(*args), self.wire.encode)
-        result["calls"] = self.wire.encode(list(provider.calls))
+        result = _outcome(lambda: self.target(str(request["target"]))(provider).complete(*args), self.encode)
+        result["calls"] = self.encode(list(provider.calls))
         return result
 
     def lent_adapter(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -190,25 +156,26 @@ class _Child:
         def complete() -> Any:
             adapter_file = importlib.import_module("my_json_text.json_text_adapter")
             adapter = adapter_file.JsonTextModelAdapter(_Provider(adapter_file.ProviderResponse, request["usage"]))
-            history = [self.classes["Message"](self.classes["MessageRole"].USER, "hi")]
-            return adapter.complete(history, [], self.classes["ModelCallBudget"](max_output_tokens=16))
+            history = [self.named["Message"](self.named["MessageRole"].USER, "hi")]
+            return adapter.complete(history, [], self.named["ModelCallBudget"](max_output_tokens=16))
 
-        return _outcome(complete, self.wire.encode)
+        return _outcome(complete, self.encode)
 
 
 def main() -> None:
-    requests, answers = _channel()
-    config = json.loads(requests.readline())
-    sys.path[:0] = [str(path) for path in config.get("paths", [])]
-    os.environ.pop("PYTHONPATH", None)
+    import sandbox_io  # type: ignore[import-not-found]  # copied beside this file in the sandbox
+
+    # kept before learner code can replace them
+    receive, answer = sandbox_io.receive, sandbox_io.send_part
+    config = sandbox_io.read_payload()
+    os.environ["CAL_LANG"] = str(config.get("language", "en"))
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (kept open for the process's life)
     child = _Child(config)
-    for line in requests:
+    while (request := receive()) is not None:
         try:
-            reply = child.answer(json.loads(line))
+            answer(child.answer(request))
         except BaseException as error:  # a malformed request or an unreadable value: say so, keep serving
-            reply = {"raised": child.wire.encode(RuntimeError(f"the child could not answer: {error!r}"[:300]))}
-        answers.write(json.dumps(reply, ensure_ascii=True) + "\n")
-        answers.flush()
+            answer({"raised": child.encode(RuntimeError(f"the child could not answer: {error!r}"[:300]))})
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ process, the teacher's; the learner's code it needs runs in the judge's sandboxe
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from nbformat import NotebookNode
 
 from .language import _assignment_suffix
 from .outside_judge import Verdict, judge_build, judge_exercises
+from .sandbox import Limits, bwrap_executable, fresh_uid, readable_bind, system_binds, unprivileged
 
 __all__ = ["JUDGED", "OutsideJudge", "SandboxedExecute", "judged_outputs"]
 
@@ -64,14 +66,7 @@ class OutsideJudge(Preprocessor):
         kind = JUDGED.get(str(nbgrader.get("notebook", "")))
         if kind is None:
             return nb, resources
-        assignment = str(nbgrader.get("assignment", ""))
-        language = _assignment_suffix(assignment) or "en"
-        folder = Path(str(resources.get("metadata", {}).get("path", ".")))
-        if kind == "exercises":
-            sources = [cell.source for cell in nb.cells if cell.cell_type == "code" and _nbgrader(cell).get("solution")]
-            verdicts = judge_exercises(sources, language=language)
-        else:
-            verdicts = judge_build(folder / "my_json_text", language=language)
+        verdicts = _verdicts(nb, resources, kind)
         for cell in nb.cells:
             metadata = _nbgrader(cell)
             if cell.cell_type != "code" or not metadata.get("grade"):
@@ -84,37 +79,70 @@ class OutsideJudge(Preprocessor):
         return nb, resources
 
 
+def _verdicts(nb: NotebookNode, resources: Mapping[str, Any], kind: str) -> dict[str, Verdict]:
+    """The judge's verdicts for a judged notebook: its answer cells' source (05), or its folder (07)."""
+    language = _assignment_suffix(str(resources.get("nbgrader", {}).get("assignment", ""))) or "en"
+    if kind == "exercises":
+        sources = [cell.source for cell in nb.cells if cell.cell_type == "code" and _nbgrader(cell).get("solution")]
+        return judge_exercises(sources, language=language)
+    folder = Path(str(resources.get("metadata", {}).get("path", ".")))
+    return judge_build(folder / "my_json_text", language=language)
+
+
 # --------------------------------------------------------------------------- the student's kernel, without rights
 
 
+KERNEL_LIMITS = Limits(memory_bytes=4 * 2**30, processes=64, open_files=256, output_bytes=16_000_000)
+"""The student's kernel as root: its own uid, and these bounds (threads count as processes; ipykernel runs a few)."""
+
+
 def _kernel_sandbox(command: list[str], notebook_dir: Path, course: Path, connection_file: str) -> list[str]:
-    """``command`` (a kernel's argv) inside bubblewrap: the machine read-only, the course and the repo's teacher-only
-    folders hidden, only the notebook's own folder visible among the submissions, every capability dropped.
+    """``command`` (a kernel's argv) inside bubblewrap: the course and the repo's teacher-only folders hidden, only
+    the notebook's own folder visible among the submissions, every capability dropped.
 
-    The network stays shared: the kernel talks to nbgrader over TCP on loopback.
+    As root (a classroom server, CI), the kernel sees a fresh root holding only the interpreter, the environment
+    it runs from and the package, runs as a kernel uid of its own with the sandbox's limits (``sandbox``'s
+    helpers, as verify's runs), and in a pid namespace of its own, so a fork bomb in an answer cell is bounded
+    and dies with the kernel. Otherwise the machine is shown read-only. The network stays shared either way:
+    the kernel talks to nbgrader over TCP on loopback.
     """
-    from .outside_sandbox import PACKAGE, bwrap_path
-
-    bwrap = bwrap_path()
+    bwrap = bwrap_executable()
     if bwrap is None:
         raise RuntimeError(
             "autograde runs each kernel in bubblewrap (bwrap); install it (Debian: apt-get install bubblewrap)"
         )
-    repo = PACKAGE.parent
-    hidden = [course, repo / "solutions", repo / "classroom"]
-    wrapped = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
-    hidden = [path.resolve() for path in hidden if path.is_dir()]
+    repo = Path(__file__).resolve().parents[2]
+    hidden = [path.resolve() for path in (course, repo / "solutions", repo / "classroom") if path.is_dir()]
+    uid = fresh_uid()
+    wrapped = [bwrap, *_kernel_world(repo, uid), "--dev", "/dev", "--proc", "/proc", "--perms", "1777"]
+    wrapped += ["--tmpfs", "/tmp"]
     for path in hidden:
         wrapped += ["--tmpfs", str(path)]
     for path in (notebook_dir.resolve(), Path(connection_file).resolve()):
-        wrapped += ["--ro-bind", str(path), str(path)]
+        wrapped += readable_bind(path)
     for path in hidden:  # an empty, read-only folder: nothing to read, nowhere to write
         wrapped += ["--remount-ro", str(path)]
-    wrapped += ["--chdir", str(notebook_dir.resolve()), "--die-with-parent", "--cap-drop", "ALL"]
+    wrapped += ["--chdir", str(notebook_dir.resolve()), "--die-with-parent"]
     wrapped += ["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--clearenv"]
     for name, value in _kernel_environment(os.environ).items():
         wrapped += ["--setenv", name, value]
-    return [*wrapped, "--", *command]
+    if uid is None:
+        return [*wrapped, "--cap-drop", "ALL", "--", *command]
+    # setpriv needs root's CAP_SETUID to change uid; it then drops every capability (bounding set included)
+    os.chown(connection_file, uid, -1)  # the kernel's own key; the teacher's process (root) still reads it
+    return [*wrapped, "--unshare-pid", "--", *unprivileged(uid, KERNEL_LIMITS), *command]
+
+
+def _kernel_world(repo: Path, uid: int | None) -> list[str]:
+    """What the kernel's root holds: the whole machine read-only, or (with a uid of its own) only the interpreter,
+    its environment and the package's folder (readable by any uid: their parents are made traversable)."""
+    if uid is None:
+        return ["--ro-bind", "/", "/"]
+    world = system_binds()
+    for folder in (Path(sys.prefix).resolve(), repo):
+        if folder != Path(sys.base_prefix).resolve():
+            world += readable_bind(folder)
+    return world
 
 
 KERNEL_ENVIRONMENT = ("PATH", "PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "NBGRADER_EXECUTION", "CAL_LANG")

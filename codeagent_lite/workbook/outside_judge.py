@@ -1,17 +1,19 @@
 """The verdicts of notebooks 05 and 07's graded cells, decided where no learner's code runs.
 
-nbgrader runs a whole submission in one kernel, so an answer cell can rewrite the checks the locked cells import.
-The outside judge (``outside_grade.OutsideJudge``, a step of nbgrader's autograde) therefore decides every graded
-cell again in the teacher's process: the learner's code runs in a sandboxed child (``outside_sandbox``) that only
-answers requests with plain data, and the checks here compare that data with what is right.
+nbgrader runs a whole submission in one kernel, so an answer cell can rewrite the checks the locked cells import. The
+outside judge (``outside_grade.OutsideJudge``, a step of nbgrader's autograde) therefore decides every graded cell again
+in the teacher's process: the learner's code runs in a sandboxed child (``sandbox.SandboxSession``, the sandbox verify
+uses, running ``outside_child``) that only answers requests with plain data, and the checks here compare that data with
+what is right.
 
-* Notebook 05: the answer cells' source runs in the child; the exercise checks (``exercise_checks``) run here on
-  proxies that forward each call to the child. The hidden cells add cases drawn fresh from ``seed`` and the traps of
-  the teacher's copy (work handed to the package, computed predictions, a cause dropped, every layer named).
-* Notebook 07: each step is ``verify`` on the submission's folder, plus what only an outside judge can check: the
-  step's file loads in a child that has the previous chapter and nothing else (a file that reaches for the
-  reference, however the import is spelled, fails there), and gives the reference's answers on the hidden replies
-  and on fresh ones. A step whose own-work check fails scores 0, both of its cells.
+* Notebook 05: the answer cells' source runs in the child; the exercise checks (``exercise_checks``) run here on proxies
+  that forward each call to the child. The hidden cells add cases drawn fresh from ``seed`` and the traps of the
+  teacher's copy (work handed to the package, computed predictions, a cause dropped, every layer named).
+* Notebook 07: each step is ``verify`` on the submission's folder (run here: verify sandboxes the learner's files
+  itself), plus what only an outside judge can check: the step's file loads in a child that has the previous chapter and
+  nothing else (a file that reaches for the reference, however the import is spelled, fails there), and gives the
+  reference's answers on the hidden replies and on fresh ones. A step whose own-work check fails scores 0, both of its
+  cells.
 
 What no judge sees: a learner who types the reference's text in by hand (classroom/GRADING.md).
 """
@@ -20,12 +22,15 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import functools
 import io
 import json
 import os
 import random
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,10 +48,53 @@ from ..scripted_provider import ScriptedProvider
 from . import exercise_checks
 from .build_assignment import chapter_imports
 from .exercise_checks import ToolCallRejected
-from .outside_sandbox import ChildStopped, SandboxedChild, sandboxed
-from .outside_wire import WireError, decode, encode
+from .sandbox import Limits, SandboxSession, SandboxStopped
+from .verify import VerifyReport, verify
+from .wire import GRADER_CAPS, WireError, classes_of, decode
+from .wire import encode as wire_encode
 
-__all__ = ["STEP_FILES", "Verdict", "judge_build", "judge_exercises"]
+__all__ = ["STEP_FILES", "Verdict", "judge_build", "judge_exercises", "sandboxed"]
+
+_HERE = Path(__file__).resolve().parent
+_CHILD = "import outside_child\noutside_child.main()\n"
+_CHILD_LIMITS = Limits(seconds=10.0, memory_bytes=1 << 30, processes=32, open_files=128, output_bytes=16_000_000)
+"""One answer is small; the session's channel carries all of a notebook's answers, capped as a whole."""
+
+
+def _package_files() -> dict[str, bytes]:
+    """The whole package, for notebook 05's answer cells (they use the chapter; what they can reach decides nothing)."""
+    package = _HERE.parent
+    return {
+        f"codeagent_lite/{path.relative_to(package).as_posix()}": path.read_bytes()
+        for path in sorted(package.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    }
+
+
+def _folder_files(folder: Path) -> dict[str, bytes]:
+    """The learner's own ``*.py`` files (no symlinks: a link could name a teacher's file)."""
+    return {
+        f"my_json_text/{path.name}": path.read_bytes()
+        for path in sorted(folder.glob("*.py"))
+        if path.is_file() and not path.is_symlink()
+    }
+
+
+def sandboxed(
+    config: Mapping[str, Any],
+    *,
+    full_package: bool,
+    folder: Path | None = None,
+    language: str = "en",
+    deadline: float = 10.0,
+) -> SandboxSession:
+    """A session with ``outside_child`` loaded with ``config``: the whole package (05) or the Kernel types only (07)."""
+    files = {"outside_child.py": (_HERE / "outside_child.py").read_bytes()}
+    files.update(_package_files() if full_package else {})
+    files.update(_folder_files(folder) if folder is not None else {})
+    payload = dict(config, language=language, folder="my_json_text")
+    limits = dataclasses.replace(_CHILD_LIMITS, seconds=deadline)
+    return SandboxSession(_CHILD, payload=payload, files=files, limits=limits, kernel_types=not full_package)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,11 +106,14 @@ class Verdict:
 
 
 def _classes() -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for module in (kernel_types, model_adapter, json_text_adapter, reference_messages, scripted_provider):
-        found.update({name: value for name, value in vars(module).items() if isinstance(value, type)})
-    found["ToolCallRejected"] = ToolCallRejected
+    found = classes_of(kernel_types, model_adapter, json_text_adapter, reference_messages, scripted_provider)
+    found[f"{ToolCallRejected.__module__}.{ToolCallRejected.__qualname__}"] = ToolCallRejected
     return found
+
+
+def encode(value: object) -> Any:
+    """A value for the child, whole (the grader's texts must arrive as they are)."""
+    return wire_encode(value, caps=GRADER_CAPS)
 
 
 CLASSES = _classes()
@@ -72,11 +123,11 @@ class JudgeStopped(RuntimeError):
     """The learner's child broke off (a hang, a crash, garbage): every later call says so."""
 
 
-def _answer(child: SandboxedChild | _Replay, request: Mapping[str, Any], timeout: float | None = None) -> Any:
+def _answer(child: SandboxSession | _Replay, request: Mapping[str, Any], timeout: float | None = None) -> Any:
     """The child's answer, decoded: the value returned, or the exception raised (re-raised here)."""
     try:
         reply = child.ask(request, timeout)
-    except ChildStopped as stopped:
+    except SandboxStopped as stopped:
         raise JudgeStopped(f"the sandboxed run of your code stopped: {stopped}") from None
     if type(reply) is not dict:
         raise JudgeStopped("the sandboxed run of your code sent something that is not an answer")
@@ -121,7 +172,7 @@ def _language(language: str) -> Iterator[None]:
 class _RemoteFunction:
     """Stands where the learner's function stood: each call runs the learner's code in the child."""
 
-    def __init__(self, child: SandboxedChild, name: str) -> None:
+    def __init__(self, child: SandboxSession, name: str) -> None:
         self._child, self.__name__ = child, name
 
     def __call__(self, *args: Any) -> Any:
@@ -131,7 +182,7 @@ class _RemoteFunction:
 class _RemoteAdapter:
     """Exercise 4's class: ``_RemoteAdapter(provider).complete(...)`` drives the learner's adapter in the child."""
 
-    def __init__(self, child: SandboxedChild, name: str, provider: ScriptedProvider) -> None:
+    def __init__(self, child: SandboxSession, name: str, provider: ScriptedProvider) -> None:
         self._child, self._name, self._provider = child, name, provider
 
     def complete(self, *args: Any) -> Any:
@@ -143,7 +194,7 @@ class _RemoteAdapter:
         }
         try:
             reply = self._child.ask(request)
-        except ChildStopped as stopped:
+        except SandboxStopped as stopped:
             raise JudgeStopped(f"the sandboxed run of your code stopped: {stopped}") from None
         try:
             calls = decode(reply.get("calls", []), CLASSES) if type(reply) is dict else []
@@ -154,7 +205,7 @@ class _RemoteAdapter:
         return _answer(_Replay(reply), {})
 
 
-def _namespace(child: SandboxedChild) -> dict[str, Any]:
+def _namespace(child: SandboxSession) -> dict[str, Any]:
     """The names the checks take, each a proxy into the child (predictions fetched as data)."""
     names: dict[str, Any] = {}
     for number, wanted in exercise_checks.EXERCISE_NAMES.items():
@@ -264,10 +315,18 @@ def _placeholders_problem(check: Callable[[Any], Any]) -> str | None:
             return f"{value!r} raised {type(error).__name__}"
         else:
             return f"{value!r} was let through"
-        if not any(word in expected.lower() for word in ("object", "dict", "{")):
-            return f"for {value!r} expected={expected!r} does not say that an object was expected"
-        if not (any(word in found.lower() for word in words) or repr(value) in found or json.dumps(value) in found):
-            return f"for {value!r} found={found!r} does not say what came instead"
+        problem = _fields_problem(value, words, expected, found)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _fields_problem(value: Any, words: tuple[str, ...], expected: str, found: str) -> str | None:
+    """Whether a rejection's expected and found say what was expected (an object) and what came instead."""
+    if not any(word in expected.lower() for word in ("object", "dict", "{")):
+        return f"for {value!r} expected={expected!r} does not say that an object was expected"
+    if not (any(word in found.lower() for word in words) or repr(value) in found or json.dumps(value) in found):
+        return f"for {value!r} found={found!r} does not say what came instead"
     return None
 
 
@@ -306,22 +365,28 @@ def computed_predictions(source: str) -> list[str]:
         return []
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                whole = _names_predictions(target) and not (
-                    not isinstance(node, ast.AugAssign) and node.value is not None and _literal_dict(node.value)
-                )
-                item = (
-                    isinstance(target, ast.Subscript)
-                    and _names_predictions(target.value)
-                    and not (node.value is not None and _is_literal_answer(node.value))
-                )
-                if whole or item:
-                    found.append(ast.get_source_segment(source, node) or "predictions = ...")
-        elif _mutates_predictions(node):
-            found.append(ast.get_source_segment(source, node) or "predictions.update(...)")
+        if _computes_predictions(node):
+            fallback = "predictions.update(...)" if isinstance(node, ast.Call) else "predictions = ..."
+            found.append(ast.get_source_segment(source, node) or fallback)
     return found
+
+
+def _computes_predictions(node: ast.AST) -> bool:
+    """An assignment to predictions (whole, or one item) from anything but literals, or a mutating call on it."""
+    if _mutates_predictions(node):
+        return True
+    if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        return False
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return any(_computed_target(node, target) for target in targets)
+
+
+def _computed_target(node: ast.Assign | ast.AnnAssign | ast.AugAssign, target: ast.expr) -> bool:
+    literal_whole = not isinstance(node, ast.AugAssign) and node.value is not None and _literal_dict(node.value)
+    if _names_predictions(target):
+        return not literal_whole
+    literal_item = node.value is not None and _is_literal_answer(node.value)
+    return isinstance(target, ast.Subscript) and _names_predictions(target.value) and not literal_item
 
 
 def _cause_problem(names: Mapping[str, Any], rng: random.Random) -> str | None:
@@ -461,9 +526,6 @@ def _guarded_problem(run: Callable[[], str | None]) -> str | None:
 
 # --------------------------------------------------------------------------- notebook 07: the learner's folder
 
-VERIFY_SECONDS = 600
-"""verify bounds each check itself (its own time limit); this bounds the whole run of the child."""
-
 STEP_FILES = {1: "json_text_messages", 2: "json_text_adapter", 3: "json_action_parser", 4: "json_action_parser"}
 """The file each step grades: its own-work check is about this file."""
 
@@ -547,7 +609,7 @@ def _outcome(run: Callable[[], Any]) -> str:
         return f"crashed with {type(error).__name__}: {error}"
 
 
-def _parser_problem(child: SandboxedChild, replies: Sequence[str]) -> str | None:
+def _parser_problem(child: SandboxSession, replies: Sequence[str]) -> str | None:
     parse = _RemoteFunction(child, "json_action_parser.parse_json_action")
     for text in replies:
         got = _outcome(functools.partial(parse, text))
@@ -557,7 +619,7 @@ def _parser_problem(child: SandboxedChild, replies: Sequence[str]) -> str | None
     return None
 
 
-def _messages_problem(child: SandboxedChild, rng: random.Random) -> str | None:
+def _messages_problem(child: SandboxSession, rng: random.Random) -> str | None:
     call_id = _fresh_text(rng).strip() or "c"
     fresh = (
         Message(MessageRole.USER, _fresh_text(rng)),
@@ -580,7 +642,7 @@ def _messages_problem(child: SandboxedChild, rng: random.Random) -> str | None:
     return None
 
 
-def _adapter_problem(child: SandboxedChild, rng: random.Random) -> str | None:
+def _adapter_problem(child: SandboxSession, rng: random.Random) -> str | None:
     """Step 2's traps, with stand-ins lent for the learner's other two files: the cause kept, only the parser's
     refusal caught."""
     usage = [rng.randint(10, 999), rng.randint(1, 99)]
@@ -608,7 +670,7 @@ def _adapter_problem(child: SandboxedChild, rng: random.Random) -> str | None:
     return _bug_problem(child, rng, usage)
 
 
-def _bug_problem(child: SandboxedChild, rng: random.Random, usage: list[int]) -> str | None:
+def _bug_problem(child: SandboxSession, rng: random.Random, usage: list[int]) -> str | None:
     try:
         _answer(child, {"op": "lent_adapter", "error": encode(KeyError(_fresh_text(rng))), "usage": usage})
     except KeyError:
@@ -623,7 +685,7 @@ def _bug_problem(child: SandboxedChild, rng: random.Random, usage: list[int]) ->
     return "a parser that raised KeyError gave an answer"
 
 
-def _load_problem(child: SandboxedChild, file: str) -> str | None:
+def _load_problem(child: SandboxSession, file: str) -> str | None:
     """Own work: the file loads where only the previous chapter exists (step 2's siblings lent as stand-ins)."""
     try:
         if file == "json_text_adapter":
@@ -648,7 +710,7 @@ def _load_problem(child: SandboxedChild, file: str) -> str | None:
     return None
 
 
-def _implemented(child: SandboxedChild, step: int) -> bool:
+def _implemented(child: SandboxSession, step: int) -> bool:
     """Whether the step's function does anything but the stub's NotImplementedError on the hidden inputs."""
     try:
         if step == 1:
@@ -667,25 +729,70 @@ def _implemented(child: SandboxedChild, step: int) -> bool:
 
 
 def _verify_steps(folder: Path, language: str, seed: int) -> dict[int, tuple[bool, str]]:
-    """verify's checks, all steps in one run, inside a sandboxed child (verify runs the learner's files)."""
-    failed = dict.fromkeys(STEP_FILES, (False, "verify could not run on this folder"))
-    with sandboxed({"mode": "answers", "sources": []}, full_package=True, folder=folder, language=language) as child:
-        try:
-            steps = _answer(
-                child, {"op": "verify", "folder": "/judge/work/my_json_text", "seed": seed}, timeout=VERIFY_SECONDS
-            )
-        except Exception as error:  # a folder verify cannot read is a ✘ for every step, never a crash of grading
-            return dict.fromkeys(STEP_FILES, (False, f"verify could not run: {type(error).__name__}: {error}"))
-    if not isinstance(steps, dict):
-        return failed
-    verdicts = {}
-    for step in STEP_FILES:
-        entry = steps.get(str(step))
-        if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str):
-            verdicts[step] = (entry[0] is True, printable_report(entry[1]))
-        else:
-            verdicts[step] = failed[step]
+    """verify's checks on the learner's folder, with cases drawn from ``seed``: each step's pass and report.
+
+    Run here, in the teacher's process: verify runs the learner's files in its own sandbox and judges outside it
+    (inside another sandbox it would fall back to a weaker one). All steps in one run, each step's part reported;
+    step 2 in a run of its own that judges the adapter alone (``_adapter_alone``).
+    """
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            report = verify(folder, seed=seed)
+            alone = _adapter_alone(folder, seed)
+    except Exception as error:  # a folder verify cannot read is a ✘ for every step, never a crash of grading
+        return dict.fromkeys(STEP_FILES, (False, f"verify could not run: {type(error).__name__}: {error}"))
+    verdicts = {step: _step_part(report, step) for step in STEP_FILES}
+    verdicts[2] = _step_part(alone, 2)
     return verdicts
+
+
+def _step_part(report: VerifyReport, step: int) -> tuple[bool, str]:
+    results = tuple(result for result in report.results if result.check.step == step)
+    part = VerifyReport(report.label, (step,), results, report.file_problems, report.notes)
+    return bool(results) and all(result.passed for result in results), printable_report(str(part))
+
+
+_STAND_IN = '''"""A stand-in the grader puts beside your adapter for a file that uses the package's chapter."""
+
+
+def __getattr__(name):
+    def stand_in(*args, **kwargs):
+        raise NotImplementedError(name + " is a stand-in: step 2 judges the adapter alone")
+
+    return stand_in
+'''
+"""Any name the adapter imports from a sibling is there; verify's step-2 checks lend the two helpers anyway."""
+
+
+def _uses_chapter(folder: Path, file: str) -> bool:
+    """Whether ``file`` imports the package's chapter (read from its source); a file that does not parse does not."""
+    try:
+        return bool(chapter_imports(folder, file))
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OSError):
+        return False
+
+
+def _adapter_alone(folder: Path, seed: int) -> VerifyReport:
+    """verify's step 2 on the learner's adapter, a sibling that uses the package's chapter replaced by a stand-in.
+
+    Why: the adapter imports its siblings, and verify's sandbox has no reference chapter, so a sibling that uses it
+    would fail to load and take step 2's points too, though that sibling's own step already scores 0 for it.
+    verify's checks lend the adapter its two helpers, so the stand-in decides nothing. A sibling broken on its
+    own (one that raises as it loads) stays: the adapter that imports it cannot run, as verify reports.
+    """
+    with tempfile.TemporaryDirectory(prefix="outside-judge-") as temporary:
+        copy = Path(temporary) / folder.name
+        copy.mkdir()
+        adapter = folder / "json_text_adapter.py"
+        if adapter.is_file() and not adapter.is_symlink():
+            shutil.copyfile(adapter, copy / adapter.name)
+        for sibling in ("json_text_messages", "json_action_parser"):
+            original = folder / f"{sibling}.py"
+            if original.is_file() and not original.is_symlink() and not _uses_chapter(folder, sibling):
+                shutil.copyfile(original, copy / original.name)
+            elif original.is_file():
+                (copy / original.name).write_text(_STAND_IN, encoding="utf-8")
+        return verify(copy, step=2, seed=seed)
 
 
 def printable_report(text: str) -> str:
@@ -735,7 +842,7 @@ def _imports_problem(folder: Path, file: str) -> str | None:
     return f"{file}.py uses the package's {', '.join(used)}: write it yourself" if used else None
 
 
-def _step_hidden(child: SandboxedChild, step: int, rng: random.Random) -> str | None:
+def _step_hidden(child: SandboxSession, step: int, rng: random.Random) -> str | None:
     if step == 1:
         return _messages_problem(child, rng)
     if step == 2:

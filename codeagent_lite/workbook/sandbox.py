@@ -10,12 +10,15 @@ The API (the grader builds on these names)::
         status: "ok" | "timeout" | "crashed" | "too_big" | "garbage"
         detail: one printable line, no paths of this machine
     run_in_sandbox(program, *, payload, files, limits=Limits(), kernel_types=True) -> ChildOutcome
+    with SandboxSession(program, payload=..., files=..., limits=...) as session:
+        session.ask(request, timeout=None) -> data     # raises SandboxStopped
     protections() -> tuple[str, ...]     # what isolation applies on this machine
 
 ``program`` is Python source run as ``__main__`` in the sandbox's working directory, which
 holds ``files`` (relative path -> bytes), ``sandbox_io.py`` and, with ``kernel_types=True``,
-a minimal ``codeagent_lite`` package: an empty ``__init__`` and copies of ``kernel_types`` and
-``model_adapter`` with the package modules they import (computed with ``ast`` at run time; the
+a minimal ``codeagent_lite`` package: an empty ``__init__``, copies of ``kernel_types`` and
+``model_adapter`` with the package modules they import, and ``workbook.wire`` (the codec for values
+crossing the channel) (computed with ``ast`` at run time; the
 reference chapter is never among them). The program reads ``payload`` with
 ``sandbox_io.read_payload()`` and answers with ``sandbox_io.send(data)`` (and, before that,
 any number of ``sandbox_io.send_part(data)``, which land in ``ChildOutcome.parts``).
@@ -75,10 +78,17 @@ __all__ = [
     "REFERENCE_MODULES",
     "ChildOutcome",
     "Limits",
+    "SandboxSession",
+    "SandboxStopped",
+    "bwrap_executable",
+    "fresh_uid",
     "isolated",
     "kernel_closure",
     "protections",
+    "readable_bind",
     "run_in_sandbox",
+    "system_binds",
+    "unprivileged",
 ]
 
 Status = Literal["ok", "timeout", "crashed", "too_big", "garbage"]
@@ -194,6 +204,10 @@ def _write_world(folder: Path, program: str, payload: object, files: Mapping[str
         (package / "__init__.py").write_text('"""The Kernel types only: the sandbox\'s package."""\n')
         for name in _KERNEL_MODULES:
             _copy_compiled(_PACKAGE_DIR / f"{name}.py", package / f"{name}.py")
+        # the channel's codec for values and exceptions (``wire``), shared by every program run here
+        (package / "workbook").mkdir(exist_ok=True)
+        (package / "workbook" / "__init__.py").write_text('"""The sandbox\'s codec only."""\n')
+        _copy_compiled(Path(__file__).with_name("wire.py"), package / "workbook" / "wire.py")
     _copy_compiled(Path(__file__).with_name("sandbox_io.py"), folder / "sandbox_io.py")
     (folder / "payload.json").write_text(json.dumps(payload, ensure_ascii=True, allow_nan=False))
     (folder / "__main__.py").write_text(program, encoding="utf-8")
@@ -257,12 +271,29 @@ def _own_uid() -> int:
     return 3_000_000 + (os.getpid() % 50_000) * 64 + next(_uids) % 64
 
 
-def _bwrap_command(folder: Path, uid: int | None) -> list[str]:
-    command = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/usr", "/usr"]
+def system_binds() -> list[str]:
+    """bubblewrap's arguments for a fresh root holding ``/usr`` and the interpreter, read-only, nothing else.
+
+    The base interpreter's site-packages are hidden; a virtual environment a caller binds keeps its own.
+    """
+    command = ["--ro-bind", "/usr", "/usr"]
     for link in ("lib", "lib64", "bin", "sbin"):
         if Path(f"/usr/{link}").is_dir():
             command += ["--symlink", f"usr/{link}", f"/{link}"]
-    command += _prefix_binds(Path(sys.base_prefix).resolve())
+    return [*command, *_prefix_binds(Path(sys.base_prefix).resolve())]
+
+
+def readable_bind(path: Path) -> list[str]:
+    """bubblewrap's arguments binding ``path`` read-only where it is, its parents made traversable for any uid
+    (bubblewrap's own parent folders would be 0700 under root: a uid of the run's own could not reach it)."""
+    binds: list[str] = []
+    for parent in reversed(path.parents[:-1]):
+        binds += ["--perms", "0755", "--dir", str(parent)]
+    return [*binds, "--ro-bind", str(path), str(path)]
+
+
+def _bwrap_command(folder: Path, uid: int | None) -> list[str]:
+    command = [shutil.which("bwrap") or "bwrap", *system_binds()]
     command += ["--proc", "/proc", "--dev", "/dev", *_writable_places(folder)]
     command += ["--chdir", _INSIDE, "--die-with-parent", "--new-session", "--clearenv"]
     for name, value in _ENV.items():
@@ -291,12 +322,34 @@ def _prefix_binds(prefix: Path) -> list[str]:
     if prefix != Path("/usr") and Path("/usr") not in prefix.parents:
         # Its parent folders are made traversable (a pyenv under /root, which is 0700 outside): else the
         # dynamic loader misses the prefix's libpython and a system one with another stdlib would run.
-        for parent in reversed(prefix.parents[:-1]):
-            binds += ["--perms", "0755", "--dir", str(parent)]
-        binds += ["--ro-bind", str(prefix), str(prefix)]
+        binds += readable_bind(prefix)
     for site in prefix.glob("lib/python3*/site-packages"):
         binds += ["--tmpfs", str(site)]
     return binds
+
+
+def unprivileged(uid: int, limits: Limits) -> list[str]:
+    """A command prefix, run as root, for a program that must not be: ``limits`` set (``prlimit``), then the
+    rest run as ``uid`` with no capability (``setpriv``). The process limit binds there, as in a sandbox run.
+
+    Why a prefix: the classroom's kernel is started by jupyter_client, where no ``preexec_fn`` can be given.
+    """
+    fsize = limits.output_bytes * 4 + 2**20
+    prlimit = [shutil.which("prlimit") or "prlimit", f"--nproc={limits.processes}", f"--as={limits.memory_bytes}"]
+    prlimit += [f"--nofile={limits.open_files}", f"--fsize={fsize}", "--core=0", "--"]
+    return [*prlimit, *_setpriv(uid)]
+
+
+def fresh_uid() -> int | None:
+    """A kernel uid of its own for a program started as root (None when not root, or no ``setpriv``/``prlimit``)."""
+    if not _is_root() or shutil.which("setpriv") is None or shutil.which("prlimit") is None:
+        return None
+    return _own_uid()
+
+
+def bwrap_executable() -> str | None:
+    """bubblewrap's path where it works here (as root, with ``setpriv`` beside it), else None."""
+    return shutil.which("bwrap") if _bwrap_works() else None
 
 
 def _setpriv(uid: int) -> list[str]:
@@ -425,6 +478,124 @@ def run_in_sandbox(
         shutil.rmtree(folder, ignore_errors=True)
 
 
+class SandboxStopped(RuntimeError):
+    """A conversation broke off: the child hung, crashed, or sent what is not an answer (said once, then for good)."""
+
+
+class SandboxSession:
+    """A conversation with one sandboxed child: the grader asks, case after case, and judges the answers.
+
+    Why not one ``run_in_sandbox`` per case: loading a submission once and asking it many questions keeps a
+    whole notebook's judging to one child, and its cases can be drawn as the judging goes. The child gets the
+    same world, limits and channel as ``run_in_sandbox``; its program reads each request with
+    ``sandbox_io.receive()`` and answers with one ``sandbox_io.send_part(data)``. ``ask`` waits at most
+    ``timeout`` (``limits.seconds`` by default) for that answer, a half-written one included; anything but a
+    well-formed answer in time stops the session, kills every process of the run, and raises ``SandboxStopped``
+    from then on. Leaving the ``with`` block kills them all as well. POSIX only (``select`` on the request pipe).
+    """
+
+    def __init__(
+        self,
+        program: str,
+        *,
+        payload: object,
+        files: Mapping[str, bytes],
+        limits: Limits = Limits(),
+        kernel_types: bool = True,
+    ) -> None:
+        self._world = (program, payload, files, kernel_types)
+        self.limits = limits
+        self.stopped: str | None = None
+        self._folder: Path | None = None
+        self._live: _Live | None = None
+
+    def __enter__(self) -> SandboxSession:
+        program, payload, files, kernel_types = self._world
+        self._folder = Path(tempfile.mkdtemp(prefix="cal-session-"))
+        try:
+            _write_world(self._folder, program, payload, files, kernel_types)
+            live = _launch(self._folder, self.limits, conversation=True)
+        except BaseException:
+            self.close()
+            raise
+        if isinstance(live, ChildOutcome):
+            self.stopped = live.detail
+        else:
+            self._live = live
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> int | None:
+        """The run's first process (tests look for it after the end)."""
+        return self._live.run.process.pid if self._live is not None else None
+
+    def ask(self, request: object, timeout: float | None = None) -> object:
+        """The child's answer to ``request`` (JSON data), or ``SandboxStopped`` saying what went wrong."""
+        if self.stopped is not None or self._live is None:
+            raise SandboxStopped(self.stopped or "the session is closed")
+        live = self._live
+        deadline = time.monotonic() + (self.limits.seconds if timeout is None else timeout)
+        live.listener.parts.clear()  # answers nobody asked for yet are not this request's answer
+        line = json.dumps(request, ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n"
+        outcome = _send_request(live.request_writer, line, deadline) or _await_answer(live, self.limits, deadline)
+        if outcome.status == "ok":
+            return outcome.data
+        self.stopped = outcome.detail
+        self.close()
+        raise SandboxStopped(outcome.detail)
+
+    def close(self) -> None:
+        """Kill every process of the run and remove its folder (idempotent)."""
+        live, self._live = self._live, None
+        if live is not None:
+            _shutdown(live)
+            self.stopped = self.stopped or "the session is closed"
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
+
+def _send_request(writer: int, line: bytes, deadline: float) -> ChildOutcome | None:
+    """Write one request line before the deadline (a child that stops reading cannot block the parent)."""
+    import select
+
+    os.set_blocking(writer, False)
+    view = memoryview(line)
+    while view:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return ChildOutcome("timeout", None, "the checking process stopped reading its requests")
+        _, writable, _ = select.select([], [writer], [], left)
+        if not writable:
+            continue
+        try:
+            view = view[os.write(writer, view) :]
+        except BlockingIOError:
+            continue
+        except OSError:
+            return ChildOutcome("crashed", None, "the checking process closed its requests")
+    return None
+
+
+def _await_answer(live: _Live, limits: Limits, deadline: float) -> ChildOutcome:
+    """The next part on the channel, as an "ok" outcome; or what ended the wait instead."""
+    state = live.listener
+    while not state.parts:
+        now = time.monotonic()
+        if now >= deadline:
+            half = "began an answer and never finished it" if state.buffer else "gave no answer in time"
+            return _outcome("timeout", None, f"the checking process {half}", state)
+        outcome, _ = _receive(live.run.process, state, limits, deadline - now, None)
+        if outcome is not None and outcome.status == "ok":
+            return _outcome("garbage", None, "the checking process ended the conversation", state)
+        if outcome is not None:
+            return outcome
+    return ChildOutcome("ok", state.parts.pop(0), "")
+
+
 @functools.cache
 def _prefix_open_to_all() -> bool:
     """Whether any uid may run the interpreter where it is (a pyenv under /root, mode 0700, is not)."""
@@ -449,41 +620,67 @@ def _command(folder: Path, limits: Limits) -> tuple[list[str], int | None, bool]
     """The command line, the uid the child runs as (None: ours), and whether bwrap is used."""
     uid = _own_uid() if _drops_uid() else None
     boot = _BOOT if uid is not None or not _has_rlimits() else _NPROC.format(n=limits.processes) + _BOOT
-    python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd", "fence-fd"]
+    python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd", "fence-fd", "request-fd"]
     if _bwrap_works():
         return [*_bwrap_command(folder, uid), *python_args], uid, True
     python = [_base_python(), *python_args]
     return ([*_setpriv(uid), *python] if uid is not None else python), uid, False
 
 
-def _run(
-    folder: Path, limits: Limits, part_seconds: float | None, on_part: Callable[[object], bool | None] | None
-) -> ChildOutcome:
+@dataclass(frozen=True)
+class _Live:
+    """A started run: its processes, the listener and its reader threads, and the parent's pipe ends."""
+
+    run: _Run
+    listener: _Listener
+    pumps: tuple[threading.Thread, threading.Thread]
+    reader: int
+    fence_writer: int
+    request_writer: int
+
+
+def _launch(folder: Path, limits: Limits, conversation: bool) -> _Live | ChildOutcome:
+    """Start the child on ``folder`` (with a request pipe for a conversation), or say why it could not start."""
     command, uid, bwrap = _command(folder, limits)
     if uid is not None:
         for path in [folder, *folder.rglob("*")]:
             os.chown(path, uid, uid)
     reader, writer = os.pipe()
     fence_reader, fence_writer = os.pipe() if _can_fence() else (-1, -1)
+    request_reader, request_writer = os.pipe() if conversation and sys.platform != "win32" else (-1, -1)
     try:
-        process = _start(command, folder, (writer, fence_reader), _limiter(limits, uid is not None))
+        process = _start(command, folder, (writer, fence_reader, request_reader), _limiter(limits, uid is not None))
     except OSError as error:
-        _close(reader, fence_writer)
+        _close(reader, fence_writer, request_writer)
         return ChildOutcome("crashed", None, _("the sandbox could not start ({error})", error=type(error).__name__))
     finally:
-        _close(writer, fence_reader)
+        _close(writer, fence_reader, request_reader)
     run = _Run(process, bwrap, uid)
     listener = _Listener(fence=_fencer(run, fence_writer) if fence_writer >= 0 else None)
     pumps = _pumps(process, reader, listener, limits.output_bytes)
+    return _Live(run, listener, pumps, reader, fence_writer, request_writer)
+
+
+def _shutdown(live: _Live) -> None:
+    """Kill every process of the run, then close what the parent held of it."""
+    _kill(live.run)
+    for pump in live.pumps:
+        pump.join(timeout=5)
+    _close(live.reader, live.fence_writer, live.request_writer)
+    if live.run.process.stdout is not None:
+        live.run.process.stdout.close()
+
+
+def _run(
+    folder: Path, limits: Limits, part_seconds: float | None, on_part: Callable[[object], bool | None] | None
+) -> ChildOutcome:
+    live = _launch(folder, limits, conversation=False)
+    if isinstance(live, ChildOutcome):
+        return live
     try:
-        return _listen(process, listener, limits, part_seconds, on_part)
+        return _listen(live.run.process, live.listener, limits, part_seconds, on_part)
     finally:
-        _kill(run)
-        for pump in pumps:
-            pump.join(timeout=5)
-        _close(reader, fence_writer)
-        if process.stdout is not None:
-            process.stdout.close()
+        _shutdown(live)
 
 
 def _close(*descriptors: int) -> None:
@@ -493,11 +690,11 @@ def _close(*descriptors: int) -> None:
 
 
 def _start(
-    command: list[str], folder: Path, ends: tuple[int, int], limiter: Callable[[], None] | None
+    command: list[str], folder: Path, ends: tuple[int, int, int], limiter: Callable[[], None] | None
 ) -> subprocess.Popen[bytes]:
-    """The child, with the channel's write end and the fence's read end (-1: no fences here) as its only
-    extra inherited descriptors (the channel's handle alone on Windows)."""
-    writer, fence_reader = ends
+    """The child, with the channel's write end, the fence's and the requests' read ends (-1: none here) as its
+    only extra inherited descriptors (the channel's handle alone on Windows)."""
+    writer, fence_reader, request_reader = ends
     common: dict[str, Any] = {
         "cwd": folder,
         "env": dict(_ENV),
@@ -510,13 +707,13 @@ def _start(
 
         handle = msvcrt.get_osfhandle(writer)
         os.set_handle_inheritable(handle, True)
-        command[-2:] = [f"h{handle}", "-"]
+        command[-3:] = [f"h{handle}", "-", "-"]
         startup = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})
         flags = subprocess.CREATE_NEW_PROCESS_GROUP
         return subprocess.Popen(command, startupinfo=startup, creationflags=flags, **common)
     # the descriptors' numbers in the child are the ones they have here
-    command[-2:] = [str(writer), str(fence_reader) if fence_reader >= 0 else "-"]
-    passed = (writer, fence_reader) if fence_reader >= 0 else (writer,)
+    command[-3:] = [str(writer), *(str(end) if end >= 0 else "-" for end in (fence_reader, request_reader))]
+    passed = tuple(end for end in (writer, fence_reader, request_reader) if end >= 0)
     return subprocess.Popen(  # the command is ours; only its files are untrusted
         command, pass_fds=passed, start_new_session=True, preexec_fn=limiter, **common
     )
@@ -759,24 +956,36 @@ def _listen(
             deadline = min(deadline, last + part_seconds)
         if now >= deadline:
             return _outcome("timeout", None, _timeout_detail(state, start, now, limits, part_seconds), state)
-        try:
-            chunk = state.chunks.get(timeout=deadline - now)
-        except queue.Empty:
-            continue
-        if not chunk:
-            return _ended(process, state, "")
-        state.received += len(chunk)
-        if state.received > limits.output_bytes:
-            too_big = _("the checking process sent more than {limit} bytes", limit=limits.output_bytes)
-            return _outcome("too_big", None, too_big, state)
-        state.buffer += chunk
-        if len(state.buffer) > limits.output_bytes:  # pragma: no cover - received caps it first
-            return _outcome("too_big", None, _("a message too long"), state)
-        outcome, advanced = _take_lines(state, on_part)
+        outcome, advanced = _receive(process, state, limits, deadline - now, on_part)
         if outcome is not None:
             return outcome
         if advanced:
             last = time.monotonic()
+
+
+def _receive(
+    process: subprocess.Popen[bytes],
+    state: _Listener,
+    limits: Limits,
+    wait: float,
+    on_part: Callable[[object], bool | None] | None,
+) -> tuple[ChildOutcome | None, bool]:
+    """Take the next chunk of the channel (waiting at most ``wait``) and the messages it completes.
+
+    Returns the outcome that ends the run (None: go on) and whether any part advanced it.
+    """
+    try:
+        chunk = state.chunks.get(timeout=wait)
+    except queue.Empty:
+        return None, False
+    if not chunk:
+        return _ended(process, state, ""), False
+    state.received += len(chunk)
+    if state.received > limits.output_bytes:
+        too_big = _("the checking process sent more than {limit} bytes", limit=limits.output_bytes)
+        return _outcome("too_big", None, too_big, state), False
+    state.buffer += chunk
+    return _take_lines(state, on_part)
 
 
 def _timeout_detail(state: _Listener, start: float, now: float, limits: Limits, part: float | None) -> str:

@@ -5,6 +5,9 @@ uses the standard library only and nothing of the package. The parent (``sandbox
 none of what arrives: each message is one line of JSON on a pipe of its own (not standard
 output, which a learner's ``print`` would fill), and the parent caps, times and parses it.
 
+In a conversation (``sandbox.SandboxSession``) ``receive`` gives each request, and each is
+answered with one ``send_part``.
+
 ``send_part`` may be called any number of times (verify sends one part per check, so a
 hang costs only the check that hung); ``send`` sends the one final answer. ``fence`` asks
 the parent to kill every other process of the run (what the code run so far forked and
@@ -18,7 +21,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["fence", "read_payload", "send", "send_part"]
+__all__ = ["fence", "read_payload", "receive", "send", "send_part"]
 
 PAYLOAD_FILE = "payload.json"
 
@@ -39,14 +42,35 @@ def _fence_channel() -> int:
     return int(given) if given.isdigit() else -1
 
 
+def _request_channel() -> int:
+    """The read end of a conversation's requests (``sandbox.SandboxSession``), or -1 in a one-shot run."""
+    given = sys.argv[3] if len(sys.argv) > 3 else ""
+    return int(given) if given.isdigit() else -1
+
+
 _channel_fd = _channel()
 _fence_fd = _fence_channel()
+_request_fd = _request_channel()
+_pending = bytearray()
 
 
 def read_payload() -> Any:
     """The JSON payload the parent wrote for this run."""
     with open(PAYLOAD_FILE, encoding="utf-8") as file:
         return json.load(file)
+
+
+def receive() -> Any:
+    """The parent's next request (JSON data), or None when it has no more (the conversation is over)."""
+    global _pending
+    while b"\n" not in _pending:
+        chunk = os.read(_request_fd, 65536) if _request_fd >= 0 else b""
+        if not chunk:
+            return None
+        _pending += chunk
+    line, _, rest = bytes(_pending).partition(b"\n")
+    _pending = bytearray(rest)
+    return json.loads(line)
 
 
 def _write(kind: str, data: object) -> None:

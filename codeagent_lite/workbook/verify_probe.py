@@ -1,11 +1,12 @@
 """The probe side of verify: call a learner's function on given inputs and describe what happened.
 
 Why a module of its own: it runs inside the sandbox, next to the learner's files, so it may
-import only the standard library and the Kernel types (``codeagent_lite.kernel_types``,
-``codeagent_lite.model_adapter``), never the reference chapter or ``contract``. It decides
-nothing: it reports what came back (``encode``) or what was raised (``describe_error``), and
-the parent (``contract``'s judges) compares that with expected values this side never sees.
-The parent also uses it in-process on the reference modules (``tests/test_contract.py``).
+import only the standard library, the Kernel types (``codeagent_lite.kernel_types``,
+``codeagent_lite.model_adapter``) and the channel's codec (``workbook.wire``), never the
+reference chapter or ``contract``. It decides nothing: it reports what came back
+(``wire.encode``) or what was raised (``describe_error``), and the parent (``contract``'s
+judges) compares that with expected values this side never sees. The parent also uses it in-
+process on the reference modules (``tests/test_contract.py``).
 
 A probe is plain data: ``{"kind": "messages", "history": [...]}``, ``{"kind": "adapter", ...}``
 or ``{"kind": "parse", "text": ...}``; inputs are built from it with ``decode_item``. Step 2 lends
@@ -24,12 +25,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import enum
 import importlib
 import importlib.abc
 import importlib.machinery
 import io
-import math
 import os
 import sys
 import traceback
@@ -39,71 +38,17 @@ from typing import Any
 
 from codeagent_lite.kernel_types import Message, MessageRole, ToolCall, ToolResult, ToolSpec
 from codeagent_lite.model_adapter import InvalidModelOutputError, ModelCallBudget, ValidationLayer
+from codeagent_lite.workbook.wire import encode, qualified, shown
 
 __all__ = ["FILES", "decode_item", "describe_error", "encode", "main", "run_probe"]
 
 FILES = ("json_text_messages", "json_text_adapter", "json_action_parser")
 _MAX_ITEMS = 60
-_MAX_DEPTH = 12
 _MAX_TEXT = 4000
-_MAX_SHOWN = 300
 _KERNEL = frozenset({"codeagent_lite", "codeagent_lite.kernel_types", "codeagent_lite.model_adapter"})
 
 
-# --------------------------------------------------------------------------- values as data
-
-
-def encode(value: object, depth: int = 0) -> Any:
-    """``value`` as JSON-able data that keeps its type: what the parent compares, never a verdict."""
-    if depth > _MAX_DEPTH:
-        return {"$deep": True}
-    if value is None or isinstance(value, bool | str | int | float | enum.Enum):
-        return _encode_scalar(value, depth)
-    if isinstance(value, list | tuple | dict):
-        return _encode_container(value, depth)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: encode(getattr(value, f.name, None), depth + 1) for f in dataclasses.fields(value)}
-        return {"$obj": _name(type(value)), "fields": fields}
-    return {"$other": _name(type(value)), "repr": shown(value)}
-
-
-def _encode_scalar(value: object, depth: int) -> Any:
-    """One value JSON can almost carry: marked where it cannot (an enum, a huge int, NaN) and cut where long.
-
-    An enum is tested before int, since an IntEnum is an int too and its type is what a check compares.
-    """
-    if isinstance(value, str):
-        return value[:_MAX_TEXT]
-    if isinstance(value, enum.Enum):
-        return {"$enum": _name(type(value)), "value": encode(value.value, depth + 1)}
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int):
-        return value if abs(value) < 10**300 else {"$bigint": True}
-    assert isinstance(value, float)
-    return value if math.isfinite(value) else {"$float": repr(value)}
-
-
-def _encode_container(value: list[Any] | tuple[Any, ...] | dict[Any, Any], depth: int) -> Any:
-    """A list, tuple or dict cut to ``_MAX_ITEMS``; tuples and dicts marked (JSON has neither) so a check sees which."""
-    if isinstance(value, dict):
-        pairs = list(value.items())[:_MAX_ITEMS]
-        return {"$dict": [[encode(key, depth + 1), encode(item, depth + 1)] for key, item in pairs]}
-    items = [encode(item, depth + 1) for item in value[:_MAX_ITEMS]]
-    return items if isinstance(value, list) else {"$tuple": items}
-
-
-def _name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def shown(value: object, limit: int = _MAX_SHOWN) -> str:
-    """``repr`` cut short; a learner's ``__repr__`` that raises is shown as such."""
-    try:
-        text = repr(value)
-    except BaseException as error:  # learner code: anything may come out
-        text = f"<repr raised {type(error).__name__}>"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+# --------------------------------------------------------------------------- values as data (``wire``)
 
 
 def decode_item(spec: Any) -> Any:
@@ -136,7 +81,7 @@ def describe_error(error: BaseException, package_dir: str = "") -> dict[str, Any
     described: dict[str, Any] = {
         "type": type(error).__name__,
         "module": type(error).__module__,
-        "mro": [_name(cls) for cls in type(error).__mro__],
+        "mro": [qualified(cls) for cls in type(error).__mro__],
         "message": _safe_str(error)[:_MAX_TEXT],
         "place": _place(error, package_dir),
     }
@@ -146,7 +91,7 @@ def describe_error(error: BaseException, package_dir: str = "") -> dict[str, Any
                 described[attribute] = encode(getattr(error, attribute))
     cause = error.__cause__
     if cause is not None:
-        described["cause"] = {"type": type(cause).__name__, "mro": [_name(cls) for cls in type(cause).__mro__]}
+        described["cause"] = {"type": type(cause).__name__, "mro": [qualified(cls) for cls in type(cause).__mro__]}
         described["cause_shown"] = shown(cause)
     if isinstance(error, SyntaxError) and error.filename:
         described["syntax"] = [os.path.basename(error.filename), error.lineno, str(error.msg)]

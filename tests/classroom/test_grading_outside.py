@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -17,8 +19,8 @@ import pytest
 from course_scripts import release
 
 from codeagent_lite.workbook.outside_grade import judged_outputs
-from codeagent_lite.workbook.outside_judge import Verdict, judge_build, judge_exercises
-from codeagent_lite.workbook.outside_sandbox import ChildStopped, bwrap_path, sandboxed
+from codeagent_lite.workbook.outside_judge import Verdict, judge_build, judge_exercises, sandboxed
+from codeagent_lite.workbook.sandbox import SandboxStopped, isolated
 
 ROOT = Path(__file__).resolve().parents[2]
 STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
@@ -50,8 +52,8 @@ def test_the_child_sees_no_secret_and_no_course(monkeypatch: pytest.MonkeyPatch)
     assert "sk-secret" not in repr(reply) and "OPENAI_API_KEY" not in repr(reply)
     assert isinstance(reply, dict)
     names = {item for item in reply["returned"] if isinstance(item, str)}
-    assert names <= {"CAL_LANG", "LC_CTYPE", "PWD", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "SHLVL", "_"}
-    if bwrap_path() is not None:
+    assert names <= {"CAL_LANG", "LANG", "LC_ALL", "PATH", "PWD", "PYTHONHASHSEED"}
+    if isolated():
         assert reply["returned"][-1] is False  # the repository's solutions/ is not there
 
 
@@ -59,17 +61,17 @@ def test_the_child_sees_no_secret_and_no_course(monkeypatch: pytest.MonkeyPatch)
     ("label", "body"),
     [
         ("hang", "    while True:\n        pass\n"),
-        ("half an answer", "    os.write(4, b'{\"returned\": ')\n    time.sleep(60)\n"),
-        ("garbage", "    os.write(4, b'\\x00garbage\\n')\n    time.sleep(60)\n"),
-        ("deeply nested", "    os.write(4, b'[' * 200000 + b'\\n')\n    time.sleep(60)\n"),
-        ("a huge answer", "    os.write(4, b'[' + b'1,' * 3_000_000)\n    time.sleep(60)\n"),
+        ("half an answer", '    os.write(CHANNEL, b\'{"kind": "part", \')\n    time.sleep(60)\n'),
+        ("garbage", "    os.write(CHANNEL, b'\\x00garbage\\n')\n    time.sleep(60)\n"),
+        ("deeply nested", "    os.write(CHANNEL, b'[' * 200000 + b'\\n')\n    time.sleep(60)\n"),
+        ("a huge answer", "    os.write(CHANNEL, b'[' + b'1,' * 9_000_000)\n    time.sleep(60)\n"),
     ],
 )
 def test_a_misbehaving_child_gets_a_clear_stop_within_the_deadline(label: str, body: str) -> None:
-    # fd 4 is the child's copy of its answer channel (outside_child._channel dups stdout first).
-    source = "import os, time\ndef f():\n" + body
+    # The child's own end of the channel back, straight to the pipe: the parent caps, times and parses it.
+    source = "import os, time, sandbox_io\nCHANNEL = sandbox_io._channel_fd\ndef f():\n" + body
     started = time.monotonic()
-    with pytest.raises(ChildStopped):
+    with pytest.raises(SandboxStopped):
         _ask_once(source, timeout=2.0)
     assert time.monotonic() - started < 10, label
 
@@ -78,10 +80,10 @@ def test_a_forked_survivor_is_killed_with_the_child(tmp_path: Path) -> None:
     source = "import os, time\ndef f():\n    if os.fork() == 0:\n        time.sleep(600)\n    return os.getpid()\n"
     with sandboxed({"mode": "answers", "sources": [source]}, full_package=True) as child:
         child.ask({"op": "call", "target": "f", "args": []})
-        process = child._process
-    assert process.poll() is not None
+        pid = child.pid
+    assert pid is not None
     with pytest.raises(ProcessLookupError):
-        os.killpg(process.pid, 0)
+        os.killpg(pid, 0)
 
 
 def test_notebook_05_the_teachers_answers_pass_and_the_release_scores_nothing() -> None:
@@ -137,3 +139,64 @@ def test_a_failed_cell_shows_an_error_and_no_pass_mark() -> None:
     assert [output.output_type for output in outputs] == ["stream", "error"]
     assert outputs[-1].evalue == "✘ step 1 scores 0: the stub"
     assert [output.output_type for output in judged_outputs(Verdict(True, "✔ passed"))] == ["stream"]
+
+
+FORK_BOMB = """\
+import os, time
+forked = 0
+try:
+    for _ in range(1000):
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        forked += 1
+except OSError:
+    pass
+print(os.getuid(), forked)
+"""
+
+
+@pytest.mark.skipif(not (hasattr(os, "geteuid") and os.geteuid() == 0 and isolated()), reason="root with bubblewrap")
+def test_the_autograde_kernel_runs_as_a_uid_of_its_own_and_a_fork_bomb_is_bounded(tmp_path: Path) -> None:
+    from codeagent_lite.workbook.outside_grade import KERNEL_LIMITS, _kernel_sandbox
+
+    notebook_dir = tmp_path / "course" / "autograded" / "ada" / "build"
+    notebook_dir.mkdir(parents=True)
+    connection = tmp_path / "kernel.json"
+    connection.write_text("{}")
+    connection.chmod(0o600)
+    command = _kernel_sandbox([sys.executable, "-c", FORK_BOMB], notebook_dir, tmp_path / "course", str(connection))
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    uid, forked = (int(word) for word in done.stdout.split())
+    assert uid != 0
+    assert forked < KERNEL_LIMITS.processes
+    assert time.monotonic() - started < 60  # the sleeping children died with the kernel's pid namespace
+    assert _gone(uid, within=10.0)  # killed with the namespace's init as the kernel ends (reaped a moment later)
+
+
+def _gone(uid: int, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while any(pid.isdigit() and _owner(pid) == uid for pid in os.listdir("/proc")):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def _owner(pid: str) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
+def test_notebook_07_a_sibling_that_fails_to_load_costs_its_own_step_only(tmp_path: Path) -> None:
+    folder = tmp_path / "my_json_text"
+    shutil.copytree(ROOT / "solutions" / "my_json_text", folder)
+    (folder / "json_action_parser.py").write_text(
+        "from codeagent_lite.json_action_parser import parse_json_action\n", encoding="utf-8"
+    )
+    verdicts = judge_build(folder, seed=5)
+    passed = {grade_id for grade_id, verdict in verdicts.items() if verdict.passed}
+    assert passed == {"step_1_check", "step_1_hidden", "step_2_check", "step_2_hidden"}, verdicts

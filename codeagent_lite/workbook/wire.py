@@ -1,0 +1,311 @@
+"""Values and exceptions as plain data, both ways across a sandbox's channel: one format for verify and the grader.
+
+Why one module: verify's probe (``verify_probe``) and the grader's child (``outside_child``) both send back what a
+learner's code returned or raised, and their parents both read it; two codecs would be two sets of rules to get
+right. It runs inside the sandbox too, so it imports the standard library only.
+
+``encode`` reads only builtin values, enum values, dataclass fields and exception attributes; everything else
+becomes its type's name and a cut ``repr``. Strings, lists and nesting are cut at ``Caps`` (verify's defaults are
+what its checks compare; the grader passes wider ones for the exact texts it sends). ``decode`` builds objects only
+from the classes the reader names, by qualified name, refuses unknown tags and nesting past ``MAX_DEPTH`` (the
+sandbox's channel has already capped the size), so a hostile child's message decodes at worst into wrong values.
+
+The tags: ``{"$tuple": [...]}``, ``{"$dict": [[k, v], ...]}``, ``{"$enum": name, "value": v}``, ``{"$obj": name,
+"fields": {...}}``, ``{"$error": name, "mro": [...], "message": m, "attrs": {...}, "cause": error-or-null}``,
+``{"$other": name, "repr": text}``, ``{"$float": "nan"}``, ``{"$bigint": true}``, ``{"$ellipsis": true}`` and
+``{"$deep": true}``; names are ``module.qualname``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import enum
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = [
+    "GRADER_CAPS",
+    "MAX_DEPTH",
+    "Caps",
+    "Opaque",
+    "Record",
+    "WireError",
+    "classes_of",
+    "decode",
+    "encode",
+    "qualified",
+    "shown",
+]
+
+MAX_DEPTH = 20
+"""The deepest value ``decode`` rebuilds: the chapter's values nest a few levels; the channel allows 64 JSON levels."""
+
+EXCEPTION_FIELDS = ("layer", "usage", "raw_text", "expected", "found", "line", "column")
+"""The attributes an InvalidModelOutputError carries; read from any exception that has them."""
+
+_BUILTIN_ERRORS = {
+    f"builtins.{name}": value
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, Exception) and not name.startswith("_")
+}
+_MAX_SHOWN = 300
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Caps:
+    """Where ``encode`` cuts: characters of a string, items of a list or dict, levels of nesting."""
+
+    text: int = 4000
+    items: int = 60
+    depth: int = 12
+
+
+GRADER_CAPS = Caps(text=1_000_000, items=10_000, depth=16)
+"""The grader's: the texts it sends (a 120 kB reply among them) must arrive whole."""
+
+
+class WireError(ValueError):
+    """A message that is not what this codec writes (too deep, an unknown tag, a wrong shape)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Opaque:
+    """A value the child could not describe as data (a learner's own object): its type's name and repr."""
+
+    type: str
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Record:
+    """A dataclass the reader has no class for (a learner's own ``ProviderMessage``): its name and fields."""
+
+    type: str
+    fields: tuple[tuple[str, Any], ...]
+
+    def __getattr__(self, name: str) -> Any:
+        for key, value in object.__getattribute__(self, "fields"):
+            if key == name:
+                return value
+        raise AttributeError(name)
+
+
+def qualified(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def shown(value: object, limit: int = _MAX_SHOWN) -> str:
+    """``repr`` cut short; a learner's ``__repr__`` that raises is shown as such."""
+    try:
+        text = repr(value)
+    except BaseException as error:  # learner code: anything may come out
+        text = f"<repr raised {type(error).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --------------------------------------------------------------------------- encode
+
+
+def encode(value: object, depth: int = 0, caps: Caps = Caps()) -> Any:
+    """``value`` as JSON-able data that keeps its type: what a parent compares or rebuilds, never a verdict."""
+    if depth > caps.depth:
+        return {"$deep": True}
+    if value is None or value is Ellipsis or isinstance(value, bool | str | int | float | enum.Enum):
+        return _encode_scalar(value, depth, caps)
+    if isinstance(value, list | tuple | dict):
+        return _encode_container(value, depth, caps)
+    if isinstance(value, BaseException):
+        return _encode_error(value, depth, caps)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: encode(getattr(value, f.name, None), depth + 1, caps) for f in dataclasses.fields(value)}
+        return {"$obj": qualified(type(value)), "fields": fields}
+    return {"$other": qualified(type(value)), "repr": shown(value)}
+
+
+def _encode_scalar(value: object, depth: int, caps: Caps) -> Any:
+    """One value JSON can almost carry: marked where it cannot (an enum, a huge int, NaN, ``...``), cut where long.
+
+    An enum is tested before int, since an IntEnum is an int too and its type is what a check compares.
+    """
+    if isinstance(value, str):
+        return value[: caps.text]
+    if isinstance(value, enum.Enum):
+        return {"$enum": qualified(type(value)), "value": encode(value.value, depth + 1, caps)}
+    if value is Ellipsis:
+        return {"$ellipsis": True}
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < 10**300 else {"$bigint": True}
+    assert isinstance(value, float)
+    return value if math.isfinite(value) else {"$float": repr(value)}
+
+
+def _encode_container(value: list[Any] | tuple[Any, ...] | dict[Any, Any], depth: int, caps: Caps) -> Any:
+    """A list, tuple or dict cut to ``caps.items``; tuples and dicts marked (JSON has neither) so a check sees which."""
+    if isinstance(value, dict):
+        pairs = list(value.items())[: caps.items]
+        return {"$dict": [[encode(key, depth + 1, caps), encode(item, depth + 1, caps)] for key, item in pairs]}
+    items = [encode(item, depth + 1, caps) for item in value[: caps.items]]
+    return items if isinstance(value, list) else {"$tuple": items}
+
+
+def _encode_error(error: BaseException, depth: int, caps: Caps) -> dict[str, Any]:
+    """An exception by its classes, message, the Kernel's attributes and (a few levels of) its cause."""
+    attributes = {name: encode(vars(error)[name], depth + 1, caps) for name in EXCEPTION_FIELDS if name in vars(error)}
+    message = getattr(error, "message", None)
+    if not isinstance(message, str):
+        message = _message(error)
+    cause = error.__cause__
+    return {
+        "$error": qualified(type(error)),
+        "mro": [qualified(cls) for cls in type(error).__mro__],
+        "message": message[: caps.text],
+        "attrs": attributes,
+        "cause": None if cause is None or depth > 3 else _encode_error(cause, depth + 1, caps),
+    }
+
+
+def _message(error: BaseException) -> str:
+    try:
+        return str(error.args[0]) if len(error.args) == 1 else shown(error.args)
+    except BaseException:  # a learner's __str__ may raise anything
+        return ""
+
+
+# --------------------------------------------------------------------------- decode
+
+Classes = Mapping[str, Callable[..., Any]]
+"""The classes a reader lets ``decode`` build, by qualified name."""
+
+
+def classes_of(*modules: object) -> dict[str, Any]:
+    """Every class defined or imported in ``modules``, by qualified name."""
+    found: dict[str, Any] = {}
+    for module in modules:
+        found.update({qualified(value): value for value in vars(module).values() if isinstance(value, type)})
+    return found
+
+
+def decode(data: Any, classes: Classes, depth: int = 0) -> Any:
+    """Rebuild a value from ``encode``'s data, constructing only the ``classes`` named."""
+    if depth > MAX_DEPTH:
+        raise WireError(f"a value nested more than {MAX_DEPTH} levels deep")
+    if data is None or type(data) in (bool, int, str, float):
+        return data
+    if type(data) is list:
+        return [decode(item, classes, depth + 1) for item in data]
+    return _decode_tagged(data, classes, depth)
+
+
+def _decode_tagged(data: Any, classes: Classes, depth: int) -> Any:
+    if type(data) is not dict or len(data) == 0:
+        raise WireError(f"expected a value, found {type(data).__name__}")
+    tag = next((key for key in data if key.startswith("$")), None)
+    reader = _READERS.get(str(tag))
+    if reader is None:
+        raise WireError(f"an unknown tag {tag!r}")
+    return reader(data, classes, depth)
+
+
+def _list(value: Any) -> list[Any]:
+    if type(value) is not list:
+        raise WireError(f"expected a list, found {type(value).__name__}")
+    return value
+
+
+def _decode_dict(data: dict[str, Any], classes: Classes, depth: int) -> dict[Any, Any]:
+    result = {}
+    for pair in _list(data["$dict"]):
+        if type(pair) is not list or len(pair) != 2:
+            raise WireError("a dict entry that is not a [key, value] pair")
+        key = decode(pair[0], classes, depth + 1)
+        try:
+            result[key] = decode(pair[1], classes, depth + 1)
+        except TypeError:
+            raise WireError("a dict key that cannot be a key") from None
+    return result
+
+
+def _decode_enum(data: dict[str, Any], classes: Classes, depth: int) -> Any:
+    name = str(data["$enum"])
+    klass = classes.get(name)
+    value = decode(data.get("value"), classes, depth + 1)
+    if isinstance(klass, type) and issubclass(klass, enum.Enum):
+        try:
+            return klass(value)
+        except ValueError:
+            pass
+    return Opaque(name, f"{name.rpartition('.')[2]}({value!r})")
+
+
+def _decode_object(data: dict[str, Any], classes: Classes, depth: int) -> Any:
+    name = str(data["$obj"])
+    raw = data.get("fields")
+    if type(raw) is not dict:
+        raise WireError("an object without fields")
+    fields = {str(key): decode(value, classes, depth + 1) for key, value in raw.items()}
+    klass = classes.get(name)
+    if klass is not None:
+        try:
+            return klass(**fields)
+        except Exception:  # fields that the class refuses: the learner's object was not a valid one
+            pass
+    return Record(name.rpartition(".")[2], tuple(fields.items()))
+
+
+def _decode_error(data: dict[str, Any], classes: Classes, depth: int) -> BaseException:
+    name = str(data["$error"])
+    raw = data.get("attrs")
+    attributes = {str(k): decode(v, classes, depth + 1) for k, v in raw.items()} if type(raw) is dict else {}
+    mro = [str(n) for n in _list(data.get("mro", []))]
+    error = _error_of(name, mro, str(data.get("message")), attributes, classes)
+    cause = data.get("cause")
+    if type(cause) is dict and "$error" in cause:
+        error.__cause__ = _decode_error(cause, classes, depth + 1)
+    return error
+
+
+def _error_of(name: str, mro: list[str], message: str, attributes: dict[str, Any], classes: Classes) -> BaseException:
+    """The named exception rebuilt: a known class with its fields, else a look-alike subclass of a builtin base."""
+    known = _known_error(classes.get(name), message, attributes)
+    if known is not None:
+        return known
+    base = next((_BUILTIN_ERRORS[n] for n in mro if n in _BUILTIN_ERRORS), Exception)
+    short = name.rpartition(".")[2]
+    error = base(message) if name == qualified(base) else type(short, (base,), {})(message)
+    for key, value in attributes.items():
+        setattr(error, key, value)
+    return error
+
+
+def _known_error(klass: object, message: str, attributes: dict[str, Any]) -> BaseException | None:
+    """An exception of a class the reader knows, with its fields; None when it is none or refuses them."""
+    if not (isinstance(klass, type) and issubclass(klass, Exception)):
+        return None
+    try:
+        if "layer" in attributes:
+            return klass(message, **{k: v for k, v in attributes.items() if k in EXCEPTION_FIELDS})
+        return klass(message)
+    except Exception:  # the learner's error carried fields the real class refuses
+        return None
+
+
+_READERS: dict[str, Callable[[dict[str, Any], Classes, int], Any]] = {
+    "$tuple": lambda data, classes, depth: tuple(decode(_list(data["$tuple"]), classes, depth + 1)),
+    "$dict": _decode_dict,
+    "$enum": _decode_enum,
+    "$obj": _decode_object,
+    "$error": _decode_error,
+    "$other": lambda data, classes, depth: Opaque(str(data["$other"]), str(data.get("repr"))),
+    "$float": lambda data, classes, depth: float(str(data["$float"])),
+    "$bigint": lambda data, classes, depth: Opaque("bigint", "<an integer too large to be shown>"),
+    "$ellipsis": lambda data, classes, depth: Ellipsis,
+    "$deep": lambda data, classes, depth: Opaque("deep", "<a value nested too deeply to be shown>"),
+}
+"""Each tag's reader: what ``decode`` can build, and nothing else."""

@@ -1,0 +1,88 @@
+"""The one codec for values and exceptions crossing a sandbox's channel (verify's probe and the grader's child).
+
+What the child sends is untrusted: only classes the reader names are built, nesting is bounded, unknown shapes
+are refused; what the parent sends arrives whole when it asks for the grader's caps.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from codeagent_lite import kernel_types, model_adapter
+from codeagent_lite.kernel_types import Message, MessageRole, ToolCall
+from codeagent_lite.model_adapter import InvalidModelOutputError, TokenUsage, ValidationLayer
+from codeagent_lite.workbook.wire import GRADER_CAPS, MAX_DEPTH, Opaque, Record, WireError, classes_of, decode, encode
+
+CLASSES = classes_of(kernel_types, model_adapter)
+
+
+def _across(value: object) -> object:
+    """Encode, send as JSON text (as the channel does), decode."""
+    return decode(json.loads(json.dumps(encode(value, caps=GRADER_CAPS))), CLASSES)
+
+
+def test_kernel_values_and_builtins_cross_as_they_are() -> None:
+    values = [
+        Message(MessageRole.USER, "你好"),
+        ToolCall("c", "read_file", {"path": "a.md", "n": [1, 2.5, None, True]}),
+        TokenUsage(3, 4),
+        ("a", 1),
+        {1: "x", "k": (None,)},
+        ...,
+        ValidationLayer.FIELDS,
+    ]
+    assert [_across(value) for value in values] == values
+
+
+def test_an_exception_crosses_with_its_fields_and_cause() -> None:
+    try:
+        try:
+            raise InvalidModelOutputError("bad", layer=ValidationLayer.JSON_SYNTAX, expected="an object", found="[")
+        except InvalidModelOutputError as inner:
+            raise InvalidModelOutputError("outer", layer=ValidationLayer.FIELDS).with_usage(TokenUsage(1, 2)) from inner
+    except InvalidModelOutputError as error:
+        crossed = _across(error)
+    assert isinstance(crossed, InvalidModelOutputError)
+    assert (crossed.layer, crossed.usage) == (ValidationLayer.FIELDS, TokenUsage(1, 2))
+    cause = crossed.__cause__
+    assert isinstance(cause, InvalidModelOutputError)
+    assert (cause.message, cause.expected, cause.found) == ("bad", "an object", "[")
+    key_error = _across(KeyError("k"))
+    assert type(key_error) is KeyError
+
+
+def test_only_named_classes_are_built() -> None:
+    forged = {"$obj": "subprocess.Popen", "fields": {"args": ["sh", "-c", "id"]}}
+    assert isinstance(decode(forged, CLASSES), Record)
+    error = decode({"$error": "os.system", "mro": ["builtins.ValueError"], "message": "m", "attrs": {}}, CLASSES)
+    assert isinstance(error, ValueError) and type(error).__name__ == "system"
+    assert isinstance(decode({"$other": "x.Y", "repr": "<Y>"}, CLASSES), Opaque)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"$exec": "print(1)"}, {"no tag": 1}, {}, {"$dict": [[1]]}, {"$tuple": "not a list"}, {"$dict": [[[], 1]]}],
+)
+def test_unknown_or_broken_shapes_are_refused(data: object) -> None:
+    with pytest.raises(WireError):
+        decode(data, CLASSES)
+
+
+def test_nesting_past_the_bound_is_refused_not_recursed() -> None:
+    data: object = 1
+    for _ in range(MAX_DEPTH + 5):
+        data = [data]
+    with pytest.raises(WireError):
+        decode(data, CLASSES)
+    deep: object = 1
+    for _ in range(10_000):
+        deep = [deep]
+    assert "$deep" in json.dumps(encode(deep))  # encoding a hostile value stops too
+
+
+def test_verifys_caps_cut_and_the_graders_keep_a_long_text_whole() -> None:
+    text = '{"a": ' * 20000
+    assert len(encode(text)) == 4000
+    assert encode(text, caps=GRADER_CAPS) == text
