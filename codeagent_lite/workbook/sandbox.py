@@ -567,8 +567,8 @@ def _send_request(writer: int, line: bytes, deadline: float) -> ChildOutcome | N
     while view:
         left = deadline - time.monotonic()
         if left <= 0:
-            return ChildOutcome("timeout", None, "the checking process stopped reading its requests")
-        _, writable, _ = select.select([], [writer], [], left)
+            return ChildOutcome("timeout", None, _("the checking process stopped reading its requests"))
+        writable = select.select([], [writer], [], left)[1]
         if not writable:
             continue
         try:
@@ -576,7 +576,7 @@ def _send_request(writer: int, line: bytes, deadline: float) -> ChildOutcome | N
         except BlockingIOError:
             continue
         except OSError:
-            return ChildOutcome("crashed", None, "the checking process closed its requests")
+            return ChildOutcome("crashed", None, _("the checking process closed its requests"))
     return None
 
 
@@ -586,11 +586,12 @@ def _await_answer(live: _Live, limits: Limits, deadline: float) -> ChildOutcome:
     while not state.parts:
         now = time.monotonic()
         if now >= deadline:
-            half = "began an answer and never finished it" if state.buffer else "gave no answer in time"
-            return _outcome("timeout", None, f"the checking process {half}", state)
-        outcome, _ = _receive(live.run.process, state, limits, deadline - now, None)
+            if state.buffer:
+                return _outcome("timeout", None, _("the checking process began an answer and never finished it"), state)
+            return _outcome("timeout", None, _("the checking process gave no answer in time"), state)
+        outcome = _receive(live.run.process, state, limits, deadline - now, None)[0]
         if outcome is not None and outcome.status == "ok":
-            return _outcome("garbage", None, "the checking process ended the conversation", state)
+            return _outcome("garbage", None, _("the checking process ended the conversation"), state)
         if outcome is not None:
             return outcome
     return ChildOutcome("ok", state.parts.pop(0), "")
