@@ -505,8 +505,16 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         max_consecutive_rejections=args.max_rejections,
         budget=ModelCallBudget(args.max_output_tokens),
     )
-    print(printable(transcript.render()), file=out)
+    print(printable(_scrubbed(provider, transcript.render())), file=out)
     return EXIT_VALID if transcript.final_answer is not None else EXIT_REJECTED
+
+
+def _scrubbed(provider: TextProvider, text: str) -> str:
+    """The transcript with the provider's secrets masked: a hostile server can echo the key it was sent inside
+    a model reply, and ``run`` prints the replies. Providers that hold secrets (the OpenAI-compatible ones) offer
+    ``scrub``; asking for the method keeps the offline ``run`` from importing the real providers."""
+    scrub = getattr(provider, "scrub", None)
+    return str(scrub(text)) if callable(scrub) else text
 
 
 def _check(args: argparse.Namespace, stdin: TextIO | None, out: TextIO) -> int:

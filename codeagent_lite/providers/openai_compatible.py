@@ -304,6 +304,14 @@ class OpenAICompatibleProvider:
         _ = self._client.chat.completions
         protect_library_logs(self, self._redactor)
 
+    def scrub(self, text: str) -> str:
+        """``text`` with this provider's secrets masked in every spelling redaction knows.
+
+        The server receives the key, so a hostile one can put it into the model's own reply; what the caller
+        prints of the replies (``run``'s transcript) goes through here first.
+        """
+        return self._redactor.scrub(text)
+
     # ------------------------------------------------------------------ presets
 
     @classmethod
