@@ -114,8 +114,7 @@ def _kernel_sandbox(command: list[str], notebook_dir: Path, course: Path, connec
     repo = Path(__file__).resolve().parents[2]
     hidden = [path.resolve() for path in (course, repo / "solutions", repo / "classroom") if path.is_dir()]
     uid = fresh_uid()
-    wrapped = [bwrap, *_kernel_world(repo, uid), "--dev", "/dev", "--proc", "/proc", "--perms", "1777"]
-    wrapped += ["--tmpfs", "/tmp"]
+    wrapped = [bwrap, *_kernel_world(repo, uid), "--dev", "/dev", "--proc", "/proc"]
     for path in hidden:
         wrapped += ["--tmpfs", str(path)]
     for path in (notebook_dir.resolve(), Path(connection_file).resolve()):
@@ -136,12 +135,16 @@ def _kernel_sandbox(command: list[str], notebook_dir: Path, course: Path, connec
 def _kernel_world(repo: Path, uid: int | None) -> list[str]:
     """What the kernel's root holds: the whole machine read-only, or (with a uid of its own) only the interpreter,
     its environment and the package's folder (readable by any uid: their parents are made traversable)."""
+    # An empty /tmp of its own comes before the folders the kernel needs: a checkout (or its .venv) that lies under
+    # /tmp, as a CI clone may, is bound again on top of it instead of being hidden by it.
     if uid is None:
-        return ["--ro-bind", "/", "/"]
-    world = system_binds()
-    for folder in (Path(sys.prefix).resolve(), repo):
-        if folder != Path(sys.base_prefix).resolve():
-            world += readable_bind(folder)
+        world = ["--ro-bind", "/", "/", "--perms", "1777", "--tmpfs", "/tmp"]
+        needed = [folder for folder in (Path(sys.prefix).resolve(), repo) if Path("/tmp") in folder.parents]
+    else:
+        world = [*system_binds(), "--perms", "1777", "--tmpfs", "/tmp"]
+        needed = [folder for folder in (Path(sys.prefix).resolve(), repo) if folder != Path(sys.base_prefix).resolve()]
+    for folder in needed:
+        world += readable_bind(folder)
     return world
 
 
