@@ -9,8 +9,11 @@ reads it through CSS classes and ``data-*`` attributes.
 from __future__ import annotations
 
 import asyncio
+import functools
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from html.parser import HTMLParser
 from typing import Any
 
@@ -27,6 +30,35 @@ from codeagent_lite.workbook.parser_playground import (
     show_static_ladders,
     static_ladders_text,
 )
+
+
+def off_any_event_loop(test: Callable[..., None]) -> Callable[..., None]:
+    """Run the test in a thread of its own, where no event loop runs.
+
+    The parser playground times typing pauses on the running event loop (the kernel's, in a notebook). An earlier
+    test of the same session can leave a loop marked as running in the main thread that never runs a timer
+    (pytest-playwright's sync API does), and these tests would then wait for a pause that never ends.
+    """
+
+    @functools.wraps(test)
+    def run(*args: Any, **kwargs: Any) -> None:
+        failures: list[BaseException] = []
+
+        def body() -> None:
+            try:
+                test(*args, **kwargs)
+            except BaseException as failure:  # handed to the main thread, where pytest reports it
+                failures.append(failure)
+
+        thread = threading.Thread(target=body, name=test.__name__)
+        thread.start()
+        thread.join(120)
+        assert not thread.is_alive(), f"{test.__name__} did not finish within 120 s"
+        if failures:
+            raise failures[0]
+
+    return run
+
 
 # preset name -> the layer that rejects it, or the action type it becomes.
 EXPECTED_VERDICTS: dict[str, ValidationLayer | type] = {
@@ -204,6 +236,7 @@ def test_an_other_initial_preset_and_an_unknown_one() -> None:
 
 
 @pytest.mark.parametrize("name", [n for n in EXPECTED_VERDICTS if n != "clean tool call"])
+@off_any_event_loop
 def test_choosing_a_preset_loads_it_and_renders_its_ladder(name: str) -> None:
     playground = ParserPlayground()
     playground.preset.value = name
@@ -227,6 +260,7 @@ def test_choosing_a_preset_loads_it_and_renders_its_ladder(name: str) -> None:
         assert reader.rejections == []
 
 
+@off_any_event_loop
 def test_typing_updates_the_ladder_live() -> None:
     playground = ParserPlayground()
     playground.text.value = '{"type": "final_answer"'
@@ -246,6 +280,7 @@ def test_typing_updates_the_ladder_live() -> None:
     assert "FinalAnswer(content='done')" in reader.text
 
 
+@off_any_event_loop
 def test_editing_clears_the_preset_so_it_can_be_chosen_again() -> None:
     playground = ParserPlayground()
     playground.preset.value = "duplicate key"
@@ -320,6 +355,7 @@ def test_package_import_does_not_load_ipywidgets() -> None:
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
+@off_any_event_loop
 def test_the_ladder_waits_for_a_pause_in_typing(monkeypatch: pytest.MonkeyPatch) -> None:
     """Typed on the kernel's event loop, a burst of keystrokes is parsed once, after the pause."""
     from codeagent_lite.workbook import parser_playground
@@ -348,6 +384,7 @@ def test_the_ladder_waits_for_a_pause_in_typing(monkeypatch: pytest.MonkeyPatch)
     assert playground.diagnosis.action == FinalAnswer(content="done")
 
 
+@off_any_event_loop
 def test_without_an_event_loop_each_change_is_parsed_at_once() -> None:
     playground = ParserPlayground(pause_seconds=10)
     playground.text.value = "[]"
