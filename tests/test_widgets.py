@@ -210,7 +210,7 @@ def test_chinese_preset_keeps_its_text() -> None:
 def test_initial_state_is_the_clean_tool_call() -> None:
     playground = ParserPlayground()
     assert playground.preset.value == "clean tool call"
-    assert list(playground.preset.options) == list(PRESETS)
+    assert list(playground.preset._options_values) == list(PRESETS)
     assert playground.text.value == PRESETS["clean tool call"]
     assert playground.diagnosis.accepted
     assert playground.diagnosis.action == ToolCall(
