@@ -26,7 +26,6 @@ from codeagent_lite.workbook.parser_playground import (
     STATIC_PLACEHOLDER,
     ParserPlayground,
     render_ladder_html,
-    render_ladder_text,
     show_static_ladders,
     static_ladders_text,
 )
@@ -333,10 +332,9 @@ def test_rejected_ladder_marks_and_titles() -> None:
     assert "⇒ rejected at layer 2 (top-level object)" in text
 
 
-def test_render_ladder_text_is_the_check_command_ladder() -> None:
-    for raw in PRESETS.values():
-        diagnosis = diagnose(raw)
-        assert render_ladder_text(diagnosis) == format_ladder(diagnosis)
+def test_the_static_ladders_are_the_check_command_ladders() -> None:
+    for name, raw in PRESETS.items():
+        assert static_ladders_text([name]).endswith("\n" + format_ladder(diagnose(raw)))
 
 
 def test_static_ladders_show_text_and_ladder(capsys: pytest.CaptureFixture[str]) -> None:

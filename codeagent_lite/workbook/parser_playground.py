@@ -29,7 +29,6 @@ __all__ = [
     "STATIC_PLACEHOLDER",
     "ParserPlayground",
     "render_ladder_html",
-    "render_ladder_text",
     "show_static_ladders",
     "static_ladders_text",
 ]
@@ -159,20 +158,16 @@ def render_ladder_html(diagnosis: Diagnosis) -> str:
     )
 
 
-def render_ladder_text(diagnosis: Diagnosis) -> str:
-    """Plain-text ladder in the edition's language: exactly what ``python -m codeagent_lite check`` prints."""
-    return format_ladder(diagnosis)
-
-
 def static_ladders_text(names: Iterable[str]) -> str:
-    """Each named preset's raw text and its plain-text ladder, for places where widgets cannot run."""
+    """Each named preset's raw text and its plain-text ladder (what ``python -m codeagent_lite check`` prints, in the
+    edition's language), for places where widgets cannot run."""
     blocks = []
     for name in names:
         if name not in PRESETS:
             raise KeyError(f"unknown preset {name!r}; known presets: {', '.join(PRESETS)}")
         raw = PRESETS[name]
         indented = "\n".join("    " + line for line in raw.split("\n"))
-        blocks.append("--- " + _(name) + f"\n{indented}\n{render_ladder_text(diagnose(raw))}")
+        blocks.append("--- " + _(name) + f"\n{indented}\n{format_ladder(diagnose(raw))}")
     return "\n\n".join(blocks)
 
 
