@@ -14,11 +14,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .. import json_action_parser as reference_parser
-from ..diagnosis import diagnose
+from ..diagnosis import MARKS, LayerStatus, diagnose
 from ..display import escape_html, pad
 from ..model_adapter import ValidationLayer
 from .contract import describe_parse
-from .ladder import layer_label, layer_name
+from .ladder import layer_label, layer_name, status_word
 from .verify import DEFAULT_TIME_LIMIT, learner_parses
 from .words import _, _p
 
@@ -26,14 +26,18 @@ __all__ = ["LadderPair", "LadderPairs", "learner_ladders"]
 
 
 def _ladder(rejected_at: int | None, accepted: bool) -> tuple[str, ...] | None:
-    passed, refused, not_reached = _("✔ passed"), _("✘ refused"), _("· not reached")
+    """Each layer's mark and status word (``✔ passed``), as the reference's ladder says them."""
+    passed, failed, not_reached = LayerStatus.PASSED, LayerStatus.FAILED, LayerStatus.NOT_REACHED
     if accepted:
-        return tuple(passed for _ in ValidationLayer)
-    if rejected_at is None:
+        statuses = [passed] * len(ValidationLayer)
+    elif rejected_at is None:
         return None
-    return tuple(
-        passed if layer < rejected_at else refused if layer == rejected_at else not_reached for layer in ValidationLayer
-    )
+    else:
+        statuses = [
+            passed if layer < rejected_at else failed if layer == rejected_at else not_reached
+            for layer in ValidationLayer
+        ]
+    return tuple(f"{MARKS[status]} {status_word(status)}" for status in statuses)
 
 
 def _verdict(described: str) -> str:
