@@ -101,9 +101,9 @@ class EncoderPlayground(ShownAsWidget):
         self.view = widgets.HTML(value="")
 
         self.kind.observe(self._on_kind_change, names="value")
-        self.add_button.on_click(self._on_add)
-        self.remove_button.on_click(self._on_remove)
-        self.clear_button.on_click(self._on_clear)
+        self.add_button.on_click(lambda _button: self.add())
+        self.remove_button.on_click(lambda _button: self.remove_last())
+        self.clear_button.on_click(lambda _button: self.clear())
 
         self.widget = widgets.VBox(
             [
@@ -202,12 +202,3 @@ class EncoderPlayground(ShownAsWidget):
 
     def _on_kind_change(self, change: dict[str, object]) -> None:
         self._show_fields_for(str(change["new"]))
-
-    def _on_add(self, _button: object) -> None:
-        self.add()
-
-    def _on_remove(self, _button: object) -> None:
-        self.remove_last()
-
-    def _on_clear(self, _button: object) -> None:
-        self.clear()
