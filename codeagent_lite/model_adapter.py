@@ -131,7 +131,7 @@ def N_(message: str) -> str:
 
 
 LAYER_NAME = N_("layer {number}")
-"""How a ladder names a layer beside its title; the one place this is written, in any language."""
+"""How a ladder names a layer beside its title (``layer 1``); the workbook's catalog says it in Chinese."""
 LAYER_LABEL = N_("layer {number} ({title})")
 """How a message names a layer: ``layer 1 (JSON syntax)``."""
 _LAYER_TITLES = {
