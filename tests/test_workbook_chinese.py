@@ -316,8 +316,6 @@ def test_the_task_playground_speaks_english_under_en(en: None) -> None:
 
 WIRED = {
     "exercise_checks": "exercise_checks_messages",
-    "parser_playground": "parser_playground",
-    "encoder_playground": "encoder_playground",
     "engine_panel": "engine_panel",
     "real_model_lab": "real_model_lab",
     "engine_words": "engine_words",
@@ -395,13 +393,21 @@ def test_the_zh_ladder_names_its_layers_in_chinese(zh: None) -> None:
 
 def test_the_en_ladder_is_the_chapters_byte_for_byte(en: None) -> None:
     from codeagent_lite import diagnose, format_ladder
-    from codeagent_lite.display import layer_label as chapter_label
     from codeagent_lite.workbook.ladder import format_ladder as edition_ladder
     from codeagent_lite.workbook.ladder import layer_label
 
     for text in ['{"type": "final_answer", "content": "42"}', "[1]", '{"type": "final_answer"}', "Sure!"]:
         assert edition_ladder(diagnose(text)) == format_ladder(diagnose(text))
-    assert [layer_label(layer) for layer in ValidationLayer] == [chapter_label(layer) for layer in ValidationLayer]
+    assert [layer_label(layer) for layer in ValidationLayer] == [layer.label for layer in ValidationLayer]
+
+
+def test_the_playground_names_its_presets_in_chinese_and_keeps_their_english_keys(zh: None) -> None:
+    from codeagent_lite.workbook.parser_playground import PRESETS, ParserPlayground, static_ladders_text
+
+    dropdown = ParserPlayground("duplicate key").preset
+    assert dropdown.value == "duplicate key" and list(dropdown._options_values) == list(PRESETS)
+    assert dropdown.label == "重复键" and all(CHINESE.search(label) for label in dropdown._options_labels)
+    assert static_ladders_text(["top-level array"]).startswith("--- 顶层是数组\n")
 
 
 def test_the_playground_ladders_and_the_learner_ladder_speak_chinese(zh: None) -> None:

@@ -27,7 +27,7 @@ from enum import StrEnum
 from typing import ClassVar, Literal, TypeAlias
 
 from ..diagnosis import diagnose, format_ladder
-from ..display import layer_label, printable, quote, shorten, shorten_counted, usage_text
+from ..display import printable, quote, shorten, shorten_counted, usage_text
 from ..kernel_types import Action, FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult
 from ..model_adapter import (
     InvalidModelOutputError,
@@ -229,7 +229,7 @@ def _step_heading(number: int, step: Step) -> str:
         status = "error" if step.result.is_error else "ok"
         return f"[{number}] tool result · call_id={quote(step.result.call_id, _ID_QUOTE_CHARS)} · {status}"
     if isinstance(step, RejectionStep):
-        verdict = f"rejected at {layer_label(step.layer)}" if step.layer is not None else "rejected"
+        verdict = f"rejected at {step.layer.label}" if step.layer is not None else "rejected"
     elif isinstance(step, RepeatedCallIdStep):
         verdict = "rejected by the loop"  # the four layers passed; the loop refused the action
     else:
@@ -287,7 +287,7 @@ def correction_message(error: InvalidModelOutputError) -> str:
     JSON object. It never repeats the raw reply: that could be huge, and echoing broken
     text back invites the model to copy it.
     """
-    where = layer_label(error.layer) if error.layer is not None else "validation"
+    where = error.layer.label if error.layer is not None else "validation"
     reason = shorten(error.message, _MAX_REASON_CHARS)
     parts = [_end_sentence(f"Your last reply was rejected at {where}: {reason}")]
     # Many parser messages already say both (layers 3 and 4); saying them twice only adds tokens.
