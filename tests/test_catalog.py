@@ -41,10 +41,6 @@ NOT_YET_CONVERTED = frozenset(
         "workbook/learner_playground.py",
         "workbook/encoder_playground.py",
         "workbook/widget_view.py",
-        # notebook 06: the local engine's status and panel, and the real-model lab
-        "workbook/engine_words.py",
-        "workbook/engine_panel.py",
-        "workbook/real_model_lab.py",
         # notebook 05's self-checks and the nbgrader assignments' hidden tests
         "workbook/exercise_checks.py",
         "workbook/exercise_checks_messages.py",
