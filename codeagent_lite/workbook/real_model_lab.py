@@ -60,6 +60,7 @@ WORDS: Mapping[str, str] = {
     "col_seconds": N_("seconds"),
     "col_rate": N_("speed"),
     "later_calls": N_("calls {first}-{last}, prompt already read"),
+    "speed_ratio": N_("{second} wrote ×{ratio} as many tokens per second as {first} once the prompt was read"),
     "outcome_accepted": N_("accepted"),
     "outcome_layer": N_("rejected by layer {layer}"),
     "outcome_loop": N_("rejected by the loop"),
@@ -345,11 +346,34 @@ def timing_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
 
     rows = [row(shorten(attempt.task, task_width), attempt.label, [attempt]) for attempt in attempts]
     labels = list(dict.fromkeys(attempt.label for attempt in attempts))
+    rates: dict[str, float | None] = {}
     for label in labels:
         group = [attempt for attempt in attempts if attempt.label == label]
         later = group[1:] or group
         rows.append(row(say("later_calls", first=len(group) - len(later) + 1, last=len(group)), label, later))
-    return _table(header, rows, right=(2,))
+        rates[label] = _rate(later)
+    return _table(header, rows, right=(2,)) + _speed_ratio(rates)
+
+
+def _rate(group: Sequence[Attempt]) -> float | None:
+    """Output tokens per second over ``group``; None unless every call's tokens and time are known."""
+    if any(attempt.usage is None or attempt.seconds is None for attempt in group):
+        return None
+    seconds = sum(attempt.seconds or 0.0 for attempt in group)
+    tokens = sum(attempt.usage.output_tokens for attempt in group if attempt.usage is not None)
+    return tokens / seconds if seconds else None
+
+
+def _speed_ratio(rates: Mapping[str, float | None]) -> str:
+    """With two modes, the second's speed as a multiple of the first's, from the total rows above it: the
+    notebook's prose points here instead of quoting figures, which change from run to run and machine to machine."""
+    if len(rates) != 2:
+        return ""
+    (first, first_rate), (second, second_rate) = rates.items()
+    if not first_rate or second_rate is None:
+        return ""
+    ratio = format(second_rate / first_rate, ".2f")
+    return "\n" + say("speed_ratio", first=first, second=second, ratio=ratio)
 
 
 # --------------------------------------------------------------------------- what failures cost
