@@ -145,8 +145,10 @@ def test_the_timing_table_is_live_and_recorded_with_masked_seconds_only(language
         assert len(rows) == 10, text  # 4 tasks x 2 modes, then a total row per mode
         masked = sanitize(text)
         assert len(TIMING_CELL.findall(masked)) == 10 and not re.search(r"\d\.\d\d s|\d\.\d tok/s", masked)
-        out_tokens = [line.split(" | ")[2].strip() for line in text.splitlines()[2:]]
-        assert [line.split(" | ")[2].strip() for line in masked.splitlines()[2:]] == out_tokens  # still compared
+        *table, ratio = text.splitlines()
+        out_tokens = [line.split(" | ")[2].strip() for line in table[2:]]
+        assert [line.split(" | ")[2].strip() for line in masked.splitlines()[2:-1]] == out_tokens  # still compared
+        assert re.search(r"×\d\.\d\d", ratio) and "×#.##" in masked.splitlines()[-1]  # the speeds' ratio, masked
 
 
 def test_recorded_cells_are_read_from_the_cells_that_ask_for_them() -> None:
