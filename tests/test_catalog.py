@@ -34,10 +34,6 @@ HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # may stand untranslated in the catalog, and their Chinese literals are not counted.
 NOT_YET_CONVERTED = frozenset(
     {
-        # notebook 06: the local engine's status and panel, and the real-model lab
-        "workbook/engine_words.py",
-        "workbook/engine_panel.py",
-        "workbook/real_model_lab.py",
         # notebook 05's self-checks and the nbgrader assignments' hidden tests
         "workbook/exercise_checks.py",
         "workbook/exercise_checks_messages.py",

@@ -270,9 +270,9 @@ def test_the_recorded_frame_speaks_chinese(zh: None) -> None:
 
     run = RecordedRun(source={"notebooks": "n.ipynb", "engine": "1.0"}, editions={"en": {}, "zh": {"table": "a | b\n"}})
     assert recorded("table", run).splitlines() == [
-        "╭─ 这是录制的输出（RECORDED），不是现场运行：来自这个 notebook 的一次真实运行（engine 1.0）",
+        "╭─ 这是录制的输出（RECORDED），不是现场运行：来自这本笔记本的一次真实运行（engine 1.0）",
         "│ a | b",
-        "╰─ 录制的输出到此为止；本地引擎准备好之后，再运行一次这个代码格",
+        "╰─ 录制的输出到此为止；本地引擎准备好之后，再运行一次这个单元格",
     ]
 
 
@@ -282,7 +282,7 @@ def test_the_recorded_frame_speaks_english_under_en(en: None) -> None:
     run = RecordedRun(source={"notebooks": "n.ipynb", "engine": "1.0"}, editions={"en": {"table": "a | b\n"}, "zh": {}})
     lines = recorded("table", run).splitlines()
     assert lines[0] == "╭─ RECORDED output, not live: from a real run of this notebook (engine 1.0)"
-    assert (lines[0].split(":")[0], lines[-1]) == (RECORDED_TOP, RECORDED_BOTTOM)
+    assert (lines[0].split(":")[0], lines[-1]) == (RECORDED_TOP, RECORDED_BOTTOM)  # English ids, shown as they are
 
 
 def test_the_task_playground_speaks_chinese(zh: None) -> None:
@@ -316,9 +316,6 @@ def test_the_task_playground_speaks_english_under_en(en: None) -> None:
 
 WIRED = {
     "exercise_checks": "exercise_checks_messages",
-    "engine_panel": "engine_panel",
-    "real_model_lab": "real_model_lab",
-    "engine_words": "engine_words",
 }
 
 
@@ -342,7 +339,7 @@ def test_the_engine_report_speaks_chinese(zh: None) -> None:
     from codeagent_lite.workbook.engine_panel import engine_report
 
     report = engine_report(engine_status())
-    assert "下面的代码格会现场调用模型" in report or "在那之前，下面每个调用模型的代码格" in report
+    assert "下面的单元格会现场调用模型" in report or "在那之前，下面每个调用模型的单元格" in report
 
 
 # --------------------------------------------------------------------------- verify run end to end, the ladders
