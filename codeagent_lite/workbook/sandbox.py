@@ -72,6 +72,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from . import sandbox_cgroup
 from .words import N_, _
 
 __all__ = [
@@ -84,6 +85,7 @@ __all__ = [
     "fresh_uid",
     "isolated",
     "kernel_closure",
+    "memory_protection",
     "protections",
     "readable_bind",
     "run_in_sandbox",
@@ -412,8 +414,16 @@ def protections() -> tuple[str, ...]:
             found.append(N_("run as root: no process limit binds"))
     if _has_rlimits():
         found.append(N_("limits on memory, processes, open files and file size"))
-        found.append(N_("memory capped per process (address space), not for the run as a whole: no memory cgroup"))
+        found.append(memory_protection())
     return tuple(found)
+
+
+def memory_protection() -> str:
+    """How a run's memory is capped here, as a catalog id: for the run as a whole (a cgroup of its own: root
+    on Linux with a memory hierarchy) or per process only (``RLIMIT_AS``). ``verify`` says it."""
+    if sandbox_cgroup.available():
+        return N_("memory and processes capped for the run as a whole: a cgroup of its own")
+    return N_("memory capped per process (address space), not for the run as a whole: no memory cgroup")
 
 
 def _has_rlimits() -> bool:
@@ -424,8 +434,11 @@ def _has_rlimits() -> bool:
     return True
 
 
-def _limiter(limits: Limits, dropped_uid: bool) -> Callable[[], None] | None:
-    """The rlimits, set in the forked child before it execs (inherited by bwrap and Python)."""
+def _limiter(
+    limits: Limits, dropped_uid: bool, group: sandbox_cgroup.RunGroup | None = None
+) -> Callable[[], None] | None:
+    """The rlimits, set in the forked child before it execs (inherited by bwrap and Python), after it joined
+    the run's cgroup when there is one (so nothing it starts is outside it)."""
     if not _has_rlimits():
         return None
     import resource
@@ -440,6 +453,8 @@ def _limiter(limits: Limits, dropped_uid: bool) -> Callable[[], None] | None:
         wanted.append((resource.RLIMIT_NPROC, limits.processes))
 
     def limit() -> None:
+        if group is not None:
+            group.join()
         for which, value in wanted:
             try:
                 _soft, hard = resource.getrlimit(which)
@@ -649,14 +664,18 @@ def _launch(folder: Path, limits: Limits, conversation: bool) -> _Live | ChildOu
     reader, writer = os.pipe()
     fence_reader, fence_writer = os.pipe() if _can_fence() else (-1, -1)
     request_reader, request_writer = os.pipe() if conversation and sys.platform != "win32" else (-1, -1)
+    group = sandbox_cgroup.make(limits.memory_bytes, limits.processes)
     try:
-        process = _start(command, folder, (writer, fence_reader, request_reader), _limiter(limits, uid is not None))
-    except OSError as error:
+        limiter = _limiter(limits, uid is not None, group)
+        process = _start(command, folder, (writer, fence_reader, request_reader), limiter)
+    except (OSError, subprocess.SubprocessError) as error:
         _close(reader, fence_writer, request_writer)
+        if group is not None:
+            group.remove()
         return ChildOutcome("crashed", None, _("the sandbox could not start ({error})", error=type(error).__name__))
     finally:
         _close(writer, fence_reader, request_reader)
-    run = _Run(process, bwrap, uid)
+    run = _Run(process, bwrap, uid, group)
     listener = _Listener(fence=_fencer(run, fence_writer) if fence_writer >= 0 else None)
     pumps = _pumps(process, reader, listener, limits.output_bytes)
     return _Live(run, listener, pumps, reader, fence_writer, request_writer)
@@ -787,6 +806,8 @@ class _Run:
     process: subprocess.Popen[bytes]
     bwrap: bool
     uid: int | None
+    group: sandbox_cgroup.RunGroup | None = None
+    """The run's own memory and pids cgroup (root on Linux), removed when the run is killed."""
 
 
 def _kill(run: _Run) -> None:
@@ -802,6 +823,8 @@ def _kill(run: _Run) -> None:
     with contextlib.suppress(ProcessLookupError):
         process.kill()
     process.wait()
+    if run.group is not None:
+        run.group.remove()
 
 
 # --------------------------------------------------------------------------- fences
@@ -869,6 +892,8 @@ def _run_pids(run: _Run) -> set[int]:
     re-parented to its init, inside the run); without it, the descendants, the session, and, when the run
     has a uid of its own, every process of that uid (a setsid'd grandchild, re-parented outside)."""
     found = set(_descendants(run.process.pid))
+    if run.group is not None:
+        found |= run.group.pids()
     if run.bwrap or not _can_fence():
         return found
     for entry in os.listdir("/proc"):

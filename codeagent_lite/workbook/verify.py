@@ -29,12 +29,11 @@ from __future__ import annotations
 import html
 import importlib
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import sandbox
+from . import sandbox, verify_progress
 from .contract import (
     FILES,
     SAMPLES,
@@ -109,6 +108,9 @@ class VerifyReport:
     results: tuple[CheckResult, ...]
     file_problems: tuple[str, ...] = field(default=())
     notes: tuple[str, ...] = field(default=())
+    protection: str = ""
+    """How the run's memory was capped (``sandbox.memory_protection``): said on the command line only, since
+    it differs between machines and a notebook's saved outputs must not."""
 
     @property
     def passed(self) -> int:
@@ -140,6 +142,8 @@ class VerifyReport:
             _("{passed} of {total} checks pass", passed=self.passed, total=len(self.results))
             + ("" if self.ok else _("; {summary}", summary=self.summary()))
         )
+        if self.protection:
+            lines.append("  " + _note(self.protection))
         return "\n".join(lines)
 
     def _results_of(self, step: int) -> list[CheckResult]:
@@ -174,6 +178,14 @@ class VerifyReport:
 
     def __repr__(self) -> str:
         return f"VerifyReport({self.label!r}, {self.passed} of {len(self.results)} checks pass)"
+
+    def _ipython_display_(self) -> None:
+        """Shown as its HTML table, unless its own progress bar already became it in this cell (no twin)."""
+        if verify_progress.shown_here(self):
+            return
+        from IPython.display import display
+
+        display({"text/plain": repr(self), "text/html": self._repr_html_()}, raw=True)
 
     def _repr_html_(self) -> str:
         esc = html.escape
@@ -283,13 +295,16 @@ def verify(
     *,
     time_limit: float = DEFAULT_TIME_LIMIT,
     seed: int | None = None,
+    progress: bool | None = None,
 ) -> VerifyReport:
     """Run the contract's checks of steps 1..``step`` (all four for None) on ``directory``'s files.
 
     ``time_limit`` is per check, in seconds. With ``seed``, the checks' inputs are drawn fresh
     from it (graded judging: the learner's code cannot know them); the expected values are
-    computed here for those same inputs. Raises ``VerifyUsageError`` when the folder does not
-    exist, holds none of the three files, or ``step`` is not 1 to 4.
+    computed here for those same inputs. ``progress`` (None: where it can be seen) shows a line per
+    step on a terminal, or in a notebook a bar that becomes the report (``verify_progress``).
+    Raises ``VerifyUsageError`` when the folder does not exist, holds none of the three files,
+    or ``step`` is not 1 to 4.
     """
     _check_arguments(step, time_limit, seed)
     label, folder = _folder(directory)
@@ -297,7 +312,8 @@ def verify(
     inputs = Inputs() if seed is None else Inputs.draw(seed)
     checks = checks_up_to(step)
     steps = tuple(sorted({check.step for check in checks}))
-    tally = _run_checks(folder, label, [_item(check, inputs) for check in checks], steps, time_limit, seed)
+    shown = verify_progress.start(len(steps), progress)
+    tally = _run_checks(folder, label, [_item(check, inputs) for check in checks], shown, time_limit, seed)
     results = tuple(_check_result(check, tally.outcomes[check.id]) for check in checks)
     problems, notes = _problems_and_notes(tally.file_problems)
     if seed is not None:
@@ -305,7 +321,10 @@ def verify(
             *notes,
             _("the checks' inputs were drawn from seed {seed}; the cases printed above are the public ones", seed=seed),
         )
-    return VerifyReport(label, steps, results, problems, (*notes, *_weaker_sandbox_note()))
+    notes = (*notes, *_weaker_sandbox_note())
+    report = VerifyReport(label, steps, results, problems, notes, _(sandbox.memory_protection()))
+    shown.done(report)
+    return report
 
 
 def _check_arguments(step: int | None, time_limit: float, seed: int | None) -> None:
@@ -318,19 +337,20 @@ def _check_arguments(step: int | None, time_limit: float, seed: int | None) -> N
 
 
 def _run_checks(
-    folder: Path, label: str, items: list[Item], steps: tuple[int, ...], time_limit: float, seed: int | None
+    folder: Path, label: str, items: list[Item], progress: verify_progress.Progress, time_limit: float, seed: int | None
 ) -> Tally:
-    """All the steps in one sandbox session, with a progress line each time the child reaches a new step."""
+    """All the steps in one sandbox session, with progress each time the child reaches a new step."""
     tally = Tally()
-    with _Progress(len(steps)) as progress:
-        first = {item.id: item.group for item in items}
-        progress.step(steps[0])
+    first = {item.id: item.group for item in items}
+    shown = [items[0].group] if items else [0]
+    progress.step(shown[0])
 
-        def on_event(key: str) -> None:
-            if key in first and first[key] > progress.shown:
-                progress.step(first[key])
+    def on_event(key: str) -> None:
+        if key in first and first[key] > shown[0]:
+            shown[0] = first[key]
+            progress.step(first[key])
 
-        run_step(folder, label, items, time_limit, tally, on_event, seed)
+    run_step(folder, label, items, time_limit, tally, on_event, seed)
     return tally
 
 
@@ -353,43 +373,6 @@ def _weaker_sandbox_note() -> tuple[str, ...]:
 def _item(check: Check, inputs: Inputs) -> Item:
     probe, judge = check.probe(inputs)
     return Item(check.id, check.file, probe, judge=judge, group=check.step)
-
-
-class _Progress:
-    """A line per step on a terminal's standard error (nothing in a notebook or a test: no trace in saved outputs)."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.shown = 0
-        self._terminal = False
-
-    def __enter__(self) -> _Progress:
-        self._terminal = bool(getattr(sys.stderr, "isatty", lambda: False)()) and not _in_a_kernel()
-        return self
-
-    def step(self, number: int) -> None:
-        self.shown = number
-        if self._terminal:
-            print(
-                _(
-                    "verify: step {step} of {total} · {title} …",
-                    step=number,
-                    total=self.total,
-                    title=step_title(number),
-                ),
-                file=sys.stderr,
-                flush=True,
-            )
-
-    def __exit__(self, *_exc: object) -> None:
-        return None
-
-
-def _in_a_kernel() -> bool:
-    """Inside a Jupyter kernel: its standard error is a cell's output, which nbval compares with the saved one."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
 def _check_holds_a_file(folder: Path, label: str) -> None:
