@@ -391,6 +391,42 @@ def test_a_run_has_at_most_16_processes_of_512_mib_each(tmp_path: Path) -> None:
     assert sandbox_processes() == []
 
 
+# Six children that each touch 300 MiB (under the 512 MiB each process may have) and wait: a cap on the run as
+# a whole lets at most one of them live; per-process limits alone let all six.
+MEMORY_BY_FORKS = (
+    "import os as _os, time as _time\n"
+    "_children = []\n"
+    "for _n in range(6):\n"
+    "    _pid = _os.fork()\n"
+    "    if _pid == 0:\n"
+    "        _b = bytearray(300 * 2**20)\n"
+    "        for _i in range(0, len(_b), 4096):\n"
+    "            _b[_i] = 1\n"
+    "        _time.sleep(30)\n"
+    "        _os._exit(0)\n"
+    "    _children.append(_pid)\n"
+    "_time.sleep(3)\n"
+    "_alive = sum(1 for _pid in _children if _os.waitpid(_pid, _os.WNOHANG) == (0, 0))\n"
+    "raise RuntimeError('alive %d of 6' % _alive)\n"
+)
+
+
+def _run_groups() -> list[Path]:
+    return [path for path in Path("/sys/fs/cgroup").glob("**/cal-sandbox-*") if path.is_dir()]
+
+
+def test_memory_is_capped_for_the_run_as_a_whole_where_a_cgroup_can_be_made(tmp_path: Path) -> None:
+    if not sandbox.sandbox_cgroup.available():
+        pytest.skip("no cgroup of its own here (not root, or no memory hierarchy): said by protections()")
+    report = verify(_attacked(tmp_path, MEMORY_BY_FORKS), step=1, time_limit=10.0)
+    text = str(report)
+    alive = int(text.split("RuntimeError: alive ")[1].split(" ")[0])
+    assert alive <= 1, text
+    assert "a cgroup of its own" in text.splitlines()[-1]
+    assert _run_groups() == []
+    assert sandbox_processes() == []
+
+
 def _replayed_results() -> tuple[dict[str, object], list[object]]:
     """The reference's results for the public parse probes, by check id and by place in verify's order."""
     from codeagent_lite import json_action_parser
