@@ -447,16 +447,104 @@ def _replayed_results() -> tuple[dict[str, object], list[object]]:
 
 def test_a_replay_of_recorded_results_does_not_pass_the_drawn_checks(tmp_path: Path) -> None:
     by_id, by_place = _replayed_results()
+    # the parser, when called on a probe, finds that probe's place in the probe runner's frame and sends the
+    # recorded result for it before the real one (which then comes too late): a replay, by check id or by place
     replay = (
-        "import sandbox_io as _io\n"
+        "import sandbox_io as _io, sys as _sys\n"
         f"_BY_ID = {by_id!r}\n_BY_PLACE = {by_place!r}\n"
-        "for _n, _p in enumerate(_io.read_payload()['probes']):\n"
+        "def parse_json_action(raw_text):\n"
+        "    _f = _sys._getframe()\n"
+        "    while _f is not None and 'item' not in _f.f_locals:\n"
+        "        _f = _f.f_back\n"
+        "    _p = _f.f_locals['item']\n"
+        "    _n = int(_p['id'])\n"
         "    _r = _BY_ID.get(_p['id']) or (_BY_PLACE[_n] if _n < len(_BY_PLACE) else None)\n"
         "    if _r is not None:\n"
         "        _io.send_part({'done': _p['id'], 'result': _r})\n"
+        "    raise NotImplementedError\n"
     )
     folder = _attacked(tmp_path, replay.replace("null", "None"), file="json_action_parser.py")
+    public = verify(folder, time_limit=LIMIT)
+    assert sum(1 for result in public.results if result.passed and result.check.step >= 3) >= 30, str(public)
     seeded = verify(folder, seed=20261201, time_limit=LIMIT)
     passed = sorted(result.check.id for result in seeded.results if result.passed)
     # by check id the replay passed 34 of these 37; by place, only the rejections alike in layer and phrase pass
     assert len(passed) <= 12, (passed, str(seeded))
+
+
+# Step 1's code looks for the later steps' probes wherever the child keeps data: its payload file and every
+# frame of the probe runner. It finds the parser's inputs only if they reached the child before step 1's fence.
+LOOKS_AHEAD = (
+    "import sys as _sys\n"
+    "def build_provider_messages(history):\n"
+    "    _seen = open('payload.json').read()\n"
+    "    _f = _sys._getframe()\n"
+    "    while _f is not None:\n"
+    "        _seen += repr(_f.f_locals)\n"
+    "        _f = _f.f_back\n"
+    "    raise RuntimeError('parser probes seen: %s' % ('json_action_parser' in _seen))\n"
+)
+
+
+def test_a_steps_probes_reach_the_child_only_after_the_last_steps_fence(tmp_path: Path) -> None:
+    report = verify(_attacked(tmp_path, LOOKS_AHEAD), time_limit=LIMIT)
+    text = str(report)
+    assert "parser probes seen: False" in text, text
+    assert "parser probes seen: True" not in text
+
+
+# The adapter's file replaces the probe runner: for an adapter probe it makes up the result a correct adapter
+# would give (from the probe's values where it has them, else from the public cases) and claims every fact the
+# judges read about the stand-ins' calls, without calling anything.
+FORGED_STAND_INS = """
+import verify_probe as _vp
+from codeagent_lite.model_adapter import (
+    InvalidModelOutputError as _Invalid, ModelProviderError as _ProviderFailed, ModelResponse as _Response,
+    TokenUsage as _Usage, ValidationLayer as _Layer,
+)
+from codeagent_lite.workbook.wire import encode as _encode, shown as _shown
+
+_real = _vp.run_probe
+_PUBLIC = {
+    "canned_action": ["ToolCall", "call_1", "read_file", {"path": "README.md"}],
+    "usage": [17, 26], "reply": "", "failure": None, "failure_message": "HTTP 503: server overloaded",
+    "canned_rejection": None,
+}
+
+
+def _forged(module, probe, package_dir="", *args, **kwargs):
+    if probe.get("kind") != "adapter":
+        return _real(module, probe, package_dir, *args, **kwargs)
+    known = dict(_PUBLIC, **probe.get("stand_ins", {}), **{k: v for k, v in probe.items() if k in _PUBLIC})
+    history = [_vp.decode_item(item) for item in probe["history"]]
+    tools = [_vp.decode_item(item) for item in probe["tools"]]
+    claims = {
+        "built": [_encode(history)], "parsed": [known["reply"]], "cause_is_original": True,
+        "calls": [{"messages_same": True, "messages_shown": "", "tools": _encode(tools), "tools_shown": "",
+                   "max_output_tokens": probe["max_output_tokens"]}],
+    }
+    usage = _Usage(*known["usage"])
+    try:
+        if known["failure"] == "provider_error":
+            raise _ProviderFailed("failed") from module.ProviderError(known["failure_message"])
+        if known["failure"] == "key_error":
+            raise KeyError("a bug inside the provider")
+        if known.get("canned_rejection"):
+            rejection = known["canned_rejection"]
+            raise _Invalid(rejection["message"], layer=_Layer(rejection["layer"]), usage=usage)
+    except BaseException as error:
+        return dict(claims, error=_vp.describe_error(error))
+    response = _Response(_vp.decode_item(known["canned_action"]), usage)
+    return dict(claims, value=_encode(response), shown=_shown(response))
+
+
+_vp.run_probe = _forged
+"""
+
+
+def test_facts_the_child_claims_about_the_stand_ins_calls_pass_no_check(tmp_path: Path) -> None:
+    folder = _attacked(tmp_path, FORGED_STAND_INS, file="json_text_adapter.py")
+    for seed in (None, 20261202):
+        report = verify(folder, step=2, time_limit=LIMIT, seed=seed)
+        passed = [result.check.id for result in report.results if result.passed]
+        assert passed == [], (seed, str(report))

@@ -33,8 +33,9 @@ from __future__ import annotations
 import json
 import math
 import random
+import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
@@ -49,7 +50,8 @@ from ..model_adapter import (
 )
 from .ladder import layer_label
 from .language import Language, edition_language
-from .verify_probe import encode, run_probe
+from .verify_probe import encode
+from .verify_standins import run_here
 from .words import N_, _
 
 __all__ = [
@@ -137,7 +139,7 @@ class Check:
     def run(self, module: ModuleType, inputs: Inputs | None = None) -> None:
         """Probe and judge in this process: for the package's own modules (``tests/test_contract.py``)."""
         probe, judge = self.probe(inputs)
-        judge(run_probe(module, probe))
+        judge(run_here(module, probe))
 
     def words(self, language: Language | None = None) -> CheckWords:
         """The sentence parts in ``language`` (the edition's by default)."""
@@ -223,6 +225,13 @@ class Inputs:
     invalid_usage: tuple[int, int] = (120, 18)
     max_output_tokens: int = 200
     failure: str = "HTTP 503: server overloaded"
+    nonce: str = ""
+    """Drawn fresh by verify for each run (``fresh``), never printed: the values step 2's stand-ins hand out carry
+    it, so an adapter that hands on what it got is told from one that made up the public values."""
+
+    def fresh(self) -> Inputs:
+        """These inputs with a nonce nobody can know before the run."""
+        return replace(self, nonce="~" + secrets.token_hex(4))
 
     @classmethod
     def draw(cls, seed: int) -> Inputs:
@@ -683,7 +692,7 @@ def _history(inputs: Inputs) -> list[HistoryItem]:
 
 
 def _reply_action(inputs: Inputs) -> ToolCall:
-    return ToolCall(inputs.call_id, inputs.tool_name, {"path": inputs.path})
+    return ToolCall(inputs.call_id + inputs.nonce, inputs.tool_name, {"path": inputs.path})
 
 
 def _reply(inputs: Inputs) -> str:
@@ -702,24 +711,36 @@ _REPLY_ACTION = _reply_action(_PUBLIC)
 
 
 def _adapter_probe(inputs: Inputs, *, fenced: bool = False, failure: str | None = None) -> Probe:
-    """The adapter's inputs, the provider's reply, and what the two stand-ins return (canned values)."""
+    """The adapter's inputs (sent to the child), and under ``stand_ins`` what the parent answers its helpers'
+    and the provider's calls with (``verify_standins``; never sent: the child learns them only by calling)."""
     history = _history(inputs)
-    probe: Probe = {
-        "kind": "adapter",
-        "history": [item_spec(item) for item in history],
-        "tools": [item_spec(tool) for tool in _TOOLS],
-        "max_output_tokens": inputs.max_output_tokens,
+    nonce = inputs.nonce
+    stand_ins: dict[str, Any] = {
         "reply": _FENCED if fenced else _reply(inputs),
         "usage": list(inputs.invalid_usage if fenced else inputs.usage),
         "failure": failure,
-        "failure_message": inputs.failure if failure == "provider_error" else "a bug inside the provider",
-        "canned_messages": [[item.role.value, item.content] for item in history if isinstance(item, Message)],
+        "failure_message": (inputs.failure if failure == "provider_error" else "a bug inside the provider") + nonce,
+        "canned_messages": [[item.role.value, item.content + nonce] for item in history if isinstance(item, Message)],
         "canned_action": item_spec(_reply_action(inputs)),
         "canned_rejection": None,
     }
     if fenced:
-        probe["canned_rejection"] = {"message": f"{_NOT_JSON}: found ```", "layer": int(ValidationLayer.JSON_SYNTAX)}
-    return probe
+        message = f"{_NOT_JSON}: found ```{nonce}"
+        stand_ins["canned_rejection"] = {"message": message, "layer": int(ValidationLayer.JSON_SYNTAX)}
+    return {
+        "kind": "adapter",
+        "history": [item_spec(item) for item in history],
+        "tools": [item_spec(tool) for tool in _TOOLS],
+        "max_output_tokens": inputs.max_output_tokens,
+        "stand_ins": stand_ins,
+    }
+
+
+def _asked_the_provider(result: dict[str, Any]) -> None:
+    """An adapter's answer counts only when it came from the provider: the parent saw the call (a value or an
+    error made up without one, from the public cases, is not the adapter's flow)."""
+    if not result.get("calls"):
+        raise Mismatch(_("{count} calls to the provider", count=0))
 
 
 def _response_fields(result: dict[str, Any]) -> dict[str, Any]:
@@ -729,6 +750,7 @@ def _response_fields(result: dict[str, Any]) -> dict[str, Any]:
         raise Mismatch(_cut(result.get("shown", ""), 200))
     fields = value["fields"]
     assert isinstance(fields, dict)
+    _asked_the_provider(result)
     return fields
 
 
@@ -805,6 +827,7 @@ def _check_provider_error(inputs: Inputs) -> tuple[Probe, Judge]:
             raise Mismatch(_("no error but {value}", value=_cut(result.get("shown", ""))))
         if not _is(error, ModelProviderError):
             raise Raised(error)
+        _asked_the_provider(result)
         if result.get("cause_is_original") is not True:
             raise Mismatch(
                 _(
@@ -822,6 +845,7 @@ def _check_other_errors_pass(inputs: Inputs) -> tuple[Probe, Judge]:
         if error is None:
             raise Mismatch(_("no error but {value}", value=_cut(result.get("shown", ""))))
         if _is(error, KeyError):
+            _asked_the_provider(result)
             return
         if _is(error, ModelProviderError):
             raise Mismatch(_("ModelProviderError, which hides a programming error as a network problem"))
@@ -836,6 +860,9 @@ def _invalid_error(result: dict[str, Any]) -> dict[str, Any]:
         raise Mismatch(_("no error but {value}", value=_cut(result.get("shown", ""))))
     if not _is(error, InvalidModelOutputError):
         raise Raised(error)
+    _asked_the_provider(result)
+    if not result.get("parsed"):
+        raise Mismatch(_("parse_json_action called with {texts}", texts="[]"))
     return error
 
 
@@ -851,7 +878,8 @@ def _check_invalid_keeps_usage(inputs: Inputs) -> tuple[Probe, Judge]:
 def _check_invalid_keeps_message(inputs: Inputs) -> tuple[Probe, Judge]:
     def judge(result: dict[str, Any]) -> None:
         error = _invalid_error(result)
-        if _NOT_JSON.casefold() not in str(error.get("message", "")).casefold():
+        message = str(error.get("message", ""))
+        if _NOT_JSON.casefold() not in message.casefold() or inputs.nonce not in message:
             raise Mismatch(_("the message {value}", value=show(error.get("message", ""))))
 
     return _adapter_probe(inputs, fenced=True), judge
@@ -1015,7 +1043,7 @@ _TOKENS = ('"call_1"', '"c1"', '"read_file"', '"README.md"', '"42"')
 def _vary(text: str, inputs: Inputs) -> str:
     """A fixed reply with its call id, tool name, path and answer taken from ``inputs`` (unchanged for the public
     ones): a reply whose verdict a parser could look up by its exact text gets a text of its own per seed."""
-    if inputs == _PUBLIC:
+    if replace(inputs, nonce="") == _PUBLIC:  # the nonce is for step 2 only
         return text
     values = (inputs.call_id, inputs.call_id, inputs.tool_name, inputs.path, inputs.answer)
     for token, value in zip(_TOKENS, values, strict=True):
@@ -1358,7 +1386,7 @@ class Sample:
 
     def run(self, module: ModuleType) -> str:
         """The sample through ``module`` in this process (the reference side of ``compare``)."""
-        return self.describe(run_probe(module, self.probe))
+        return self.describe(run_here(module, self.probe))
 
     def words(self, language: Language | None = None) -> tuple[str, str]:
         """The label and the cost in ``language`` (the edition's by default)."""
@@ -1368,7 +1396,7 @@ class Sample:
 
 def describe_parse(module: ModuleType, text: str) -> str:
     """What ``module.parse_json_action`` does with ``text``: ``✔ <action>`` or ``✘ rejected at layer N (...)``."""
-    return describe_parse_result(run_probe(module, {"kind": "parse", "text": text}))
+    return describe_parse_result(run_here(module, {"kind": "parse", "text": text}))
 
 
 def rejected_layer(result: dict[str, Any]) -> int | None:

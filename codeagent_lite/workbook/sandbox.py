@@ -77,6 +77,7 @@ from .words import N_, _
 
 __all__ = [
     "REFERENCE_MODULES",
+    "Answer",
     "ChildOutcome",
     "Limits",
     "SandboxSession",
@@ -129,6 +130,20 @@ class Limits:
     processes: int = 32
     open_files: int = 64
     output_bytes: int = 1_000_000
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What ``on_part`` returns to answer a part on the child's request pipe (``sandbox_io.receive``).
+
+    ``fence``: every other process of the run is killed before the answer is written, so what the
+    answer carries (verify's next step) reaches no process the code run so far left behind.
+    ``progress``: whether the part restarts the per-part clock.
+    """
+
+    data: object
+    fence: bool = False
+    progress: bool = True
 
 
 @dataclass(frozen=True)
@@ -477,18 +492,21 @@ def run_in_sandbox(
     limits: Limits = Limits(),
     kernel_types: bool = True,
     part_seconds: float | None = None,
-    on_part: Callable[[object], bool | None] | None = None,
+    on_part: Callable[[object], bool | Answer | None] | None = None,
+    answers: bool = False,
 ) -> ChildOutcome:
     """Run ``program`` in a fresh sandbox and return what it sent, never raising for what it did.
 
     ``part_seconds`` (verify's per-check limit) bounds the wait for each next message as well
     as ``limits.seconds`` the whole run; ``on_part`` sees each part as it arrives (progress) and
-    may return False for a part that is no progress (it then restarts no clock).
+    may return False for a part that is no progress (it then restarts no clock). With ``answers``
+    the child gets a request pipe, and ``on_part`` may return an ``Answer`` to a part: verify
+    hands out each step's probes and answers its stand-ins' calls that way, as they are asked for.
     """
     folder = Path(tempfile.mkdtemp(prefix="cal-sandbox-"))
     try:
         _write_world(folder, program, payload, files, kernel_types)
-        return _run(folder, limits, part_seconds, on_part)
+        return _run(folder, limits, part_seconds, on_part, answers)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -692,15 +710,34 @@ def _shutdown(live: _Live) -> None:
 
 
 def _run(
-    folder: Path, limits: Limits, part_seconds: float | None, on_part: Callable[[object], bool | None] | None
+    folder: Path,
+    limits: Limits,
+    part_seconds: float | None,
+    on_part: Callable[[object], bool | Answer | None] | None,
+    answers: bool,
 ) -> ChildOutcome:
-    live = _launch(folder, limits, conversation=False)
+    live = _launch(folder, limits, conversation=answers)
     if isinstance(live, ChildOutcome):
         return live
+    if answers:
+        live.listener.answer = _answerer(live)
     try:
         return _listen(live.run.process, live.listener, limits, part_seconds, on_part)
     finally:
         _shutdown(live)
+
+
+def _answerer(live: _Live) -> Callable[[Answer], ChildOutcome | None]:
+    """How an ``Answer`` is given: a fence first when asked, then one line on the request pipe, written
+    within ``_FENCE_SECONDS`` (a child that stops reading its requests cannot block the parent)."""
+
+    def answer(given: Answer) -> ChildOutcome | None:
+        if given.fence:
+            _kill_all_but_the_program(live.run)
+        line = json.dumps(given.data, ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n"
+        return _send_request(live.request_writer, line, time.monotonic() + _FENCE_SECONDS)
+
+    return answer
 
 
 def _close(*descriptors: int) -> None:
@@ -952,6 +989,7 @@ def _namespace_pids(pid: int) -> list[int]:
 @dataclass
 class _Listener:
     fence: Callable[[], None] | None = None
+    answer: Callable[[Answer], ChildOutcome | None] | None = None
     fences: int = 0
     chunks: queue.Queue[bytes] = field(default_factory=queue.Queue)
     parts: list[object] = field(default_factory=list)
@@ -966,7 +1004,7 @@ def _listen(
     state: _Listener,
     limits: Limits,
     part_seconds: float | None,
-    on_part: Callable[[object], bool | None] | None,
+    on_part: Callable[[object], bool | Answer | None] | None,
 ) -> ChildOutcome:
     """Read the channel until the final answer, a deadline, or a misbehaviour.
 
@@ -994,7 +1032,7 @@ def _receive(
     state: _Listener,
     limits: Limits,
     wait: float,
-    on_part: Callable[[object], bool | None] | None,
+    on_part: Callable[[object], bool | Answer | None] | None,
 ) -> tuple[ChildOutcome | None, bool]:
     """Take the next chunk of the channel (waiting at most ``wait``) and the messages it completes.
 
@@ -1022,7 +1060,10 @@ def _timeout_detail(state: _Listener, start: float, now: float, limits: Limits, 
     return _("no answer within {seconds} s", seconds=format(limits.seconds, "g"))
 
 
-def _take_lines(state: _Listener, on_part: Callable[[object], bool | None] | None) -> tuple[ChildOutcome | None, bool]:
+OnPart = Callable[[object], "bool | Answer | None"]
+
+
+def _take_lines(state: _Listener, on_part: OnPart | None) -> tuple[ChildOutcome | None, bool]:
     """Parse each complete line; a final answer or a broken message ends the run.
 
     Returns the outcome (None: go on) and whether any part advanced the run.
@@ -1041,12 +1082,29 @@ def _take_lines(state: _Listener, on_part: Callable[[object], bool | None] | Non
             continue
         if kind == "final":
             return _outcome("ok", data, "", state), advanced  # prints after the answer are not waited for
-        state.parts.append(data)
-        if len(state.parts) > 100_000:
-            return _outcome("too_big", None, _("the checking process sent too many messages"), state), advanced
-        said = on_part(data) if on_part is not None else None
-        advanced = advanced or said is not False
+        ended, progress = _take_part(state, data, on_part)
+        if ended is not None:
+            return ended, advanced
+        advanced = advanced or progress
     return None, advanced
+
+
+def _take_part(state: _Listener, data: object, on_part: OnPart | None) -> tuple[ChildOutcome | None, bool]:
+    """One part: kept, shown to ``on_part``, and answered when it returns an ``Answer`` (a run without a request
+    pipe answers nothing). Returns what ended the run instead (None: go on) and whether it was progress."""
+    state.parts.append(data)
+    if len(state.parts) > 100_000:
+        return _outcome("too_big", None, _("the checking process sent too many messages"), state), False
+    said = on_part(data) if on_part is not None else None
+    if not isinstance(said, Answer):
+        return None, said is not False
+    if state.answer is None:
+        refused = _("the checking process asked what this run answers nothing to")
+        return _outcome("garbage", None, refused, state), False
+    failed = state.answer(said)
+    if failed is not None:
+        return _outcome(failed.status, None, failed.detail, state), False
+    return None, said.progress
 
 
 def _fenced(state: _Listener) -> bool:

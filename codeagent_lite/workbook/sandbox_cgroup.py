@@ -100,8 +100,9 @@ def available() -> bool:
     """Whether a run here gets a cgroup of its own: root, Linux, and a hierarchy with memory and pids."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return False
-    parents = _v1_parents() or (None if _v2_parent() is None else (_v2_parent(),))
-    return bool(parents) and all(parent is not None and os.access(parent, os.W_OK) for parent in parents)
+    v2 = _v2_parent()
+    parents = _v1_parents() or ((v2,) if v2 is not None else ())
+    return bool(parents) and all(os.access(parent, os.W_OK) for parent in parents)
 
 
 def make(memory_bytes: int, processes: int) -> RunGroup | None:

@@ -6,7 +6,8 @@ none of what arrives: each message is one line of JSON on a pipe of its own (not
 output, which a learner's ``print`` would fill), and the parent caps, times and parses it.
 
 In a conversation (``sandbox.SandboxSession``) ``receive`` gives each request, and each is
-answered with one ``send_part``.
+answered with one ``send_part``. In a run with ``answers`` (verify's) it is the other way round: the
+child asks with ``send_part`` and ``receive`` gives the parent's answer.
 
 ``send_part`` may be called any number of times (verify sends one part per check, so a
 hang costs only the check that hung); ``send`` sends the one final answer. ``fence`` asks
@@ -21,7 +22,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["fence", "read_payload", "receive", "send", "send_part"]
+__all__ = ["fence", "read_payload", "reap", "receive", "send", "send_part"]
 
 PAYLOAD_FILE = "payload.json"
 
@@ -105,7 +106,7 @@ def fence() -> None:
         os.read(_fence_fd, 1)
     except OSError:  # closed: the parent is gone, and this run with it
         return
-    _reap()
+    reap()
 
 
 def _drop_stale_answers() -> None:
@@ -119,8 +120,9 @@ def _drop_stale_answers() -> None:
         os.set_blocking(_fence_fd, True)
 
 
-def _reap() -> None:
-    """This process's children the parent killed are zombies until waited for: wait for them, so they are gone."""
+def reap() -> None:
+    """This process's children the parent killed are zombies until waited for: wait for them, so they are gone
+    (after a fence, and after an answer the parent fenced before giving)."""
     while True:
         try:
             pid, _status = os.waitpid(-1, os.WNOHANG)

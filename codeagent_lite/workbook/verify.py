@@ -11,13 +11,13 @@ message) becomes a traceback of verify or a hang: a hang costs one time limit an
 of its step is reported as not run. ``seed`` draws fresh inputs for graded judging.
 
 What this does not stop, plainly: code in the child can always claim results, since the probe
-runner shares its process (it can read the payload and write the channel). The child is never
+runner shares its process (it can read its probes and write the channel). The child is never
 told which check a probe is (probes are known there by their place only, in an order drawn from
-``seed`` when there is one), so a forger must classify each input itself, and with fresh inputs
-claiming the right result is about as hard as computing it; on the public inputs a replay of
-recorded results still passes. Rejections alike in layer and phrase stay interchangeable, and the
-facts the probe works out itself (``messages_same``, ``cause_is_original``, the stand-ins' records)
-are taken on trust. The rest is the own-work checks and the teacher's reading.
+``seed`` when there is one), it gets each step's probes only when the step before is over and
+fenced, and step 2's stand-ins are answered and observed by the parent (``verify_standins``) with
+values carrying a nonce drawn for the run; so a forger must classify each input itself and, for
+fresh inputs, compute what it claims. On the public inputs a replay of recorded parser results
+still passes. The rest is the own-work checks and the teacher's reading (``classroom/GRADING.md``).
 
 The result is a ``VerifyReport``: ``str()`` gives the text the command line prints, and
 ``_repr_html_`` the table a notebook shows. ``python -m codeagent_lite verify DIR`` exits
@@ -185,7 +185,7 @@ class VerifyReport:
             return
         from IPython.display import display
 
-        display({"text/plain": repr(self), "text/html": self._repr_html_()}, raw=True)
+        display({"text/plain": repr(self), "text/html": self._repr_html_()}, raw=True)  # type: ignore[no-untyped-call]
 
     def _repr_html_(self) -> str:
         esc = html.escape
@@ -309,7 +309,7 @@ def verify(
     _check_arguments(step, time_limit, seed)
     label, folder = _folder(directory)
     _check_holds_a_file(folder, label)
-    inputs = Inputs() if seed is None else Inputs.draw(seed)
+    inputs = (Inputs() if seed is None else Inputs.draw(seed)).fresh()
     checks = checks_up_to(step)
     steps = tuple(sorted({check.step for check in checks}))
     shown = verify_progress.start(len(steps), progress)
@@ -372,7 +372,7 @@ def _weaker_sandbox_note() -> tuple[str, ...]:
 
 def _item(check: Check, inputs: Inputs) -> Item:
     probe, judge = check.probe(inputs)
-    return Item(check.id, check.file, probe, judge=judge, group=check.step)
+    return Item(check.id, check.file, probe, judge=judge, group=check.step, secret=inputs.nonce)
 
 
 def _check_holds_a_file(folder: Path, label: str) -> None:

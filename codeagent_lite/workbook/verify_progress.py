@@ -69,7 +69,7 @@ class _Notebook:
 
         self.total = total
         self.shell = shell
-        self.handle = display(self._bar(0, ""), raw=True, display_id=True)
+        self.handle = display(self._bar(0, ""), raw=True, display_id=True)  # type: ignore[no-untyped-call]
 
     def _bar(self, done: int, line: str) -> dict[str, str]:
         bar = f'<progress value="{done}" max="{self.total}"></progress> {html.escape(line)}'
