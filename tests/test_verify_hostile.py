@@ -548,3 +548,43 @@ def test_facts_the_child_claims_about_the_stand_ins_calls_pass_no_check(tmp_path
         report = verify(folder, step=2, time_limit=LIMIT, seed=seed)
         passed = [result.check.id for result in report.results if result.passed]
         assert passed == [], (seed, str(report))
+
+
+HANGS_EVERYWHERE = (
+    "def _forever(*args, **kwargs):\n"
+    "    while True:\n"
+    "        pass\n"
+    "build_provider_messages = parse_json_action = _forever\n"
+    "class JsonTextModelAdapter:\n"
+    "    def __init__(self, provider):\n"
+    "        pass\n"
+    "    complete = _forever\n"
+)
+
+
+def test_a_hang_costs_one_time_limit_per_step_and_its_reason_is_said_once_per_step(tmp_path: Path) -> None:
+    folder = hostile_folder(tmp_path, "hangs", HANGS_EVERYWHERE)
+    started = time.monotonic()
+    report = verify(folder, time_limit=LIMIT)
+    took = time.monotonic() - started
+    # four steps, one time limit each (each step's first check hangs), and a fresh interpreter per step
+    assert took < 4 * LIMIT + 10, took
+    text = str(report)
+    for step, first in ((1, "1.1"), (2, "2.1"), (3, "3.1"), (4, "4.1")):
+        results = [result for result in report.results if result.check.step == step]
+        assert [result.passed for result in results] == [False] + [None] * (len(results) - 1), step
+        assert f"no answer within {LIMIT:g} s" in results[0].got
+        assert text.count(f"this step stopped at {first}:") == 1, text
+        others = ", ".join(result.check.id for result in results[2:])
+        assert f"the same for {others}" in text
+    assert sandbox_processes() == []
+
+
+def test_one_root_cause_is_said_once_naming_the_checks_in_the_notebooks_table_too(tmp_path: Path) -> None:
+    one_mistake = "def build_provider_messages(history):\n    raise RuntimeError('one mistake')\n"
+    report = verify(_attacked(tmp_path, one_mistake), step=1, time_limit=LIMIT)
+    assert [result.passed for result in report.results] == [False] * 12
+    others = ", ".join(f"1.{n}" for n in range(2, 13))
+    for shown in (str(report), report._repr_html_()):
+        assert shown.count("one mistake") == 1, shown
+        assert f"the same for {others}" in shown
