@@ -394,20 +394,24 @@ def test_a_run_has_at_most_16_processes_of_512_mib_each(tmp_path: Path) -> None:
 # Six children that each touch 300 MiB (under the 512 MiB each process may have) and wait: a cap on the run as
 # a whole lets at most one of them live; per-process limits alone let all six.
 MEMORY_BY_FORKS = (
-    "import os as _os, time as _time\n"
-    "_children = []\n"
+    "import os as _os, select as _select, time as _time\n"
+    "_r, _w = _os.pipe()\n"
     "for _n in range(6):\n"
-    "    _pid = _os.fork()\n"
-    "    if _pid == 0:\n"
+    "    if _os.fork() == 0:\n"
     "        _b = bytearray(300 * 2**20)\n"
     "        for _i in range(0, len(_b), 4096):\n"
     "            _b[_i] = 1\n"
+    "        _os.write(_w, b'.')\n"
     "        _time.sleep(30)\n"
     "        _os._exit(0)\n"
-    "    _children.append(_pid)\n"
-    "_time.sleep(3)\n"
-    "_alive = sum(1 for _pid in _children if _os.waitpid(_pid, _os.WNOHANG) == (0, 0))\n"
-    "raise RuntimeError('alive %d of 6' % _alive)\n"
+    "_os.close(_w)\n"
+    "_held, _end = 0, _time.monotonic() + 8\n"
+    "while _held < 6 and _select.select([_r], [], [], max(0, _end - _time.monotonic()))[0]:\n"
+    "    _got = _os.read(_r, 6)\n"
+    "    if not _got:\n"
+    "        break\n"
+    "    _held += len(_got)\n"
+    "raise RuntimeError('held %d of 6' % _held)\n"
 )
 
 
@@ -418,10 +422,10 @@ def _run_groups() -> list[Path]:
 def test_memory_is_capped_for_the_run_as_a_whole_where_a_cgroup_can_be_made(tmp_path: Path) -> None:
     if not sandbox.sandbox_cgroup.available():
         pytest.skip("no cgroup of its own here (not root, or no memory hierarchy): said by protections()")
-    report = verify(_attacked(tmp_path, MEMORY_BY_FORKS), step=1, time_limit=10.0)
+    report = verify(_attacked(tmp_path, MEMORY_BY_FORKS), step=1, time_limit=15.0)
     text = str(report)
-    alive = int(text.split("RuntimeError: alive ")[1].split(" ")[0])
-    assert alive <= 1, text
+    held = int(text.split("RuntimeError: held ")[1].split(" ")[0])
+    assert held <= 1, text  # 300 MiB each, 512 MiB for the run: two never fit at once
     assert "a cgroup of its own" in text.splitlines()[-1]
     assert _run_groups() == []
     assert sandbox_processes() == []
@@ -588,3 +592,67 @@ def test_one_root_cause_is_said_once_naming_the_checks_in_the_notebooks_table_to
     for shown in (str(report), report._repr_html_()):
         assert shown.count("one mistake") == 1, shown
         assert f"the same for {others}" in shown
+
+
+# A parser that does not do step 4's work: the solution's, but its strict JSON layer replaced by json.loads and
+# a recogniser of the step's refused texts by their look (a word, a key said twice, many brackets, long digits).
+RECOGNISES_SHAPES = """
+import json as _json, re as _re
+
+
+def _load_strict_json(raw_text):
+    looks = (
+        any(word in raw_text for word in ("NaN", "Infinity", "1e999"))
+        or _re.search(r"[0-9]{4300}", raw_text) is not None
+        or raw_text.count('"tool_name"') > 1
+        or raw_text.count('"path"') > 1
+        or raw_text.count("[") > 1000
+    )
+    layer = ValidationLayer.JSON_SYNTAX
+    if looks:
+        raise InvalidModelOutputError("model output must be valid JSON: it looks wrong", layer=layer)
+    try:
+        return _json.loads(raw_text)
+    except (ValueError, RecursionError) as error:
+        raise InvalidModelOutputError(f"model output must be valid JSON: {error}", layer=layer) from None
+"""
+
+
+def test_a_parser_that_recognises_the_refused_texts_by_their_look_fails_the_graded_rejection_checks(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "my_json_text"
+    shutil.copytree(SOLUTION_PARSER.parent, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    parser = folder / "json_action_parser.py"
+    parser.write_text(parser.read_text(encoding="utf-8") + RECOGNISES_SHAPES, encoding="utf-8")
+    recognised = {f"4.{n}" for n in range(1, 9)}
+    public = verify(folder, time_limit=LIMIT)
+    assert public.ok, str(public)  # on the public texts the look is enough
+    for seed in (7, 20261203):
+        graded = verify(folder, time_limit=LIMIT, seed=seed)
+        failed = {result.check.id for result in graded.failed}
+        assert failed == recognised, (seed, str(graded))
+        assert "on the valid look-alike" in str(graded)
+
+
+WRONG_CODE = """
+_parse_rightly = parse_json_action
+
+
+def parse_json_action(raw_text):
+    try:
+        return _parse_rightly(raw_text)
+    except InvalidModelOutputError as error:
+        raise InvalidModelOutputError(str(error), layer=error.layer, code="made_up") from None
+"""
+
+
+def test_a_rejection_with_the_right_layer_and_phrase_but_a_code_of_its_own_fails(tmp_path: Path) -> None:
+    folder = tmp_path / "my_json_text"
+    shutil.copytree(SOLUTION_PARSER.parent, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    parser = folder / "json_action_parser.py"
+    parser.write_text(parser.read_text(encoding="utf-8") + WRONG_CODE, encoding="utf-8")
+    report = verify(folder, step=4, time_limit=LIMIT, seed=11)
+    rejections = {result.check.id for result in report.results if result.check.step == 4}
+    assert {result.check.id for result in report.failed} >= rejections
+    assert "the right layer, but the code 'made_up'" in str(report)

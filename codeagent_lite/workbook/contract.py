@@ -39,9 +39,11 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
+from .. import json_action_parser as reference_parser
 from .. import json_text_messages as reference_messages
 from ..kernel_types import Action, FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec
 from ..model_adapter import (
+    DEFAULT_CODES,
     InvalidModelOutputError,
     ModelProviderError,
     ModelResponse,
@@ -1014,11 +1016,16 @@ def _parse_check(
     *,
     ours: str | None = None,
     given: str | None = None,
+    look_alike: Callable[[Inputs], str] | None = None,
 ) -> Callable[[str], Check]:
     """A check that feeds ``text`` to ``parse_json_action`` and expects an action or a rejection.
 
     ``text`` and an action ``outcome`` may be functions of the inputs (so a seed draws them fresh);
     ``name``, ``ours`` and ``given`` are message ids (``N_``); ``given`` defaults to the public text.
+    ``look_alike``: for drawn inputs, a valid reply with the same surface (the same key twice in two
+    objects, ``NaN`` in a string...), sent with the text in an order drawn from them; the check passes
+    only when the text is refused and the look-alike accepted as the reference accepts it, so a parser
+    that recognises the refused texts by their look, not by parsing, fails it (``_judge_parses``).
     """
     public = _resolve(outcome, _PUBLIC)
     expected, expected_fields = _expected_rejection(public)
@@ -1026,7 +1033,9 @@ def _parse_check(
     def case(inputs: Inputs) -> tuple[Probe, Judge]:
         wanted = _resolve(outcome, inputs)
         given_text = text(inputs) if callable(text) else _vary(text, inputs)
-        return {"kind": "parse", "text": given_text}, lambda result: _judge_parse(result, wanted)
+        if look_alike is not None and _drawn(inputs):
+            return _with_look_alike(given_text, wanted, look_alike(inputs), inputs)
+        return {"kind": "parse", "text": given_text}, lambda result: _judge_parse(result, wanted, given_text)
 
     def make(check_id: str) -> Check:
         shown = given or show(text(_PUBLIC) if callable(text) else text, 90)
@@ -1051,11 +1060,33 @@ def _vary(text: str, inputs: Inputs) -> str:
     return text
 
 
+def _drawn(inputs: Inputs) -> bool:
+    return replace(inputs, nonce="") != _PUBLIC
+
+
+def _with_look_alike(text: str, wanted: Action | Rejection, alike: str, inputs: Inputs) -> tuple[Probe, Judge]:
+    """Both texts in one probe, in an order drawn from the inputs (the child is not told which is which)."""
+    first = random.Random(f"{inputs.call_id}{alike}").random() < 0.5
+    texts = [text, alike] if first else [alike, text]
+    accepted = reference_parser.parse_json_action(alike)
+
+    def judge(result: dict[str, Any]) -> None:
+        each = _value(result)["each"]
+        _judge_parse(each[0 if first else 1], wanted, text)
+        try:
+            _judge_parse(each[1 if first else 0], accepted, alike)
+        except (Mismatch, Raised) as failed:
+            got = failed.got if isinstance(failed, Mismatch) else _("it raised {described}", described=failed.error)
+            raise Mismatch(_("on the valid look-alike {text}: {got}", text=show(alike, 80), got=got)) from None
+
+    return {"kind": "parse", "texts": texts}, judge
+
+
 def _resolve(outcome: Outcome, inputs: Inputs) -> Action | Rejection:
     return outcome if isinstance(outcome, Rejection | ToolCall | FinalAnswer) else outcome(inputs)
 
 
-def _judge_parse(result: dict[str, Any], outcome: Action | Rejection) -> None:
+def _judge_parse(result: dict[str, Any], outcome: Action | Rejection, text: str = "") -> None:
     error = _error(result)
     if error is not None:
         if not _is(error, InvalidModelOutputError):
@@ -1065,11 +1096,34 @@ def _judge_parse(result: dict[str, Any], outcome: Action | Rejection) -> None:
             raise Mismatch(_("a rejection at {layer}: {message}", layer=_layer(layer), message=show(message)))
         if outcome.phrase.casefold() not in message.casefold():
             raise Mismatch(_("the right layer, but the message {message}", message=show(message)))
+        _judge_error_data(error, outcome, text)
         return
     if isinstance(outcome, Rejection):
         raise Mismatch(_("no error: it was accepted as {value}", value=_cut(result.get("shown", ""))))
     if result["value"] != encode(outcome):
         raise Mismatch(_cut(result.get("shown", "")))
+
+
+def _judge_error_data(error: dict[str, Any], outcome: Rejection, text: str) -> None:
+    """The rest of the error's data, where the learner's contract has it: the ``code`` is the layer's default
+    (a parser that names only a message and a layer, as the series' do) or the reference's code for this very
+    text; ``expected`` and ``found``, when the learner sets them, are the reference's."""
+    reference = _reference_rejection(text)
+    code = error.get("code")
+    if code is not None and code not in (DEFAULT_CODES[outcome.layer], getattr(reference, "code", None)):
+        raise Mismatch(_("the right layer, but the code {code}", code=show(code)))
+    for name in ("expected", "found"):
+        value = error.get(name)
+        if value is not None and reference is not None and value != getattr(reference, name):
+            raise Mismatch(_("the right layer, but {name}={value}", name=name, value=show(value)))
+
+
+def _reference_rejection(text: str) -> InvalidModelOutputError | None:
+    try:
+        reference_parser.parse_json_action(text)
+    except InvalidModelOutputError as error:
+        return error
+    return None
 
 
 def _expected_rejection(outcome: Action | Rejection) -> tuple[str, Fields]:
@@ -1238,6 +1292,7 @@ _STEP_4_CASES = [
             "strict JSON (RFC 8259): json.loads accepts this, the blog's parser starts with json.loads"
             " and keeps the last value: read_file becomes delete_file"
         ),
+        look_alike=lambda inputs: _call_text(inputs, arguments={"tool_name": inputs.tool_name, "note": inputs.answer}),
     ),
     _parse_check(
         4,
@@ -1245,6 +1300,7 @@ _STEP_4_CASES = [
         '{"type": "tool_call", "call_id": "c1", "tool_name": "rm", "arguments": {"path": "a.txt", "path": "/"}}',
         Rejection(_L1, _NOT_JSON),
         ours=_STRICT,
+        look_alike=lambda inputs: _call_text(inputs, arguments={"path": {"path": inputs.path}, "limit": inputs.limit}),
     ),
     _parse_check(
         4,
@@ -1252,6 +1308,7 @@ _STEP_4_CASES = [
         '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": NaN}}',
         Rejection(_L1, _NOT_JSON),
         ours=_STRICT,
+        look_alike=lambda inputs: _call_text(inputs, arguments={"seconds": "NaN", "n": inputs.limit}),
     ),
     _parse_check(
         4,
@@ -1259,6 +1316,7 @@ _STEP_4_CASES = [
         '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": Infinity}}',
         Rejection(_L1, _NOT_JSON),
         ours=_STRICT,
+        look_alike=lambda inputs: _call_text(inputs, arguments={"seconds": "Infinity", "n": inputs.limit}),
     ),
     _parse_check(
         4,
@@ -1266,6 +1324,7 @@ _STEP_4_CASES = [
         '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": -Infinity}}',
         Rejection(_L1, _NOT_JSON),
         ours=_STRICT,
+        look_alike=lambda inputs: _call_text(inputs, arguments={"seconds": "-Infinity", "n": inputs.limit}),
     ),
     _parse_check(
         4,
@@ -1276,6 +1335,7 @@ _STEP_4_CASES = [
             "strict JSON (RFC 8259): json.loads accepts this, the blog's parser starts with json.loads"
             " and turns 1e999 into inf"
         ),
+        look_alike=lambda inputs: _call_text(inputs, arguments={"seconds": 10.0 ** (inputs.limit % 300), "s": "1e999"}),
     ),
     _parse_check(
         4,
@@ -1284,6 +1344,7 @@ _STEP_4_CASES = [
         Rejection(_L1, _NOT_JSON),
         ours=N_("json.loads raises ValueError (not JSONDecodeError) past 4300 digits"),
         given=N_('a tool call whose arguments hold {"n": 999…9} with 5000 digits'),
+        look_alike=lambda inputs: _call_text(inputs, arguments={"n": "9" * 5000, "limit": inputs.limit}),
     ),
     _parse_check(
         4,
@@ -1292,6 +1353,7 @@ _STEP_4_CASES = [
         Rejection(_L1, _NOT_JSON),
         ours=N_("json.loads raises RecursionError on deep nesting"),
         given=N_("'[[[[…]]]]' nested 100 000 deep"),
+        look_alike=lambda inputs: _call_text(inputs, arguments={"deep": "[" * 100_000, "n": [[[inputs.limit]]]}),
     ),
     _parse_check(
         4,
@@ -1299,6 +1361,7 @@ _STEP_4_CASES = [
         '{"type": "final_answer", "content": "The answer is',
         Rejection(_L1, _NOT_JSON),
         ours=N_("the reply stopped at max_output_tokens; nothing may close its brackets for it"),
+        look_alike=lambda inputs: json.dumps({"type": "final_answer", "content": f"The answer is {inputs.answer}"}),
     ),
     _parse_check(
         4,
@@ -1306,6 +1369,7 @@ _STEP_4_CASES = [
         '{"type": "final_answer", "content": "1"}\n{"type": "final_answer", "content": "2"}',
         Rejection(_L1, _NOT_JSON),
         ours=N_("exactly one value: neither the first nor the last may be picked"),
+        look_alike=lambda inputs: json.dumps({"type": "final_answer", "content": inputs.answer + '}\n{"type": 2'}),
     ),
     _parse_check(
         4,
@@ -1313,6 +1377,7 @@ _STEP_4_CASES = [
         '\ufeff{"type": "final_answer", "content": "42"}',
         Rejection(_L1, _NOT_JSON),
         ours=N_("RFC 8259 forbids a byte-order mark in JSON text"),
+        look_alike=lambda inputs: json.dumps({"type": "final_answer", "content": "\ufeff" + inputs.answer}),
     ),
     _parse_check(
         4,
@@ -1320,6 +1385,7 @@ _STEP_4_CASES = [
         _seeded(call_id="   "),
         Rejection(_L4, "call_id must not be blank"),
         ours=_NON_BLANK,
+        look_alike=lambda inputs: _call_text(inputs, call_id=f" {inputs.call_id} "),
     ),
     _parse_check(
         4,
@@ -1327,6 +1393,7 @@ _STEP_4_CASES = [
         _seeded(tool_name=""),
         Rejection(_L4, "tool_name must not be blank"),
         ours=_NON_BLANK,
+        look_alike=lambda inputs: _call_text(inputs, tool_name=inputs.tool_name[:1]),
     ),
     _parse_check(
         4,
@@ -1334,6 +1401,7 @@ _STEP_4_CASES = [
         '{"type": "final_answer", "content": " \\n "}',
         Rejection(_L4, "content must not be blank"),
         ours=_NON_BLANK,
+        look_alike=lambda inputs: json.dumps({"type": "final_answer", "content": f" {inputs.answer} \n "}),
     ),
 ]
 

@@ -12,7 +12,8 @@ One session for all the steps asked keeps verify fast (each costs a fresh interp
 child asks for each step's probes when the last step is done, and the parent kills every other
 process of the run before it answers (``sandbox.Answer(fence=True)``): nothing the learner's code
 forked in one step lives on into the next, nor sees the next step's inputs. Step 2's stand-ins'
-calls are answered and recorded here (``verify_standins``); the judges read that record. A check that hangs costs one time limit: the session is killed, the rest of its step is "not
+calls are answered and recorded here (``verify_standins``); the judges read that record.
+A check that hangs costs one time limit: the session is killed, the rest of its step is "not
 run", with the reason once, and a fresh session runs the later steps. A process that dies
 (``os._exit``, a crash) is replaced by a fresh one for the checks left.
 """

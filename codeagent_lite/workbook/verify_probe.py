@@ -85,7 +85,7 @@ def describe_error(error: BaseException, package_dir: str = "") -> dict[str, Any
         "message": _safe_str(error)[:_MAX_TEXT],
         "place": _place(error, package_dir),
     }
-    for attribute in ("layer", "usage", "expected", "found"):
+    for attribute in ("layer", "code", "usage", "expected", "found"):
         if hasattr(error, attribute):
             with contextlib.suppress(Exception):
                 described[attribute] = encode(getattr(error, attribute))
@@ -136,15 +136,21 @@ def run_probe(
         elif kind == "adapter":
             record.update(_adapter(module, probe, ask))
         elif kind == "parse":
-            result = module.parse_json_action(probe["text"])
-            record["value"] = encode(result)
-            record["shown"] = shown(result)
+            record.update(_parse(module, probe))
         else:
             raise ValueError(f"unknown probe {kind!r}")
     except BaseException as error:  # learner code: anything may come out, even SystemExit
         record["error"] = describe_error(error, package_dir)
         record.pop("value", None)
     return record
+
+
+def _parse(module: types.ModuleType, probe: dict[str, Any]) -> dict[str, Any]:
+    """One text, or several (a refused text and its valid look-alike, in the parent's order): each on its own."""
+    if "texts" in probe:
+        return {"value": {"each": [run_probe(module, {"kind": "parse", "text": text}) for text in probe["texts"]]}}
+    result = module.parse_json_action(probe["text"])
+    return {"value": encode(result), "shown": shown(result)}
 
 
 def _messages(module: types.ModuleType, history: list[Any]) -> dict[str, Any]:
