@@ -9,7 +9,9 @@ The API (the grader builds on these names)::
     ChildOutcome(status, data, detail, parts=(), printed="")
         status: "ok" | "timeout" | "crashed" | "too_big" | "garbage"
         detail: one printable line, no paths of this machine
-    run_in_sandbox(program, *, payload, files, limits=Limits(), kernel_types=True) -> ChildOutcome
+    run_in_sandbox(program, *, payload, files, limits=Limits(), kernel_types=True,
+                   part_seconds=None, on_part=None, answers=False) -> ChildOutcome
+        on_part(part) -> bool | Answer(data, fence=False, progress=True) | None   # answers: the child asks
     with SandboxSession(program, payload=..., files=..., limits=...) as session:
         session.ask(request, timeout=None) -> data     # raises SandboxStopped
     protections() -> tuple[str, ...]     # what isolation applies on this machine
@@ -34,7 +36,9 @@ of 64 MiB, the run's files bound read-only into the latter), no network and
 its own pid namespace (all namespaces but the user one unshared), an empty environment but
 ``PATH`` and ``LANG``, and, when the parent is root, a uid of its own (``setpriv``), so that
 ``RLIMIT_NPROC`` binds. Limits on address space, processes, open files, file size and core
-dumps are set before the interpreter starts. The whole session is killed when the answer is
+dumps are set before the interpreter starts; as root, where a cgroup hierarchy is found
+(``sandbox_cgroup``), the run also gets a memory and pids cgroup of its own, which caps it as a
+whole (``memory_protection()`` says which cap applied). The whole session is killed when the answer is
 in, at the deadline, or when the channel misbehaves; with its own pid namespace nothing it
 forked survives that. At a fence the parent finds the run's other processes in ``/proc``:
 under bwrap all of its pid namespace but the program (pid 2 there) and bubblewrap's own two;
