@@ -48,21 +48,48 @@ def _progress_texts(seen: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+SOURCE = (
+    "print('before verify')\n"
+    "from codeagent_lite.workbook.verify import verify\n"
+    f"verify({str(SOLUTION)!r}, time_limit=20)"
+)
+
+
 def test_a_notebook_sees_progress_on_iopub_and_keeps_only_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
-    source = (
-        "print('before verify')\n"
-        "from codeagent_lite.workbook.verify import verify\n"
-        f"verify({str(SOLUTION)!r}, time_limit=20)"
-    )
-    outputs, seen = _run_cell(source, monkeypatch)
+    outputs, seen = _run_cell(SOURCE, monkeypatch)
     progress = _progress_texts(seen)
     assert {text.split(" · ")[0] for text in progress} >= {f"verify: step {n} of 4" for n in (1, 2, 3, 4)}, progress
-    assert [output["output_type"] for output in outputs] == ["stream", "display_data"], outputs
+    # what the cell printed first is untouched; the report is the cell's result; verify's own display is empty
+    assert [output["output_type"] for output in outputs] == ["stream", "display_data", "execute_result"], outputs
     assert outputs[0]["text"] == "before verify\n"
-    kept = outputs[1]["data"]
-    assert kept["text/plain"].startswith("VerifyReport("), kept
-    assert "<table>" in kept["text/html"] and "<progress" not in kept["text/html"]
-    assert "verify: step" not in str(outputs)
+    assert outputs[1]["data"] == {} and outputs[1]["metadata"] == {}
+    assert outputs[2]["data"]["text/plain"].startswith("VerifyReport(")
+    assert "verify: step" not in str(outputs) and "<progress" not in str(outputs)
+    # the display was created empty (nbval records a display as created, and ignores its updates)
+    created = [msg for msg in seen if msg["msg_type"] == "display_data"]
+    assert [msg["content"]["data"] for msg in created] == [{}]
+
+
+def test_a_notebook_whose_cell_runs_verify_passes_nbval_run_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import subprocess
+
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("CAL_LANG", "en")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SOURCE.replace("time_limit=20", "step=1"))])
+    NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+    path = tmp_path / "runs_verify.ipynb"
+    nbformat.write(notebook, path)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider", "-q", "--nbval", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
 
 
 def test_a_notebook_that_asks_for_no_progress_gets_its_result_only(monkeypatch: pytest.MonkeyPatch) -> None:

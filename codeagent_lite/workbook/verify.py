@@ -179,14 +179,6 @@ class VerifyReport:
     def __repr__(self) -> str:
         return f"VerifyReport({self.label!r}, {self.passed} of {len(self.results)} checks pass)"
 
-    def _ipython_display_(self) -> None:
-        """Shown as its HTML table, unless its own progress bar already became it in this cell (no twin)."""
-        if verify_progress.shown_here(self):
-            return
-        from IPython.display import display
-
-        display({"text/plain": repr(self), "text/html": self._repr_html_()}, raw=True)  # type: ignore[no-untyped-call]
-
     def _repr_html_(self) -> str:
         esc = html.escape
         rows = []
@@ -302,7 +294,7 @@ def verify(
     ``time_limit`` is per check, in seconds. With ``seed``, the checks' inputs are drawn fresh
     from it (graded judging: the learner's code cannot know them); the expected values are
     computed here for those same inputs. ``progress`` (None: where it can be seen) shows a line per
-    step on a terminal, or in a notebook a bar that becomes the report (``verify_progress``).
+    step on a terminal, or in a notebook a bar that is gone when the report is shown (``verify_progress``).
     Raises ``VerifyUsageError`` when the folder does not exist, holds none of the three files,
     or ``step`` is not 1 to 4.
     """

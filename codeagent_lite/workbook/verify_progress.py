@@ -1,12 +1,15 @@
-"""Progress while verify runs: a line per step on a terminal, a bar in a notebook that becomes the report.
+"""Progress while verify runs: a line per step on a terminal, a bar in a notebook that leaves nothing behind.
 
-Why the bar becomes the report: a notebook's saved outputs are compared by nbval, so a progress
-display left behind (even an emptied one) is a trace, and ``clear_output`` would also clear what
-the cell printed before verify ran. So the bar is one display of verify's own (a display handle),
-updated per step, and at the end updated into the report itself; the report the call returns then
-does not show itself a second time in the same cell (``shown_here``). Nothing but that one output is
-touched. Outside a kernel, on a terminal's standard error, a line per step; elsewhere (a pipe, a
-test) nothing.
+Why it is built this way: a notebook's saved outputs are compared by nbval, which records the
+outputs a cell creates (``display_data``, ``execute_result``, streams) and ignores the messages that
+change them later (``update_display_data``, ``clear_output``). So ``clear_output`` at the end would
+leave nbval a bar the saved notebook lacks (and would clear what the cell printed before verify),
+and any bar created with content would be compared. The bar is therefore one display of verify's
+own, created *empty* (no data at all: nothing to compare, nothing shown), filled by updates while
+the steps run, and emptied again at the end; the report is the cell's result as before. What stays
+in the saved notebook is that empty display: no text, no HTML, no widget state, the same on every
+machine and every run (nbval compares no data of it). Nothing else of the cell is touched. Outside a
+kernel, on a terminal's standard error, a line per step; elsewhere (a pipe, a test) nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any, Protocol
 from .contract import step_title
 from .words import _
 
-__all__ = ["Progress", "in_a_kernel", "shown_here", "start"]
+__all__ = ["Progress", "in_a_kernel", "start"]
 
 
 class Progress(Protocol):
@@ -62,14 +65,13 @@ class _Terminal:
 
 
 class _Notebook:
-    """One display of verify's own: a bar per step, then the report in its place."""
+    """One display of verify's own: empty, a bar per step, empty again."""
 
-    def __init__(self, total: int, shell: Any) -> None:
+    def __init__(self, total: int) -> None:
         from IPython.display import display
 
         self.total = total
-        self.shell = shell
-        self.handle = display(self._bar(0, ""), raw=True, display_id=True)  # type: ignore[no-untyped-call]
+        self.handle = display({}, raw=True, display_id=True)  # type: ignore[no-untyped-call]
 
     def _bar(self, done: int, line: str) -> dict[str, str]:
         bar = f'<progress value="{done}" max="{self.total}"></progress> {html.escape(line)}'
@@ -79,17 +81,7 @@ class _Notebook:
         self.handle.update(self._bar(number - 1, _line(number, total=self.total)), raw=True)
 
     def done(self, report: Any) -> None:
-        self.handle.update({"text/plain": repr(report), "text/html": report._repr_html_()}, raw=True)
-        _shown[id(report)] = self.shell.execution_count
-
-
-_shown: dict[int, int] = {}
-
-
-def shown_here(report: Any) -> bool:
-    """Whether ``report`` is already on screen in the cell running now (its progress bar became it)."""
-    shell = _shell()
-    return shell is not None and _shown.get(id(report)) == shell.execution_count
+        self.handle.update({}, raw=True)
 
 
 def start(total: int, progress: bool | None) -> Progress:
@@ -98,7 +90,7 @@ def start(total: int, progress: bool | None) -> Progress:
     if progress is False:
         return _Silent()
     if shell is not None:
-        return _Notebook(total, shell)
+        return _Notebook(total)
     if progress or bool(getattr(sys.stderr, "isatty", lambda: False)()):
         return _Terminal(total)
     return _Silent()
