@@ -24,9 +24,10 @@ crossing the channel) (computed with ``ast`` at run time; the
 reference chapter is never among them). The program reads ``payload`` with
 ``sandbox_io.read_payload()`` and answers with ``sandbox_io.send(data)`` (and, before that,
 any number of ``sandbox_io.send_part(data)``, which land in ``ChildOutcome.parts``).
-Between two of its jobs (verify's steps) it may call ``sandbox_io.fence()``: the parent then
-kills every other process of the run, whatever the code so far forked, and lets it go on,
-so one session serves several steps and still no descendant of one step lives into the next.
+With ``answers`` the child may ask the parent (``sandbox_io.send_part`` then ``receive``), and an
+answer may be fenced: the parent first kills every other process of the run, whatever the code so
+far forked, so one session serves several of verify's steps and still no descendant of one step
+lives into the next.
 
 What the child gets, on Linux with bubblewrap (``bwrap``): the base interpreter run as
 ``python -I -S -B`` (no site-packages, no editable install of this package, no environment
@@ -40,11 +41,11 @@ dumps are set before the interpreter starts; as root, where a cgroup hierarchy i
 (``sandbox_cgroup``), the run also gets a memory and pids cgroup of its own, which caps it as a
 whole (``memory_protection()`` says which cap applied). The whole session is killed when the answer is
 in, at the deadline, or when the channel misbehaves; with its own pid namespace nothing it
-forked survives that. At a fence the parent finds the run's other processes in ``/proc``:
+forked survives that. At a fenced answer the parent finds the run's other processes in ``/proc``:
 under bwrap all of its pid namespace but the program (pid 2 there) and bubblewrap's own two;
 without it the program's descendants, its session and, with a uid of its own (root), every
-process of that uid; the kill at the end of the run uses the same search. The fence is
-answered with one byte on a second pipe, the child's only way to hear from the parent.
+process of that uid; the kill at the end of the run uses the same search. The request pipe
+(answers, a conversation's requests) is the child's only way to hear from the parent.
 Without bwrap (macOS, Windows, a Linux without it) the child is a plain
 subprocess with the environment cleared, its own session, and the limits the OS has;
 ``protections()`` says which apply.
@@ -658,7 +659,7 @@ def _command(folder: Path, limits: Limits) -> tuple[list[str], int | None, bool]
     """The command line, the uid the child runs as (None: ours), and whether bwrap is used."""
     uid = _own_uid() if _drops_uid() else None
     boot = _BOOT if uid is not None or not _has_rlimits() else _NPROC.format(n=limits.processes) + _BOOT
-    python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd", "fence-fd", "request-fd"]
+    python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd", "request-fd"]
     if _bwrap_works():
         return [*_bwrap_command(folder, uid), *python_args], uid, True
     python = [_base_python(), *python_args]
@@ -673,7 +674,6 @@ class _Live:
     listener: _Listener
     pumps: tuple[threading.Thread, threading.Thread]
     reader: int
-    fence_writer: int
     request_writer: int
 
 
@@ -684,23 +684,22 @@ def _launch(folder: Path, limits: Limits, conversation: bool) -> _Live | ChildOu
         for path in [folder, *folder.rglob("*")]:
             os.chown(path, uid, uid)
     reader, writer = os.pipe()
-    fence_reader, fence_writer = os.pipe() if _can_fence() else (-1, -1)
     request_reader, request_writer = os.pipe() if conversation and sys.platform != "win32" else (-1, -1)
     group = sandbox_cgroup.make(limits.memory_bytes, limits.processes)
     try:
         limiter = _limiter(limits, uid is not None, group)
-        process = _start(command, folder, (writer, fence_reader, request_reader), limiter)
+        process = _start(command, folder, (writer, request_reader), limiter)
     except (OSError, subprocess.SubprocessError) as error:
-        _close(reader, fence_writer, request_writer)
+        _close(reader, request_writer)
         if group is not None:
             group.remove()
         return ChildOutcome("crashed", None, _("the sandbox could not start ({error})", error=type(error).__name__))
     finally:
-        _close(writer, fence_reader, request_reader)
+        _close(writer, request_reader)
     run = _Run(process, bwrap, uid, group)
-    listener = _Listener(fence=_fencer(run, fence_writer) if fence_writer >= 0 else None)
+    listener = _Listener()
     pumps = _pumps(process, reader, listener, limits.output_bytes)
-    return _Live(run, listener, pumps, reader, fence_writer, request_writer)
+    return _Live(run, listener, pumps, reader, request_writer)
 
 
 def _shutdown(live: _Live) -> None:
@@ -708,7 +707,7 @@ def _shutdown(live: _Live) -> None:
     _kill(live.run)
     for pump in live.pumps:
         pump.join(timeout=5)
-    _close(live.reader, live.fence_writer, live.request_writer)
+    _close(live.reader, live.request_writer)
     if live.run.process.stdout is not None:
         live.run.process.stdout.close()
 
@@ -751,11 +750,11 @@ def _close(*descriptors: int) -> None:
 
 
 def _start(
-    command: list[str], folder: Path, ends: tuple[int, int, int], limiter: Callable[[], None] | None
+    command: list[str], folder: Path, ends: tuple[int, int], limiter: Callable[[], None] | None
 ) -> subprocess.Popen[bytes]:
-    """The child, with the channel's write end, the fence's and the requests' read ends (-1: none here) as its
-    only extra inherited descriptors (the channel's handle alone on Windows)."""
-    writer, fence_reader, request_reader = ends
+    """The child, with the channel's write end and the requests' read end (-1: none here) as its only extra
+    inherited descriptors (the channel's handle alone on Windows)."""
+    writer, request_reader = ends
     common: dict[str, Any] = {
         "cwd": folder,
         "env": dict(_ENV),
@@ -768,13 +767,13 @@ def _start(
 
         handle = msvcrt.get_osfhandle(writer)
         os.set_handle_inheritable(handle, True)
-        command[-3:] = [f"h{handle}", "-", "-"]
+        command[-2:] = [f"h{handle}", "-"]
         startup = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})
         flags = subprocess.CREATE_NEW_PROCESS_GROUP
         return subprocess.Popen(command, startupinfo=startup, creationflags=flags, **common)
     # the descriptors' numbers in the child are the ones they have here
-    command[-3:] = [str(writer), *(str(end) if end >= 0 else "-" for end in (fence_reader, request_reader))]
-    passed = tuple(end for end in (writer, fence_reader, request_reader) if end >= 0)
+    command[-2:] = [str(writer), str(request_reader) if request_reader >= 0 else "-"]
+    passed = tuple(end for end in (writer, request_reader) if end >= 0)
     return subprocess.Popen(  # the command is ours; only its files are untrusted
         command, pass_fds=passed, start_new_session=True, preexec_fn=limiter, **common
     )
@@ -872,25 +871,11 @@ def _kill(run: _Run) -> None:
 
 
 _FENCE_SECONDS = 2.0  # the killing at one fence; it takes a few milliseconds
-_MAX_FENCES = 100  # verify asks one per step; a flood of them is a misbehaviour
 
 
 def _can_fence() -> bool:
     """Fences need the run's processes listed, which ``/proc`` does (Linux); elsewhere the child goes on at once."""
     return sys.platform.startswith("linux") and os.path.isdir("/proc/self/task")
-
-
-def _fencer(run: _Run, writer: int) -> Callable[[], None]:
-    """What the parent does when the child asks for a fence: kill every other process of the run, then
-    write one byte to let the child go on (never blocking here: a child that stops reading loses them)."""
-    os.set_blocking(writer, False)
-
-    def fence() -> None:
-        _kill_all_but_the_program(run)
-        with contextlib.suppress(OSError):
-            os.write(writer, b".")
-
-    return fence
 
 
 def _kill_all_but_the_program(run: _Run) -> None:
@@ -992,9 +977,7 @@ def _namespace_pids(pid: int) -> list[int]:
 
 @dataclass
 class _Listener:
-    fence: Callable[[], None] | None = None
     answer: Callable[[Answer], ChildOutcome | None] | None = None
-    fences: int = 0
     chunks: queue.Queue[bytes] = field(default_factory=queue.Queue)
     parts: list[object] = field(default_factory=list)
     buffer: bytearray = field(default_factory=bytearray)
@@ -1080,10 +1063,6 @@ def _take_lines(state: _Listener, on_part: OnPart | None) -> tuple[ChildOutcome 
         if isinstance(message, str):
             return _outcome("garbage", None, message, state), advanced
         kind, data = message
-        if kind == "fence":
-            if not _fenced(state):
-                return _outcome("garbage", None, _("the checking process asked for too many fences"), state), advanced
-            continue
         if kind == "final":
             return _outcome("ok", data, "", state), advanced  # prints after the answer are not waited for
         ended, progress = _take_part(state, data, on_part)
@@ -1109,16 +1088,6 @@ def _take_part(state: _Listener, data: object, on_part: OnPart | None) -> tuple[
     if failed is not None:
         return _outcome(failed.status, None, failed.detail, state), False
     return None, said.progress
-
-
-def _fenced(state: _Listener) -> bool:
-    """Do a fence the child asked for (it buys no time); False past ``_MAX_FENCES``, a flood of them."""
-    state.fences += 1
-    if state.fences > _MAX_FENCES:
-        return False
-    if state.fence is not None:
-        state.fence()
-    return True
 
 
 def _ended(process: subprocess.Popen[bytes], state: _Listener, detail: str) -> ChildOutcome:
@@ -1156,7 +1125,7 @@ def decode_message(line: bytes) -> tuple[str, object] | str:
         value = json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
         return "the checking process sent a message that is not JSON"
-    if not isinstance(value, dict) or set(value) != {"kind", "data"} or value["kind"] not in ("part", "final", "fence"):
+    if not isinstance(value, dict) or set(value) != {"kind", "data"} or value["kind"] not in ("part", "final"):
         return "the checking process sent a message of an unknown shape"
     return str(value["kind"]), value["data"]
 
