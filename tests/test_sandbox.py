@@ -162,7 +162,10 @@ def test_a_fence_kills_every_other_process_of_the_run_and_the_program_goes_on() 
         pytest.skip("a setsid'd grandchild outside bubblewrap is found only by a uid of its own (root)")
     outcome = run_fenced("SETSID = True\n" + FENCED)
     assert outcome.status == "ok", outcome
-    assert outcome.data == {"before": ["S", "S"], "after": ["gone", "gone"]}
+    assert isinstance(outcome.data, dict) and outcome.data["before"] == ["S", "S"], outcome.data
+    # dead: reaped by the program, or (the setsid'd grandchild, an orphan of the pid namespace's init) a zombie
+    # for the moment init takes to reap it; neither runs anything
+    assert outcome.data["after"][0] == "gone" and outcome.data["after"][1] in ("gone", "Z"), outcome.data
     assert sandbox_processes() == []
 
 
