@@ -480,3 +480,35 @@ def test_field_type_refusals_say_what_was_expected() -> None:
     with pytest.raises(InvalidModelOutputError) as caught:
         check_fields({"type": "x", "content": "c"}, "final_answer")
     assert (caught.value.expected, caught.value.found) == ("'final_answer'", "the string 'x'")
+
+
+# (text, code, expected, found): what a program reads of a refusal, beside its layer and params
+EXPECTED_AND_FOUND = [
+    ('{"a":1,"a":2}', "duplicate_key", "each key at most once per object", "a second 'a'"),
+    ("[NaN]", "not_finite", "a finite JSON number", "'NaN'"),
+    ('{"a":', "cut_off", "all of it", "the end of the text"),
+    ('{"a" 1}', "not_json", "':' delimiter", "'1}'"),
+    (ANSWER + " x", "prose_around", "nothing after the JSON value", "'x'"),
+    ("x " + ANSWER, "prose_around", "nothing before the JSON value", "'x " + ANSWER[:19] + "'…"),
+    ("[" * 101 + "]" * 101, "too_deep", "at most 100 levels", "deeper"),
+    ('"\\ud800"', "lone_surrogate", "valid Unicode text", "a lone U+D800"),
+    ('{"a":"x\ty"}', "control_character", "an escape", "'\\ty\"}'"),
+    ("[" + "9" * 4301 + "]", "number_too_long", "at most 4300 digits", "4301 digits"),
+    ("[{}]", "not_an_object", "a JSON object {...}", "an array"),
+    ('{"type":5}', "unknown_type", "'tool_call' or 'final_answer'", "the number 5"),
+]
+
+
+@pytest.mark.parametrize(("text", "code", "expected", "found"), EXPECTED_AND_FOUND)
+def test_a_refusal_says_what_was_expected_and_what_came_instead(
+    text: str, code: str, expected: str, found: str
+) -> None:
+    error = rejection(text)
+    assert (error.code, error.expected, error.found) == (code, expected, found)
+
+
+def test_the_message_is_made_from_the_refusals_data() -> None:
+    assert "'a'" in rejection('{"a":1,"a":2}').message and "'1e400'" in rejection("[1e400]").message
+    assert "100 levels" in rejection("[" * 101 + "]" * 101).message and "U+D800" in rejection('"\\ud800"').message
+    assert rejection('{"a" 1}').message.endswith(": Expecting ':' delimiter")  # json's own words where no hint fits
+    assert rejection(ANSWER + " x").message.endswith(": text after the JSON value; send the JSON alone")
