@@ -102,6 +102,8 @@ def test_layer_1_refusals(text: str, code: str, place: tuple[int, int] | None) -
 
 def test_hints_and_hook_refusals_name_what_they_refused() -> None:
     assert dict(rejection('{"a":1,"\\u0061":2}').params) == {"key": "a"}
+    assert dict(rejection('{"b":1,"a":2,"a":3}').params) == {"key": "a"}  # the key seen twice, not the first
+    assert dict(rejection("[" * 101 + "]" * 101).params) == {"limit": 100}
     assert dict(rejection("[NaN]").params) == {"number": "NaN"}
     assert dict(rejection("[1e400]").params) == {"number": "1e400"}
     assert dict(rejection("[" + "9" * 4301 + "]").params) == {"digits": 4301, "limit": 4300}
@@ -509,6 +511,7 @@ def test_a_refusal_says_what_was_expected_and_what_came_instead(
 
 def test_the_message_is_made_from_the_refusals_data() -> None:
     assert "'a'" in rejection('{"a":1,"a":2}').message and "'1e400'" in rejection("[1e400]").message
+    assert "4301 digits" in rejection("[" + "9" * 4301 + "]").message
     assert "100 levels" in rejection("[" * 101 + "]" * 101).message and "U+D800" in rejection('"\\ud800"').message
     assert rejection('{"a" 1}').message.endswith(": Expecting ':' delimiter")  # json's own words where no hint fits
     assert rejection(ANSWER + " x").message.endswith(": text after the JSON value; send the JSON alone")
