@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     import openai
 
 __all__ = ["KEY_CHARACTERS", "MAX_BODY_BYTES", "MAX_TOKEN_COUNT", "PLACEHOLDER_API_KEY", "OpenAICompatibleProvider"]
-__all__ += ["ChatChoice", "Completion", "TextChoice", "Usage", "check_sendable"]
+__all__ += ["ChatChoice", "Completion", "TextChoice", "Usage", "check_number", "check_sendable"]
 
 PLACEHOLDER_API_KEY = "no-key-needed"
 """Sent when ``api_key_env`` is None: local servers (Ollama, llama.cpp, vLLM) accept any key,
@@ -151,21 +151,12 @@ def _safe_url(url: str) -> str:
         return f"<{len(url)} characters>"
 
 
-def _check_seconds(name: str, value: object) -> float:
+def check_number(name: str, value: object, *, above_zero: bool = False) -> float:
+    """A finite number, at least 0 (above 0 with ``above_zero``): TypeError for what is no number, else ValueError."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise TypeError(f"{name} must be a number of seconds, found {type(value).__name__}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number of seconds > 0, found {value}")
-    return float(value)
-
-
-def _check_temperature(value: object) -> float | None:
-    if value is None:
-        return None
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise TypeError(f"temperature must be a number or None, found {type(value).__name__}")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"temperature must be a finite number >= 0, found {value}")
+        raise TypeError(f"{name} must be a number, found {type(value).__name__}")
+    if not math.isfinite(value) or value < 0 or (above_zero and value == 0):
+        raise ValueError(f"{name} must be a finite number {'>' if above_zero else '>='} 0, found {value!r}")
     return float(value)
 
 
@@ -289,8 +280,8 @@ class OpenAICompatibleProvider:
         """The address as it may be printed: credentials in it replaced by ``***``."""
         self.model = model
         self.api_key_env = api_key_env
-        self.timeout = _check_seconds("timeout", timeout)
-        self.temperature = _check_temperature(temperature)
+        self.timeout = check_number("timeout", timeout, above_zero=True)
+        self.temperature = None if temperature is None else check_number("temperature", temperature)
         self.json_mode = json_mode
         self.send_action_schema = send_action_schema
         self.max_tokens_field = max_tokens_field

@@ -19,14 +19,13 @@ Only the request and the shape of the answer differ, so this is a subclass of it
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
-from .openai_compatible import Completion, OpenAICompatibleProvider, TextChoice
+from .openai_compatible import Completion, OpenAICompatibleProvider, TextChoice, check_number
 
 __all__ = ["CompletionSettings", "OpenAICompletionsProvider", "PromptRenderer"]
 
@@ -52,7 +51,7 @@ class CompletionSettings:
 
     def __post_init__(self) -> None:
         for name in ("temperature", "repeat_penalty"):
-            _check_non_negative(name, getattr(self, name))
+            check_number(name, getattr(self, name))
         if self.grammar is not None and self.json_schema is not None:
             raise ValueError("give a grammar or a JSON schema, not both")
         if not all(isinstance(item, str) and item for item in self.stop) or len(self.stop) > 4:
@@ -66,11 +65,6 @@ class CompletionSettings:
         if self.json_schema is not None:
             body["json_schema"] = dict(self.json_schema)
         return body
-
-
-def _check_non_negative(name: str, value: object) -> None:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, found {value!r}")
 
 
 class OpenAICompletionsProvider(OpenAICompatibleProvider):
