@@ -58,11 +58,13 @@ LAYER_1_CASES: list[tuple[str, str, str, tuple[int, int] | None]] = [
     ("cut off, brackets in the string", '{"content":"' + "[" * 300, "cut_off", (1, 12)),
     *[
         (f"cut off in {word!r}", '{"a":' + word, "cut_off", (1, 6))
-        for word in ("t", "tr", "tru", "f", "fals", "n", "nu", "nul", "-")
+        for word in ("t", "tr", "tru", "f", "fa", "fal", "fals", "n", "nu", "nul", "-")
     ],
     ("raw newline in string", '{"type":"final_answer","content":"a\nb"}', "control_character", (1, 36)),
     ("raw carriage return in string", '{"a":"x\ry"}', "control_character", (1, 8)),
     ("missing colon", '{"a" 1}', "not_json", (1, 6)),
+    ("bracket closed by a brace", "[}", "not_json", (1, 2)),
+    ("no value after a comma", "[1,x]", "not_json", (1, 4)),
     ("python literal", '{"a": True}', "not_json", (1, 7)),
     ("byte-order mark", '\ufeff{"type":"final_answer","content":"x"}', "bom", (1, 1)),
     ("NaN", '{"a":NaN}', "not_finite", None),
@@ -488,6 +490,10 @@ def test_field_type_refusals_say_what_was_expected() -> None:
 EXPECTED_AND_FOUND = [
     ('{"a":1,"a":2}', "duplicate_key", "each key at most once per object", "a second 'a'"),
     ("[NaN]", "not_finite", "a finite JSON number", "'NaN'"),
+    ("```\n{}\n```", "code_fence", "bare JSON", "'```\\n{}\\n```'"),
+    ("{} {}", "two_values", "exactly one JSON value", "'{}'"),
+    ("{'a':1}", "single_quotes", 'a double quote (")', "\"'a':1}\""),
+    ("[1,]", "trailing_comma", "another item after the comma", "']'"),
     ('{"a":', "cut_off", "all of it", "the end of the text"),
     ('{"a" 1}', "not_json", "':' delimiter", "'1}'"),
     (ANSWER + " x", "prose_around", "nothing after the JSON value", "'x'"),

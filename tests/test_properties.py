@@ -335,6 +335,9 @@ def test_deep_nesting_is_refused_at_any_recursion_limit(recursion_limit: int) ->
             with pytest.raises(InvalidModelOutputError) as caught:
                 parse_json_action(text)
             assert caught.value.code == "too_deep"
+        with pytest.raises(InvalidModelOutputError) as caught:  # brackets in a string cut off are no nesting
+            parse_json_action('{"a":"' + "[" * 300)
+        assert caught.value.code == "cut_off"
         assert check_fields_ok("[" * 100 + "]" * 100)
     finally:
         sys.setrecursionlimit(before)
