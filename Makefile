@@ -86,10 +86,12 @@ bench-setup:
 # Mutation testing of the chapter's modules ([tool.mutmut] in pyproject.toml). Slow (tens of
 # minutes on two cores), so it is not part of `make test`. One module at a time:
 #   make mutation MUTANTS='codeagent_lite.strict_json*'
+# mutmut mutates function bodies only; benchmarks/mutate_tables.py mutates the module-level tables.
 MUTANTS ?=
 mutation: $(STAMP)
 	$(BIN)/mutmut run --max-children 2 $(MUTANTS)
 	$(BIN)/mutmut results
+	$(BIN)/python benchmarks/mutate_tables.py
 
 # The message catalog (codeagent_lite/locale): extract the English ids from the code (Babel, babel.cfg), merge them
 # into the zh and en .po files (a new id arrives untranslated, never guessed: --no-fuzzy-matching; ids the code no

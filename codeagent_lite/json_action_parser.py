@@ -1,20 +1,19 @@
-"""Inbound: untrusted model text -> a checked action, in the blog's four steps (strict JSON, an object,
-a known ``type``, the exact fields and types). The first step that refuses raises ``InvalidModelOutputError``
-with its layer, a stable ``code`` and its ``params``. Nothing is repaired (no fence stripped, no bracket
-closed): a repaired reply is a guess, and an agent must never execute a guess.
+"""Untrusted model text -> a checked action, in the blog's four steps: strict JSON, an object, a known ``type``,
+the exact fields of its ``CONTRACTS`` entry (which ``action_schema`` also tells models). The first step that refuses
+raises ``InvalidModelOutputError``. Nothing is repaired: a repaired reply is a guess, never to be executed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .display import json_kind, quote
 from .kernel_types import Action, FinalAnswer, ToolCall
 from .model_adapter import InvalidModelOutputError, ValidationLayer
 from .strict_json import check_json_syntax, too_deep
 
-__all__ = ["CONTRACTS", "FieldKind", "check_action_type", "check_fields"]
+__all__ = ["CONTRACTS", "check_action_type", "check_fields"]
 __all__ += ["check_json_syntax", "check_top_level_object", "parse_json_action"]
 
 ActionType = Literal["tool_call", "final_answer"]
@@ -25,7 +24,7 @@ CONTRACTS: Mapping[ActionType, Mapping[str, FieldKind]] = {
     "tool_call": {"type": "the action type", "call_id": _TEXT, "tool_name": _TEXT, "arguments": "an object"},
     "final_answer": {"type": "the action type", "content": _TEXT},
 }
-"""Both actions, once (layer 4 checks it, ``action_schema`` tells models); each tool checks its own arguments."""
+_TOO_DEEP = too_deep()  # made now: when the caller's stack is nearly full there is no room to make it
 
 
 def _refuse(layer: ValidationLayer, code: str, message: str, expected: str, found: str, **params: Any) -> Exception:
@@ -36,24 +35,21 @@ def check_top_level_object(value: Any) -> dict[str, Any]:
     """Step 2: an action is an object; an array of actions or a bare string is not one."""
     if isinstance(value, dict):
         return value
-    found = json_kind(value)
-    message = f"model output must be an object, found {found}"
+    message = f"model output must be an object, found {(found := json_kind(value))}"
     raise _refuse(ValidationLayer.TOP_LEVEL_OBJECT, "not_an_object", message, "a JSON object {...}", found)
 
 
 def check_action_type(obj: dict[str, Any]) -> ActionType:
     """Step 3: ``type`` picks the contract; only the two action types exist (case-sensitive)."""
-    action_type = obj.get("type")
-    if action_type == "tool_call" or action_type == "final_answer":
-        return "tool_call" if action_type == "tool_call" else "final_answer"
-    found = json_kind(action_type) if "type" in obj else 'no "type" field'
-    expected = "'tool_call' or 'final_answer'"
+    if (action_type := obj.get("type")) in ("tool_call", "final_answer"):
+        return cast(ActionType, action_type)
+    found, expected = json_kind(action_type) if "type" in obj else 'no "type" field', "'tool_call' or 'final_answer'"
     message = f"unsupported action type: expected {expected}, found {found}"
     raise _refuse(ValidationLayer.ACTION_TYPE, "unknown_type", message, expected, found)
 
 
 def _field_problem(kind: FieldKind, value: Any, action_type: ActionType) -> tuple[str, str, str] | None:
-    """``(code, rule, expected)`` when a value breaks its field's kind; nothing is coerced."""
+    # (code, rule, expected) when a value breaks its field's kind; nothing is coerced
     if kind == "the action type":  # layer 3 has chosen it, but check_fields may be called alone
         return None if value == action_type else ("wrong_type", f"must be {action_type!r}", repr(action_type))
     if kind == "an object":
@@ -68,9 +64,8 @@ def _field_set_error(obj: dict[str, Any], contract: Mapping[str, FieldKind], act
     unexpected = tuple(name for name in obj if name not in contract)
     named = ", ".join(map(quote, unexpected[:5])) + (f" and {len(unexpected) - 5} more" if unexpected[5:] else "")
     problem = "; ".join(([f"missing {', '.join(missing)}"] if missing else []) + [f"unexpected {named}"] * bool(named))
-    expected = "exactly " + ", ".join(contract)
+    expected, code = "exactly " + ", ".join(contract), "missing_field" if missing else "extra_field"
     message = f"{action_type} fields do not match the contract: {problem} (expected {expected})"
-    code = "missing_field" if missing else "extra_field"
     return _refuse(ValidationLayer.FIELDS, code, message, expected, problem, missing=missing, unexpected=unexpected)
 
 
@@ -88,11 +83,7 @@ def check_fields(obj: dict[str, Any], action_type: ActionType) -> Action:
     return ToolCall(call_id=obj["call_id"], tool_name=obj["tool_name"], arguments=obj["arguments"])
 
 
-_TOO_DEEP = too_deep()
-
-
 def parse_json_action(raw_text: str) -> Action:
-    """The four steps in order; the first refusal raises ``InvalidModelOutputError``, and nothing else is raised."""
     try:
         try:
             value = check_json_syntax(raw_text)
@@ -101,7 +92,7 @@ def parse_json_action(raw_text: str) -> Action:
             return check_fields(obj, action_type)
         except InvalidModelOutputError as error:
             raise error.with_raw_text(raw_text) from None
-    except RecursionError:  # the caller's stack is nearly full: refused without one more Python call
+    except RecursionError:  # no Python call below this one: a copy made in place
         refusal = InvalidModelOutputError.__new__(InvalidModelOutputError, _TOO_DEEP.message)
         refusal.__dict__.update(vars(_TOO_DEEP), raw_text=raw_text)
         raise refusal from None

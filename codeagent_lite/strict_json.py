@@ -1,7 +1,6 @@
-"""Layer 1, strict JSON. ``json.loads()`` takes ``NaN``, keeps the last of two duplicate keys, and says
-"Expecting value" where a model needs "the reply is wrapped in a code fence". So: one decoder whose hooks refuse
-what strict JSON forbids, naming the key or number; the few checks hooks cannot make; and where json
-gives up, ``JSONDecodeError`` says where and ``HINTS`` what the model should send instead.
+"""Layer 1, strict JSON. ``json.loads()`` takes ``NaN``, keeps the last of two duplicate keys and says "Expecting
+value" where a model needs "the reply is wrapped in a code fence". So: one decoder whose hooks refuse what strict JSON
+forbids, naming the key or number; the few checks hooks cannot make; where json gives up, its position and a hint.
 """
 
 from __future__ import annotations
@@ -22,10 +21,9 @@ __all__ = ["HINTS", "MAX_INTEGER_DIGITS", "MAX_NESTING_DEPTH", "WHITESPACE", "ch
 
 MAX_NESTING_DEPTH = 100  # real actions nest three or four levels
 MAX_INTEGER_DIGITS = 4300  # Python's default limit, so a huge number cannot stall parsing
-WHITESPACE = " \t\n\r"  # JSON's four; Python's str.strip() removes many more
+WHITESPACE = " \t\n\r"  # JSON's four; str.strip() removes many more
 
-# The shapes real models send: code -> (the correction, what to send instead); else json's words ("not_json").
-HINTS = {
+HINTS = {  # the shapes real models send: code -> (the correction, what to send instead); else json's words
     "code_fence": ("the reply is wrapped in a markdown code fence; send the bare JSON without ``` lines", "bare JSON"),
     "cut_off": ("the reply ends before the JSON value is complete; it looks cut off (max_output_tokens?)", "all of it"),
     "two_values": ("more than one JSON value; a second one starts here", "exactly one JSON value"),
@@ -34,9 +32,12 @@ HINTS = {
     "trailing_comma": ("trailing comma before the closing bracket", "another item after the comma"),
     "control_character": ("raw control character {char}; in a string, escape it (\\n, \\t)", "an escape"),
 }
+_LAYER = ValidationLayer.JSON_SYNTAX
 _PARTIAL_LITERALS = {"", "t", "tr", "tru", "f", "fa", "fal", "fals", "n", "nu", "nul", "-"}  # "": nothing left
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_UNTERMINATED = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+\\?\Z', re.DOTALL)  # possessive, so linear
+_STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+'  # possessive, so linear; the closing quote follows, unless cut off
+_UNTERMINATED, _STRINGS = re.compile(_STRING + r"\\?\Z", re.DOTALL), re.compile(_STRING + '"?', re.DOTALL)
+_VALUE_START = re.compile(r'[-\[{"0-9]|true|false|null')  # what follows the first value: a second one?
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # valid JSON, but no UTF-8 when unpaired
 _SHAPES: tuple[tuple[str, Callable[[str, int, str], bool]], ...] = (  # (text, where json gave up, the rest)
     ("cut_off", lambda t, p, r: (len(r) < 5 and r in _PARTIAL_LITERALS) or bool(_UNTERMINATED.match(t, p))),
     ("control_character", lambda t, p, r: "\x00" <= t[p : p + 1] < " "),
@@ -48,11 +49,8 @@ _SHAPES: tuple[tuple[str, Callable[[str, int, str], bool]], ...] = (  # (text, w
 
 def _refuse(code: str, detail: str, expected: str, found: str, place: Any = None, **params: Any) -> Error:
     line, column = (place.lineno, place.colno) if place else (None, None)  # json's own count, from its error
-    message = f"model output must be valid JSON{f' at line {line}, column {column}' if place else ''}: {detail}"
-    layer = ValidationLayer.JSON_SYNTAX
-    return Error(
-        message, layer=layer, code=code, params=params, expected=expected, found=found, line=line, column=column
-    )
+    text = f"model output must be valid JSON{f' at line {line}, column {column}' if place else ''}: {detail}"
+    return Error(text, layer=_LAYER, code=code, params=params, expected=expected, found=found, line=line, column=column)
 
 
 def too_deep() -> Error:
@@ -61,8 +59,7 @@ def too_deep() -> Error:
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
+    if len(obj := dict(pairs)) != len(pairs):
         seen: set[str] = set()
         key = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
         detail, found = f"duplicate key {quote(key)} in one object", f"a second {quote(key)}"
@@ -71,9 +68,7 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _integer(token: str) -> int:
-    # Counted before int() does quadratic work; below 640 digits (the lowest limit Python lets a
-    # program set, sys.set_int_max_str_digits) no limit can be reached, so no count is needed.
-    if len(token) < 640:
+    if len(token) < 640:  # the lowest limit a program may set: shorter needs no count before int()'s quadratic work
         return int(token)
     limit = min(MAX_INTEGER_DIGITS, sys.get_int_max_str_digits() or MAX_INTEGER_DIGITS)
     if (digits := len(token) - (token[0] == "-")) <= limit:
@@ -93,32 +88,19 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_int=_integer, parse
 
 
 def _syntax_error(text: str, place: json.JSONDecodeError, after_value: bool = False) -> Error:
-    """Which of ``HINTS`` fits where json gave up (or a second value starts); else json's own words."""
-    pos, reason, rest = place.pos, place.msg, text[place.pos :].rstrip(WHITESPACE)
+    pos, rest = place.pos, text[place.pos :].rstrip(WHITESPACE)
     if text.lstrip(WHITESPACE).startswith(("```", "~~~")):
         code = "code_fence"
     elif after_value:
-        code = "two_values" if _is_a_value(text, pos) else "prose_around"
+        code = "two_values" if _VALUE_START.match(text, pos) else "prose_around"
     else:
         code = next((code for code, fits in _SHAPES if fits(text, pos, rest)), "not_json")
     found = quote(rest) if rest else "the end of the text"
     if code == "not_json":
-        return _refuse(code, reason, reason.removeprefix("Expecting "), found, place, reason=reason)
+        return _refuse(code, place.msg, place.msg.removeprefix("Expecting "), found, place, reason=place.msg)
     words = {"char": f"U+{ord(text[pos]):04X}" if rest else "", "where": "after" if after_value else "before"}
     hint, expected = HINTS[code]
     return _refuse(code, hint.format(**words), expected.format(**words), found, place)
-
-
-def _is_a_value(text: str, pos: int) -> bool:
-    try:
-        return bool(_DECODER.raw_decode(text, pos))
-    except ValueError:  # JSONDecodeError, or a hook's refusal
-        return False
-
-
-def _depth(text: str) -> int:  # how deep the brackets outside strings nest, counted in C
-    brackets = re.sub(r"[^\[\]{}]++", "", re.sub(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?', "", text, flags=re.DOTALL))
-    return max(accumulate(map({"[": 1, "{": 1, "]": -1, "}": -1}.__getitem__, brackets)), default=0)
 
 
 def _nests_too_deep(value: Any) -> bool:  # level by level, containers only: long strings cost nothing
@@ -130,54 +112,39 @@ def _nests_too_deep(value: Any) -> bool:  # level by level, containers only: lon
     return True
 
 
-def _lone_surrogate(text: str) -> Error | None:
-    # Half a surrogate pair (surrogateescape, an escaped "\ud800") could never be sent on: refused, not a crash later.
-    try:
-        text.encode("utf-8")
-        return None
-    except UnicodeEncodeError as error:
-        code = ord(text[error.start])
-        detail = f"lone surrogate U+{code:04X} cannot be encoded as UTF-8"
-        return _refuse("lone_surrogate", detail, "valid Unicode text", f"a lone U+{code:04X}", code_point=code)
-
-
-def _raw_text_problem(text: str) -> Error | None:
+def _check_text(text: str) -> None:
     if not isinstance(text, str):  # untrusted callers pass bytes too: a refusal, not a crash
         kind = type(text).__name__
-        return _refuse("not_text", f"the reply must be a string, found {kind}", "a string", kind, type=kind)
+        raise _refuse("not_text", f"the reply must be a string, found {kind}", "a string", kind, type=kind)
     if not text.strip(WHITESPACE):
-        return _refuse("empty", "the reply is empty", "one JSON value", "only whitespace" if text else "empty text")
+        raise _refuse("empty", "the reply is empty", "one JSON value", "only whitespace" if text else "empty text")
     if text.startswith("\ufeff"):
         place = json.JSONDecodeError("", text, 0)
-        return _refuse("bom", "the reply starts with a byte-order mark (U+FEFF)", "the JSON itself", "U+FEFF", place)
-    if not text.isascii() and (problem := _lone_surrogate(text)):
-        return problem
-    # json's C decoder recurses once per level: safe at Python's default limit (RecursionError), but a
-    # program that raised the limit could overflow the C stack, so the brackets are counted first.
-    return too_deep() if sys.getrecursionlimit() > 1000 and _depth(text) > MAX_NESTING_DEPTH else None
+        raise _refuse("bom", "the reply starts with a byte-order mark (U+FEFF)", "the JSON itself", "U+FEFF", place)
+    if sys.getrecursionlimit() > 1000:  # json's C decoder recurses per level and could overflow the C stack
+        brackets = re.sub(r"[^\[\]{}]++", "", _STRINGS.sub("", text))  # those outside strings, counted in C
+        if max(accumulate(1 if b in "[{" else -1 for b in brackets), default=0) > MAX_NESTING_DEPTH:
+            raise too_deep()
 
 
 def check_json_syntax(raw_text: str) -> Any:
     """Step 1: exactly one strict JSON value, whitespace around it allowed, or a layer-1 refusal."""
-    if (problem := _raw_text_problem(raw_text)) is not None:
-        raise problem
+    _check_text(raw_text)
     try:
         value, end = _DECODER.raw_decode(raw_text, len(raw_text) - len(raw_text.lstrip(WHITESPACE)))
     except json.JSONDecodeError as error:
         raise _syntax_error(raw_text, error) from None
-    except RecursionError:
+    except RecursionError:  # deeper than the stack allows: so, deeper than 100
         raise too_deep() from None
     if rest := raw_text[end:].lstrip(WHITESPACE):
         raise _syntax_error(raw_text, json.JSONDecodeError("Extra data", raw_text, len(raw_text) - len(rest)), True)
-    # Deep takes more than 100 brackets: a short text's are counted, a long one's value walked (containers only).
-    if (len(raw_text) > 4096 or raw_text.count("[") + raw_text.count("{") > MAX_NESTING_DEPTH) and _nests_too_deep(
-        value
-    ):
+    if raw_text.count("[") + raw_text.count("{") > MAX_NESTING_DEPTH and _nests_too_deep(value):
         raise too_deep()
-    # An escaped half pair ("\\ud800") is legal JSON but no UTF-8: the decoded value is checked for one.
-    if _SURROGATE_ESCAPE.search(raw_text) and (problem := _lone_surrogate(json.dumps(value, ensure_ascii=False))):
-        raise problem
+    # Half a surrogate pair (surrogateescape, an escaped "\ud800") is no UTF-8 and could never be sent on.
+    text = json.dumps(value, ensure_ascii=False) if _SURROGATE_ESCAPE.search(raw_text) else raw_text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        detail = f"lone surrogate U+{(code := ord(text[error.start])):04X} cannot be encoded as UTF-8"
+        raise _refuse("lone_surrogate", detail, "valid Unicode text", f"a lone U+{code:04X}", code_point=code) from None
     return value
-
-
-decode_strict_json = check_json_syntax  # its earlier name

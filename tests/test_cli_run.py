@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from loopback_server import Answer, Server, chat_completion
 
 from codeagent_lite.cli import EXIT_REJECTED, EXIT_USAGE, EXIT_VALID, UsageError, main, parse_script
 
@@ -267,47 +268,15 @@ def test_a_server_that_puts_the_key_into_the_models_reply_never_gets_it_printed(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], workspace: Path
 ) -> None:
     pytest.importorskip("openai")
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     secret = "sk-test-DO-NOT-PRINT-1234567890"
     monkeypatch.setenv("CODEAGENT_TEST_KEY", secret)
-
-    class Echo(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers["Content-Length"]))
-            sent = self.headers["Authorization"].removeprefix("Bearer ")
-            answer = json.dumps({"type": "final_answer", "content": f"your key is {sent} and {sent[3:20]}"})
-            body = json.dumps(
-                {
-                    "id": "x", "object": "chat.completion", "created": 0, "model": "tiny",
-                    "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}
-                    ],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                }
-            ).encode()  # fmt: skip
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    answer = json.dumps({"type": "final_answer", "content": f"your key is {secret} and {secret[3:20]}"})
+    with Server(Answer(body=json.dumps(chat_completion(answer)).encode())) as server:
         status, output = run_cli(
-            "--provider", "openai", "--base-url", base_url, "--model", "tiny", "--api-key-env", "CODEAGENT_TEST_KEY",
-            "--workspace", str(workspace), "Go",
+            "--provider", "openai", "--base-url", server.base_url, "--model", "tiny", "--api-key-env",
+            "CODEAGENT_TEST_KEY", "--workspace", str(workspace), "Go",
         )  # fmt: skip
-    finally:
-        server.shutdown()
-        server.server_close()
+    assert server.authorizations == [f"Bearer {secret}"]  # the key the server echoes is the one it was sent
     assert status == EXIT_VALID
     assert "your key is" in output
     assert secret not in output and secret[3:20] not in output

@@ -58,11 +58,13 @@ LAYER_1_CASES: list[tuple[str, str, str, tuple[int, int] | None]] = [
     ("cut off, brackets in the string", '{"content":"' + "[" * 300, "cut_off", (1, 12)),
     *[
         (f"cut off in {word!r}", '{"a":' + word, "cut_off", (1, 6))
-        for word in ("t", "tr", "tru", "f", "fals", "n", "nu", "nul", "-")
+        for word in ("t", "tr", "tru", "f", "fa", "fal", "fals", "n", "nu", "nul", "-")
     ],
     ("raw newline in string", '{"type":"final_answer","content":"a\nb"}', "control_character", (1, 36)),
     ("raw carriage return in string", '{"a":"x\ry"}', "control_character", (1, 8)),
     ("missing colon", '{"a" 1}', "not_json", (1, 6)),
+    ("bracket closed by a brace", "[}", "not_json", (1, 2)),
+    ("no value after a comma", "[1,x]", "not_json", (1, 4)),
     ("python literal", '{"a": True}', "not_json", (1, 7)),
     ("byte-order mark", '\ufeff{"type":"final_answer","content":"x"}', "bom", (1, 1)),
     ("NaN", '{"a":NaN}', "not_finite", None),
@@ -102,6 +104,8 @@ def test_layer_1_refusals(text: str, code: str, place: tuple[int, int] | None) -
 
 def test_hints_and_hook_refusals_name_what_they_refused() -> None:
     assert dict(rejection('{"a":1,"\\u0061":2}').params) == {"key": "a"}
+    assert dict(rejection('{"b":1,"a":2,"a":3}').params) == {"key": "a"}  # the key seen twice, not the first
+    assert dict(rejection("[" * 101 + "]" * 101).params) == {"limit": 100}
     assert dict(rejection("[NaN]").params) == {"number": "NaN"}
     assert dict(rejection("[1e400]").params) == {"number": "1e400"}
     assert dict(rejection("[" + "9" * 4301 + "]").params) == {"digits": 4301, "limit": 4300}
@@ -147,8 +151,13 @@ def test_longest_accepted_integer() -> None:
 def test_a_non_string_is_refused_at_layer_1_not_crashed_on() -> None:
     error = rejection(b'{"type":"final_answer","content":"x"}')
     assert error.layer is ValidationLayer.JSON_SYNTAX
-    assert error.message == "model output must be valid JSON: the reply must be a string, found bytes"
-    assert (error.expected, error.found) == ("a string", "bytes")
+    assert (error.code, dict(error.params), error.expected, error.found) == (
+        "not_text",
+        {"type": "bytes"},
+        "a string",
+        "bytes",
+    )
+    assert error.message.startswith(SYNTAX)
 
 
 def test_brackets_inside_strings_are_not_nesting() -> None:
@@ -175,7 +184,7 @@ def test_a_surrogate_pair_and_an_escaped_backslash_are_fine() -> None:
 def test_check_fields_refuses_a_type_that_does_not_match_the_contract() -> None:
     with pytest.raises(InvalidModelOutputError) as caught:
         check_fields({"type": "final_answer", "call_id": "c", "tool_name": "t", "arguments": {}}, "tool_call")
-    assert caught.value.message == "type must be 'tool_call', found the string 'final_answer'"
+    assert caught.value.message.startswith("type must be 'tool_call'")  # the series' "<field> must be ..."
     assert (caught.value.code, dict(caught.value.params)) == ("wrong_type", {"field": "type"})
     assert caught.value.layer is ValidationLayer.FIELDS
 
@@ -459,10 +468,8 @@ def test_schema_lists_the_fields_layer_4_checks_in_the_same_order() -> None:
 def test_field_set_message_names_five_unexpected_fields_then_counts_the_rest() -> None:
     extra = {f"x{i}": i for i in range(7)}
     error = rejection(json.dumps({"type": "final_answer", **extra}))
-    assert error.message == (
-        "final_answer fields do not match the contract: missing content; "
-        "unexpected 'x0', 'x1', 'x2', 'x3', 'x4' and 2 more (expected exactly type, content)"
-    )
+    assert (error.code, dict(error.params)) == ("missing_field", {"missing": ("content",), "unexpected": tuple(extra)})
+    assert error.found in error.message and error.expected == "exactly type, content"
     assert error.found == "missing content; unexpected 'x0', 'x1', 'x2', 'x3', 'x4' and 2 more"
     five = rejection(json.dumps({"type": "final_answer", "content": "c", **{f"x{i}": i for i in range(5)}}))
     assert five.found == "unexpected 'x0', 'x1', 'x2', 'x3', 'x4'"
@@ -477,3 +484,40 @@ def test_field_type_refusals_say_what_was_expected() -> None:
     with pytest.raises(InvalidModelOutputError) as caught:
         check_fields({"type": "x", "content": "c"}, "final_answer")
     assert (caught.value.expected, caught.value.found) == ("'final_answer'", "the string 'x'")
+
+
+# (text, code, expected, found): what a program reads of a refusal, beside its layer and params
+EXPECTED_AND_FOUND = [
+    ('{"a":1,"a":2}', "duplicate_key", "each key at most once per object", "a second 'a'"),
+    ("[NaN]", "not_finite", "a finite JSON number", "'NaN'"),
+    ("```\n{}\n```", "code_fence", "bare JSON", "'```\\n{}\\n```'"),
+    ("{} {}", "two_values", "exactly one JSON value", "'{}'"),
+    ("{'a':1}", "single_quotes", 'a double quote (")', "\"'a':1}\""),
+    ("[1,]", "trailing_comma", "another item after the comma", "']'"),
+    ('{"a":', "cut_off", "all of it", "the end of the text"),
+    ('{"a" 1}', "not_json", "':' delimiter", "'1}'"),
+    (ANSWER + " x", "prose_around", "nothing after the JSON value", "'x'"),
+    ("x " + ANSWER, "prose_around", "nothing before the JSON value", "'x " + ANSWER[:19] + "'…"),
+    ("[" * 101 + "]" * 101, "too_deep", "at most 100 levels", "deeper"),
+    ('"\\ud800"', "lone_surrogate", "valid Unicode text", "a lone U+D800"),
+    ('{"a":"x\ty"}', "control_character", "an escape", "'\\ty\"}'"),
+    ("[" + "9" * 4301 + "]", "number_too_long", "at most 4300 digits", "4301 digits"),
+    ("[{}]", "not_an_object", "a JSON object {...}", "an array"),
+    ('{"type":5}', "unknown_type", "'tool_call' or 'final_answer'", "the number 5"),
+]
+
+
+@pytest.mark.parametrize(("text", "code", "expected", "found"), EXPECTED_AND_FOUND)
+def test_a_refusal_says_what_was_expected_and_what_came_instead(
+    text: str, code: str, expected: str, found: str
+) -> None:
+    error = rejection(text)
+    assert (error.code, error.expected, error.found) == (code, expected, found)
+
+
+def test_the_message_is_made_from_the_refusals_data() -> None:
+    assert "'a'" in rejection('{"a":1,"a":2}').message and "'1e400'" in rejection("[1e400]").message
+    assert "4301 digits" in rejection("[" + "9" * 4301 + "]").message
+    assert "100 levels" in rejection("[" * 101 + "]" * 101).message and "U+D800" in rejection('"\\ud800"').message
+    assert rejection('{"a" 1}').message.endswith(": Expecting ':' delimiter")  # json's own words where no hint fits
+    assert rejection(ANSWER + " x").message.endswith(": text after the JSON value; send the JSON alone")

@@ -352,7 +352,7 @@ def test_the_class_server_serves_with_llama_cpp_python_unless_llama_server_is_as
 def test_a_completion_body_is_read_as_strictly_as_a_chat_answer(body: str, expected: str) -> None:
     provider = GemmaProvider("http://127.0.0.1:9/v1")
     with pytest.raises(ProviderError, match=expected):
-        provider._read_text_completion(body)
+        provider.read_completion(body)
 
 
 def test_a_temporary_log_left_by_a_killed_process_is_removed_by_the_next_start(

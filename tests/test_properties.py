@@ -27,6 +27,9 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 PROFILE = settings.get_profile("codeagent_core")
+# mutmut calls each mutated function through a trampoline, a few more frames per call: a test that counts the
+# caller's stack frames cannot hold there. Its mutants are caught by running it on the code by hand.
+COUNTS_FRAMES = pytest.mark.skipif("mutmut.mutation.trampoline" in sys.modules, reason="mutmut adds frames")
 
 ACTION_TYPES = ("tool_call", "final_answer")
 
@@ -283,6 +286,7 @@ def _parse_with_headroom(headroom: int, text: str) -> object:
     return _descend(_frames_left() - headroom, text)
 
 
+@COUNTS_FRAMES
 @settings(max_examples=150, deadline=None)
 @given(st.integers(2, 80), st.sampled_from(STACK_SAMPLES) | st.text(max_size=60))
 def test_however_deep_the_callers_stack_only_the_parsers_error_comes_out(headroom: int, text: str) -> None:
@@ -292,6 +296,7 @@ def test_however_deep_the_callers_stack_only_the_parsers_error_comes_out(headroo
         assert outcome.layer is ValidationLayer.JSON_SYNTAX and outcome.raw_text == text
 
 
+@COUNTS_FRAMES
 @settings(max_examples=60, deadline=None)
 @given(st.integers(50, 120), st.sampled_from(STACK_SAMPLES[:2]))
 def test_with_50_frames_of_headroom_a_valid_reply_still_parses(headroom: int, text: str) -> None:
@@ -330,6 +335,9 @@ def test_deep_nesting_is_refused_at_any_recursion_limit(recursion_limit: int) ->
             with pytest.raises(InvalidModelOutputError) as caught:
                 parse_json_action(text)
             assert caught.value.code == "too_deep"
+        with pytest.raises(InvalidModelOutputError) as caught:  # brackets in a string cut off are no nesting
+            parse_json_action('{"a":"' + "[" * 300)
+        assert caught.value.code == "cut_off"
         assert check_fields_ok("[" * 100 + "]" * 100)
     finally:
         sys.setrecursionlimit(before)

@@ -23,8 +23,6 @@ import tracemalloc
 import urllib.parse
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -35,6 +33,8 @@ from codeagent_lite import ProviderError, ProviderMessage, ToolSpec
 
 pytest.importorskip("openai", reason="the openai extra is not installed: pip install 'codeagent-lite[openai]'")
 
+from loopback_server import REPLY, VALID, Answer, Server
+
 from codeagent_lite.providers import openai_compatible
 from codeagent_lite.providers.openai_compatible import KEY_CHARACTERS, MAX_TOKEN_COUNT, OpenAICompatibleProvider
 from codeagent_lite.providers.redaction import MASK, Redactor
@@ -43,69 +43,13 @@ KEY_ENV = "CODEAGENT_LITE_EDGES_KEY"
 KEY = "sk-proj-Zq8/Wv+Rt=Lm_0123456789abcdefGHIJKLmnop"  # 46 characters, like a real key
 TOOLS = (ToolSpec(name="read_file", description="Read a file."),)
 TASK = [ProviderMessage("user", "Read README.md.")]
-REPLY = '{"type":"final_answer","content":"ok"}'
-VALID = {
-    "choices": [{"message": {"content": REPLY}, "finish_reason": "stop"}],
-    "usage": {"prompt_tokens": 5, "completion_tokens": 2},
-}
 PROPERTIES = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-
-
-# --------------------------------------------------------------------------- a real server
-
-
-@dataclass
-class Answer:
-    status: int = 200
-    body: bytes = json.dumps(VALID).encode()
-    headers: list[tuple[str, str]] = field(default_factory=list)
-
-
-class Server:
-    """A loopback HTTP server whose next answer a test sets; it records the requests' headers."""
-
-    def __init__(self) -> None:
-        self.answer = Answer()
-        self.requests: list[dict[str, str]] = []
-        state = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                state.requests.append(dict(self.headers.items()))
-                answer = state.answer
-                self.send_response(answer.status)
-                self.send_header("Content-Type", "application/json")
-                for name, value in answer.headers:
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(answer.body)))
-                self.end_headers()
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self.wfile.write(answer.body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.port = self._server.server_address[1]
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Server]:
-    running = Server()
-    try:
+    with Server() as running:
         yield running
-    finally:
-        running.close()
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,6 @@ echoed in any spelling, and nothing but a ``ProviderError`` without the key may 
 
 from __future__ import annotations
 
-import contextlib
 import html
 import json
 import socket
@@ -17,8 +16,6 @@ import time
 import traceback
 import urllib.parse
 from collections.abc import Iterator
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -30,6 +27,8 @@ from codeagent_lite.display import printable
 
 pytest.importorskip("openai", reason="the openai extra is not installed: pip install 'codeagent-lite[openai]'")
 
+from loopback_server import VALID, Answer, Server
+
 from codeagent_lite.providers import openai_compatible
 from codeagent_lite.providers.openai_compatible import KEY_CHARACTERS, OpenAICompatibleProvider
 
@@ -37,10 +36,6 @@ KEY_ENV = "CODEAGENT_LITE_HOSTILE_KEY"
 KEY = "sk-live/DO+NOT=LEAK_0123456789abcdef"
 TOOLS = (ToolSpec(name="read_file", description="Read a file."),)
 TASK = [ProviderMessage("user", "Read README.md.")]
-VALID = {
-    "choices": [{"message": {"content": '{"type":"final_answer","content":"ok"}'}, "finish_reason": "stop"}],
-    "usage": {"prompt_tokens": 5, "completion_tokens": 2},
-}
 
 
 def spellings(secret: str) -> set[str]:
@@ -67,71 +62,10 @@ def assert_printable(text: str) -> None:
     assert printable(text) == text, f"raw control characters in {text!r}"
 
 
-# --------------------------------------------------------------------------- a configurable real server
-
-
-@dataclass
-class Answer:
-    status: int = 200
-    body: bytes = json.dumps(VALID).encode()
-    trickle_seconds: float = 0.0  # > 0: send the body one byte at a time, this far apart
-    content_length: bool = True
-
-
-class Server:
-    """A loopback HTTP server whose next answer a test sets; it also records what it received."""
-
-    def __init__(self) -> None:
-        self.answer = Answer()
-        self.authorizations: list[str] = []
-        self.handled = threading.Semaphore(0)  # released each time an answer is done or abandoned
-        state = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                state.authorizations.append(self.headers.get("Authorization", ""))
-                answer = state.answer
-                self.send_response(answer.status)
-                self.send_header("Content-Type", "application/json")
-                if answer.content_length:
-                    self.send_header("Content-Length", str(len(answer.body)))
-                self.end_headers()
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up, as it should
-                    self._write(answer)
-                state.handled.release()
-
-            def _write(self, answer: Answer) -> None:
-                if answer.trickle_seconds <= 0:
-                    self.wfile.write(answer.body)
-                    return
-                for index in range(len(answer.body)):
-                    self.wfile.write(answer.body[index : index + 1])
-                    self.wfile.flush()
-                    time.sleep(answer.trickle_seconds)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[Server]:
-    running = Server()
-    try:
+    with Server() as running:
         yield running
-    finally:
-        running.close()
 
 
 @pytest.fixture(autouse=True)

@@ -269,8 +269,9 @@ class _Walk:
 
 
 @contextmanager
-def _open_in_workspace(root: Path, path: str) -> Iterator[int]:
-    """An open descriptor of ``path`` inside ``root``, checked and opened as one act where possible."""
+def _open_in_workspace(root: Path, path: str, kind: str) -> Iterator[int]:
+    """An open descriptor of ``path`` inside ``root``, checked and opened as one act where possible;
+    ``kind`` ("file" or "folder") is what a missing path is called."""
     pure = _check_path_text(path)
     shown = _shown(path)
     try:
@@ -283,11 +284,11 @@ def _open_in_workspace(root: Path, path: str) -> Iterator[int]:
         else:  # no dir_fd: check, then open the resolved path (the race this leaves is documented above)
             fd = os.open(resolve_in_workspace(root, path), _OPEN_FLAGS)
     except OSError as error:
-        raise ToolError(_open_failure(shown, error)) from None
+        raise ToolError(_open_failure(shown, error, kind)) from None
     # PurePath drops a trailing "/" (and "/."); POSIX open() does not: "notes.md/" names a folder.
     if _names_a_folder(path) and not stat.S_ISDIR(os.fstat(fd).st_mode):
         os.close(fd)
-        raise ToolError(_open_failure(shown, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))))
+        raise ToolError(_open_failure(shown, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)), kind))
     try:
         yield fd
     finally:
@@ -301,9 +302,9 @@ def _names_a_folder(path: str) -> bool:
     return stripped != path or stripped == "." or stripped.endswith(tuple(f"{sep}." for sep in separators))
 
 
-def _open_failure(shown: str, error: OSError) -> str:
+def _open_failure(shown: str, error: OSError, kind: str) -> str:
     if error.errno == errno.ENOENT:
-        return f"no such file or folder: {shown}"
+        return f"no such {kind}: {shown}"
     if error.errno == errno.ENOTDIR:
         return f"path {shown} goes through a file as if it were a folder"
     if error.errno == errno.ELOOP:
@@ -347,16 +348,13 @@ def read_file_tool(workspace: str | os.PathLike[str]) -> Tool:
     def read_file(arguments: Mapping[str, Any]) -> str:
         path = _validate_arguments(ReadFileArguments, "read_file", arguments).path
         shown = _shown(path)
-        try:
-            with _open_in_workspace(root, path) as fd:
-                mode = os.fstat(fd).st_mode
-                if stat.S_ISDIR(mode):
-                    raise ToolError(f"{shown} is a folder, not a file; use list_files to see what it holds")
-                if not stat.S_ISREG(mode):
-                    raise ToolError(f"{shown} is not a regular file")
-                return _read_text(fd, shown)
-        except ToolError as error:
-            raise ToolError(str(error).replace("no such file or folder:", "no such file:")) from None
+        with _open_in_workspace(root, path, "file") as fd:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise ToolError(f"{shown} is a folder, not a file; use list_files to see what it holds")
+            if not stat.S_ISREG(mode):
+                raise ToolError(f"{shown} is not a regular file")
+            return _read_text(fd, shown)
 
     spec = ToolSpec(
         name="read_file",
@@ -408,7 +406,7 @@ def _list_folder(root: Path, path: str, shown: str) -> list[str]:
         if not target.is_dir():
             raise ToolError(f"{shown} is a file, not a folder; use read_file to read it")
         return _list_entries(target, shown)
-    with _open_in_workspace(root, path) as fd:
+    with _open_in_workspace(root, path, "folder") as fd:
         if not stat.S_ISDIR(os.fstat(fd).st_mode):
             raise ToolError(f"{shown} is a file, not a folder; use read_file to read it")
         return _list_entries(fd, shown)
@@ -425,10 +423,7 @@ def list_files_tool(workspace: str | os.PathLike[str]) -> Tool:
     def list_files(arguments: Mapping[str, Any]) -> str:
         path = _validate_arguments(ListFilesArguments, "list_files", arguments).path
         shown = _shown(path)
-        try:
-            names = _list_folder(root, path, shown)
-        except ToolError as error:
-            raise ToolError(str(error).replace("no such file or folder:", "no such folder:")) from None
+        names = _list_folder(root, path, shown)
         if not names:
             return "(empty folder)"
         shown_names = names[:MAX_LIST_ENTRIES]

@@ -21,8 +21,8 @@ import queue
 import re
 import threading
 import urllib.parse
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     import openai
 
 __all__ = ["KEY_CHARACTERS", "MAX_BODY_BYTES", "MAX_TOKEN_COUNT", "PLACEHOLDER_API_KEY", "OpenAICompatibleProvider"]
+__all__ += ["ChatChoice", "Completion", "TextChoice", "Usage", "check_number", "check_sendable"]
 
 PLACEHOLDER_API_KEY = "no-key-needed"
 """Sent when ``api_key_env`` is None: local servers (Ollama, llama.cpp, vLLM) accept any key,
@@ -63,34 +64,46 @@ _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _CONVENTIONAL_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 
 
-# The part of a chat completion this provider relies on. Checked field by field so a
-# malformed answer becomes a ProviderError that names the missing piece, instead of an
-# AttributeError deep inside the adapter. Extra fields are ignored: servers add their own.
-class _Usage(BaseModel):
+# The part of an answer this provider relies on, for both endpoints. Checked field by field so a malformed
+# answer becomes a ProviderError that names the missing piece, instead of an AttributeError deep inside the
+# adapter. Extra fields are ignored: servers add their own.
+class _Answer(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
+
+class Usage(_Answer):
     prompt_tokens: int = Field(ge=0, le=MAX_TOKEN_COUNT)
     completion_tokens: int = Field(ge=0, le=MAX_TOKEN_COUNT)
 
 
-class _Message(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-
+class ChatMessage(_Answer):
     content: str | None = None
 
 
-class _Choice(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
+class ChatChoice(_Answer):
+    """A choice of ``/chat/completions``: the text is the message's content."""
 
-    message: _Message
+    message: ChatMessage
+    finish_reason: str | None = None
+
+    @property
+    def text(self) -> str | None:
+        return self.message.content
+
+
+class TextChoice(_Answer):
+    """A choice of ``/completions``: the continuation itself."""
+
+    text: str
     finish_reason: str | None = None
 
 
-class _Completion(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
+Choice = TypeVar("Choice", ChatChoice, TextChoice)
 
-    choices: list[_Choice]
-    usage: _Usage | None = None
+
+class Completion(_Answer, Generic[Choice]):
+    choices: list[Choice]
+    usage: Usage | None = None
 
 
 def _import_openai() -> Any:
@@ -138,21 +151,12 @@ def _safe_url(url: str) -> str:
         return f"<{len(url)} characters>"
 
 
-def _check_seconds(name: str, value: object) -> float:
+def check_number(name: str, value: object, *, above_zero: bool = False) -> float:
+    """A finite number, at least 0 (above 0 with ``above_zero``): TypeError for what is no number, else ValueError."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise TypeError(f"{name} must be a number of seconds, found {type(value).__name__}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number of seconds > 0, found {value}")
-    return float(value)
-
-
-def _check_temperature(value: object) -> float | None:
-    if value is None:
-        return None
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise TypeError(f"temperature must be a number or None, found {type(value).__name__}")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"temperature must be a finite number >= 0, found {value}")
+        raise TypeError(f"{name} must be a number, found {type(value).__name__}")
+    if not math.isfinite(value) or value < 0 or (above_zero and value == 0):
+        raise ValueError(f"{name} must be a finite number {'>' if above_zero else '>='} 0, found {value!r}")
     return float(value)
 
 
@@ -213,10 +217,9 @@ def _read_api_key(api_key_env: str) -> str:
     return key
 
 
-def _check_sendable(chat: Sequence[dict[str, str]]) -> None:
+def check_sendable(texts: Iterable[str]) -> None:
     """Refuse text that has no UTF-8 encoding (a lone surrogate) before the client crashes on it."""
-    for number, message in enumerate(chat):
-        content = message["content"]
+    for number, content in enumerate(texts):
         try:
             content.encode("utf-8")
         except UnicodeEncodeError as error:
@@ -277,8 +280,8 @@ class OpenAICompatibleProvider:
         """The address as it may be printed: credentials in it replaced by ``***``."""
         self.model = model
         self.api_key_env = api_key_env
-        self.timeout = _check_seconds("timeout", timeout)
-        self.temperature = _check_temperature(temperature)
+        self.timeout = check_number("timeout", timeout, above_zero=True)
+        self.temperature = None if temperature is None else check_number("temperature", temperature)
         self.json_mode = json_mode
         self.send_action_schema = send_action_schema
         self.max_tokens_field = max_tokens_field
@@ -369,6 +372,9 @@ class OpenAICompatibleProvider:
             request["response_format"] = response_format
         return request
 
+    answer: ClassVar[type[Completion[Any]]] = Completion[ChatChoice]
+    """What the endpoint answers; ``openai_completions`` reads ``Completion[TextChoice]``."""
+
     def complete(
         self,
         *,
@@ -377,8 +383,8 @@ class OpenAICompatibleProvider:
         max_output_tokens: int,
     ) -> ProviderResponse:
         request = self.build_request(messages, tools, max_output_tokens)
-        _check_sendable(request["messages"])
-        return self._read_completion(self._send(request))
+        check_sendable([message["content"] for message in request.get("messages", [])] + [request.get("prompt", "")])
+        return self.read_completion(self._send(request))
 
     def _send(self, request: dict[str, Any]) -> str:
         """The body of a successful answer, within ``timeout`` seconds in all, or ``ProviderError``.
@@ -430,13 +436,13 @@ class OpenAICompatibleProvider:
                 f"request to {self.shown_url} failed: {type(error).__name__}: {self._excerpt(_text_of(error))}"
             )
 
-    def _read_completion(self, body_text: str) -> ProviderResponse:
+    def read_completion(self, body_text: str) -> ProviderResponse:
         """The reply text, its token usage and finish reason, or a ``ProviderError`` naming what is missing."""
         completion = self._decode_completion(body_text)
         if not completion.choices:
             raise ProviderError("malformed response: 'choices' is empty")
         choice = completion.choices[0]
-        if choice.message.content is None:
+        if choice.text is None:
             raise ProviderError(
                 f"malformed response: the reply has no text content (finish_reason={choice.finish_reason!r})"
             )
@@ -444,25 +450,25 @@ class OpenAICompatibleProvider:
             # Zeros would be a lie in the token accounting, so the call fails instead.
             raise ProviderError("server reported no token usage; refusing to invent zero token counts")
         return ProviderResponse(
-            text=choice.message.content,
+            text=choice.text,
             input_tokens=completion.usage.prompt_tokens,
             output_tokens=completion.usage.completion_tokens,
             finish_reason=choice.finish_reason,
         )
 
-    def _decode_completion(self, body_text: str) -> _Completion:
+    def _decode_completion(self, body_text: str) -> Completion[Any]:
         try:
             body = _STRICT_DECODER.decode(body_text)
         except _NotStrictJSON as problem:
             raise ProviderError(f"malformed response: {self._excerpt(str(problem))}") from None
         except RecursionError:
-            raise ProviderError("malformed response: the body nests too deeply to be a chat completion") from None
+            raise ProviderError("malformed response: the body nests too deeply to be a completion") from None
         except ValueError:
             raise ProviderError(
                 f"malformed response: the body is not JSON: {self._excerpt(body_text) or 'empty body'}"
             ) from None
         try:
-            return _Completion.model_validate(body)
+            return self.answer.model_validate(body)
         except ValidationError as error:
             detail = error.errors(include_url=False)[0]
             where = ".".join(str(part) for part in detail["loc"]) or "the body"

@@ -19,17 +19,13 @@ Only the request and the shape of the answer differ, so this is a subclass of it
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
-from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
-from .openai_compatible import _STRICT_DECODER, OpenAICompatibleProvider, _check_sendable, _NotStrictJSON, _Usage
+from .openai_compatible import Completion, OpenAICompatibleProvider, TextChoice, check_number
 
 __all__ = ["CompletionSettings", "OpenAICompletionsProvider", "PromptRenderer"]
 
@@ -55,7 +51,7 @@ class CompletionSettings:
 
     def __post_init__(self) -> None:
         for name in ("temperature", "repeat_penalty"):
-            _check_non_negative(name, getattr(self, name))
+            check_number(name, getattr(self, name))
         if self.grammar is not None and self.json_schema is not None:
             raise ValueError("give a grammar or a JSON schema, not both")
         if not all(isinstance(item, str) and item for item in self.stop) or len(self.stop) > 4:
@@ -71,27 +67,6 @@ class CompletionSettings:
         return body
 
 
-def _check_non_negative(name: str, value: object) -> None:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, found {value!r}")
-
-
-# The part of a text completion this provider relies on, checked like the chat answer's (and
-# with its usage: token counts bounded by MAX_TOKEN_COUNT).
-class _Choice(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-    text: str
-    finish_reason: str | None = None
-
-
-class _TextCompletion(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-    choices: list[_Choice]
-    usage: _Usage | None = None
-
-
 class OpenAICompletionsProvider(OpenAICompatibleProvider):
     """Sends a rendered prompt to an OpenAI-compatible ``/completions`` endpoint.
 
@@ -100,6 +75,8 @@ class OpenAICompletionsProvider(OpenAICompatibleProvider):
     sampling and the grammar or schema. ``api_key_env`` defaults to None: the servers that
     still serve ``/completions`` for base models are local ones.
     """
+
+    answer = Completion[TextChoice]
 
     def __init__(
         self,
@@ -140,46 +117,5 @@ class OpenAICompletionsProvider(OpenAICompatibleProvider):
             request["seed"] = self.settings.seed
         return request
 
-    def complete(
-        self,
-        *,
-        messages: Sequence[ProviderMessage],
-        tools: Sequence[ToolSpec],
-        max_output_tokens: int,
-    ) -> ProviderResponse:
-        request = self.build_request(messages, tools, max_output_tokens)
-        _check_sendable([{"content": request["prompt"]}])
-        return self._read_text_completion(self._send(request))
-
     def _raw_create(self, request: dict[str, Any]) -> Any:
         return self._client.completions.with_raw_response.create(**request)
-
-    def _read_text_completion(self, body_text: str) -> ProviderResponse:
-        """The continuation, its token usage and finish reason, or a ``ProviderError`` naming what is missing."""
-        try:
-            body = _STRICT_DECODER.decode(body_text)  # no duplicate key, no endless number, as for chat
-        except _NotStrictJSON as problem:
-            raise ProviderError(f"malformed response: {self._excerpt(str(problem))}") from None
-        except RecursionError:
-            raise ProviderError("malformed response: the body nests too deeply to be a completion") from None
-        except ValueError:
-            raise ProviderError(
-                f"malformed response: the body is not JSON: {self._excerpt(body_text) or 'empty body'}"
-            ) from None
-        try:
-            completion = _TextCompletion.model_validate(body)
-        except ValidationError as error:
-            detail = error.errors(include_url=False)[0]
-            where = ".".join(str(part) for part in detail["loc"]) or "the body"
-            raise ProviderError(f"malformed response: {self._excerpt(where)}: {detail['msg']}") from None
-        if not completion.choices:
-            raise ProviderError("malformed response: 'choices' is empty")
-        if completion.usage is None:
-            raise ProviderError("server reported no token usage; refusing to invent zero token counts")
-        choice = completion.choices[0]
-        return ProviderResponse(
-            text=choice.text,
-            input_tokens=completion.usage.prompt_tokens,
-            output_tokens=completion.usage.completion_tokens,
-            finish_reason=choice.finish_reason,
-        )

@@ -188,9 +188,9 @@ def test_the_packages_strict_loader_is_not_the_learners_either(tmp_path: Path) -
     text = (SOLUTION / "json_action_parser.py").read_text(encoding="utf-8")
     text = text.replace(
         "    value = _load_strict_json(raw_text)",
-        "    from codeagent_lite.strict_json import decode_strict_json\n\n    value = decode_strict_json(raw_text)",
+        "    from codeagent_lite.strict_json import check_json_syntax\n\n    value = check_json_syntax(raw_text)",
     )
-    assert "decode_strict_json" in text
+    assert "check_json_syntax" in text
     assert _failed(_verdicts(_folder(tmp_path, "strict", json_action_parser=text))) == _cells_of(3, 4)
 
 
