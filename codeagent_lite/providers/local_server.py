@@ -308,20 +308,36 @@ class EngineFiles:
     read), a file is used as it is; left out, the user's own are found (and the model assembled).
     """
 
-    model: Path | None = None
+    model: str | Path | None = None
     binary: Path | None = None
 
     def model_file(self) -> Path:
         from .local_llama import ensure_model_file
 
-        if self.model is not None and self.model.is_file():
-            return self.model
+        if self.model is not None and Path(self.model).is_file():
+            return Path(self.model)
         return ensure_model_file(self.model)
 
     def server_binary(self) -> Path:
         from .llama_server_build import llama_server_build
 
         return self.binary if self.binary is not None else llama_server_build().binary
+
+    def command(
+        self, backend: Backend, *, host: str, port: int, parallel: int, threads: int | None, python: str
+    ) -> list[str]:
+        """The engine's command line on these files (``engine_command``)."""
+        binary = self.server_binary() if backend == "llama-server" else None
+        return engine_command(
+            backend,
+            self.model_file(),
+            host=host,
+            port=port,
+            parallel=parallel,
+            threads=threads,
+            python=python,
+            binary=binary,
+        )
 
 
 def start_local_server(
@@ -348,17 +364,8 @@ def start_local_server(
     chosen_port = free_port(host) if port is None else port
     base_url = f"http://{host}:{chosen_port}/v1"
     if command is None:
-        files = EngineFiles(None if model_path is None else Path(model_path), binary)
-        command = engine_command(
-            backend,
-            files.model_file(),
-            host=host,
-            port=chosen_port,
-            parallel=parallel,
-            threads=threads,
-            python=python,
-            binary=files.server_binary() if backend == "llama-server" else None,
-        )
+        files = EngineFiles(model_path, binary)
+        command = files.command(backend, host=host, port=chosen_port, parallel=parallel, threads=threads, python=python)
     else:
         command = [part.replace("{port}", str(chosen_port)) for part in command]
     temporary = log_path is None
@@ -591,37 +598,39 @@ def _runnable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
-def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -> BackendChoice:
-    """Which backend serves (see this module's docstring): llama-server when built (or given), else llama-cpp-python."""
+def _llama_server_choice(requested: str, parallel: int, binary: Path | None) -> BackendChoice | str:
+    """llama-server when given, or built and not declined; else why not (ProviderError when it was asked for)."""
     from .llama_server_build import llama_server_build
 
-    if requested != "llama-cpp-python":
-        build = llama_server_build()
-        found = binary if binary is not None else build.binary if build.ready else None
-        if found is not None and _runnable(found):
-            why = (
-                "given: --llama-server"
-                if binary is not None
-                else "asked for"
-                if requested == "llama-server"
-                else "built here"
-            )
-            return BackendChoice(
-                "llama-server",
-                found,
-                f"llama.cpp's llama-server ({why}): {parallel} parallel slot(s), continuous batching, "
-                "each slot keeping its prompt (cache_prompt)",
-            )
+    if requested == "llama-cpp-python":
+        return "asked for (--backend llama-cpp-python)"
+    build = llama_server_build()
+    found = binary if binary is not None else build.binary if build.ready else None
+    if found is None or not _runnable(found):
         if requested == "llama-server":
             raise ProviderError(f"{binary} is not an executable file" if binary is not None else build.summary())
-        why = build.summary()
-    else:
-        why = "asked for (--backend llama-cpp-python)"
+        return build.summary()
+    why = (
+        "given: --llama-server" if binary is not None else "asked for" if requested == "llama-server" else "built here"
+    )
+    return BackendChoice(
+        "llama-server",
+        found,
+        f"llama.cpp's llama-server ({why}): {parallel} parallel slot(s), continuous batching, "
+        "each slot keeping its prompt (cache_prompt)",
+    )
+
+
+def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -> BackendChoice:
+    """Which backend serves (see this module's docstring): llama-server when built (or given), else llama-cpp-python."""
+    choice = _llama_server_choice(requested, parallel, binary)
+    if isinstance(choice, BackendChoice):
+        return choice
     ignored = f"; --parallel {parallel} applies to llama-server only" if parallel > 1 else ""
     return BackendChoice(
         "llama-cpp-python",
         None,
-        f"llama-cpp-python's server, because {why}: one request at a time, the shared prompt prefix kept "
+        f"llama-cpp-python's server, because {choice}: one request at a time, the shared prompt prefix kept "
         f"between them{ignored}",
     )
 
