@@ -195,4 +195,5 @@ def plan(
             who = f"as {account} (uid {entry.pw_uid}), reading {folder} and changing nothing"
             return ModelService(command, account, str(folder), url, f"{url}: {words}; {threads} threads, {who}")
         failures.append(f"{python}: {failure}")
-    return f"the account {account} cannot run the {engine.backend} server ({'; '.join(failures)})"
+    hint = "; `make local-server` builds llama-server, which it can run" if engine.binary is None else ""
+    return f"the account {account} cannot run the {engine.backend} server ({'; '.join(failures)}){hint}"

@@ -12,8 +12,8 @@ Start it as root with `make classroom` (the teacher's guide: classroom/README.md
   or the hub refuses to start. Students' servers run from the shared read-only install (classroom/class_env.py),
   with a copy of the workbook without solutions, made as the student in their own home.
 - Plain HTTP on 127.0.0.1 only; any other address needs TLS (CAL_HUB_SSL_CERT and CAL_HUB_SSL_KEY).
-- Services: jupyterhub-idle-culler stops idle servers; the local model server, where the engine is built, serves
-  every student's notebook 06 from one loaded model.
+- Services: jupyterhub-idle-culler stops idle servers; the class model server (class_model.py), where the model is
+  there, serves every student's notebook 06 from one loaded model, as a system account of its own that only reads it.
 
 Not started as root it stops and says how to start it, unless CAL_HUB_REHEARSAL=1: a one-person rehearsal
 (the teacher alone, every server as the hub's own account) that isolates nobody and says so.
