@@ -237,6 +237,11 @@ HEADER = (
 )
 
 
+def print_first(hub: hub_client.RunningHub, mark: str) -> None:
+    said = [line.strip() for line in hub.log_path.read_text(encoding="utf-8").splitlines() if mark in line]
+    print(said[0] if said else f"{mark.strip()} (the hub's log does not say)", flush=True)
+
+
 def print_step(step: Step, baseline_s: float) -> None:
     ratio = step.median_s / baseline_s if baseline_s else float("nan")
     print(
@@ -273,15 +278,13 @@ def main() -> int:
         available_before = psutil.virtual_memory().available
         settings = {"CAL_HUB_STUDENTS": str(sizes[-1]), "CAL_HUB_SPAWN_TIMEOUT": "600", "CAL_HUB_MODEL": "1"}
         with hub_client.classroom(Path(folder), settings, ready_timeout_s=180) as (hub, seen):
-            log = hub.log_tail(400).splitlines()
-            for mark in ("model:", "local model server:"):
-                said = [line.strip() for line in log if mark in line]
-                print(said[0] if said else f"{mark} (the hub's log does not say yet)", flush=True)
+            print_first(hub, "  model:")
             print(HEADER, flush=True)
             everyone = sorted(hub.students)
             measure = (arguments.notebook, available_before, arguments.cell_timeout)
             baseline, alone = measure_step(hub, "alone (baseline)", everyone[:1], everyone[:1], *measure, {})
             print_step(baseline, baseline.median_s)
+            print_first(hub, "local model server:")  # the service's own first line, written once it started
             steps = []
             running = 1
             for size in sizes:
