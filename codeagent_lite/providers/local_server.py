@@ -15,8 +15,7 @@ Two servers can be that engine, and ``--backend auto`` (the default) picks:
   the CPU instead of queueing. Measured on this 2-core machine (Gemma 3 270M q4, 2 threads):
   one stream decodes 47-52 tokens/s, as llama-cpp-python's does; 20 concurrent requests with a
   shared 330-token prefix on ``-np 20`` gave about 62 tokens/s together. (An earlier note here
-  said it decoded 10x slower: that was a measurement on a machine loaded by other builds, and
-  it did not hold up.)
+  said it decoded 10x slower; measured again, that did not hold.)
 * **Otherwise llama-cpp-python's own server** (``llama_cpp_engine``, a thin wrapper of
   ``python -m llama_cpp.server``): it comes with the wheel the workbook builds anyway, starts
   in about a second, and answers one request at a time (one ``Llama`` object behind a lock),
