@@ -53,13 +53,13 @@ local: $(LAB_STAMP)
 
 # llama.cpp's own llama-server (parallel slots, continuous batching, prompt cache): a second CMake
 # build of the same llama.cpp, ~16 min at low priority on 2 busy cores, cached in
-# ~/.cache/codeagent-lite by its flags. Optional, and not the default server (see local_server.py).
+# ~/.cache/codeagent-lite by its flags. Optional; where it is built, the model server uses it.
 local-server: $(LAB_STAMP)
 	$(BIN)/python scripts/local_engine.py build-server
 
 # One model server for the machine (what the classroom runs as a JupyterHub service):
-# llama-cpp-python's own server (measured faster here than llama-server; see local_server.py);
-# `make model-server BACKEND=llama-server PARALLEL=8` runs the built llama-server instead.
+# llama.cpp's llama-server where `make local-server` built it, else llama-cpp-python's own server;
+# `make model-server PARALLEL=8` gives llama-server 8 slots (BACKEND=llama-cpp-python: the other).
 MODEL_PORT ?= 8765
 PARALLEL ?= 1
 BACKEND ?= auto
@@ -160,5 +160,5 @@ lint-classroom: $(STAMP)
 	$(BIN)/ruff check classroom
 	$(BIN)/ruff format --check classroom
 	MYPYPATH=classroom $(BIN)/mypy --strict classroom/hub_client.py classroom/accounts.py classroom/class_env.py \
-		classroom/class_spawner.py benchmarks/bench_classroom.py
+		classroom/class_spawner.py classroom/class_model.py benchmarks/bench_classroom.py
 # --- end classroom ---

@@ -37,6 +37,7 @@ ROSTER_FIELDS = ("account", "role", "first_name", "last_name", "email", "passwor
 CLASS_LIST_FIELDS = ("id", "first_name", "last_name", "email")
 STUDENT = "student"
 TEACHER = "teacher"
+MODEL_SERVER = "model-server"  # the class model server's account: a roster line without a password, never a login
 
 
 class AccountError(RuntimeError):
@@ -193,6 +194,39 @@ def create_accounts(people: Iterable[Person], home_root: Path) -> None:
     if with_password:
         lines = "".join(f"{person.account}:{person.password}\n" for person in with_password)
         _run(["chpasswd"], stdin=lines)
+
+
+def create_service_account(name: str) -> pwd.struct_passwd:
+    """A system account for a service of the class (the model server): no home, no shell, no password, marked.
+
+    Like a student's, an account of that name the class did not make is refused, never taken over.
+    """
+    check_account_name(name, "the model server's account (CAL_HUB_MODEL_USER)")
+    if not _exists(name):
+        _run(
+            [
+                "useradd",
+                "--system",
+                "--user-group",
+                "--no-create-home",
+                "--home-dir",
+                "/nonexistent",
+                "--shell",
+                "/usr/sbin/nologin",
+                "--comment",
+                MARK,
+                name,
+            ]
+        )
+    elif not is_class_account(name):
+        raise AccountError(
+            f"the account {name!r} already exists on this machine and was not made for the class; "
+            "set CAL_HUB_MODEL_USER to another name"
+        )
+    entry = pwd.getpwnam(name)
+    if entry.pw_uid == 0:
+        raise AccountError(f"the account {name!r} has uid 0; a class account is never root")
+    return entry
 
 
 def remove_accounts(people: Iterable[Person]) -> list[str]:

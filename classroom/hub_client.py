@@ -37,6 +37,8 @@ from typing import Any
 import psutil  # type: ignore[import-untyped]  # psutil ships no type hints
 import websocket
 
+from codeagent_lite.providers.local_engine import user_cache_dir
+
 CLASSROOM = Path(__file__).resolve().parent
 sys.path.insert(0, str(CLASSROOM))
 
@@ -171,6 +173,8 @@ def private_environment(base: Path) -> dict[str, str]:
         folder = base / variable.lower()
         folder.mkdir(parents=True, exist_ok=True)
         environment[variable] = str(folder)
+    # The workbook's cache stays the real one, as for a teacher: the model file and the llama-server build live there.
+    environment["XDG_CACHE_HOME"] = str(user_cache_dir().parent)
     # nbgrader runs alembic from PATH: this environment's bin first.
     environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), environment.get("PATH", "")])
     return environment
@@ -196,6 +200,8 @@ class ClassSite:
             "CAL_CLASS_ENV": str(self.class_env),
             "CAL_NBGRADER_EXCHANGE": str(self.exchange),
             "CAL_HUB_PROXY": str(PROXY),
+            # The model server's read-only copies, removed with the rest of the site.
+            "CAL_HUB_MODEL_DIR": str(self.public / "model"),
         }
 
 
@@ -402,6 +408,7 @@ class NotebookRun:
     cells: tuple[CellRun, ...]
     seconds: float
     kernel_id: str = field(default="")
+    afterwards: str = ""  # what the code run after the notebook printed, in the same kernel (run_notebook's then)
 
     @property
     def errors(self) -> list[str]:
@@ -420,11 +427,14 @@ def run_notebook(
     *,
     cell_timeout_s: float = 120.0,
     keep_kernel: bool = False,
+    then: str = "",
 ) -> NotebookRun:
     """Open a session on notebook_path (relative to the student's home) and run its code cells in order.
 
     The notebook is read through the student's server (GET /api/contents), as JupyterLab reads it, so what runs is
     the student's copy. The kernel is shut down afterwards unless keep_kernel (the benchmark keeps it to measure).
+    then: code run in the same kernel after the notebook, not timed (the benchmark asks the notebook's own
+    variables how its model calls went); what it prints is the run's afterwards.
     """
     user_api = f"/user/{student}/api"
     quoted = urllib.parse.quote(notebook_path)
@@ -445,11 +455,13 @@ def run_notebook(
                 continue
             source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
             cells.append(_execute(channel, index, source, cell_timeout_s))
+        seconds = time.monotonic() - started
+        afterwards = printed(_execute(channel, len(content["cells"]), then, cell_timeout_s)) if then else ""
     finally:
         channel.close()
         if not keep_kernel:
             hub.request("DELETE", f"{user_api}/sessions/{session['id']}")
-    return NotebookRun(student, notebook_path, tuple(cells), time.monotonic() - started, kernel_id)
+    return NotebookRun(student, notebook_path, tuple(cells), seconds, kernel_id, afterwards)
 
 
 def _open_channel(hub: RunningHub, student: str, kernel_id: str, timeout_s: float = 120.0) -> websocket.WebSocket:
@@ -576,6 +588,11 @@ def _comparable_text(outputs: Sequence[Mapping[str, Any]]) -> str:
     for pattern, replacement in _sanitizers():
         joined = pattern.sub(replacement, joined)
     return joined
+
+
+def comparable_outputs(run: NotebookRun) -> dict[int, str]:
+    """Each code cell's outputs as nbval compares them (varying parts masked), by cell index."""
+    return {cell.index: _comparable_text(cell.outputs) for cell in run.cells}
 
 
 def differences_from_saved(run: NotebookRun, saved_notebook: Path) -> list[str]:

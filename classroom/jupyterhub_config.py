@@ -12,8 +12,8 @@ Start it as root with `make classroom` (the teacher's guide: classroom/README.md
   or the hub refuses to start. Students' servers run from the shared read-only install (classroom/class_env.py),
   with a copy of the workbook without solutions, made as the student in their own home.
 - Plain HTTP on 127.0.0.1 only; any other address needs TLS (CAL_HUB_SSL_CERT and CAL_HUB_SSL_KEY).
-- Services: jupyterhub-idle-culler stops idle servers; the local model server, where the engine is built, serves
-  every student's notebook 06 from one loaded model.
+- Services: jupyterhub-idle-culler stops idle servers; the class model server (class_model.py), where the model is
+  there, serves every student's notebook 06 from one loaded model, as a system account of its own that only reads it.
 
 Not started as root it stops and says how to start it, unless CAL_HUB_REHEARSAL=1: a one-person rehearsal
 (the teacher alone, every server as the hub's own account) that isolates nobody and says so.
@@ -34,7 +34,9 @@ Settings come from the environment (the test, the benchmark and `make classroom`
     CAL_HUB_IDLE_TIMEOUT   seconds before an idle server is stopped (default 3600; 0 turns the culler off)
     CAL_HUB_MODEL          0: no class model server (default 1: one, where the engine is built)
     CAL_HUB_MODEL_PORT, CAL_HUB_MODEL_PARALLEL   the class model server's port and parallel slots (default: one
-                           per student, at most 16)
+                           per student, at most 32)
+    CAL_HUB_MODEL_USER     the model server's own system account (default codeagent-model)
+    CAL_HUB_MODEL_DIR      its read-only copies of the model and llama-server (default /var/lib/codeagent-lite-model)
     CAL_HUB_API_TOKEN      optional: a service token with admin rights, for scripts that drive the hub
     CAL_HUB_PROXY          configurable-http-proxy (default: classroom/node_modules, `make classroom-proxy`)
     CAL_HUB_SPAWN_TIMEOUT  seconds a student's server may take to start (default 120)
@@ -61,6 +63,7 @@ CLASSROOM = Path(__file__).resolve().parent
 sys.path.insert(0, str(CLASSROOM))
 
 import accounts  # noqa: E402  (classroom/ is a folder of files, not a package)
+import class_model  # noqa: E402
 import class_spawner  # noqa: E402
 
 c = get_config()  # type: ignore[name-defined]  # noqa: F821  (JupyterHub provides get_config)
@@ -189,6 +192,10 @@ if not rehearsal:
             f"where other accounts cannot enter (`chmod o-rwx {REPO}`), then start again"
         )
 
+model_wanted = os.environ.get("CAL_HUB_MODEL", "1").strip() != "0"
+model_account = "" if rehearsal else os.environ.get("CAL_HUB_MODEL_USER", "").strip() or "codeagent-model"
+MODEL_ROLE = accounts.MODEL_SERVER
+
 state = Path(os.environ.get("CAL_HUB_STATE_DIR", "") or REPO / ".classroom").resolve()
 state.mkdir(parents=True, exist_ok=True)
 state.chmod(0o700)
@@ -268,10 +275,16 @@ if rehearsal:
     c.SimpleLocalProcessSpawner.home_dir_template = str(state / "home" / "{username}")
     c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
     people: list[accounts.Person] = [accounts.Person(teacher, accounts.TEACHER)]
+    kept_services: list[accounts.Person] = []
 else:
     try:
-        people = accounts.plan_class(students, teacher, accounts.read_roster(roster_path))
-        accounts.write_roster(roster_path, people)
+        if model_account:
+            accounts.check_account_name(model_account, "CAL_HUB_MODEL_USER")
+        known = accounts.read_roster(roster_path)
+        people = accounts.plan_class(students, teacher, known)
+        # The model server's account stays on the roster (no password: never a login), so `remove` finds it.
+        kept_services = [person for person in known.values() if person.role == MODEL_ROLE]
+        accounts.write_roster(roster_path, [*people, *kept_services])
         accounts.create_accounts(people, home_root)
     except accounts.AccountError as error:
         raise SystemExit(str(error)) from None
@@ -403,40 +416,29 @@ if idle_timeout:
         }
     )
 
-# One model for the class: the local model server, started once by the hub, loaded once, shared by every student's
-# notebook 06 through CAL_LOCAL_MODEL_URL. It runs from the hub's own environment, where the engine is built.
+# One model for the class (classroom/class_model.py): the package's model server, started once by the hub as a
+# service, loaded once, shared by every student's notebook 06 through CAL_LOCAL_MODEL_URL; llama-server where it is
+# built, run as an account of its own that only reads its files.
 model_environment: dict[str, str] = {}
-model_wanted = os.environ.get("CAL_HUB_MODEL", "1").strip() != "0"
-if model_wanted and importlib.util.find_spec("codeagent_lite.providers.local_server") is not None:
-    model_port = _whole_number("CAL_HUB_MODEL_PORT", 0, 0, 65535) or _free_loopback_port()
-    model_command = [
-        sys.executable,
-        "-m",
-        "codeagent_lite.providers.local_server",
-        "--host",
-        LOOPBACK,
-        "--port",
-        str(model_port),
-        "--threads",
-        str(os.cpu_count() or 1),
-    ]
-    # One slot per student up to 16, for llama.cpp's llama-server (--backend llama-server), which decodes the slots
-    # together. The default backend, llama-cpp-python's server, answers one request at a time and ignores it: on
-    # this kind of machine llama-server decoded slower (measured; see codeagent_lite.providers.local_server).
-    parallel = _whole_number("CAL_HUB_MODEL_PARALLEL", min(len(students), 16), 1, 256)
-    model_command += ["--parallel", str(parallel)]
-    services.append({"name": "class-model", "command": model_command})
-    model_url = f"http://{LOOPBACK}:{model_port}/v1"
-    # The variable the workbook's client reads (codeagent_lite.providers.local_server): notebook 06 joins this server.
-    model_environment["CAL_LOCAL_MODEL_URL"] = model_url
-    model_note = f"one local model server for the class on {model_url} (requests queue; --parallel {parallel})"
-elif not model_wanted:
-    model_note = "no class model server (CAL_HUB_MODEL=0)"
-else:
-    model_note = (
-        "no class model server: codeagent_lite.providers.local_server is not in the hub's environment "
-        "(it comes with the local engine, `make local`); notebook 06 shows its recorded outputs"
+if model_wanted:
+    model_service = class_model.plan(
+        account=model_account,
+        folder=Path(os.environ.get("CAL_HUB_MODEL_DIR", "") or "/var/lib/codeagent-lite-model"),
+        pythons=[Path(sys.executable)] if rehearsal else [class_env / "bin" / "python", Path(sys.executable)],
+        port=_whole_number("CAL_HUB_MODEL_PORT", 0, 0, 65535) or _free_loopback_port(),
+        slots=_whole_number("CAL_HUB_MODEL_PARALLEL", min(len(students), class_model.MAX_SLOTS), 1, 256),
+        threads=len(os.sched_getaffinity(0)),
     )
+    if isinstance(model_service, str):
+        model_note = f"no class model server: {model_service}; notebook 06 shows its recorded outputs"
+    else:
+        services.append(model_service.service())
+        model_environment["CAL_LOCAL_MODEL_URL"] = model_service.url
+        model_note = f"one model for the class on {model_service.note}"
+        if model_account and model_account not in accounts.read_roster(roster_path):
+            accounts.write_roster(roster_path, [*people, *kept_services, accounts.Person(model_account, MODEL_ROLE)])
+else:
+    model_note = "no class model server (CAL_HUB_MODEL=0)"
 
 # A token for scripts (the test, the benchmark): create students, start and stop their servers, reach them.
 api_token = os.environ.get("CAL_HUB_API_TOKEN", "")

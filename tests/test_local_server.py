@@ -322,17 +322,81 @@ def test_run_with_the_local_provider_survives_a_crash_of_the_model_server(
     assert "provider error" in result.stdout.lower() or "connection" in result.stdout.lower(), result.stdout
 
 
-def test_the_class_server_serves_with_llama_cpp_python_unless_llama_server_is_asked_for(
+def built_llama_server(cache: Path) -> Path:
+    """A llama-server build record in cache that says "ready" (the executable is a stand-in: nothing runs it)."""
+    from codeagent_lite.providers.llama_server_build import llama_server_build
+
+    build = llama_server_build(cache=cache / "codeagent-lite")
+    build.directory.mkdir(parents=True)
+    build.binary.write_text("#!/bin/sh\n", encoding="ascii")
+    build.binary.chmod(0o755)
+    (build.directory / "build.json").write_text(json.dumps({"version": "0.3.36", "smoke": "ok"}), encoding="utf-8")
+    return build.binary
+
+
+def test_the_class_server_serves_with_llama_server_where_built_else_llama_cpp_python_and_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from codeagent_lite.providers.local_server import _choose_backend
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # no llama-server built in this cache
-    backend, note = _choose_backend("auto", 4)
-    assert backend == "llama-cpp-python"
-    assert note.endswith("(--parallel 4 applies to --backend llama-server only)")
+    fallback = _choose_backend("auto", 4)
+    assert (fallback.backend, fallback.binary) == ("llama-cpp-python", None)
+    assert fallback.note.startswith(
+        "llama-cpp-python's server, because llama-server: not built (`make local-server` builds it"
+    )
+    assert fallback.note.endswith(
+        "one request at a time, the shared prompt prefix kept between them; --parallel 4 applies to llama-server only"
+    )
     with pytest.raises(ProviderError, match=r"llama-server: not built \(`make local-server` builds it"):
         _choose_backend("llama-server", 4)
+    with pytest.raises(ProviderError, match="is not an executable file"):
+        _choose_backend("llama-server", 4, tmp_path / "nothing")
+    binary = built_llama_server(tmp_path)
+    built = _choose_backend("auto", 20)
+    assert (built.backend, built.binary) == ("llama-server", binary)
+    assert built.note == (
+        "llama.cpp's llama-server (built here): 20 parallel slot(s), continuous batching, "
+        "each slot keeping its prompt (cache_prompt)"
+    )
+    assert _choose_backend("llama-cpp-python", 1).note.startswith("llama-cpp-python's server, because asked for")
+    given = _choose_backend("auto", 2, binary)
+    assert given.binary == binary and "(given: --llama-server)" in given.note
+
+
+def test_the_class_servers_first_line_says_which_backend_serves_and_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from codeagent_lite.providers import local_server
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    asked: list[dict[str, object]] = []
+
+    def refuse(**options: object) -> LocalModelServer:
+        asked.append(options)
+        raise ProviderError("not started in this test")
+
+    monkeypatch.setattr(local_server, "start_local_server", refuse)
+    assert local_server.main(["--threads", "2", "--parallel", "3"]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("local model server: llama-cpp-python's server, because llama-server: not built")
+    assert first.endswith("; 2 thread(s)")
+    binary = built_llama_server(tmp_path)
+    assert local_server.main(["--parallel", "20", "--model", str(tmp_path / "m.gguf")]) == 1
+    assert capsys.readouterr().out.startswith("local model server: llama.cpp's llama-server (built here): 20 parallel")
+    assert asked[-1]["backend"] == "llama-server" and asked[-1]["binary"] == binary
+    assert (asked[-1]["parallel"], asked[-1]["model_path"]) == (20, tmp_path / "m.gguf")
+
+
+def test_llama_server_runs_with_slots_continuous_batching_and_the_prompt_cache() -> None:
+    from codeagent_lite.providers.local_server import engine_command
+
+    command = engine_command(
+        "llama-server", Path("m.gguf"), host="127.0.0.1", port=9, parallel=20, threads=2, binary=Path("ls")
+    )
+    options = dict(zip(command[1::2], command[2::2], strict=False))
+    assert command[0] == "ls" and {"--cont-batching", "--cache-prompt", "--no-webui"} <= set(command)
+    assert (options["--parallel"], options["--ctx-size"], options["--threads"]) == ("20", str(20 * 2048), "2")
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,8 @@ Why a second build at all: llama-cpp-python's Python server answers one request 
 (one ``Llama`` object behind a lock), so a class of 20 running notebook 06 together queues
 20 deep. ``llama-server`` decodes several requests in one batch (``--parallel`` slots,
 continuous batching) and keeps each slot's prompt in its cache, which is what a shared
-classroom model should want. Measured on this machine it is not faster yet (its decode ran
-10x slower than llama-cpp-python's), so it serves only when asked for: see ``local_server``'s
-docstring for the numbers and the choice.
+classroom model should want, so wherever this build is ready ``local_server`` serves with it
+(its docstring has the measured figures).
 
 The llama-cpp-python wheel holds only the shared libraries, no server executable, so the
 executable is built with CMake from the ``vendor/llama.cpp`` folder of the same sdist (from

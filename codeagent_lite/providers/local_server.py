@@ -7,31 +7,26 @@ process, and the notebook, the CLI and the tests talk to it over HTTP through th
 provider as a remote model (``OpenAICompletionsProvider``). When the engine dies, the next
 call raises a ``ProviderError`` that names the signal and says what to do.
 
-Two servers can be that engine. The choice:
+Two servers can be that engine, and ``--backend auto`` (the default) picks:
 
-* **One learner: llama-cpp-python's own server** (``llama_cpp_engine``, a thin wrapper of
-  ``python -m llama_cpp.server``). It comes with the wheel the workbook builds anyway, so it
-  costs no second compile, starts in about a second, and one learner sends one request at a
-  time, which is all it serves (one ``Llama`` object behind a lock). It keeps the evaluated
-  prompt of the last request, so consecutive requests that share the 740-token worked-example
-  prefix read only their last few tokens.
-* **A class: the same server, for now; llama.cpp's ``llama-server`` on request.**
-  ``llama-server`` has what a class should want (``--parallel`` slots, continuous batching,
-  a prompt cache per slot), and ``llama_server_build`` compiles it from the same llama.cpp
-  (950 s at low priority on 2 busy cores), smoke-tests it and caches it by its flags. But
-  measured here (2 cores, load 6-7, Gemma 3 270M, greedy): it decoded 2.5-4 tokens/s where
-  llama-cpp-python's server decoded about 30, with or without ``--poll 0``, a greedy sampler
-  chain or one slot; and each new slot re-read the whole 741-token prompt (Gemma 3's
-  sliding-window attention; ``--swa-full --kv-unified`` did not share it across slots). 8
-  concurrent requests took 105-107 s on ``llama-server --parallel 8`` against 7.5 s queued on
-  llama-cpp-python's server. So ``--backend auto`` serves with llama-cpp-python's server and
-  says so; ``--backend llama-server`` runs the built one, for machines where it measures
-  faster. What it would take: find why its decode is 10x slower here (OpenMP spin-waiting
-  on a loaded machine is the first suspect: ``-DGGML_OPENMP=OFF``), and share one prefix
-  across slots.
+* **llama.cpp's ``llama-server``, where it is built** (``llama_server_build``, ``make
+  local-server``): ``--parallel`` slots decoded together (continuous batching), each slot
+  keeping its evaluated prompt (``cache_prompt``, on by default), so a class's requests share
+  the CPU instead of queueing. Measured on this 2-core machine (Gemma 3 270M q4, 2 threads):
+  one stream decodes 47-52 tokens/s, as llama-cpp-python's does; 20 concurrent requests with a
+  shared 330-token prefix on ``-np 20`` gave about 62 tokens/s together. (An earlier note here
+  said it decoded 10x slower; measured again, that did not hold.)
+* **Otherwise llama-cpp-python's own server** (``llama_cpp_engine``, a thin wrapper of
+  ``python -m llama_cpp.server``): it comes with the wheel the workbook builds anyway, starts
+  in about a second, and answers one request at a time (one ``Llama`` object behind a lock),
+  which is all one learner sends; it keeps the last request's prompt, so consecutive requests
+  sharing the 740-token worked-example prefix read only their last few tokens.
+
+The first line the server prints says which backend serves and why.
 
 ``python -m codeagent_lite.providers.local_server --host 127.0.0.1 --port P [--parallel N]
-[--threads T]`` is the class's server (a JupyterHub service runs exactly that); a kernel
+[--threads T] [--model FILE] [--llama-server BINARY]`` is the class's server (a JupyterHub
+service runs exactly that, as an account of its own that only reads the files); a kernel
 that finds ``CAL_LOCAL_MODEL_URL`` uses that server, otherwise ``local_model_server()``
 starts a child for itself: in its own session (a Ctrl+C or a kernel interrupt does not
 reach it), stopped at exit, and ended by the system when its parent dies, so no orphan
@@ -73,6 +68,8 @@ __all__ = [
     "SHARED_SERVER_VARIABLE",
     "SIGNAL_ADVICE",
     "Backend",
+    "BackendChoice",
+    "EngineFiles",
     "EngineGuard",
     "EngineStartError",
     "GemmaProvider",
@@ -99,7 +96,10 @@ CONTEXT_PER_SLOT = 2048
 
 LOCAL_TIMEOUT_SECONDS = 600.0
 """A call's deadline. Generous on purpose: on a shared server a request may wait behind a
-class's worth of others, and giving up on it would waste the place it waited for."""
+class's worth of others, and giving up on it would waste the place it waited for.
+llama-server keeps a request beyond its slots in its own first-come queue and answers other
+requests (``GET /models``) meanwhile; its socket timeout (default 3600 s) is longer than this."""
+
 
 SIGNAL_ADVICE = {
     signal.SIGILL: "it was built for another CPU; `make local` rebuilds it",
@@ -263,6 +263,7 @@ def engine_command(
             "--threads", str(threads),
             "--threads-batch", str(threads),
             "--cont-batching",
+            "--cache-prompt",
             "--no-webui",
         ]  # fmt: skip
     return [
@@ -298,23 +299,44 @@ def _remove_orphaned_logs() -> None:
             continue
 
 
-def _default_command(
-    backend: Backend,
-    model_path: str | Path | None,
-    host: str,
-    port: int,
-    parallel: int,
-    threads: int | None,
-    python: str,
-) -> list[str]:
-    from .llama_server_build import llama_server_build
-    from .local_llama import ensure_model_file
+@dataclass(frozen=True, slots=True)
+class EngineFiles:
+    """What an engine reads: the model file and, for llama-server, its executable.
 
-    binary = llama_server_build().binary if backend == "llama-server" else None
-    path = ensure_model_file(model_path)
-    return engine_command(
-        backend, path, host=host, port=port, parallel=parallel, threads=threads, python=python, binary=binary
-    )
+    Given explicitly (the class's server runs as an account of its own, with copies it may only
+    read), a file is used as it is; left out, the user's own are found (and the model assembled).
+    """
+
+    model: str | Path | None = None
+    binary: Path | None = None
+
+    def model_file(self) -> Path:
+        from .local_llama import ensure_model_file
+
+        if self.model is not None and Path(self.model).is_file():
+            return Path(self.model)
+        return ensure_model_file(self.model)
+
+    def server_binary(self) -> Path:
+        from .llama_server_build import llama_server_build
+
+        return self.binary if self.binary is not None else llama_server_build().binary
+
+    def command(
+        self, backend: Backend, *, host: str, port: int, parallel: int, threads: int | None, python: str
+    ) -> list[str]:
+        """The engine's command line on these files (``engine_command``)."""
+        binary = self.server_binary() if backend == "llama-server" else None
+        return engine_command(
+            backend,
+            self.model_file(),
+            host=host,
+            port=port,
+            parallel=parallel,
+            threads=threads,
+            python=python,
+            binary=binary,
+        )
 
 
 def start_local_server(
@@ -326,6 +348,7 @@ def start_local_server(
     parallel: int = 1,
     threads: int | None = None,
     model_path: str | Path | None = None,
+    binary: Path | None = None,
     startup_timeout: float = 120.0,
     log_path: str | Path | None = None,
     note: str = "",
@@ -340,7 +363,8 @@ def start_local_server(
     chosen_port = free_port(host) if port is None else port
     base_url = f"http://{host}:{chosen_port}/v1"
     if command is None:
-        command = _default_command(backend, model_path, host, chosen_port, parallel, threads, python)
+        files = EngineFiles(model_path, binary)
+        command = files.command(backend, host=host, port=chosen_port, parallel=parallel, threads=threads, python=python)
     else:
         command = [part.replace("{port}", str(chosen_port)) for part in command]
     temporary = log_path is None
@@ -560,44 +584,88 @@ def smoke_test_llama_server(binary: Path) -> str:
 # --------------------------------------------------------------------------- the command line
 
 
-def _choose_backend(requested: str, parallel: int) -> tuple[Backend, str]:
-    """The backend to serve with, and a state line that says why (see this module's docstring)."""
+@dataclass(frozen=True, slots=True)
+class BackendChoice:
+    """The backend to serve with, the llama-server executable when that is it, and a line saying why."""
+
+    backend: Backend
+    binary: Path | None
+    note: str
+
+
+def _runnable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def _llama_server_choice(requested: str, parallel: int, binary: Path | None) -> BackendChoice | str:
+    """llama-server when given, or built and not declined; else why not (ProviderError when it was asked for)."""
     from .llama_server_build import llama_server_build
 
-    queued = "llama-cpp-python's server: one request at a time, the shared prompt prefix kept between them"
-    if requested == "llama-server":
-        build = llama_server_build()
-        if not build.ready:
-            raise ProviderError(build.summary())
-        return "llama-server", f"llama.cpp's llama-server: {parallel} parallel slot(s), continuous batching"
-    ignored = f" (--parallel {parallel} applies to --backend llama-server only)" if parallel > 1 else ""
-    return "llama-cpp-python", queued + ignored
+    if requested == "llama-cpp-python":
+        return "asked for (--backend llama-cpp-python)"
+    build = llama_server_build()
+    found = binary if binary is not None else build.binary if build.ready else None
+    if found is None or not _runnable(found):
+        if requested == "llama-server":
+            raise ProviderError(f"{binary} is not an executable file" if binary is not None else build.summary())
+        return build.summary()
+    why = (
+        "given: --llama-server" if binary is not None else "asked for" if requested == "llama-server" else "built here"
+    )
+    return BackendChoice(
+        "llama-server",
+        found,
+        f"llama.cpp's llama-server ({why}): {parallel} parallel slot(s), continuous batching, "
+        "each slot keeping its prompt (cache_prompt)",
+    )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -> BackendChoice:
+    """Which backend serves (see this module's docstring): llama-server when built (or given), else llama-cpp-python."""
+    choice = _llama_server_choice(requested, parallel, binary)
+    if isinstance(choice, BackendChoice):
+        return choice
+    ignored = f"; --parallel {parallel} applies to llama-server only" if parallel > 1 else ""
+    return BackendChoice(
+        "llama-cpp-python",
+        None,
+        f"llama-cpp-python's server, because {choice}: one request at a time, the shared prompt prefix kept "
+        f"between them{ignored}",
+    )
+
+
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=None, help="default: a free port")
     parser.add_argument("--parallel", type=int, default=1, help="requests decoded together (llama-server only)")
     parser.add_argument("--threads", type=int, default=None, help="default: the cores this process may use")
     parser.add_argument("--backend", choices=("auto", "llama-server", "llama-cpp-python"), default="auto")
+    parser.add_argument("--model", type=Path, default=None, help="the GGUF file (default: the user's cache)")
+    parser.add_argument("--llama-server", type=Path, default=None, help="the llama-server executable to run")
     parser.add_argument("--smoke-test", action="store_true", help="ask one token in a separate engine, then exit")
     args = parser.parse_args(argv)
     if args.parallel < 1 or (args.threads is not None and args.threads < 1):
         parser.error("--parallel and --threads must be at least 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _arguments(argv)
     try:
-        backend, note = _choose_backend(args.backend, args.parallel)
+        choice = _choose_backend(args.backend, args.parallel, args.llama_server)
+        threads = args.threads or _cores()
+        print(f"local model server: {choice.note}; {threads} thread(s)", flush=True)
+        options = {"backend": choice.backend, "threads": threads, "model_path": args.model, "binary": choice.binary}
         if args.smoke_test:
-            failure = smoke_test(backend=backend, threads=args.threads)
+            failure = smoke_test(**options)
             print(f"smoke test: failed: {failure}" if failure else "smoke test: ok (one token)", flush=True)
             return 1 if failure else 0
-        server = start_local_server(
-            backend=backend, host=args.host, port=args.port, parallel=args.parallel, threads=args.threads, note=note
-        )
+        server = start_local_server(host=args.host, port=args.port, parallel=args.parallel, note=choice.note, **options)
     except ProviderError as error:
         print(f"local model server: failed: {error}", file=sys.stderr, flush=True)
         return 1
-    return serve(server, f"local model server: ready at {server.base_url} ({note}); log: {server.log_path}")
+    return serve(server, f"local model server: ready at {server.base_url}; log: {server.log_path}")
 
 
 def serve(server: LocalModelServer, announce: str = "", grace_seconds: float = 5.0) -> int:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import importlib.util
 import ipaddress
 import json
 import os
@@ -43,6 +42,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "classroom"))
 
 import accounts  # noqa: E402  (classroom/ is a folder of files, not a package)
+import class_model  # noqa: E402
 import class_spawner  # noqa: E402
 import hub_client  # noqa: E402
 
@@ -65,7 +65,8 @@ def cannot_run_here() -> str | None:
 
 
 def engine_here() -> bool:
-    return all(importlib.util.find_spec(name) for name in ("codeagent_lite.providers.local_server", "llama_cpp"))
+    """The teacher's model file is there (make local), so the hub serves the class a model."""
+    return isinstance(class_model.find_engine(), class_model.Engine)
 
 
 def self_signed(folder: Path) -> tuple[Path, Path]:
@@ -105,6 +106,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[hub_client.Running
     tag = secrets.token_hex(3)
     names = [f"cal{tag}a", f"cal{tag}b"]
     teacher = f"cal{tag}t"
+    model_user = f"cal{tag}m"
     class_list = base / "students.csv"
     class_list.write_text(
         "id,first_name,last_name,email\n" + "".join(f"{name},Test,{name[-1].upper()},\n" for name in names),
@@ -121,6 +123,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[hub_client.Running
         "CAL_HUB_EDITION": "zh",
         # The class model server, where the engine is built (make test builds it): started once as a hub service.
         "CAL_HUB_MODEL": "1" if engine_here() else "0",
+        "CAL_HUB_MODEL_USER": model_user,
     }
     with hub_client.classroom(base, settings, ca_file=cert, ready_timeout_s=90) as (running, seen):
         gradebook = base / "checkout" / "classroom" / "gradebook.db"
@@ -130,7 +133,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[hub_client.Running
         hub_client.wait_until_ready(running, running.students, timeout_s=120)
         seen.extend(hub_client.hub_processes(running))
         yield running
-    for name in (*names, teacher):
+    for name in (*names, teacher, model_user):
         with pytest.raises(KeyError):
             pwd.getpwnam(name)
         assert not (Path("/home") / name).exists(), f"{name}'s home is left"
@@ -410,9 +413,28 @@ def command_lines(hub: hub_client.RunningHub) -> list[str]:
     return lines
 
 
-def test_every_student_reaches_the_one_class_model_server(hub: hub_client.RunningHub) -> None:
+def model_processes(hub: hub_client.RunningHub) -> list[psutil.Process]:
+    """The class model server (the package's wrapper) and its engine, as the hub started them."""
+    for process in hub_client.hub_processes(hub):
+        try:
+            if "-m codeagent_lite.providers.local_server" in " ".join(process.cmdline()):
+                return [process, *process.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            continue
+    return []
+
+
+def class_model_or_skip(hub: hub_client.RunningHub) -> None:
+    """Skip, saying why, where the hub serves no class model (no model file, or the account cannot run it)."""
     if not engine_here():
-        pytest.skip("the local engine (codeagent_lite.providers.local_server, llama_cpp) is not built here")
+        pytest.skip("no model file here (make local); the hub serves no class model")
+    said = [line.strip() for line in hub.log_path.read_text(encoding="utf-8").splitlines() if "  model: " in line]
+    if not said or "no class model server" in said[0]:
+        pytest.skip(f"the hub said: {said[0] if said else 'nothing about the model'}")
+
+
+def test_every_student_reaches_the_one_class_model_server(hub: hub_client.RunningHub) -> None:
+    class_model_or_skip(hub)
     code = (
         "import json, os, time, urllib.request\nurl = os.environ['CAL_LOCAL_MODEL_URL']\nstatus = None\n"
         "for _ in range(180):\n    try:\n"
@@ -424,6 +446,36 @@ def test_every_student_reaches_the_one_class_model_server(hub: hub_client.Runnin
     assert {tuple(found) for found in urls.values()} == {(urls[hub.students[0]][0], 200)}, urls  # type: ignore[index]
     servers = [line for line in command_lines(hub) if "-m codeagent_lite.providers.local_server" in line]
     assert len(servers) == 1, "one model server for the class"
+
+
+def test_the_class_model_server_runs_as_its_own_account_and_only_reads_the_model(hub: hub_client.RunningHub) -> None:
+    class_model_or_skip(hub)
+    (account,) = [name for name, person in hub.roster().items() if person.role == accounts.MODEL_SERVER]
+    entry = pwd.getpwnam(account)
+    assert entry.pw_uid != 0 and accounts.is_class_account(account)
+    processes = model_processes(hub)
+    assert len(processes) >= 2, "the wrapper and its engine"
+    for process in processes:
+        assert set(process.uids()) == {entry.pw_uid}, (process.cmdline(), process.uids())
+        assert set(process.gids()) == {entry.pw_gid}, (process.cmdline(), process.gids())
+    wrapper = processes[0].cmdline()
+    model = Path(wrapper[wrapper.index("--model") + 1])
+    info = model.stat()
+    assert (info.st_uid, info.st_mode & 0o777) == (0, 0o640), "root's copy, readable by the model's group only"
+    if shutil.which("llama-server", path=str(model.parent)):
+        assert any("llama-server" in " ".join(p.cmdline()) for p in processes[1:]), "llama-server serves where built"
+    probe = "import sys\ntry:\n    open(sys.argv[1], 'r+b')\nexcept PermissionError:\n    print('read-only')"
+    become = ["setpriv", f"--reuid={account}", f"--regid={account}", "--init-groups"]
+    as_model = subprocess.run(
+        [*become, str(hub.class_env / "bin" / "python"), "-c", probe, str(model)],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        check=False,
+    )
+    assert as_model.stdout.strip() == "read-only", as_model
+    log = hub.log_path.read_text(encoding="utf-8")
+    assert "local model server: llama" in log, "the server's first line says which backend serves and why"
 
 
 def test_the_idle_culler_runs_as_a_hub_service(hub: hub_client.RunningHub) -> None:
@@ -586,15 +638,10 @@ def test_an_account_the_class_did_not_make_is_never_taken_over(tmp_path: Path) -
 def test_the_class_model_server_is_one_hub_service_and_every_server_is_told_where(
     settings: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Where the engine's server module is importable, the hub starts exactly that command once.
-    real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *args: (
-            object() if name == "codeagent_lite.providers.local_server" else real_find_spec(name, *args)
-        ),
-    )
+    # Where the teacher built llama-server, the hub starts the package's server once, on it (the rehearsal: as the
+    # hub's own account, with the teacher's own files).
+    engine = class_model.Engine(settings / "model.gguf", settings / "llama-server")
+    monkeypatch.setattr(class_model, "find_engine", lambda: engine)
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     monkeypatch.setenv("CAL_HUB_REHEARSAL", "1")
     monkeypatch.setenv("CAL_HUB_MODEL_PORT", "8765")
@@ -610,10 +657,15 @@ def test_the_class_model_server_is_one_hub_service_and_every_server_is_told_wher
         "--port",
         "8765",
         "--threads",
-        str(os.cpu_count()),
+        str(len(os.sched_getaffinity(0))),
         "--parallel",
         "4",
+        "--model",
+        str(settings / "model.gguf"),
+        "--llama-server",
+        str(settings / "llama-server"),
     ]
+    assert "user" not in model  # the rehearsal's hub is not root
     spawner = SimpleNamespace(
         user=SimpleNamespace(name=config.Authenticator.admin_users.pop()),
         home_dir_template=str(settings / "home" / "{username}"),
@@ -621,5 +673,11 @@ def test_the_class_model_server_is_one_hub_service_and_every_server_is_told_wher
     )
     config.Spawner.pre_spawn_hook(spawner)
     assert spawner.environment["CAL_LOCAL_MODEL_URL"] == "http://127.0.0.1:8765/v1"
+    # Without llama-server: llama-cpp-python's server, and the hub says why.
+    monkeypatch.setattr(class_model, "find_engine", lambda: class_model.Engine(settings / "model.gguf", None))
+    (model,) = [s for s in load_hub_config().JupyterHub.services if s["name"] == "class-model"]
+    assert model["command"][-2:] == ["--backend", "llama-cpp-python"]
+    monkeypatch.setattr(class_model, "find_engine", lambda: "the Gemma weights package is not installed")
+    assert [s["name"] for s in load_hub_config().JupyterHub.services] == ["idle-culler"]
     monkeypatch.setenv("CAL_HUB_MODEL", "0")
     assert [s["name"] for s in load_hub_config().JupyterHub.services] == ["idle-culler"]
