@@ -56,13 +56,13 @@ def test_a_stub_is_reported_in_english_under_en(en: None, capsys: pytest.Capture
 def test_every_problem_line_of_a_wrong_answer_is_chinese(zh: None, capsys: pytest.CaptureFixture[str]) -> None:
     result = check_exercise_3({label: 1 for label in "ABCDEFGHIJ"})
     out = capsys.readouterr().out
-    assert out.startswith("✘ 练习 3：还没通过 — 10 个里对了"), out
+    assert out.startswith("✘ 练习 3：还没通过 — 10 个预测里有 8 个不对"), out
     assert all(CHINESE.search(problem) for problem in result.problems)
 
 
 def test_an_undefined_name_is_reported_in_chinese(zh: None) -> None:
     result = check_exercise(5, {})
-    assert result.problems == ("correction_message 还没有定义：请先运行练习的代码格",)
+    assert result.problems == ("correction_message 还没有定义：请先运行练习的单元格",)
 
 
 def _chinese_correction(error: InvalidModelOutputError) -> str:
@@ -315,7 +315,6 @@ def test_the_task_playground_speaks_english_under_en(en: None) -> None:
 
 
 WIRED = {
-    "exercise_checks": "exercise_checks_messages",
     "parser_playground": "parser_playground",
     "encoder_playground": "encoder_playground",
     "engine_panel": "engine_panel",
