@@ -45,10 +45,6 @@ NOT_YET_CONVERTED = frozenset(
         "workbook/engine_words.py",
         "workbook/engine_panel.py",
         "workbook/real_model_lab.py",
-        # notebook 05's self-checks and the nbgrader assignments' hidden tests
-        "workbook/exercise_checks.py",
-        "workbook/exercise_checks_messages.py",
-        "workbook/build_assignment.py",
     }
 )
 
@@ -63,6 +59,38 @@ CHINESE_DATA = {
         "请帮我读一下 README.md",
         " call 7 · 第七\t",
         "文件读取写入目录模型工具结果错误内容请帮我一下答案第七不存在",
+    },
+    # notebook 05's self-checks: the Chinese inputs they give a learner's code, and the words by which they recognise
+    # a correction written in Chinese (it must name the layer and ask for one object, as an English one must)
+    "workbook/exercise_checks.py": {
+        '{"type": "final_answer", "content": "答案是 42"}',
+        "一",
+        "二",
+        "三",
+        "四",
+        "(只|仅|恰好|正好)[^。！？\\n]{0,8}一个\\s*json\\s*对象",
+        "路径",
+        "说明.md",
+        "权限不足",
+        "README 里写了什么？",
+        "json语法",
+        "合法json",
+        "顶层对象",
+        "最外层",
+        "行动类型",
+        "动作类型",
+        "字段集合",
+        "字段和类型",
+        "字段与类型",
+        "比较 a.txt 和 b.txt",
+        "内容 B",
+        "内容 A",
+        "权限不足：/etc/hosts 在工作区之外",
+        "一个教学项目",
+        "第",
+        "层",
+        '{"type":"final_answer","content":"一个教学项目"}',
+        "很长的回答。",
     },
     # the grader's hidden cases: fresh texts drawn from this alphabet, and a fixed history a learner never sees
     "workbook/outside_judge.py": {
