@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 GLOSSARY = ROOT / "notebooks" / "glossary.md"
 ZH = ROOT / "notebooks" / "zh"
-OWNED_ELSEWHERE = {"05_exercises", "06_real_model"}
+OWNED_ELSEWHERE = {"06_real_model"}
 
 HAN = "\u4e00-\u9fff"
 GLOSS = re.compile(r"（([A-Za-z][^（）\n]*)）")
