@@ -191,7 +191,9 @@ SUBMISSIONS = (
     Submission("raises_at_import", _files(json_action_parser=RAISES_AT_IMPORT), _lost(2, 3, 4)),
     Submission("edits_the_visible_tests", _files(json_action_parser=None), _lost(3, 4), edit=_fake_passing_checks),
     Submission("trap_package_encoder", _files(json_text_messages=PACKAGE_ENCODER), _lost(1)),
-    Submission("trap_raise_without_from", _files(json_text_adapter=WITHOUT_FROM), _lost(2, kinds=("hidden",))),
+    # `from error` and expected/found are suggested, not graded: step 2's visible checks never check them, so its
+    # hidden test takes no point for them either (a visible ✔ never loses a hidden point for an unstated rule).
+    Submission("without_from_is_not_graded", _files(json_text_adapter=WITHOUT_FROM), frozenset()),
     Submission(
         "trap_catches_every_exception", _files(json_text_adapter=CATCHES_EVERYTHING), _lost(2, kinds=("hidden",))
     ),
@@ -326,7 +328,6 @@ def test_the_hidden_tests_explain_what_they_caught(english: Graded) -> None:
     expected = {
         "imports_the_packages_parser": "uses the package's codeagent_lite.json_action_parser",
         "trap_package_encoder": "uses the package's codeagent_lite.json_text_messages",
-        "trap_raise_without_from": "raise it `from` the parser's InvalidModelOutputError",
         "trap_catches_every_exception": "a KeyError inside the parser came out as InvalidModelOutputError",
         "trap_strict_by_substring": "your parser refused at layer 1",
     }
@@ -380,6 +381,9 @@ def test_a_chinese_class_gets_chinese_feedback(chinese: Graded) -> None:
     assert "第 1 步 · 消息编码" in correct and "12 项检查通过了 12 项" in correct
     assert "23 项检查通过了 0 项" in partial
     assert "step 1 · message encoding" not in correct
+    # the outside judge's feedback on the hidden-test cells too
+    assert "✔ 第 1 步：隐藏测试通过" in correct and "第 3 步的检查还没有全部通过" in partial
+    assert "the hidden tests pass" not in correct and "do not pass yet" not in partial
     # the notebook's own prose is the Chinese edition's
     assert "自己动手写" in correct
 
