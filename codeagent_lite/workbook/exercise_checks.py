@@ -612,7 +612,7 @@ _CHINESE_NUMERALS = {1: "一", 2: "二", 3: "三", 4: "四"}
 _CHINESE_LAYER_NAMES: dict[ValidationLayer, tuple[str, ...]] = {
     ValidationLayer.JSON_SYNTAX: ("json语法", "合法json"),
     ValidationLayer.TOP_LEVEL_OBJECT: ("顶层对象", "最外层"),
-    ValidationLayer.ACTION_TYPE: ("行动类型", "动作类型"),
+    ValidationLayer.ACTION_TYPE: ("行动类型",),
     ValidationLayer.FIELDS: ("字段集合", "字段和类型", "字段与类型"),
 }
 _ONE_OBJECT_IN_CHINESE = re.compile(r"(只|仅|恰好|正好)[^。！？\n]{0,8}一个\s*json\s*对象")
