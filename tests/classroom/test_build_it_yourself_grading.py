@@ -381,11 +381,27 @@ def test_a_chinese_class_gets_chinese_feedback(chinese: Graded) -> None:
     assert "第 1 步 · 消息编码" in correct and "12 项检查通过了 12 项" in correct
     assert "23 项检查通过了 0 项" in partial
     assert "step 1 · message encoding" not in correct
-    # the outside judge's feedback on the hidden-test cells too
-    assert "✔ 第 1 步：隐藏测试通过" in correct and "第 3 步的检查还没有全部通过" in partial
-    assert "the hidden tests pass" not in correct and "do not pass yet" not in partial
+    # the outside judge's words on the hidden-test cells too, as the graded notebooks hold them
+    judged = {student: _judged_text(chinese, student) for student in ("all_correct", "steps_1_and_2_only")}
+    assert "✔ 第 1 步：隐藏测试通过" in judged["all_correct"], judged["all_correct"]
+    assert "第 3 步的检查还没有全部通过" in judged["steps_1_and_2_only"], judged["steps_1_and_2_only"]
+    assert (
+        "the hidden tests pass" not in judged["all_correct"] and "do not pass yet" not in judged["steps_1_and_2_only"]
+    )
     # the notebook's own prose is the Chinese edition's
     assert "自己动手写" in correct
+
+
+def _judged_text(graded: Graded, student: str) -> str:
+    """Every output of the hidden-test cells of ``student``'s autograded notebook: streams and errors."""
+    path = graded.course / "autograded" / student / CHINESE.assignment / NOTEBOOK
+    cells = [cell for cell in nbformat.read(path, 4).cells if cell.get("metadata", {}).get("nbgrader", {}).get("grade")]
+    return "\n".join(
+        "".join(output.get("text", "")) + str(output.get("evalue", ""))
+        for cell in cells
+        if str(cell.metadata["nbgrader"].get("grade_id", "")).endswith("_hidden")
+        for output in cell.get("outputs", [])
+    )
 
 
 def test_the_chinese_release_is_what_ships(chinese: Graded) -> None:
