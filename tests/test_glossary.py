@@ -5,8 +5,8 @@
 glosses and quotations of the blog (in 「」) aside, no variant appears. A gloss, ``术语（English）``, comes once per
 notebook and at the term's first use, as d2l-zh glosses a term where the reader first meets it.
 
-Notebooks 05 and 06 are owned by other parts of the workbook (an nbgrader assignment, the real-model notebook); they
-are checked too, and expected to fail until their prose is brought to the glossary (``OWNED_ELSEWHERE``).
+Notebook 06 is owned by another part of the workbook (the real-model notebook); it is checked too, and expected to
+fail until its prose is brought to the glossary (``OWNED_ELSEWHERE``).
 """
 
 from __future__ import annotations
