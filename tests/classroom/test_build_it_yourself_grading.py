@@ -384,10 +384,9 @@ def test_a_chinese_class_gets_chinese_feedback(chinese: Graded) -> None:
     # the outside judge's words on the hidden-test cells too, as the graded notebooks hold them
     judged = {student: _judged_text(chinese, student) for student in ("all_correct", "steps_1_and_2_only")}
     assert "✔ 第 1 步：隐藏测试通过" in judged["all_correct"], judged["all_correct"]
-    assert "第 3 步的检查还没有全部通过" in judged["steps_1_and_2_only"], judged["steps_1_and_2_only"]
-    assert (
-        "the hidden tests pass" not in judged["all_correct"] and "do not pass yet" not in judged["steps_1_and_2_only"]
-    )
+    assert "✘ 第 3 步得 0 分" in judged["steps_1_and_2_only"], judged["steps_1_and_2_only"]
+    assert "（还是桩函数）" in judged["steps_1_and_2_only"], judged["steps_1_and_2_only"]
+    assert "the hidden tests pass" not in judged["all_correct"] and "scores 0" not in judged["steps_1_and_2_only"]
     # the notebook's own prose is the Chinese edition's
     assert "自己动手写" in correct
 
