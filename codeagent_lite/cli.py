@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
 import os
@@ -27,7 +28,7 @@ import select
 import stat
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO, cast
 
@@ -49,6 +50,56 @@ def _(message: str, /, **fields: object) -> str:
     from .workbook.words import _ as in_language
 
     return in_language(message, None, **fields)
+
+
+def _p(context: str, message: str, /) -> str:
+    """Marks an id with its context for ``make catalog`` without translating it (``workbook.words._p``)."""
+    return message
+
+
+ARGPARSE_WORDS = (
+    _p("argparse", "usage: "),
+    _p("argparse", "positional arguments"),
+    _p("argparse", "options"),
+    _p("argparse", "show this help message and exit"),
+    _p("argparse", "%(prog)s: error: %(message)s\n"),
+    _p("argparse", "argument %(argument_name)s: %(message)s"),
+    _p("argparse", "the following arguments are required: %s"),
+    _p("argparse", "one of the arguments %s is required"),
+    _p("argparse", "unrecognized arguments: %s"),
+    _p("argparse", "not allowed with argument %s"),
+    _p("argparse", "ignored explicit argument %r"),
+    _p("argparse", "expected one argument"),
+    _p("argparse", "expected at most one argument"),
+    _p("argparse", "expected at least one argument"),
+    _p("argparse", "ambiguous option: %(option)s could match %(matches)s"),
+    _p("argparse", "invalid %(type)s value: %(value)r"),
+    _p("argparse", "invalid choice: %(value)r (choose from %(choices)s)"),
+)
+"""The words argparse asks ``gettext`` for while it reads a command line or prints its help (Python 3.11-3.13
+spell them so), under the context ``argparse`` so they never meet the workbook's own ids ("usage: " is also the
+label of a token count); ``_argparse_speaks`` hands argparse the catalog that holds their translations."""
+
+
+@contextlib.contextmanager
+def _argparse_speaks() -> Iterator[None]:
+    """argparse in the learner's language while the command line is read.
+
+    argparse takes its words from ``gettext.gettext``, whose language is the process locale and whose domain
+    is global to the process; the workbook's language follows its own rules (``workbook.language``: CAL_LANG,
+    the edition folder, then the locale). So argparse's module-level ``_`` is pointed at the workbook's
+    catalog for as long as the parser is built and used, and put back after, whatever happens.
+    """
+    from .workbook.language import edition_language
+    from .workbook.words import catalog
+
+    translations = catalog(edition_language())
+    saved = argparse._  # type: ignore[attr-defined]
+    argparse._ = functools.partial(translations.pgettext, "argparse")  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        argparse._ = saved  # type: ignore[attr-defined]
 
 
 EXIT_VALID = 0
@@ -417,10 +468,11 @@ def _only_with(args: argparse.Namespace, provider: str, options: dict[str, str])
 def _require_local_engine() -> None:
     """Without llama-cpp-python, say where its build stands and how to get it (exit 2, no traceback)."""
     from .providers.local_engine import engine_status
+    from .workbook.engine_words import engine_report_line
 
     status = engine_status()
     if not status.ready:
-        raise UsageError(f"{status.summary()}\n{status.how_to_get_it()}")
+        raise UsageError(engine_report_line(status))
 
 
 def _check_provider_options(args: argparse.Namespace) -> None:
@@ -505,7 +557,9 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         max_consecutive_rejections=args.max_rejections,
         budget=ModelCallBudget(args.max_output_tokens),
     )
-    print(printable(_scrubbed(provider, transcript.render())), file=out)
+    from .workbook.transcript_view import render_transcript
+
+    print(printable(_scrubbed(provider, render_transcript(transcript))), file=out)
     return EXIT_VALID if transcript.final_answer is not None else EXIT_REJECTED
 
 
@@ -583,7 +637,8 @@ def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdo
 
 def _dispatch(argv: Sequence[str] | None, stdin: TextIO | None, out: _GuardedOutput) -> int:
     try:
-        args = _build_parser().parse_args(argv)
+        with _argparse_speaks():
+            args = _build_parser().parse_args(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code else EXIT_VALID
     # A write error surfaces here at the latest, not at exit in a traceback.

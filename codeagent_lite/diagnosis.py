@@ -16,7 +16,7 @@ from typing import Any
 from .display import pad, shorten
 from .json_action_parser import check_action_type, check_fields, check_json_syntax, check_top_level_object
 from .kernel_types import Action, FinalAnswer, ToolCall
-from .model_adapter import InvalidModelOutputError, ValidationLayer
+from .model_adapter import LAYER_NAME, N_, InvalidModelOutputError, ValidationLayer
 
 __all__ = [
     "ACTION_CHARS",
@@ -36,9 +36,11 @@ ACTION_CHARS = 200
 
 
 class LayerStatus(StrEnum):
-    PASSED = "passed"
-    FAILED = "failed"
-    NOT_REACHED = "not reached"
+    """What a ladder says beside a layer; the English words are also the workbook's catalog ids."""
+
+    PASSED = N_("passed")
+    FAILED = N_("failed")
+    NOT_REACHED = N_("not reached")
 
 
 MARKS = {LayerStatus.PASSED: "✔", LayerStatus.FAILED: "✘", LayerStatus.NOT_REACHED: "·"}
@@ -50,19 +52,19 @@ class LadderWords:
     """The words a ladder is printed with; English unless a caller passes its own.
 
     The chapter imports only the standard library, so it cannot know which edition of the
-    workbook is running: the workbook builds these words in the learner's language and passes
-    them to ``format_ladder``. The parser's messages inside the ladder stay as they are.
+    workbook is running: the workbook looks these English words up in its catalog (they are its ids)
+    and passes the translations to ``format_ladder``. The parser's messages inside the ladder stay as they are.
     """
 
     titles: Mapping[ValidationLayer, str] = field(
         default_factory=lambda: {layer: layer.title for layer in ValidationLayer}
     )
-    layer: str = "layer {number}"
+    layer: str = LAYER_NAME
     statuses: Mapping[LayerStatus, str] = field(
         default_factory=lambda: {status: status.value for status in LayerStatus}
     )
-    colon: str = ": "
-    rejected: str = "rejected at layer {number}: expected {expected}, found {found}"
+    colon: str = N_(": ")
+    rejected: str = N_("rejected at layer {number}: expected {expected}, found {found}")
 
 
 ENGLISH_WORDS = LadderWords()

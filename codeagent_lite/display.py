@@ -137,9 +137,9 @@ def json_kind(value: object) -> str:
 
 
 def __getattr__(name: str) -> Any:
-    # The old home of ``layer_label`` and ``usage_text``: importing model_adapter here at the
-    # top would make the circle this module exists to avoid, so the names resolve on first use.
-    if name in ("layer_label", "usage_text"):
+    # The old home of ``usage_text``: importing model_adapter here at the top would make the
+    # circle this module exists to avoid, so the name resolves on first use.
+    if name == "usage_text":
         from . import model_adapter
 
         return getattr(model_adapter, name)

@@ -19,6 +19,8 @@ from .kernel_types import Action, HistoryItem, ToolSpec
 
 __all__ = [
     "DEFAULT_CODES",
+    "LAYER_LABEL",
+    "LAYER_NAME",
     "FakeModelAdapter",
     "FakeModelExhaustedError",
     "InvalidModelOutputError",
@@ -29,7 +31,6 @@ __all__ = [
     "ModelResponse",
     "TokenUsage",
     "ValidationLayer",
-    "layer_label",
     "usage_text",
 ]
 
@@ -118,14 +119,26 @@ class ValidationLayer(IntEnum):
     @property
     def label(self) -> str:
         """``layer 1 (JSON syntax)``: how every English message names a layer."""
-        return f"layer {int(self)} ({self.title})"
+        return LAYER_LABEL.format(number=int(self), title=self.title)
 
 
+def N_(message: str) -> str:
+    """Marks words the workbook shows in the learner's language (its catalog's ids); returns them unchanged.
+
+    The chapter speaks English and imports no translation code: the workbook looks these ids up itself.
+    """
+    return message
+
+
+LAYER_NAME = N_("layer {number}")
+"""How a ladder names a layer beside its title (``layer 1``); the workbook's catalog says it in Chinese."""
+LAYER_LABEL = N_("layer {number} ({title})")
+"""How a message names a layer: ``layer 1 (JSON syntax)``."""
 _LAYER_TITLES = {
-    ValidationLayer.JSON_SYNTAX: "JSON syntax",
-    ValidationLayer.TOP_LEVEL_OBJECT: "top-level object",
-    ValidationLayer.ACTION_TYPE: "action type",
-    ValidationLayer.FIELDS: "fields and types",
+    ValidationLayer.JSON_SYNTAX: N_("JSON syntax"),
+    ValidationLayer.TOP_LEVEL_OBJECT: N_("top-level object"),
+    ValidationLayer.ACTION_TYPE: N_("action type"),
+    ValidationLayer.FIELDS: N_("fields and types"),
 }
 
 DEFAULT_CODES = {
@@ -135,11 +148,6 @@ DEFAULT_CODES = {
     ValidationLayer.FIELDS: "bad_fields",
 }
 """The code an error gets when its maker names none: the series' own parsers name only a layer."""
-
-
-def layer_label(layer: ValidationLayer) -> str:
-    """``layer 1 (JSON syntax)``; kept as a function for the callers that name layers this way."""
-    return layer.label
 
 
 def usage_text(usage: TokenUsage | None) -> str:

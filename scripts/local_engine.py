@@ -33,6 +33,7 @@ from codeagent_lite.providers.llama_server_build import (
     start_background_server_build,
 )
 from codeagent_lite.providers.local_engine import build_engine, engine_status, start_background_build
+from codeagent_lite.workbook.engine_words import engine_report_line, engine_summary, progress_text
 
 
 def main(argv: list[str]) -> int:
@@ -71,7 +72,7 @@ def main(argv: list[str]) -> int:
     if args.command == "build":
         if args.nice and hasattr(os, "nice"):
             os.nice(10)
-        code = build_engine(report=sys.stdout, wait_for_running=not args.no_wait)
+        code = build_engine(report=sys.stdout, wait_for_running=not args.no_wait, tell=engine_report_line)
         return 0 if args.optional else code
     found = engine_status()
     if args.json:
@@ -81,17 +82,17 @@ def main(argv: list[str]) -> int:
                 {
                     "state": found.state.value,
                     "missing": list(found.missing),
-                    "reason": found.reason,
-                    "progress": None if progress is None else progress.describe(),
+                    "reason": None if found.reason is None else found.reason.as_json(),
+                    "hint": None if found.hint is None else found.hint.as_json(),
+                    "summary": engine_summary(found),
+                    "progress": None if progress is None else progress_text(progress),
                     "log": str(found.log_path),
                     "llama-server": llama_server_build().summary(),
                 }
             )
         )
     else:
-        print(found.summary())
-        if found.how_to_get_it():
-            print(found.how_to_get_it())
+        print(engine_report_line(found))
         print(llama_server_build().summary())
     return 0 if found.ready else 1
 

@@ -26,24 +26,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from execute_notebooks import execute  # noqa: E402
 
+from codeagent_lite.providers.local_engine import engine_status  # noqa: E402
 from codeagent_lite.providers.local_llama import MODEL_FILENAME  # noqa: E402
-from codeagent_lite.workbook.engine_panel import RECORDED_PATH, recorded_cells_of  # noqa: E402
-from codeagent_lite.workbook.engine_words import MESSAGES as ENGINE_WORDS  # noqa: E402
+from codeagent_lite.workbook.engine_panel import RECORDED_PATH, RECORDED_TOP, recorded_cells_of  # noqa: E402
 from codeagent_lite.workbook.language import LANGUAGES  # noqa: E402
+from codeagent_lite.workbook.words import _  # noqa: E402
 
 
 def main() -> int:
+    if not engine_status().ready:
+        print("refused: the local engine is not ready here, so the run would not be live; build it first")
+        return 1
     editions = {}
     for language in LANGUAGES:
         path = ROOT / "notebooks" / language / NOTEBOOK_NAME
         print(f"{path.relative_to(ROOT)}: executed in {execute(path):.1f} s")
         notebook = json.loads(path.read_text(encoding="utf-8"))
-        outputs = json.dumps(notebook["cells"][2].get("outputs", []), ensure_ascii=False)
-        live_mark = ENGINE_WORDS.say("ready", language=language)
-        if live_mark not in outputs:
-            print(f"refused: the run was not live (no {live_mark!r} in the setup cell); build the engine first")
-            return 1
         editions[language] = recorded_cells_of(notebook)
+        if any(_(RECORDED_TOP, language) in text for text in editions[language].values()):
+            print(f"refused: {path.name} showed recorded outputs, so the model server did not start")
+            return 1
     data = {
         "source": {
             "notebooks": f"notebooks/{{{','.join(LANGUAGES)}}}/{NOTEBOOK_NAME}",

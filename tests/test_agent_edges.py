@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from codeagent_lite import JsonTextModelAdapter, ScriptedProvider, ToolSpec
 from codeagent_lite.agent.loop import StopReason, ToolResultStep, run_agent
 from codeagent_lite.agent.workspace_tools import Tool, ToolError, list_files_tool, read_file_tool
+from codeagent_lite.workbook.transcript_view import render_transcript
 
 
 def call(call_id: str, tool_name: str, **arguments: Any) -> str:
@@ -82,7 +83,7 @@ def test_a_keyboard_interrupt_in_a_tool_stops_the_run_not_the_host() -> None:
     assert transcript.final_answer is None and transcript.model_calls == 1
     (result,) = results(transcript)
     assert result.is_error and "interrupted (KeyboardInterrupt)" in result.content
-    assert "stopped: interrupted" in transcript.render()
+    assert "stopped: interrupted" in render_transcript(transcript, language="en")
 
 
 # --------------------------------------------------------------------------- a trailing slash

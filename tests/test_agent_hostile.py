@@ -30,6 +30,7 @@ from codeagent_lite.agent.workspace_tools import (
     workspace_tools,
 )
 from codeagent_lite.display import printable
+from codeagent_lite.workbook.transcript_view import render_transcript
 
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07"
 
@@ -100,7 +101,9 @@ def test_a_huge_tool_output_is_capped_with_a_marker_and_the_transcript_says_so()
     assert sent.content.endswith(f"… [{100_000 - MAX_TOOL_RESULT_CHARS} more characters]")
     step = next(step for step in transcript.steps if isinstance(step, ToolResultStep))
     assert step.capped and step.output_chars == 100_000
-    assert "the tool returned 100000 characters; the model was sent them cut" in transcript.render()
+    assert "the tool returned 100000 characters; the model was sent them cut" in render_transcript(
+        transcript, language="en"
+    )
 
 
 def test_the_cap_is_a_run_option() -> None:
@@ -261,7 +264,7 @@ _REPLIES = st.one_of(
 @given(replies=st.lists(_REPLIES, min_size=1, max_size=6))
 def test_any_model_text_ends_in_a_transcript_that_prints_safely(workspace: Path, replies: list[str]) -> None:
     transcript = run(replies, workspace_tools(workspace), max_steps=6, max_consecutive_rejections=6)
-    text = transcript.render()
+    text = render_transcript(transcript, language="en")
     assert printable(text) == text
     for item in transcript.history:
         if isinstance(item, ToolResult):

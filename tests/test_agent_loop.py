@@ -37,6 +37,7 @@ from codeagent_lite.agent.loop import (
 from codeagent_lite.agent.workspace_tools import Tool, ToolError, workspace_tools
 from codeagent_lite.json_action_parser import parse_json_action
 from codeagent_lite.model_adapter import InvalidModelOutputError
+from codeagent_lite.workbook.transcript_view import render_transcript
 
 
 def tool_call(call_id: str, tool_name: str = "read_file", **arguments: Any) -> str:
@@ -147,7 +148,7 @@ def test_n_plus_one_rejections_in_a_row_stop_the_run(tools: tuple[Tool, ...]) ->
         ValidationLayer.ACTION_TYPE,
     ]
     assert [step.correction is not None for step in transcript.steps] == [True, True, False]
-    assert "3 rejected replies in a row" in transcript.stop_detail
+    assert "3 rejected replies in a row; at most 2 corrections" in render_transcript(transcript, language="en")
 
 
 def test_n_rejections_in_a_row_are_still_retried(tools: tuple[Tool, ...]) -> None:
@@ -218,7 +219,7 @@ def test_rejection_without_raw_text_is_still_reported(tools: tuple[Tool, ...]) -
     transcript = run_agent(_TextlessAdapter(), tools, "Go", max_consecutive_rejections=0)
     assert transcript.stop_reason is StopReason.TOO_MANY_REJECTIONS
     assert transcript.usage == TokenUsage(3, 1)
-    text = transcript.render()
+    text = render_transcript(transcript, language="en")
     assert "[1] model call 1 · rejected at layer 4 (fields and types) · 3 in + 1 out = 4 tokens" in text
     assert "    ✘ something odd" in text
 
@@ -273,7 +274,10 @@ def test_step_limit_counts_model_calls(tools: tuple[Tool, ...]) -> None:
     transcript, provider = run(replies, tools, max_steps=3)
     assert transcript.stop_reason is StopReason.STEP_LIMIT
     assert transcript.stop_reason.value == "step limit reached"
-    assert transcript.stop_detail == "3 model calls without a final answer"
+    assert transcript.stop_detail == ""  # the detail is counts, made into words where the run is shown
+    assert "stopped: step limit reached (3 model calls without a final answer)" in render_transcript(
+        transcript, language="en"
+    )
     assert len(provider.calls) == 3
     assert transcript.model_calls == 3
 
@@ -433,7 +437,7 @@ def test_render_shows_each_step_with_verdicts_and_usage(tools: tuple[Tool, ...])
         reply(tool_call("c1", path="notes.txt"), 20, 6),
         reply(final("2 lines"), 30, 2),
     ]
-    text = run(replies, tools)[0].render()
+    text = render_transcript(run(replies, tools)[0], language="en")
     assert text.splitlines() == [
         "task: How many lines does notes.txt have?",
         "[1] model call 1 · rejected at layer 4 (fields and types) · 10 in + 4 out = 14 tokens",
@@ -461,8 +465,31 @@ def test_render_shows_each_step_with_verdicts_and_usage(tools: tuple[Tool, ...])
     ]
 
 
+def test_the_transcript_speaks_chinese_and_shows_what_the_model_saw_as_it_was(tools: tuple[Tool, ...]) -> None:
+    replies = [reply('{"type": "final_answer", "content": 3}', 10, 4), reply(final("2 lines"), 30, 2)]
+    text = render_transcript(run(replies, tools)[0], language="zh")
+    lines = text.splitlines()
+    assert lines[0] == "任务：How many lines does notes.txt have?"
+    assert lines[1] == "[1] 第 1 次调用模型 · 在第 4 层（字段集合与类型）被拒绝 · 输入 10 + 输出 4 = 14 个 Token"
+    assert any(
+        line.startswith("    ✘ 第 4 层") and line.endswith("：content must be a string, found the number 3")
+        for line in lines
+    )
+    # the correction is what the model read: the series' English phrase, never translated
+    assert any(line.startswith("    已发送纠错消息：Your last reply was rejected at layer 4") for line in lines)
+    assert lines[-3:] == [
+        "结束：最终回答（共调用模型 2 次）",
+        "最终回答：2 lines",
+        "用量：输入 40 + 输出 6 = 46 个 Token，共调用模型 2 次（1 次被拒绝）",
+    ]
+    assert not re.search(
+        r"\b(task|model call|rejected|stopped|usage|final answer|tokens)\b",
+        text.replace("Your last reply was rejected", "").replace("How many lines", ""),
+    ), text
+
+
 def test_render_of_a_stopped_run(tools: tuple[Tool, ...]) -> None:
-    text = run(["x", "x", "x"], tools)[0].render(show_ladders=False)
+    text = render_transcript(run(["x", "x", "x"], tools)[0], show_ladders=False, language="en")
     assert "no correction sent: the run stops here" in text
     assert "stopped: too many rejected replies in a row (3 rejected replies in a row;" in text
     assert "final answer:" not in text

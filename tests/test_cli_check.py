@@ -124,3 +124,46 @@ def test_a_console_that_cannot_show_the_marks_gets_escapes_not_a_crash(encoding:
     output = result.stdout.decode(encoding)
     assert "\\u2714 layer 1" in output
     assert "FinalAnswer(content='\\u4e2d\\u6587')" in output
+
+
+# --------------------------------------------------------------------------- the command line's own words
+
+
+@pytest.mark.parametrize(
+    ("environment", "usage", "options", "required"),
+    [
+        ({"CAL_LANG": "en"}, "usage: python -m codeagent_lite", "show this help message and exit", "are required"),
+        ({"CAL_LANG": "zh"}, "用法：python -m codeagent_lite", "显示这段帮助并退出", "缺少必需的参数"),
+        ({"LC_ALL": "zh_CN.UTF-8"}, "用法：python -m codeagent_lite", "显示这段帮助并退出", "缺少必需的参数"),
+    ],
+)
+def test_argparses_words_follow_the_learners_language(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    environment: dict[str, str],
+    usage: str,
+    options: str,
+    required: str,
+) -> None:
+    import argparse
+    import gettext
+
+    for name in ("CAL_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert main(["--help"]) == EXIT_VALID
+    shown = capsys.readouterr().out
+    assert shown.startswith(usage) and options in shown
+    assert main(["run"]) == EXIT_USAGE
+    error = capsys.readouterr().err
+    assert error.startswith(usage) and required in error
+    assert argparse._ is gettext.gettext  # type: ignore[attr-defined]  # put back: the process's argparse is its own
+
+
+def test_the_command_lines_messages_speak_chinese(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CAL_LANG", "zh")
+    assert main(["run", "task", "--provider", "scripted", "--max-steps", "zero"]) == EXIT_USAGE
+    assert "参数 --max-steps：" in capsys.readouterr().err  # argparse's frame around the workbook's own message

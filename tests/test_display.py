@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from codeagent_lite.display import (
     ELLIPSIS,
     json_kind,
-    layer_label,
     printable,
     quote,
     shorten,
@@ -95,7 +94,7 @@ def test_json_kind_shortens_huge_numbers() -> None:
 
 
 def test_layer_label_and_usage_text() -> None:
-    assert layer_label(ValidationLayer.FIELDS) == "layer 4 (fields and types)"
+    assert ValidationLayer.FIELDS.label == "layer 4 (fields and types)"
     assert usage_text(TokenUsage(12, 3)) == "12 in + 3 out = 15 tokens"
     assert usage_text(None) == "usage unknown"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import configparser
 import json
+import os
 import re
 import subprocess
 import sys
@@ -66,7 +67,7 @@ def blocked_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (block / "sitecustomize.py").write_text(
         "import sys\n" + "".join(f"sys.modules[{name!r}] = None\n" for name in ENGINE_MODULES), encoding="utf-8"
     )
-    monkeypatch.setenv("PYTHONPATH", str(block))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(block), os.environ.get("PYTHONPATH")])))
     monkeypatch.setenv("CAL_ENGINE_DIR", str(tmp_path / "engine"))
     for name in ENGINE_MODULES:
         monkeypatch.setitem(sys.modules, name, None)
@@ -144,8 +145,10 @@ def test_the_timing_table_is_live_and_recorded_with_masked_seconds_only(language
         assert len(rows) == 10, text  # 4 tasks x 2 modes, then a total row per mode
         masked = sanitize(text)
         assert len(TIMING_CELL.findall(masked)) == 10 and not re.search(r"\d\.\d\d s|\d\.\d tok/s", masked)
-        out_tokens = [line.split(" | ")[2].strip() for line in text.splitlines()[2:]]
-        assert [line.split(" | ")[2].strip() for line in masked.splitlines()[2:]] == out_tokens  # still compared
+        *table, ratio = text.splitlines()
+        out_tokens = [line.split(" | ")[2].strip() for line in table[2:]]
+        assert [line.split(" | ")[2].strip() for line in masked.splitlines()[2:-1]] == out_tokens  # still compared
+        assert re.search(r"×\d\.\d\d", ratio) and "×#.##" in masked.splitlines()[-1]  # the speeds' ratio, masked
 
 
 def test_recorded_cells_are_read_from_the_cells_that_ask_for_them() -> None:
@@ -176,7 +179,7 @@ def test_the_report_of_a_failed_build_names_cause_fix_retry_and_recordings(
     monkeypatch.setenv("CXX", "/bin/false")
     build_engine(blocked_kernel, python=fake_pip(tmp_path, ["ERROR: Failed building wheel"], 1))
     text = engine_report(engine_status(blocked_kernel))
-    assert text.startswith("local engine: impossible on this machine for now: no working C and C++ compiler")
+    assert text.startswith("local engine: impossible on this machine for now: no working C/C++ compiler")
     assert "Then retry with `make local`" in text
     assert "    ERROR: Failed building wheel" in text
     assert text.endswith("every model cell below shows RECORDED output from a real run of this notebook.")
@@ -216,8 +219,8 @@ def test_the_monitor_follows_a_build_to_its_end(
 @pytest.mark.parametrize(
     ("language", "failed", "cause"),
     [
-        ("en", "impossible on this machine", "no working C and C++ compiler"),
-        ("zh", "这台机器暂时用不了", "没有能用的 C 和 C++ 编译器"),
+        ("en", "impossible on this machine", "no working C/C++ compiler"),
+        ("zh", "这台机器暂时用不了", "没有能用的 C/C++ 编译器"),
     ],
 )
 def test_notebook_06_teaches_with_recordings_when_the_build_failed(

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from codeagent_lite.workbook import ladder, learner_ladder
 from codeagent_lite.workbook.contract import CHECKS, SAMPLES, Check, Sample
-from codeagent_lite.workbook.language import Messages, edition_language, placeholders
+from codeagent_lite.workbook.language import Messages, edition_language
 
 CHECKS_BY_ID = {check.id: check for check in CHECKS}
 
@@ -133,22 +132,3 @@ def test_every_sample_has_its_label_and_cost_in_both_languages(sample: Sample) -
     label, cost = sample.words("zh")
     assert CHINESE.search(label), f"{sample.id}: {label!r}"
     assert bool(cost) == bool(sample.cost) and (not cost or CHINESE.search(cost))
-
-
-# The modules still on a hand-made table (tests/test_catalog.py holds the catalog's entries to the same rule).
-CATALOGS = {
-    "ladder": ladder.MESSAGES,
-    "learner_ladder": learner_ladder.MESSAGES,
-}
-
-
-@pytest.mark.parametrize("name", CATALOGS)
-def test_every_message_of_verify_and_the_ladders_is_said_in_both_languages(name: str) -> None:
-    catalog = CATALOGS[name]
-    for key in catalog.keys():  # noqa: SIM118 - a Messages catalog is not a dict
-        english, chinese = catalog.say(key, language="en"), catalog.say(key, language="zh")
-        assert placeholders(english) == placeholders(chinese), key
-        # Chinese where the English has words; a text of marks and names only ("; {summary}") may be the same.
-        words = re.sub(r"\{\w+\}|[A-Za-z_]+\(|\b[a-z_]+_[a-z_]+\b|Kernel|Provider\w*|\w*Error|\.py|NaN", "", english)
-        if re.search(r"[A-Za-z]{3,}", words):
-            assert CHINESE.search(chinese), f"{name}.{key}: {chinese!r}"

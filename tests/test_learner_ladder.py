@@ -17,7 +17,7 @@ def test_the_blog_parser_ladder_differs_where_json_loads_is_lax() -> None:
     pairs = {pair.name: pair for pair in learner_ladders(BLOG_STAGE, {name: PRESETS[name] for name in names}).pairs}
     duplicate = pairs["duplicate key"]
     assert not duplicate.same
-    assert duplicate.ours[0] == "✘ refused" and duplicate.yours is not None and duplicate.yours[0] == "✔ passed"
+    assert duplicate.ours[0] == "✘ failed" and duplicate.yours is not None and duplicate.yours[0] == "✔ passed"
     assert duplicate.ours_verdict == "✘ rejected at layer 1 (JSON syntax)"
     assert "tool_name='delete_file'" in duplicate.your_verdict
     assert pairs["top-level array"].same

@@ -25,6 +25,9 @@ from codeagent_lite.providers.local_engine import (
     ENGINE_MODULES,
     BuildProgress,
     EngineState,
+    EngineStatus,
+    NoteCode,
+    Phase,
     Platform,
     build_engine,
     classify_failure,
@@ -38,9 +41,22 @@ from codeagent_lite.providers.local_engine import (
     working_compilers,
 )
 from codeagent_lite.providers.local_server import smoke_test
+from codeagent_lite.workbook.engine_words import (
+    engine_advice,
+    engine_report_line,
+    engine_summary,
+    note_text,
+    progress_text,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEBIAN = Platform("linux", frozenset({"debian"}))
+
+
+def english(status: EngineStatus) -> str:
+    """The builder's words for a status, as ``scripts/local_engine.py`` gives them, in English."""
+    return engine_report_line(status, "en")
+
 
 HOLD_LOCK = textwrap.dedent(
     """
@@ -127,8 +143,8 @@ def test_no_build_and_no_modules_is_not_installed(tmp_path: Path) -> None:
     status = engine_status(tmp_path / "engine")
     assert status.state is EngineState.NOT_INSTALLED
     assert set(status.missing) == set(ENGINE_MODULES)
-    assert "make local" in status.how_to_get_it()
-    assert "-DGGML_NATIVE=OFF" in status.how_to_get_it()
+    assert "make local" in engine_advice(status, "en")
+    assert "-DGGML_NATIVE=OFF" in engine_advice(status, "en")
 
 
 @pytest.mark.usefixtures("engine_present")
@@ -136,7 +152,7 @@ def test_importable_modules_are_ready(tmp_path: Path) -> None:
     write_state(tmp_path / "engine", started=1.0, finished=2.0, returncode=1, reason="old failure")
     status = engine_status(tmp_path / "engine")
     assert status.ready and status.missing == ()
-    assert status.how_to_get_it() == ""
+    assert engine_advice(status, "en") == ""
 
 
 @pytest.mark.usefixtures("engine_missing")
@@ -159,8 +175,8 @@ def test_a_held_lock_is_building_with_progress_and_an_estimate(
     assert (progress.phase, progress.done_steps, progress.total_steps) == ("compiling", 30, 120)
     assert progress.remaining_seconds == pytest.approx(180.0)  # 60 s for 30 steps, 90 to go
     assert progress.fraction == pytest.approx(0.25)
-    assert "compiling (30/120 steps), 1 min 40 s so far, about 3 min 00 s left" in status.summary()
-    assert "no restart" in status.how_to_get_it()
+    assert "compiling (30/120 steps), 1 min 40 s so far, about 3 min 00 s left" in engine_summary(status, "en")
+    assert "no restart" in engine_advice(status, "en")
 
 
 @pytest.mark.usefixtures("engine_present")
@@ -180,21 +196,21 @@ def test_a_builder_that_died_leaves_no_lock_and_reads_as_interrupted(
     held_lock.wait()
     status = engine_status(directory)
     assert status.state is EngineState.FAILED
-    assert "interrupted" in status.reason
-    assert "make local" in status.how_to_get_it()
+    assert "interrupted" in note_text(status.reason, "en")
+    assert "make local" in engine_advice(status, "en")
 
 
 def test_before_compiling_the_estimate_is_the_reference_build_scaled_by_cores() -> None:
     lines = ["    3.0 | Collecting llama-cpp-python==0.3.36", "    9.0 | Downloading llama_cpp_python-0.3.36.tar.gz"]
     on_two = read_progress(lines, elapsed_seconds=23.0, cores=2)
-    assert on_two.phase == "downloading and configuring" and on_two.done_steps is None
+    assert on_two.phase is Phase.CONFIGURING and on_two.done_steps is None
     assert on_two.remaining_seconds == pytest.approx(400.0)
     assert read_progress(lines, elapsed_seconds=23.0, cores=4).remaining_seconds == pytest.approx(188.5)
-    assert read_progress([*lines, "   90.0 | Successfully built llama-cpp-python"], 95.0).phase == "installing"
+    assert read_progress([*lines, "   90.0 | Successfully built llama-cpp-python"], 95.0).phase is Phase.INSTALLING
 
 
 def test_progress_text_without_an_estimate() -> None:
-    assert BuildProgress(5.0, "compiling", 0, 50, None).describe() == "compiling (0/50 steps), 5 s so far"
+    assert progress_text(BuildProgress(5.0, Phase.COMPILING, 0, 50, None), "en") == "compiling (0/50 steps), 5 s so far"
 
 
 # --------------------------------------------------------------------------- a real builder, a fake pip
@@ -215,12 +231,13 @@ def test_a_build_without_a_compiler_fails_with_the_cause_and_the_command_to_fix_
     directory = tmp_path / "engine"
     report = tmp_path / "report.txt"
     with report.open("w", encoding="utf-8") as out:
-        code = build_engine(directory, python=python, report=out, platform=DEBIAN)
+        code = build_engine(directory, python=python, report=out, platform=DEBIAN, tell=english)
     assert code == 1
     state = json.loads((directory / "state.json").read_text(encoding="utf-8"))
     assert state["returncode"] == 1 and state["finished"] >= state["started"]
-    assert state["reason"] == "no working C and C++ compiler, which compiling llama.cpp needs"
-    assert state["hint"] == "Install gcc and g++: sudo apt-get install build-essential"
+    # state.json keeps the cause and the fix as data (a code and its parameters), never as sentences
+    assert state["reason"] == {"code": "no-compiler", "fields": {"compiler": "C/C++"}}
+    assert state["hint"] == {"code": "compiler-packages", "fields": {"command": "sudo apt-get install build-essential"}}
     log = (directory / "build.log").read_text(encoding="utf-8").splitlines()
     assert log[0].endswith(
         "$ CMAKE_ARGS=-DGGML_NATIVE=OFF " + python + " -m pip install -v --progress-bar off "
@@ -229,10 +246,12 @@ def test_a_build_without_a_compiler_fails_with_the_cause_and_the_command_to_fix_
     assert log[-1].endswith(" | ERROR: Failed building wheel")
     status = engine_status(directory)
     assert status.state is EngineState.FAILED
-    assert "apt-get install build-essential" in status.how_to_get_it()
-    assert "make local" in status.how_to_get_it()
+    assert "apt-get install build-essential" in engine_advice(status, "en")
+    assert "make local" in engine_advice(status, "en")
     assert status.log_tail[-1] == "ERROR: Failed building wheel"
-    assert "build failed: no working C and C++ compiler" in report.read_text(encoding="utf-8")
+    reported = report.read_text(encoding="utf-8")  # the verdict in the words it was given: the status's own lines
+    assert "impossible on this machine for now: no working C/C++ compiler, which compiling" in reported
+    assert "Install gcc and g++: sudo apt-get install build-essential" in reported
 
 
 @pytest.mark.usefixtures("engine_missing")
@@ -241,7 +260,7 @@ def test_a_successful_build_that_this_python_cannot_import_says_so(tmp_path: Pat
     assert build_engine(tmp_path / "engine", python=python, smoke_test=lambda python: "") == 0
     status = engine_status(tmp_path / "engine")
     assert status.state is EngineState.FAILED
-    assert "succeeded, but this Python" in status.reason
+    assert "succeeded, but this Python" in note_text(status.reason, "en")
 
 
 @pytest.mark.usefixtures("engine_missing")
@@ -293,14 +312,14 @@ def test_an_engine_that_crashes_in_its_smoke_test_is_reinstalled_and_never_ready
     assert "smoke test: failed: the local engine died with SIGILL (Illegal instruction)" in log
     status = engine_status(directory)
     assert status.state is EngineState.FAILED  # although everything imports
-    assert status.reason == (
+    assert status.reason is not None and status.reason.code is NoteCode.SMOKE_FAILED
+    assert note_text(status.reason, "en") == (
         "the engine installed, but its one-token smoke test failed: the local engine died with SIGILL "
         "(Illegal instruction): it was built for another CPU; `make local` rebuilds it"
     )
-    assert "make local" in status.how_to_get_it()
-    assert "local engine: failed: the engine installed, but its one-token smoke test failed" in report.read_text(
-        encoding="utf-8"
-    )
+    assert "make local" in engine_advice(status, "en")
+    # without words of its own the builder reports the state and the cause's code
+    assert "local engine: failed (smoke-failed)" in report.read_text(encoding="utf-8")
 
 
 @pytest.mark.usefixtures("engine_missing")
@@ -326,7 +345,7 @@ def test_a_fresh_build_says_ready_only_after_its_smoke_test(tmp_path: Path, monk
     own_cache = engine_pip_cache("-DGGML_NATIVE=OFF -DGGML_AVX512=OFF")
     assert len(seen) == 1 and f"cache {own_cache} flags -DGGML_NATIVE=OFF -DGGML_AVX512=OFF" in seen[0]
     assert log_path.read_text(encoding="utf-8").rstrip().endswith("smoke test: ok")
-    assert report.read_text(encoding="utf-8").rstrip().splitlines()[-1].startswith("local engine: ready after")
+    assert report.read_text(encoding="utf-8").rstrip().splitlines()[-1].startswith("local engine: ready;")
     assert json.loads((tmp_path / "engine" / "state.json").read_text(encoding="utf-8"))["smoke"] == "ok"
 
 
@@ -372,8 +391,8 @@ def test_the_background_start_does_nothing_when_the_engine_is_ready(tmp_path: Pa
 )
 def test_failures_are_named_by_their_cause(log: str, compilers: dict[str, bool], cause: str) -> None:
     reason, hint = classify_failure(log, 2, compilers, DEBIAN)
-    assert cause in reason
-    assert hint
+    assert cause in note_text(reason, "en")
+    assert note_text(hint, "en")
 
 
 @pytest.mark.parametrize(
@@ -390,7 +409,7 @@ def test_failures_are_named_by_their_cause(log: str, compilers: dict[str, bool],
     ],
 )
 def test_the_compiler_hint_names_this_systems_command(platform: Platform, command: str) -> None:
-    assert command in compiler_install_hint(platform)
+    assert command in note_text(compiler_install_hint(platform), "en")
 
 
 def test_current_platform_reads_os_release(tmp_path: Path) -> None:
@@ -441,6 +460,9 @@ def test_a_class_server_makes_the_engine_ready_without_one_here(
     monkeypatch.setenv("CAL_LOCAL_MODEL_URL", "http://127.0.0.1:8765/v1")
     status = engine_status(tmp_path / "engine")
     assert status.state is EngineState.READY and status.shared_url == "http://127.0.0.1:8765/v1"
-    assert status.summary() == "local engine: ready (the class's shared model server at http://127.0.0.1:8765/v1)"
+    assert (
+        engine_summary(status, "en")
+        == "local engine: ready (the class's shared model server at http://127.0.0.1:8765/v1)"
+    )
     monkeypatch.setenv("CAL_LOCAL_MODEL_URL", "  ")
     assert engine_status(tmp_path / "engine").state is EngineState.NOT_INSTALLED

@@ -337,3 +337,20 @@ def test_the_prompt_notebook_06_prints_is_the_one_its_first_task_sends(tmp_path:
     shown = "".join("".join(output["text"]) for output in prompt_cell["outputs"] if output.get("name") == "stdout")
     assert shown.endswith("\n\n" + sent + "\n")
     assert "Task: Say hello in French.\nReply: " in sent
+
+
+def test_every_key_the_lab_and_notebook_06_say_has_words() -> None:
+    """A typo in a key would raise KeyError only when that one line is shown; find it here instead."""
+    import re
+
+    import codeagent_lite.workbook.real_model_lab as lab
+
+    sources = [Path(lab.__file__).read_text(encoding="utf-8")]
+    sources += [
+        (Path(__file__).resolve().parent.parent / "notebooks" / edition / "06_real_model.ipynb").read_text(
+            encoding="utf-8"
+        )
+        for edition in ("en", "zh")
+    ]
+    said = {key for source in sources for key in re.findall(r"""\bsay\(\s*\\?["']([a-z0-9_]+)\\?["']""", source)}
+    assert len(said) > 20 and said <= set(lab.WORDS), said - set(lab.WORDS)

@@ -26,7 +26,6 @@ from codeagent_lite.workbook.parser_playground import (
     STATIC_PLACEHOLDER,
     ParserPlayground,
     render_ladder_html,
-    render_ladder_text,
     show_static_ladders,
     static_ladders_text,
 )
@@ -210,7 +209,7 @@ def test_chinese_preset_keeps_its_text() -> None:
 def test_initial_state_is_the_clean_tool_call() -> None:
     playground = ParserPlayground()
     assert playground.preset.value == "clean tool call"
-    assert list(playground.preset.options) == list(PRESETS)
+    assert list(playground.preset._options_values) == list(PRESETS)
     assert playground.text.value == PRESETS["clean tool call"]
     assert playground.diagnosis.accepted
     assert playground.diagnosis.action == ToolCall(
@@ -333,10 +332,9 @@ def test_rejected_ladder_marks_and_titles() -> None:
     assert "⇒ rejected at layer 2 (top-level object)" in text
 
 
-def test_render_ladder_text_is_the_check_command_ladder() -> None:
-    for raw in PRESETS.values():
-        diagnosis = diagnose(raw)
-        assert render_ladder_text(diagnosis) == format_ladder(diagnosis)
+def test_the_static_ladders_are_the_check_command_ladders() -> None:
+    for name, raw in PRESETS.items():
+        assert static_ladders_text([name]).endswith("\n" + format_ladder(diagnose(raw)))
 
 
 def test_static_ladders_show_text_and_ladder(capsys: pytest.CaptureFixture[str]) -> None:

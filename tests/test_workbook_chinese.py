@@ -270,9 +270,9 @@ def test_the_recorded_frame_speaks_chinese(zh: None) -> None:
 
     run = RecordedRun(source={"notebooks": "n.ipynb", "engine": "1.0"}, editions={"en": {}, "zh": {"table": "a | b\n"}})
     assert recorded("table", run).splitlines() == [
-        "╭─ 这是录制的输出（RECORDED），不是现场运行：来自这个 notebook 的一次真实运行（engine 1.0）",
+        "╭─ 这是录制的输出（RECORDED），不是现场运行：来自这本笔记本的一次真实运行（engine 1.0）",
         "│ a | b",
-        "╰─ 录制的输出到此为止；本地引擎准备好之后，再运行一次这个代码格",
+        "╰─ 录制的输出到此为止；本地引擎准备好之后，再运行一次这个单元格",
     ]
 
 
@@ -282,7 +282,7 @@ def test_the_recorded_frame_speaks_english_under_en(en: None) -> None:
     run = RecordedRun(source={"notebooks": "n.ipynb", "engine": "1.0"}, editions={"en": {"table": "a | b\n"}, "zh": {}})
     lines = recorded("table", run).splitlines()
     assert lines[0] == "╭─ RECORDED output, not live: from a real run of this notebook (engine 1.0)"
-    assert (lines[0].split(":")[0], lines[-1]) == (RECORDED_TOP, RECORDED_BOTTOM)
+    assert (lines[0].split(":")[0], lines[-1]) == (RECORDED_TOP, RECORDED_BOTTOM)  # English ids, shown as they are
 
 
 def test_the_task_playground_speaks_chinese(zh: None) -> None:
@@ -309,41 +309,12 @@ def test_the_task_playground_speaks_english_under_en(en: None) -> None:
     assert (playground.task.description, playground.button.description) == ("Task:", "Ask the model")
 
 
-# --------------------------------------------------------------------------- every key a module says exists
-# Only the modules still on a hand-made ``Messages`` table; the catalog's ids cannot go missing (``make catalog``
-# extracts them from the calls), and tests/test_catalog.py fails on one left untranslated.
-
-
-WIRED = {
-    "parser_playground": "parser_playground",
-    "encoder_playground": "encoder_playground",
-    "engine_panel": "engine_panel",
-    "real_model_lab": "real_model_lab",
-    "engine_words": "engine_words",
-}
-
-
-@pytest.mark.parametrize("module", WIRED)
-def test_every_key_a_module_says_is_in_its_catalog(module: str) -> None:
-    # A typo in a key would raise KeyError only when that one line is shown; find it here instead.
-    import importlib
-    from pathlib import Path
-
-    import codeagent_lite.workbook as room
-
-    source = (Path(room.__file__).parent / f"{module}.py").read_text(encoding="utf-8")
-    said = set(re.findall(r"""say\(\s*["']([a-z0-9_]+)["']""", source))
-    catalog = importlib.import_module(f"codeagent_lite.workbook.{WIRED[module]}").MESSAGES
-    assert said, f"{module} says nothing from a catalog"
-    assert said <= set(catalog.keys()), said - set(catalog.keys())
-
-
 def test_the_engine_report_speaks_chinese(zh: None) -> None:
     from codeagent_lite.providers.local_engine import engine_status
     from codeagent_lite.workbook.engine_panel import engine_report
 
     report = engine_report(engine_status())
-    assert "下面的代码格会现场调用模型" in report or "在那之前，下面每个调用模型的代码格" in report
+    assert "下面的单元格会现场调用模型" in report or "在那之前，下面每个调用模型的单元格" in report
 
 
 # --------------------------------------------------------------------------- verify run end to end, the ladders
@@ -394,13 +365,21 @@ def test_the_zh_ladder_names_its_layers_in_chinese(zh: None) -> None:
 
 def test_the_en_ladder_is_the_chapters_byte_for_byte(en: None) -> None:
     from codeagent_lite import diagnose, format_ladder
-    from codeagent_lite.display import layer_label as chapter_label
     from codeagent_lite.workbook.ladder import format_ladder as edition_ladder
     from codeagent_lite.workbook.ladder import layer_label
 
     for text in ['{"type": "final_answer", "content": "42"}', "[1]", '{"type": "final_answer"}', "Sure!"]:
         assert edition_ladder(diagnose(text)) == format_ladder(diagnose(text))
-    assert [layer_label(layer) for layer in ValidationLayer] == [chapter_label(layer) for layer in ValidationLayer]
+    assert [layer_label(layer) for layer in ValidationLayer] == [layer.label for layer in ValidationLayer]
+
+
+def test_the_playground_names_its_presets_in_chinese_and_keeps_their_english_keys(zh: None) -> None:
+    from codeagent_lite.workbook.parser_playground import PRESETS, ParserPlayground, static_ladders_text
+
+    dropdown = ParserPlayground("duplicate key").preset
+    assert dropdown.value == "duplicate key" and list(dropdown._options_values) == list(PRESETS)
+    assert dropdown.label == "重复键" and all(CHINESE.search(label) for label in dropdown._options_labels)
+    assert static_ladders_text(["top-level array"]).startswith("--- 顶层是数组\n")
 
 
 def test_the_playground_ladders_and_the_learner_ladder_speak_chinese(zh: None) -> None:

@@ -15,7 +15,8 @@ is about:
   with a visible marker, so one huge result cannot swell every later request;
 * every call's tokens are counted, rejected replies included, because they were paid for.
 
-The result is a frozen ``Transcript`` that a notebook or the command line can show.
+The result is a frozen ``Transcript`` that a notebook or the command line can show
+(``workbook.transcript_view``, in the learner's language).
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import ClassVar, Literal, TypeAlias
 
-from ..diagnosis import diagnose, format_ladder
-from ..display import layer_label, printable, quote, shorten, shorten_counted, usage_text
+from ..display import quote, shorten, shorten_counted
 from ..kernel_types import Action, FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult
 from ..model_adapter import (
     InvalidModelOutputError,
@@ -184,7 +184,9 @@ class Transcript:
 
     ``history`` is the history the loop built for the model (system message, task, tool
     calls, tool results and corrections); rejected replies are not in it, see
-    ``run_agent``. ``usage`` sums every model call, failed ones included.
+    ``run_agent``. ``usage`` sums every model call, failed ones included. ``stop_detail`` is what the
+    provider's error or the interrupted tool said, empty for the other reasons (their details are counts, in
+    ``steps``). ``workbook.transcript_view`` shows a transcript in the learner's language.
     """
 
     task: str
@@ -203,79 +205,6 @@ class Transcript:
     def rejections(self) -> int:
         return sum(1 for step in self.steps if step.kind is StepKind.REJECTION)
 
-    def render(self, *, show_ladders: bool = True, max_chars: int = 400) -> str:
-        """Plain text for a terminal or a notebook; every long text is shortened to ``max_chars``.
-
-        With ``show_ladders`` a rejected reply whose raw text is known is run through
-        ``diagnose`` again, so the learner sees all four layers, not only the one that failed.
-        The result holds no raw control characters (``display.printable``): a reply or a file
-        may carry terminal escape sequences, and this text is meant to be printed.
-        """
-        lines = [f"task: {shorten_counted(self.task, max_chars)}"]
-        for number, step in enumerate(self.steps, start=1):
-            lines.append(_step_heading(number, step))
-            lines.extend("    " + line for line in _step_body(step, show_ladders, max_chars).splitlines())
-        lines.append(f"stopped: {self.stop_reason.value} ({shorten_counted(self.stop_detail, max_chars)})")
-        if self.final_answer is not None:
-            lines.append(f"final answer: {shorten_counted(self.final_answer, max_chars)}")
-        lines.append(
-            f"usage: {usage_text(self.usage)} over {self.model_calls} model calls ({self.rejections} rejected)"
-        )
-        return printable("\n".join(lines))
-
-
-def _step_heading(number: int, step: Step) -> str:
-    if isinstance(step, ToolResultStep):
-        status = "error" if step.result.is_error else "ok"
-        return f"[{number}] tool result · call_id={quote(step.result.call_id, _ID_QUOTE_CHARS)} · {status}"
-    if isinstance(step, RejectionStep):
-        verdict = f"rejected at {layer_label(step.layer)}" if step.layer is not None else "rejected"
-    elif isinstance(step, RepeatedCallIdStep):
-        verdict = "rejected by the loop"  # the four layers passed; the loop refused the action
-    else:
-        verdict = step.kind.value.replace("_", " ")
-    return f"[{number}] model call {step.model_call} · {verdict} · {usage_text(step.usage)}"
-
-
-def _step_body(step: Step, show_ladders: bool, max_chars: int) -> str:
-    if isinstance(step, ToolResultStep):
-        return _tool_result_body(step, max_chars)
-    if isinstance(step, ActionStep):
-        return f"✔ all four layers passed\n=> {shorten(repr(step.action), max_chars)}"
-    if isinstance(step, ProviderErrorStep):
-        return f"✘ {shorten_counted(step.message, max_chars)}"
-    if isinstance(step, RepeatedCallIdStep):
-        verdict = f"✔ all four layers passed: {shorten(repr(step.action), max_chars)}\n✘ {step.message}"
-        return verdict + "\n" + _correction_line(step.correction, max_chars)
-    return _rejection_body(step, show_ladders, max_chars)
-
-
-def _tool_result_body(step: ToolResultStep, max_chars: int) -> str:
-    body = shorten_counted(step.result.content, max_chars) or "(empty)"
-    if step.capped:
-        body += (
-            f"\n(the tool returned {step.output_chars} characters; the model was sent them cut, ending in the marker)"
-        )
-    return body
-
-
-def _rejection_body(step: RejectionStep, show_ladders: bool, max_chars: int) -> str:
-    lines = []
-    if step.raw_text is not None:
-        lines.append(f"raw reply: {quote(step.raw_text, max_chars)}")
-    if step.raw_text is not None and step.layer is not None and show_ladders:
-        lines.append(format_ladder(diagnose(step.raw_text)))
-    else:
-        lines.append(f"✘ {shorten_counted(step.message, max_chars)}")
-    lines.append(_correction_line(step.correction, max_chars))
-    return "\n".join(lines)
-
-
-def _correction_line(correction: str | None, max_chars: int) -> str:
-    if correction is None:
-        return "no correction sent: the run stops here"
-    return f"correction sent: {shorten_counted(correction, max_chars)}"
-
 
 # --------------------------------------------------------------------------- messages back to the model
 
@@ -287,7 +216,7 @@ def correction_message(error: InvalidModelOutputError) -> str:
     JSON object. It never repeats the raw reply: that could be huge, and echoing broken
     text back invites the model to copy it.
     """
-    where = layer_label(error.layer) if error.layer is not None else "validation"
+    where = error.layer.label if error.layer is not None else "validation"
     reason = shorten(error.message, _MAX_REASON_CHARS)
     parts = [_end_sentence(f"Your last reply was rejected at {where}: {reason}")]
     # Many parser messages already say both (layers 3 and 4); saying them twice only adds tokens.
@@ -461,7 +390,7 @@ class _Run:
         self.rejections_in_a_row = 0
         self.steps.append(ActionStep(model_call=call_number, usage=response.usage, action=action))
         if isinstance(action, FinalAnswer):
-            return self.finish(StopReason.FINAL_ANSWER, f"after {call_number} model calls", action.content)
+            return self.finish(StopReason.FINAL_ANSWER, "", action.content)
         return self._run_tool_call(action)
 
     def _reply_rejected(self, call_number: int, error: InvalidModelOutputError) -> Transcript | None:
@@ -492,11 +421,7 @@ class _Run:
         self.rejections_in_a_row += 1
         if self.rejections_in_a_row > self.max_consecutive_rejections:
             self.steps.append(step)
-            return self.finish(
-                StopReason.TOO_MANY_REJECTIONS,
-                f"{self.rejections_in_a_row} rejected replies in a row; at most "
-                f"{self.max_consecutive_rejections} corrections are sent in a row",
-            )
+            return self.finish(StopReason.TOO_MANY_REJECTIONS, "")
         self.history.append(Message(MessageRole.USER, correction))
         self.steps.append(replace(step, correction=correction))
         return None
@@ -511,7 +436,7 @@ class _Run:
             message = f"tool {quote(call.tool_name, _ID_QUOTE_CHARS)} was interrupted (KeyboardInterrupt)"
             result = ToolResult(call.call_id, message, is_error=True)
             self._record(result)
-            return self.finish(StopReason.INTERRUPTED, f"{message}; the run stops here")
+            return self.finish(StopReason.INTERRUPTED, message)
         self._record(result)
         return None
 
@@ -566,4 +491,4 @@ def run_agent(
         transcript = run.turn(call_number)
         if transcript is not None:
             return transcript
-    return run.finish(StopReason.STEP_LIMIT, f"{max_steps} model calls without a final answer")
+    return run.finish(StopReason.STEP_LIMIT, "")

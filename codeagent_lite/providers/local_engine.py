@@ -20,7 +20,11 @@ A build says "ready" only after a one-token smoke test in a separate process
 the next build reinstalls the library instead of trusting what imports.
 
 ``engine_status()`` reads those files and what Python can import right now, and answers one of
-four states (``EngineState``) that notebook 06 and ``run --provider local`` act on. Because the
+four states (``EngineState``) that notebook 06 and ``run --provider local`` act on. A status holds
+data, never sentences: the phase of a build (``Phase``), and why it failed and what to do as
+``Note``s (a stable code and its parameters), which ``state.json`` keeps as they are. The words are
+made from them where they are shown (``workbook/engine_words``, through the message catalog), so the
+command line and notebook 06 say the same thing in the learner's language. Because the
 packages land in the same environment, a running kernel can use them once the build ends:
 ``importlib.invalidate_caches()`` is all it takes, no restart.
 
@@ -52,11 +56,12 @@ __all__ = [
     "ENGINE_MODULES",
     "LOCAL_REQUIREMENTS",
     "SHARED_SERVER_VARIABLE",
-    "SMOKE_FAILED",
-    "SMOKE_HINT",
     "BuildProgress",
     "EngineState",
     "EngineStatus",
+    "Note",
+    "NoteCode",
+    "Phase",
     "Platform",
     "build_engine",
     "classify_failure",
@@ -92,10 +97,6 @@ REFERENCE_CORES = 2
 LOG_NAME = "build.log"
 STATE_NAME = "state.json"
 LOCK_NAME = "build.lock"
-RETRY_HINT = (
-    "retry with `make local` (builds in the foreground and shows progress) or start `make lab` again "
-    "(builds in the background); without make: python scripts/local_engine.py build"
-)
 
 _STEP = re.compile(r"\[(\d+)/(\d+)\]")
 _STAMPED = re.compile(r"^\s*(\d+(?:\.\d+)?) \| (.*)$")
@@ -108,6 +109,63 @@ class EngineState(StrEnum):
     NOT_INSTALLED = "not installed"
 
 
+class Phase(StrEnum):
+    """Where a running build is, read from its log."""
+
+    CONFIGURING = "configuring"
+    COMPILING = "compiling"
+    INSTALLING = "installing"
+
+
+class NoteCode(StrEnum):
+    """Why a build failed (the first group) and what to do about it (the second)."""
+
+    INTERRUPTED = "interrupted"
+    NO_NETWORK = "no-network"
+    DISK_FULL = "disk-full"
+    OUT_OF_MEMORY = "out-of-memory"
+    NO_COMPILER = "no-compiler"  # compiler: "C", "C++" or "C/C++"
+    BUILD_FAILED = "build-failed"  # returncode
+    WRONG_PYTHON = "wrong-python"  # python, modules
+    SMOKE_FAILED = "smoke-failed"  # failure: how the engine ended, in local_server's words
+    CHECK_NETWORK = "check-network"
+    FREE_DISK = "free-disk"
+    SAVE_MEMORY = "save-memory"
+    COMPILER_CONDA = "compiler-conda"
+    COMPILER_APPLE = "compiler-apple"
+    COMPILER_WINDOWS = "compiler-windows"
+    COMPILER_PACKAGES = "compiler-packages"  # command
+    COMPILER_ANY = "compiler-any"
+    READ_LOG = "read-log"
+    PICK_KERNEL = "pick-kernel"
+    REBUILD = "rebuild"  # cmake: the flags ``make local`` compiles with
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A cause or a hint as data: its code and the values its words need, all strings (they go to JSON)."""
+
+    code: NoteCode
+    fields: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, code: NoteCode, **fields: object) -> Note:
+        return cls(code, tuple((name, str(value)) for name, value in sorted(fields.items())))
+
+    def as_json(self) -> dict[str, object]:
+        return {"code": self.code.value, "fields": dict(self.fields)}
+
+    @classmethod
+    def from_json(cls, value: object) -> Note | None:
+        """The note ``state.json`` holds, or None for anything else (an older file held sentences)."""
+        if not isinstance(value, dict) or value.get("code") not in set(NoteCode):
+            return None
+        fields = value.get("fields")
+        if not isinstance(fields, dict) or not all(isinstance(item, str) for item in fields.values()):
+            return None
+        return cls.of(NoteCode(value["code"]), **fields)
+
+
 @dataclass(frozen=True, slots=True)
 class BuildProgress:
     """How far a running build is, read from its log.
@@ -117,7 +175,7 @@ class BuildProgress:
     """
 
     elapsed_seconds: float
-    phase: str
+    phase: Phase
     done_steps: int | None = None
     total_steps: int | None = None
     remaining_seconds: float | None = None
@@ -127,19 +185,9 @@ class BuildProgress:
         """0.0-1.0 for a progress bar: compile steps once known, else time against the reference."""
         if self.done_steps is not None and self.total_steps:
             return min(self.done_steps / self.total_steps, 1.0)
-        if self.phase == "installing":
+        if self.phase is Phase.INSTALLING:
             return 1.0
         return 0.0
-
-    def describe(self) -> str:
-        text = f"{self.phase} for {_duration(self.elapsed_seconds)}"
-        if self.done_steps is not None and self.total_steps is not None:
-            text = (
-                f"{self.phase} ({self.done_steps}/{self.total_steps} steps), {_duration(self.elapsed_seconds)} so far"
-            )
-        if self.remaining_seconds is not None:
-            text += f", about {_duration(self.remaining_seconds)} left"
-        return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +198,8 @@ class EngineStatus:
     missing: tuple[str, ...]
     directory: Path
     progress: BuildProgress | None = None
-    reason: str = ""
-    hint: str = ""
+    reason: Note | None = None
+    hint: Note | None = None
     log_tail: tuple[str, ...] = ()
     shared_url: str = ""
     """The class's model server when ``CAL_LOCAL_MODEL_URL`` names one (the state is then ready)."""
@@ -163,41 +211,6 @@ class EngineStatus:
     @property
     def log_path(self) -> Path:
         return self.directory / LOG_NAME
-
-    def summary(self) -> str:
-        """One line: the state and, while building, the progress."""
-        if self.state is EngineState.READY and self.shared_url:
-            return f"local engine: ready (the class's shared model server at {self.shared_url})"
-        if self.state is EngineState.READY:
-            return "local engine: ready (llama-cpp-python and the Gemma weights are installed)"
-        if self.state is EngineState.BUILDING:
-            progress = self.progress.describe() if self.progress is not None else "started"
-            return f"local engine: building in the background, {progress}"
-        if self.state is EngineState.FAILED:
-            return f"local engine: impossible on this machine for now: {self.reason}"
-        return "local engine: not installed (no build has been started in this environment)"
-
-    def how_to_get_it(self) -> str:
-        """What to do next, in a few lines; empty when the engine is ready."""
-        if self.state is EngineState.READY:
-            return ""
-        if self.state is EngineState.BUILDING:
-            return (
-                f"The build log is {self.log_path}. When it finishes, run the cells again: "
-                "the packages land in this environment, so no restart is needed."
-            )
-        lines = []
-        if self.state is EngineState.FAILED:
-            lines.append(self.hint)
-            lines.append(f"Then {RETRY_HINT}.")
-            lines.append(f"The build log is {self.log_path}.")
-        else:
-            lines.append(
-                "Get it with `make local` in the repository root (compiles llama.cpp, about 7 minutes on "
-                "2 cores; needs a C/C++ compiler), or: pip install 'codeagent-lite[local]' "
-                f"with CMAKE_ARGS={PORTABLE_CMAKE_ARGS}."
-            )
-        return "\n".join(line for line in lines if line)
 
 
 # --------------------------------------------------------------------------- where and what
@@ -349,25 +362,17 @@ def read_progress(lines: Sequence[str], elapsed_seconds: float, cores: int | Non
     """
     facts = _read_log(lines)
     if facts.installing:
-        return BuildProgress(elapsed_seconds, "installing", facts.done, facts.total, 5.0)
+        return BuildProgress(elapsed_seconds, Phase.INSTALLING, facts.done, facts.total, 5.0)
     if facts.done is not None and facts.total is not None:
         remaining = None
         if facts.first_step_at is not None and facts.done > 0:
             per_step = max(elapsed_seconds - facts.first_step_at, 0.0) / facts.done
             remaining = per_step * (facts.total - facts.done)
-        return BuildProgress(elapsed_seconds, "compiling", facts.done, facts.total, remaining)
+        return BuildProgress(elapsed_seconds, Phase.COMPILING, facts.done, facts.total, remaining)
     scale = REFERENCE_CORES / max(cores or os.cpu_count() or REFERENCE_CORES, 1)
     expected = REFERENCE_BUILD_SECONDS * min(scale, 1.0)
     remaining = max(expected - elapsed_seconds, 30.0)
-    return BuildProgress(elapsed_seconds, "downloading and configuring", None, None, remaining)
-
-
-def _duration(seconds: float) -> str:
-    seconds = max(seconds, 0.0)
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes} min {rest:02d} s"
+    return BuildProgress(elapsed_seconds, Phase.CONFIGURING, None, None, remaining)
 
 
 # --------------------------------------------------------------------------- the state
@@ -392,9 +397,10 @@ def engine_status(directory: Path | None = None, *, now: float | None = None) ->
         return EngineStatus(EngineState.BUILDING, missing, folder, progress=_progress_now(folder, state, now))
     if not missing and state.get("smoke") == "failed":
         # Importable, but the last smoke test saw it crash: not ready, whatever imports.
-        reason = str(state.get("reason") or SMOKE_FAILED.format(failure="(no detail recorded)"))
+        reason = Note.from_json(state.get("reason")) or Note.of(NoteCode.SMOKE_FAILED, failure="?")
+        hint = Note.of(NoteCode.REBUILD, cmake=PORTABLE_CMAKE_ARGS)
         return EngineStatus(
-            EngineState.FAILED, missing, folder, reason=reason, hint=SMOKE_HINT, log_tail=_tail(_log_lines(folder))
+            EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=_tail(_log_lines(folder))
         )
     if not missing:
         return EngineStatus(EngineState.READY, missing, folder)
@@ -408,14 +414,13 @@ def _failed_status(folder: Path, missing: tuple[str, ...], state: Mapping[str, o
     returncode = state.get("returncode")
     tail = _tail(_log_lines(folder))
     if returncode is None:
-        reason = "the last build stopped before it finished (it was interrupted or killed)"
-        return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint="", log_tail=tail)
+        return EngineStatus(EngineState.FAILED, missing, folder, reason=Note.of(NoteCode.INTERRUPTED), log_tail=tail)
     if returncode == 0:
-        reason = f"the last build succeeded, but this Python ({sys.executable}) cannot import {', '.join(missing)}"
-        hint = "Pick the kernel of the environment the build installed into, or build in this one."
+        reason = Note.of(NoteCode.WRONG_PYTHON, python=sys.executable, modules=", ".join(missing))
+        hint = Note.of(NoteCode.PICK_KERNEL)
         return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=tail)
-    reason = str(state.get("reason") or f"the build failed with exit code {returncode}")
-    hint = str(state.get("hint") or "Read the end of the build log below for the cause.")
+    reason = Note.from_json(state.get("reason")) or Note.of(NoteCode.BUILD_FAILED, returncode=returncode)
+    hint = Note.from_json(state.get("hint")) or Note.of(NoteCode.READ_LOG)
     return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=tail)
 
 
@@ -442,29 +447,27 @@ def current_platform(os_release: Path = Path("/etc/os-release")) -> Platform:
     return Platform(sys.platform, frozenset(ids), conda)
 
 
-def compiler_install_hint(platform: Platform) -> str:
-    """The command that installs a C/C++ compiler on this kind of machine."""
+_PACKAGE_COMMANDS = (
+    (frozenset({"debian", "ubuntu"}), "sudo apt-get install build-essential"),
+    (frozenset({"fedora", "rhel", "centos"}), "sudo dnf install gcc gcc-c++"),
+    (frozenset({"arch"}), "sudo pacman -S base-devel"),
+    (frozenset({"opensuse", "suse"}), "sudo zypper install gcc gcc-c++"),
+    (frozenset({"alpine"}), "apk add build-base"),
+)
+
+
+def compiler_install_hint(platform: Platform) -> Note:
+    """How to install a C/C++ compiler on this kind of machine."""
     if platform.conda:
-        return "Install a compiler into this conda environment: conda install -c conda-forge compilers"
+        return Note.of(NoteCode.COMPILER_CONDA)
     if platform.system == "darwin":
-        return "Install Apple's command line tools (clang): xcode-select --install"
+        return Note.of(NoteCode.COMPILER_APPLE)
     if platform.system == "win32":
-        return (
-            "Install Visual Studio Build Tools with the 'Desktop development with C++' workload "
-            "(winget install Microsoft.VisualStudio.2022.BuildTools), then use a Developer PowerShell"
-        )
-    ids = platform.os_ids
-    if ids & {"debian", "ubuntu"}:
-        return "Install gcc and g++: sudo apt-get install build-essential"
-    if ids & {"fedora", "rhel", "centos"}:
-        return "Install gcc and g++: sudo dnf install gcc gcc-c++"
-    if ids & {"arch"}:
-        return "Install gcc and g++: sudo pacman -S base-devel"
-    if ids & {"opensuse", "suse"}:
-        return "Install gcc and g++: sudo zypper install gcc gcc-c++"
-    if ids & {"alpine"}:
-        return "Install gcc and g++: apk add build-base"
-    return "Install a C and C++ compiler (gcc and g++, or clang) with your system's package manager"
+        return Note.of(NoteCode.COMPILER_WINDOWS)
+    for ids, command in _PACKAGE_COMMANDS:
+        if platform.os_ids & ids:
+            return Note.of(NoteCode.COMPILER_PACKAGES, command=command)
+    return Note.of(NoteCode.COMPILER_ANY)
 
 
 def working_compilers(environ: Mapping[str, str] | None = None) -> dict[str, bool]:
@@ -502,45 +505,33 @@ _COMPILER_SIGNS = (
 )
 
 
-_FAILURE_SIGNS: tuple[tuple[tuple[str, ...], str, str], ...] = (
-    (
-        _NETWORK_SIGNS,
-        "pip could not download the packages (no network, or no access to PyPI)",
-        "Check the network connection or proxy settings (pip's own settings, e.g. PIP_INDEX_URL)",
-    ),
-    (("No space left on device",), "the disk filled up during the build", "Free about 1 GB of disk space"),
-    (
-        ("Killed signal terminated program", "virtual memory exhausted"),
-        "the compiler ran out of memory",
-        "Close other programs, or build on one core: CMAKE_BUILD_PARALLEL_LEVEL=1 make local",
-    ),
+_FAILURE_SIGNS: tuple[tuple[tuple[str, ...], NoteCode, NoteCode], ...] = (
+    (_NETWORK_SIGNS, NoteCode.NO_NETWORK, NoteCode.CHECK_NETWORK),
+    (("No space left on device",), NoteCode.DISK_FULL, NoteCode.FREE_DISK),
+    (("Killed signal terminated program", "virtual memory exhausted"), NoteCode.OUT_OF_MEMORY, NoteCode.SAVE_MEMORY),
 )
 
 
 def _missing_compiler(log_text: str, compilers: Mapping[str, bool]) -> str | None:
-    """ "C", "C++", "C and C++" or "C/C++" when the build lacked a compiler; None when it did not."""
+    """ "C", "C++" or "C/C++" when the build lacked a compiler; None when it did not."""
     broken = [name for name, ok in compilers.items() if not ok]
     if not broken and not any(sign in log_text for sign in _COMPILER_SIGNS):
         return None
-    return " and ".join("C" if name == "CC" else "C++" for name in broken) or "C/C++"
+    only: dict[tuple[str, ...], str] = {("CC",): "C", ("CXX",): "C++"}
+    return only.get(tuple(broken), "C/C++")
 
 
 def classify_failure(
     log_text: str, returncode: int, compilers: Mapping[str, bool], platform: Platform
-) -> tuple[str, str]:
-    """(the cause in words, what to do) for a failed build."""
+) -> tuple[Note, Note]:
+    """(the cause, what to do) for a failed build."""
     for signs, cause, hint in _FAILURE_SIGNS:
         if any(sign in log_text for sign in signs):
-            return cause, hint
+            return Note.of(cause), Note.of(hint)
     missing_compiler = _missing_compiler(log_text, compilers)
     if missing_compiler is not None:
-        return f"no working {missing_compiler} compiler, which compiling llama.cpp needs", compiler_install_hint(
-            platform
-        )
-    return (
-        f"the build failed with exit code {returncode}",
-        "Read the end of the build log for the cause",
-    )
+        return Note.of(NoteCode.NO_COMPILER, compiler=missing_compiler), compiler_install_hint(platform)
+    return Note.of(NoteCode.BUILD_FAILED, returncode=returncode), Note.of(NoteCode.READ_LOG)
 
 
 # --------------------------------------------------------------------------- the builder
@@ -548,11 +539,9 @@ def classify_failure(
 SmokeTest = Callable[[str], str]
 """Given the interpreter the engine was installed into: '' when one token came back, else why not."""
 
-SMOKE_FAILED = "the engine installed, but its one-token smoke test failed: {failure}"
-SMOKE_HINT = (
-    "`make local` reinstalls llama-cpp-python, compiled for this machine with "
-    f"CMAKE_ARGS={PORTABLE_CMAKE_ARGS} (never from a wheel built with other flags)"
-)
+Tell = Callable[[EngineStatus], str]
+"""The words for a status, given by whoever prints the builder's lines (``scripts/local_engine.py`` gives
+``workbook.engine_words``'); without one the builder says only the state."""
 
 
 def _cmake_args(environ: Mapping[str, str] | None = None) -> str:
@@ -598,6 +587,7 @@ def build_engine(
     report_every: float = 15.0,
     platform: Platform | None = None,
     smoke_test: SmokeTest | None = None,
+    tell: Tell | None = None,
 ) -> int:
     """Install the engine into ``python``'s environment and smoke-test it; 0 once it is ready.
 
@@ -605,7 +595,8 @@ def build_engine(
     running is waited for (``make test`` does that); otherwise this returns 0 at once. An
     engine that already imports is only smoke-tested (one token, in a separate process);
     one that fails that test is reinstalled, compiled with this build's flags. ``report``
-    gets a progress line every ``report_every`` seconds and the verdict at the end.
+    gets a progress line every ``report_every`` seconds and the verdict at the end, both in the words
+    ``tell`` gives a status.
     """
     folder = engine_dir() if directory is None else directory
     folder.mkdir(parents=True, exist_ok=True)
@@ -614,7 +605,9 @@ def build_engine(
         if report is not None:
             print(text, file=report, flush=True)
 
-    build = _Build(folder, python, tuple(requirements), say, report_every, platform, smoke_test or _default_smoke_test)
+    build = _Build(
+        folder, python, tuple(requirements), say, report_every, platform, smoke_test or _default_smoke_test, tell
+    )
     with _locked(folder / LOCK_NAME, exclusive=True, wait=False) as got_it:
         if got_it:
             return build.run()
@@ -637,6 +630,11 @@ class _Build:
     report_every: float
     platform: Platform | None
     smoke_test: SmokeTest
+    tell: Tell | None
+
+    def _tell(self, status: EngineStatus) -> None:
+        words = self.tell(status) if self.tell is not None else _state_only(status)
+        self.say(words)
 
     def run(self) -> int:
         if not missing_engine_modules():
@@ -645,9 +643,9 @@ class _Build:
             failure = self.smoke_test(self.python)
             if not failure:
                 _write_state(self.folder, {"started": started, "finished": time.time(), "returncode": 0, "smoke": "ok"})
-                self.say("local engine: ready (already installed; its smoke test passed)")
+                self._tell(EngineStatus(EngineState.READY, (), self.folder))
                 return 0
-            self.say(f"local engine: {SMOKE_FAILED.format(failure=failure)}; reinstalling it")
+            self.say(f"local engine: its one-token smoke test failed ({failure}); reinstalling it")
             return self._install(reinstall=True)
         return self._install(reinstall=False)
 
@@ -691,7 +689,8 @@ class _Build:
                 write(raw.rstrip())
                 if time.monotonic() - last_report >= self.report_every:
                     last_report = time.monotonic()
-                    self.say("  " + read_progress(lines, time.time() - started).describe())
+                    progress = read_progress(lines, time.time() - started)
+                    self._tell(EngineStatus(EngineState.BUILDING, (), self.folder, progress=progress))
             returncode = process.wait()
             if returncode != 0:
                 return self._finish(started, returncode, "\n".join(lines[-400:]))
@@ -702,21 +701,28 @@ class _Build:
 
     def _finish(self, started: float, returncode: int, log_text: str, smoke_failure: str | None = None) -> int:
         state: dict[str, Any] = {"started": started, "finished": time.time(), "returncode": returncode}
+        status = EngineStatus(EngineState.READY, (), self.folder)
         if returncode != 0:
             platform = self.platform or current_platform()
             reason, hint = classify_failure(log_text, returncode, working_compilers(), platform)
-            state.update(reason=reason, hint=hint)
-            self.say(f"local engine: build failed: {reason}\n{hint}; then {RETRY_HINT}.\nlog: {self.folder / LOG_NAME}")
+            state.update(reason=reason.as_json(), hint=hint.as_json())
+            status = EngineStatus(EngineState.FAILED, missing_engine_modules(), self.folder, reason=reason, hint=hint)
         elif smoke_failure:
-            reason = SMOKE_FAILED.format(failure=smoke_failure)
-            state.update(smoke="failed", reason=reason, hint=SMOKE_HINT)
-            self.say(f"local engine: failed: {reason}\n{SMOKE_HINT}\nlog: {self.folder / LOG_NAME}")
-        else:
-            if smoke_failure is not None:
-                state["smoke"] = "ok"
-            self.say(f"local engine: ready after {_duration(time.time() - started)}")
+            reason = Note.of(NoteCode.SMOKE_FAILED, failure=smoke_failure)
+            hint = Note.of(NoteCode.REBUILD, cmake=PORTABLE_CMAKE_ARGS)
+            state.update(smoke="failed", reason=reason.as_json(), hint=hint.as_json())
+            status = EngineStatus(EngineState.FAILED, (), self.folder, reason=reason, hint=hint)
+        elif smoke_failure is not None:
+            state["smoke"] = "ok"
         _write_state(self.folder, state)
+        self._tell(status)
         return 1 if smoke_failure else returncode
+
+
+def _state_only(status: EngineStatus) -> str:
+    """The builder's line when nobody gave it words: the state and the cause's code."""
+    cause = f" ({status.reason.code})" if status.reason is not None else ""
+    return f"local engine: {status.state.value}{cause}; log: {status.log_path}"
 
 
 def start_background_build(

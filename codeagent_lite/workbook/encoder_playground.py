@@ -20,50 +20,14 @@ import ipywidgets as widgets
 from ..display import escape_html, json_kind
 from ..json_text_messages import ProviderMessage, build_provider_messages
 from ..kernel_types import HistoryItem, Message, MessageRole, ToolCall, ToolResult
-from .language import Messages
 from .widget_view import ShownAsWidget
+from .words import N_, _
 
 __all__ = ["ITEM_KINDS", "EncoderPlayground", "describe_item", "format_conversion"]
 
 ITEM_KINDS = ("Message", "ToolCall", "ToolResult")
 
-# The playground's words in both languages; field names (role, call_id, ...) and type names stay as in code.
-MESSAGES = Messages(
-    {
-        "empty_history": {
-            "en": "(the history is empty: pick an item type, fill in its fields and press “Add to history”)",
-            "zh": "（历史还是空的：选一种历史项类型，填好字段，再按“加入历史”）",
-        },
-        "item_type": {"en": "Item type", "zh": "历史项类型"},
-        "content_placeholder": {"en": "Read README.md", "zh": "读一下 README.md"},
-        "add": {"en": "Add to history", "zh": "加入历史"},
-        "remove_last": {"en": "Remove last", "zh": "删除最后一项"},
-        "clear": {"en": "Clear", "zh": "清空"},
-        "not_added": {"en": "✘ Not added: {error}", "zh": "✘ 没有加入：{error}"},
-        "encoder_refuses": {
-            "en": "✘ Not added: the encoder refuses it ({error}; NaN and Infinity are not JSON)",
-            "zh": "✘ 没有加入：编码器拒绝了它（{error}；NaN 和 Infinity 不是 JSON）",
-        },
-        "added": {"en": "✔ Added {kind} as item #{number}.", "zh": "✔ 已把 {kind} 加为第 {number} 项。"},
-        "nothing_to_remove": {
-            "en": "Nothing to remove: the history is empty.",
-            "zh": "没有可删除的：历史是空的。",
-        },
-        "removed": {"en": "Removed {kind} (was item #{number}).", "zh": "已删除 {kind}（原来的第 {number} 项）。"},
-        "cleared": {"en": "History cleared.", "zh": "历史已清空。"},
-        "arguments_not_json": {
-            "en": "arguments is not valid JSON: {reason} (line {line}, column {column})",
-            "zh": "arguments 不是合法的 JSON：{reason}（第 {line} 行，第 {column} 列）",
-        },
-        "arguments_not_object": {
-            "en": "arguments must be a JSON object {{...}}, found {kind}",
-            "zh": "arguments 必须是 JSON 对象 {{...}}，实际是 {kind}",
-        },
-    }
-)
-say = MESSAGES.say
-
-EMPTY_HISTORY_TEXT = MESSAGES.say("empty_history", language="en")
+EMPTY_HISTORY_TEXT = N_("(the history is empty: pick an item type, fill in its fields and press “Add to history”)")
 """What the view shows before anything is added (the English text; the view speaks the edition's language)."""
 
 
@@ -77,7 +41,7 @@ def describe_item(item: HistoryItem) -> str:
 def format_conversion(history: Sequence[HistoryItem]) -> str:
     """Each history item, then the provider message it became: the before/after view the playground shows."""
     if not history:
-        return say("empty_history")
+        return _(EMPTY_HISTORY_TEXT)
     messages = build_provider_messages(history)
     blocks = []
     for number, (item, message) in enumerate(zip(history, messages, strict=True), start=1):
@@ -90,9 +54,16 @@ def _parse_arguments(text: str) -> dict[str, object]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(say("arguments_not_json", reason=error.msg, line=error.lineno, column=error.colno)) from error
+        raise ValueError(
+            _(
+                "arguments is not valid JSON: {reason} (line {line}, column {column})",
+                reason=error.msg,
+                line=error.lineno,
+                column=error.colno,
+            )
+        ) from error
     if not isinstance(value, dict):
-        raise ValueError(say("arguments_not_object", kind=json_kind(value)))
+        raise ValueError(_("arguments must be a JSON object {{...}}, found {kind}", kind=json_kind(value)))
     return value
 
 
@@ -107,10 +78,10 @@ class EncoderPlayground(ShownAsWidget):
         self._history: list[HistoryItem] = list(history)
         build_provider_messages(self._history)  # refuse an unencodable starting history here, not on first render
 
-        self.kind = widgets.ToggleButtons(options=list(ITEM_KINDS), value="Message", description=say("item_type"))
+        self.kind = widgets.ToggleButtons(options=list(ITEM_KINDS), value="Message", description=_("Item type"))
 
         self.role = widgets.Dropdown(options=[role.value for role in MessageRole], value="user", description="role")
-        self.message_content = widgets.Textarea(value="", description="content", placeholder=say("content_placeholder"))
+        self.message_content = widgets.Textarea(value="", description="content", placeholder=_("Read README.md"))
         self.message_fields = widgets.VBox([self.role, self.message_content])
 
         self.call_id = widgets.Text(value="call_1", description="call_id")
@@ -123,16 +94,16 @@ class EncoderPlayground(ShownAsWidget):
         self.is_error = widgets.Checkbox(value=False, description="is_error")
         self.result_fields = widgets.VBox([self.result_call_id, self.result_content, self.is_error])
 
-        self.add_button = widgets.Button(description=say("add"), button_style="primary")
-        self.remove_button = widgets.Button(description=say("remove_last"))
-        self.clear_button = widgets.Button(description=say("clear"))
+        self.add_button = widgets.Button(description=_("Add to history"), button_style="primary")
+        self.remove_button = widgets.Button(description=_("Remove last"))
+        self.clear_button = widgets.Button(description=_("Clear"))
         self.status = widgets.Label(value="")
         self.view = widgets.HTML(value="")
 
         self.kind.observe(self._on_kind_change, names="value")
-        self.add_button.on_click(self._on_add)
-        self.remove_button.on_click(self._on_remove)
-        self.clear_button.on_click(self._on_clear)
+        self.add_button.on_click(lambda _button: self.add())
+        self.remove_button.on_click(lambda _button: self.remove_last())
+        self.clear_button.on_click(lambda _button: self.clear())
 
         self.widget = widgets.VBox(
             [
@@ -189,30 +160,34 @@ class EncoderPlayground(ShownAsWidget):
         try:
             item = self.build_item()
         except ValueError as error:
-            self.status.value = say("not_added", error=error)
+            self.status.value = _("✘ Not added: {error}", error=error)
             return False
         try:
             build_provider_messages([item])
         except ValueError as error:
             # json.dumps(allow_nan=False) refuses NaN and Infinity: show the refusal instead of crashing.
-            self.status.value = say("encoder_refuses", error=error)
+            self.status.value = _(
+                "✘ Not added: the encoder refuses it ({error}; NaN and Infinity are not JSON)", error=error
+            )
             return False
         self._history.append(item)
-        self.status.value = say("added", kind=type(item).__name__, number=len(self._history))
+        self.status.value = _("✔ Added {kind} as item #{number}.", kind=type(item).__name__, number=len(self._history))
         self._refresh()
         return True
 
     def remove_last(self) -> None:
         if not self._history:
-            self.status.value = say("nothing_to_remove")
+            self.status.value = _("Nothing to remove: the history is empty.")
             return
         removed = self._history.pop()
-        self.status.value = say("removed", kind=type(removed).__name__, number=len(self._history) + 1)
+        self.status.value = _(
+            "Removed {kind} (was item #{number}).", kind=type(removed).__name__, number=len(self._history) + 1
+        )
         self._refresh()
 
     def clear(self) -> None:
         self._history.clear()
-        self.status.value = say("cleared")
+        self.status.value = _("History cleared.")
         self._refresh()
 
     # ------------------------------------------------------------------ widget plumbing
@@ -227,12 +202,3 @@ class EncoderPlayground(ShownAsWidget):
 
     def _on_kind_change(self, change: dict[str, object]) -> None:
         self._show_fields_for(str(change["new"]))
-
-    def _on_add(self, _button: object) -> None:
-        self.add()
-
-    def _on_remove(self, _button: object) -> None:
-        self.remove_last()
-
-    def _on_clear(self, _button: object) -> None:
-        self.clear()

@@ -28,35 +28,9 @@ from typing import Any
 
 from ..providers.local_engine import EngineState, EngineStatus, engine_status
 from .engine_words import engine_advice, engine_summary
-from .language import LANGUAGES, Language, Messages, edition_language
+from .language import LANGUAGES, Language, edition_language
 from .widget_view import ShownAsWidget
-
-# The panel's own words in both languages; the engine's state lines are engine_words'.
-MESSAGES = Messages(
-    {
-        "recorded_top": {"en": "╭─ RECORDED output, not live", "zh": "╭─ 这是录制的输出（RECORDED），不是现场运行"},
-        "recorded_bottom": {
-            "en": "╰─ end of the recorded output; run the cell again once the local engine is ready",
-            "zh": "╰─ 录制的输出到此为止；本地引擎准备好之后，再运行一次这个代码格",
-        },
-        "recorded_origin": {
-            "en": "{top}: from a real run of this notebook ({origin})",
-            "zh": "{top}：来自这个 notebook 的一次真实运行（{origin}）",
-        },
-        "live": {"en": "the cells below run the model live", "zh": "下面的代码格会现场调用模型"},
-        "build_log": {"en": "last lines of the build log:", "zh": "构建日志的最后几行："},
-        "until_then": {
-            "en": "Until then, every model cell below shows RECORDED output from a real run of this notebook.",
-            "zh": "在那之前，下面每个调用模型的代码格都显示这个 notebook 一次真实运行时录制（RECORDED）的输出。",
-        },
-        "engine": {"en": "engine:", "zh": "引擎："},
-        "ready": {
-            "en": "local engine: ready. Run the cells again (no restart needed): they will run live.",
-            "zh": "本地引擎已就绪。请再运行一次这些代码格（不用重启内核）：它们会现场运行。",
-        },
-    }
-)
-say = MESSAGES.say
+from .words import N_, _
 
 __all__ = [
     "RECORDED_PATH",
@@ -69,9 +43,10 @@ __all__ = [
 ]
 
 RECORDED_PATH = Path(__file__).resolve().parent / "recorded" / "06_real_model.json"
-RECORDED_TOP = MESSAGES.say("recorded_top", language="en")
+RECORDED_TOP = N_("╭─ RECORDED output, not live")
 RECORDED_SIDE = "│ "
-RECORDED_BOTTOM = MESSAGES.say("recorded_bottom", language="en")
+RECORDED_BOTTOM = N_("╰─ end of the recorded output; run the cell again once the local engine is ready")
+"""The frame's first and last words (English ids: ``_(RECORDED_TOP)`` in the edition's language)."""
 _RECORDED_CALL = re.compile(r"""recorded\(["']([a-z0-9-]+)["']\)""")
 
 
@@ -122,9 +97,9 @@ def recorded(key: str, run: RecordedRun | None = None) -> str:
         known = ", ".join(sorted(cells))
         raise KeyError(f"no recorded output named {key!r}; recorded: {known}")
     origin = ", ".join(f"{name} {value}" for name, value in chosen.source.items() if name != "notebooks")
-    lines = [say("recorded_origin", top=say("recorded_top"), origin=origin)]
+    lines = [_("{top}: from a real run of this notebook ({origin})", top=_(RECORDED_TOP), origin=origin)]
     lines.extend(RECORDED_SIDE + line for line in cells[key].rstrip("\n").splitlines())
-    lines.append(say("recorded_bottom"))
+    lines.append(_(RECORDED_BOTTOM))
     return "\n".join(lines)
 
 
@@ -157,13 +132,13 @@ def engine_report(status: EngineStatus) -> str:
     """The engine's state, what to do next, and whether the cells below run live or show recordings."""
     lines = [engine_summary(status)]
     if status.ready:
-        lines.append(say("live"))
+        lines.append(_("the cells below run the model live"))
         return "\n".join(lines)
     lines.append(engine_advice(status))
     if status.state is EngineState.FAILED and status.log_tail:
-        lines.append(say("build_log"))
+        lines.append(_("last lines of the build log:"))
         lines.extend("    " + line for line in status.log_tail[-6:])
-    lines.append(say("until_then"))
+    lines.append(_("Until then, every model cell below shows RECORDED output from a real run of this notebook."))
     return "\n".join(lines)
 
 
@@ -179,7 +154,7 @@ class EngineMonitor(ShownAsWidget):
         import ipywidgets
 
         self.directory = directory
-        self.bar = ipywidgets.FloatProgress(value=0.0, min=0.0, max=1.0, description=say("engine"))
+        self.bar = ipywidgets.FloatProgress(value=0.0, min=0.0, max=1.0, description=_("engine:"))
         self.label = ipywidgets.HTML(value="")
         self.widget = ipywidgets.VBox([self.bar, self.label])
         self.status = self.refresh()
@@ -199,7 +174,7 @@ class EngineMonitor(ShownAsWidget):
         elif status.ready:
             self.bar.value = 1.0
             self.bar.bar_style = "success"
-            text = say("ready")
+            text = _("local engine: ready. Run the cells again (no restart needed): they will run live.")
         else:
             self.bar.bar_style = "danger"
             text = engine_summary(status) + " " + engine_advice(status)

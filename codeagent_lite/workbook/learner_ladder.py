@@ -10,49 +10,34 @@ that crashes or hangs has no ladder, only that sentence. Rows where the two diff
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .. import json_action_parser as reference_parser
-from ..diagnosis import diagnose
+from ..diagnosis import MARKS, LayerStatus, diagnose
 from ..display import escape_html, pad
 from ..model_adapter import ValidationLayer
 from .contract import describe_parse
-from .ladder import MESSAGES as LADDER_MESSAGES
-from .ladder import layer_label
-from .language import Messages
-from .verify import DEFAULT_TIME_LIMIT, run_learner_parser
+from .ladder import layer_label, layer_name, status_word
+from .verify import DEFAULT_TIME_LIMIT, learner_parses
+from .words import _, _p
 
-__all__ = ["MESSAGES", "LadderPair", "LadderPairs", "learner_ladders"]
-
-MESSAGES = Messages(
-    {
-        "passed": {"en": "✔ passed", "zh": "✔ 通过"},
-        "refused": {"en": "✘ refused", "zh": "✘ 拒绝"},
-        "not_reached": {"en": "· not reached", "zh": "· 未走到"},
-        "ours": {"en": "ours", "zh": "参考实现"},
-        "ours_verdict": {"en": "=> ours: {verdict}", "zh": "=> 参考：{verdict}"},
-        "your_verdict": {"en": "   yours: {verdict}", "zh": "   你的：{verdict}"},
-        "verdict": {"en": "verdict", "zh": "结论"},
-        "reply": {"en": "reply {number}", "zh": "回复 {number}"},
-    }
-)
-say = MESSAGES.say
-
-# describe_parse says "✘ rejected at layer 3 (...)" or "✘ 在第 3 层（...）被拒绝": the first digit is the layer.
-_REJECTED = re.compile(r"^✘ (?:rejected at layer |在第 )(\d) ")
+__all__ = ["LadderPair", "LadderPairs", "learner_ladders"]
 
 
 def _ladder(rejected_at: int | None, accepted: bool) -> tuple[str, ...] | None:
-    passed, refused, not_reached = say("passed"), say("refused"), say("not_reached")
+    """Each layer's mark and status word (``✔ passed``), as the reference's ladder says them."""
+    passed, failed, not_reached = LayerStatus.PASSED, LayerStatus.FAILED, LayerStatus.NOT_REACHED
     if accepted:
-        return tuple(passed for _ in ValidationLayer)
-    if rejected_at is None:
+        statuses = [passed] * len(ValidationLayer)
+    elif rejected_at is None:
         return None
-    return tuple(
-        passed if layer < rejected_at else refused if layer == rejected_at else not_reached for layer in ValidationLayer
-    )
+    else:
+        statuses = [
+            passed if layer < rejected_at else failed if layer == rejected_at else not_reached
+            for layer in ValidationLayer
+        ]
+    return tuple(f"{MARKS[status]} {status_word(status)}" for status in statuses)
 
 
 def _verdict(described: str) -> str:
@@ -84,17 +69,17 @@ class LadderPairs:
     pairs: tuple[LadderPair, ...]
 
     def __str__(self) -> str:
-        lines = [f"{'':10}{pad(say('ours'), 16)}{self.label}"]
+        ours_word = _p("ladder", "ours")
+        lines = [f"{'':10}{pad(ours_word, 16)}{self.label}"]
         for pair in self.pairs:
             lines.append(f"{'=' if pair.same else '≠'} {pair.name}")
             yours = pair.yours or ("",) * len(pair.ours)
             for layer, ours, theirs in zip(ValidationLayer, pair.ours, yours, strict=True):
                 mark = " " if ours == theirs or pair.yours is None else "≠"
-                name = LADDER_MESSAGES.say("layer", number=int(layer))
-                lines.append(f"  {mark} {pad(name, 7)}  {pad(ours, 15)} {theirs}".rstrip())
+                lines.append(f"  {mark} {pad(layer_name(layer), 7)}  {pad(ours, 15)} {theirs}".rstrip())
             mark = "  " if pair.ours_verdict == pair.your_verdict else "≠ "
-            lines.append(f"  {mark}{say('ours_verdict', verdict=pair.ours_verdict)}")
-            lines.append(f"  {say('your_verdict', verdict=pair.your_verdict)}")
+            lines.append("  " + mark + _("=> ours: {verdict}", verdict=pair.ours_verdict))
+            lines.append("  " + _("   yours: {verdict}", verdict=pair.your_verdict))
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -103,6 +88,7 @@ class LadderPairs:
 
     def _repr_html_(self) -> str:
         esc = escape_html
+        ours_word, verdict_word = esc(_p("ladder", "ours")), esc(_p("ladder", "verdict"))
         rows = []
         for pair in self.pairs:
             rows.append(
@@ -119,11 +105,11 @@ class LadderPairs:
             differs = pair.ours_verdict != pair.your_verdict
             style = ' style="color:#cf222e;font-weight:bold"' if differs else ""
             rows.append(
-                f"<tr><td>{'≠' if differs else ''}</td><td>{esc(say('verdict'))}</td>"
+                f"<tr><td>{'≠' if differs else ''}</td><td>{verdict_word}</td>"
                 f"<td><code>{esc(pair.ours_verdict)}</code></td>"
                 f"<td{style}><code>{esc(pair.your_verdict)}</code></td></tr>"
             )
-        head = f"<tr><th></th><th></th><th>{esc(say('ours'))}</th><th>{esc(self.label)}</th></tr>"
+        head = f"<tr><th></th><th></th><th>{ours_word}</th><th>{esc(self.label)}</th></tr>"
         return f"<table>{head}{''.join(rows)}</table>"
 
 
@@ -139,9 +125,11 @@ def learner_ladders(
     a list of replies named by their position.
     """
     named = (
-        dict(replies) if isinstance(replies, Mapping) else {say("reply", number=i): t for i, t in enumerate(replies, 1)}
+        dict(replies)
+        if isinstance(replies, Mapping)
+        else {_("reply {number}", number=i): t for i, t in enumerate(replies, 1)}
     )
-    outcomes = run_learner_parser(directory, list(named.values()), time_limit=time_limit)
+    outcomes = learner_parses(directory, list(named.values()), time_limit=time_limit)
     pairs = []
     for (name, text), yours in zip(named.items(), outcomes, strict=True):
         diagnosis = diagnose(text)
@@ -149,9 +137,7 @@ def learner_ladders(
         ours = _ladder(None if rejected is None else int(rejected), diagnosis.accepted)
         assert ours is not None  # the reference always either accepts or names its layer
         ours_verdict = _verdict(describe_parse(reference_parser, text))
-        match = _REJECTED.match(yours)
-        your_ladder = _ladder(int(match.group(1)) if match else None, yours.startswith("✔ "))
-        your_verdict = _verdict(yours)
-        pairs.append(LadderPair(name, text, ours, ours_verdict, your_ladder, your_verdict))
+        your_ladder = _ladder(yours.rejected_at, yours.accepted)
+        pairs.append(LadderPair(name, text, ours, ours_verdict, your_ladder, _verdict(yours.shown)))
     given = os.fspath(directory)
     return LadderPairs(given if not os.path.isabs(given) else os.path.basename(given), tuple(pairs))

@@ -20,6 +20,7 @@ import ipywidgets
 from .learner_ladder import LadderPairs, learner_ladders
 from .parser_playground import ParserPlayground
 from .verify import DEFAULT_TIME_LIMIT
+from .words import _
 
 __all__ = ["LearnerPlayground"]
 
@@ -57,7 +58,7 @@ class LearnerPlayground(ParserPlayground):
         return self._pairs
 
     def _compare(self, text: str) -> LadderPairs:
-        pairs = learner_ladders(self.directory, {"this reply": text}, time_limit=self.time_limit)
+        pairs = learner_ladders(self.directory, {_("this reply"): text}, time_limit=self.time_limit)
         self.comparison.value = pairs._repr_html_()
         return pairs
 

@@ -21,15 +21,14 @@ from ..diagnosis import MARKS, Diagnosis, LayerOutcome, LayerStatus, describe_ac
 from ..display import escape_html, shorten
 from ..model_adapter import InvalidModelOutputError
 from .ladder import format_ladder, layer_label, status_word
-from .language import Messages
 from .widget_view import ShownAsWidget, live_widget_text
+from .words import N_, _
 
 __all__ = [
     "PRESETS",
     "STATIC_PLACEHOLDER",
     "ParserPlayground",
     "render_ladder_html",
-    "render_ladder_text",
     "show_static_ladders",
     "static_ladders_text",
 ]
@@ -40,67 +39,56 @@ _CLEAN_TOOL_CALL = (
 
 PRESETS: dict[str, str] = {
     # Accepted: the two shapes the contract allows.
-    "clean tool call": _CLEAN_TOOL_CALL,
-    "clean final answer (Chinese text)": (
+    N_("clean tool call"): _CLEAN_TOOL_CALL,
+    N_("clean final answer (Chinese text)"): (
         '{"type": "final_answer", "content": "README.md 的标题是「从零搭建 Code Agent」"}'
     ),
     # Layer 1: not exactly one strict JSON value.
-    "fenced ```json block": '```json\n{"type": "final_answer", "content": "42"}\n```',
-    "prose before the JSON": 'Sure! Here is the action:\n{"type": "final_answer", "content": "42"}',
-    "prose after the JSON": '{"type": "final_answer", "content": "42"}\nLet me know if you need anything else.',
-    "two JSON objects": (
+    N_("fenced ```json block"): '```json\n{"type": "final_answer", "content": "42"}\n```',
+    N_("prose before the JSON"): 'Sure! Here is the action:\n{"type": "final_answer", "content": "42"}',
+    N_("prose after the JSON"): '{"type": "final_answer", "content": "42"}\nLet me know if you need anything else.',
+    N_("two JSON objects"): (
         '{"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {"path": "notes.md"}}\n'
         '{"type": "tool_call", "call_id": "call_2", "tool_name": "delete_file", "arguments": {"path": "notes.md"}}'
     ),
-    "duplicate key": (
+    N_("duplicate key"): (
         '{"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", '
         '"tool_name": "delete_file", "arguments": {"path": "notes.md"}}'
     ),
-    "NaN in arguments": (
+    N_("NaN in arguments"): (
         '{"type": "tool_call", "call_id": "call_1", "tool_name": "sleep", "arguments": {"seconds": NaN}}'
     ),
-    "cut-off reply": (
+    N_("cut-off reply"): (
         '{"type": "tool_call", "call_id": "call_1", "tool_name": "write_file", '
         '"arguments": {"path": "notes.md", "text": "First line'
     ),
-    "single quotes": "{'type': 'final_answer', 'content': '42'}",
-    "trailing comma": '{"type": "final_answer", "content": "42",}',
+    N_("single quotes"): "{'type': 'final_answer', 'content': '42'}",
+    N_("trailing comma"): '{"type": "final_answer", "content": "42",}',
     # Layer 2: valid JSON, but not an object.
-    "top-level array": '[{"type": "final_answer", "content": "42"}]',
+    N_("top-level array"): '[{"type": "final_answer", "content": "42"}]',
     # Layer 3: an object whose type is not one of the two actions.
-    'unknown type "tool_result"': '{"type": "tool_result", "call_id": "call_1", "content": "ok", "is_error": false}',
+    N_(
+        'unknown type "tool_result"'
+    ): '{"type": "tool_result", "call_id": "call_1", "content": "ok", "is_error": false}',
     # Layer 4: the right type, the wrong fields or field types.
-    "missing tool_name": '{"type": "tool_call", "call_id": "call_1", "arguments": {"path": "README.md"}}',
-    "arguments as a string": (
+    N_("missing tool_name"): '{"type": "tool_call", "call_id": "call_1", "arguments": {"path": "README.md"}}',
+    N_("arguments as a string"): (
         '{"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", '
         '"arguments": "{\\"path\\": \\"README.md\\"}"}'
     ),
-    "blank call_id": (
+    N_("blank call_id"): (
         '{"type": "tool_call", "call_id": "  ", "tool_name": "read_file", "arguments": {"path": "README.md"}}'
     ),
 }
-"""Instructive raw replies, in ladder order: accepted first, then by the layer that stops them."""
+"""Instructive raw replies, in ladder order: accepted first, then by the layer that stops them.
 
-# The playground's own words in both languages. The preset names stay English: they are the keys
-# the notebooks' (identical) code cells pass to ``show_static_ladders``.
-MESSAGES = Messages(
-    {
-        "preset": {"en": "Preset:", "zh": "预设："},
-        "text_placeholder": {"en": "Paste or type a raw model reply here", "zh": "在这里粘贴或输入模型的原始回复"},
-        "expected": {"en": "expected: ", "zh": "期望（expected）："},
-        "found": {"en": "found: ", "zh": "实际（found）："},
-        "code": {"en": "code: ", "zh": "错误代码（code）："},
-        "rejected": {
-            "en": "⇒ rejected at {layer}: the Kernel would get InvalidModelOutputError, not an action",
-            "zh": "⇒ 在{layer}被拒绝：Kernel 拿到的会是 InvalidModelOutputError，而不是一个行动",
-        },
-    }
-)
-say = MESSAGES.say
+The names are English ids of the catalog: the notebooks' (identical) code cells pass them as keys, and the
+drop-down and the static ladders show them in the edition's language."""
 
 STATIC_PLACEHOLDER = live_widget_text("ParserPlayground", language="en")
 """What a saved notebook shows where the widget cannot run (the English text; Chinese in notebooks/zh)."""
 
+_EXPECTED, _FOUND, _CODE = N_("expected: "), N_("found: "), N_("code: ")
 # The status as a CSS class word (``not reached`` has a space, which a class name cannot hold).
 _CLASS_WORDS = {LayerStatus.PASSED: "passed", LayerStatus.FAILED: "failed", LayerStatus.NOT_REACHED: "not-reached"}
 # Inline styles, because the ladder is shown by an HTML widget without a stylesheet of its own.
@@ -130,12 +118,13 @@ def _layer_row_html(outcome: LayerOutcome) -> str:
     ]
     error = outcome.error
     if error is not None:
+        expected, found, code = (escape_html(_(word)) for word in (_EXPECTED, _FOUND, _CODE))
         parts.append(f'<div class="cal-message" style="{_DETAIL_STYLE}">{escape_html(error.message)}</div>')
         parts.append(
             f'<div class="cal-expected-found" style="{_DETAIL_STYLE}">'
-            f'{escape_html(say("expected"))}<span class="cal-expected">{escape_html(str(error.expected))}</span><br>'
-            f'{escape_html(say("found"))}<span class="cal-found">{escape_html(str(error.found))}</span><br>'
-            f'{escape_html(say("code"))}<span class="cal-code" data-code="{escape_html(error.code)}">'
+            f'{expected}<span class="cal-expected">{escape_html(str(error.expected))}</span><br>'
+            f'{found}<span class="cal-found">{escape_html(str(error.found))}</span><br>'
+            f'{code}<span class="cal-code" data-code="{escape_html(error.code)}">'
             f"{escape_html(_code_text(error))}</span></div>"
         )
     parts.append("</div>")
@@ -154,9 +143,13 @@ def render_ladder_html(diagnosis: Diagnosis) -> str:
         )
     elif diagnosis.rejected_by is not None:
         layer = diagnosis.rejected_by
+        said = _(
+            "⇒ rejected at {layer}: the Kernel would get InvalidModelOutputError, not an action",
+            layer=layer_label(layer),
+        )
         rows.append(
             f'<div class="cal-rejected" data-layer="{int(layer)}" style="margin-top:0.4em;color:#cf222e">'
-            f"{escape_html(say('rejected', layer=layer_label(layer)))}</div>"
+            f"{escape_html(said)}</div>"
         )
     return (
         '<div class="cal-ladder" style="font-family:var(--jp-code-font-family, monospace);line-height:1.5">'
@@ -165,20 +158,16 @@ def render_ladder_html(diagnosis: Diagnosis) -> str:
     )
 
 
-def render_ladder_text(diagnosis: Diagnosis) -> str:
-    """Plain-text ladder in the edition's language: exactly what ``python -m codeagent_lite check`` prints."""
-    return format_ladder(diagnosis)
-
-
 def static_ladders_text(names: Iterable[str]) -> str:
-    """Each named preset's raw text and its plain-text ladder, for places where widgets cannot run."""
+    """Each named preset's raw text and its plain-text ladder (what ``python -m codeagent_lite check`` prints, in the
+    edition's language), for places where widgets cannot run."""
     blocks = []
     for name in names:
         if name not in PRESETS:
             raise KeyError(f"unknown preset {name!r}; known presets: {', '.join(PRESETS)}")
         raw = PRESETS[name]
         indented = "\n".join("    " + line for line in raw.split("\n"))
-        blocks.append(f"--- {name}\n{indented}\n{render_ladder_text(diagnose(raw))}")
+        blocks.append("--- " + _(name) + f"\n{indented}\n{format_ladder(diagnose(raw))}")
     return "\n\n".join(blocks)
 
 
@@ -203,15 +192,15 @@ class ParserPlayground(ShownAsWidget):
         if initial_preset not in PRESETS:
             raise KeyError(f"unknown preset {initial_preset!r}")
         self.preset = ipywidgets.Dropdown(
-            options=list(PRESETS),
+            options=[(_(name), name) for name in PRESETS],
             value=initial_preset,
-            description=say("preset"),
+            description=_("Preset:"),
             layout=ipywidgets.Layout(width="32em"),
         )
         self.preset.add_class("cal-playground-preset")
         self.text = ipywidgets.Textarea(
             value=PRESETS[initial_preset],
-            placeholder=say("text_placeholder"),
+            placeholder=_("Paste or type a raw model reply here"),
             continuous_update=True,
             rows=6,
             layout=ipywidgets.Layout(width="100%"),

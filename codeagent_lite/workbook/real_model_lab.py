@@ -27,7 +27,7 @@ from typing import Any
 
 from ..agent.loop import StepKind, Transcript
 from ..diagnosis import Diagnosis, diagnose
-from ..display import display_width, pad, shorten, shorten_counted, usage_text
+from ..display import display_width, pad, shorten, shorten_counted
 from ..json_text_adapter import ProviderError, TextProvider
 from ..json_text_messages import build_provider_messages
 from ..kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
@@ -35,92 +35,59 @@ from ..model_adapter import TokenUsage
 from ..providers.local_llama import MODEL_FILENAME
 from ..providers.local_server import LocalModelServer
 from .ladder import format_ladder, layer_label
-from .language import Messages
+from .transcript_view import usage_words
 from .widget_view import ShownAsWidget
+from .words import N_, _
 
-# The lab's widget words and finish notes in both languages; verdicts and actions stay as the ladder shows them.
-MESSAGES = Messages(
-    {
-        "finish_length": {
-            "en": "finish_reason 'length': the reply hit max_output_tokens and was cut off mid-way",
-            "zh": "finish_reason 'length'：回复碰到了 max_output_tokens，在中途被截断",
-        },
-        "finish_stop": {
-            "en": "finish_reason 'stop': the model ended the reply itself (here: at the newline)",
-            "zh": "finish_reason 'stop'：模型自己结束了回复（这里是在换行处）",
-        },
-        "finish_unknown": {
-            "en": "finish_reason not reported by the provider",
-            "zh": "Provider 没有报告 finish_reason",
-        },
-        "task": {"en": "Task:", "zh": "任务："},
-        "mode": {"en": "Mode:", "zh": "模式："},
-        "ask": {"en": "Ask the model", "zh": "问模型"},
-        "press": {"en": "<i>Press the button: one model call.</i>", "zh": "<i>按下按钮：调用一次模型。</i>"},
-        "asking": {"en": "<i>asking the model…</i>", "zh": "<i>正在问模型…</i>"},
-        "task_line": {"en": "task: {task}  [{label}]", "zh": "任务：{task}  [{label}]"},
-        "provider_error": {"en": "✘ provider error: {error}", "zh": "✘ Provider 出错：{error}"},
-        "col_task": {"en": "task", "zh": "任务"},
-        "col_mode": {"en": "mode", "zh": "模式"},
-        "col_verdict": {"en": "verdict", "zh": "结论"},
-        "col_action": {"en": "action", "zh": "行动"},
-        "col_out": {"en": "out", "zh": "输出"},
-        "col_seconds": {"en": "seconds", "zh": "耗时"},
-        "col_rate": {"en": "speed", "zh": "速度"},
-        "later_calls": {
-            "en": "calls {first}-{last}, prompt already read",
-            "zh": "第 {first}-{last} 次调用，提示词已读过",
-        },
-        "outcome_accepted": {"en": "accepted", "zh": "通过"},
-        "outcome_layer": {"en": "rejected by layer {layer}", "zh": "被第 {layer} 层拒绝"},
-        "outcome_loop": {"en": "rejected by the loop", "zh": "被循环拒绝"},
-        "outcome_provider": {"en": "provider error", "zh": "Provider 出错"},
-        "call_line": {"en": "call {number}: {outcome} {usage}", "zh": "第 {number} 次调用：{outcome} {usage}"},
-        "costs_total": {
-            "en": "rejected calls cost {wasted} of {total} tokens ({share}%), over {rejected} of {calls} calls",
-            "zh": "被拒绝的调用花掉了 {total} 个 Token 中的 {wasted} 个（{share}%），"
-            "{calls} 次调用里有 {rejected} 次被拒绝",
-        },
-        "server_own": {
-            "en": "Gemma 3 270M ({name}) runs in a process of its own: {backend}'s server, "
-            "an OpenAI-compatible API on 127.0.0.1",
-            "zh": "Gemma 3 270M（{name}）在它自己的进程里运行：{backend} 的服务，在 127.0.0.1 上提供 OpenAI 兼容的 API",
-        },
-        "server_shared": {
-            "en": "Gemma 3 270M: the class's shared model server at {url}",
-            "zh": "Gemma 3 270M：全班共用的模型服务，地址 {url}",
-        },
-        "load_seconds": {"en": "{seconds} s elapsed", "zh": "加载用时 {seconds} 秒"},
-        "load_failed": {
-            "en": "the engine is installed, but the model server did not start: {error}",
-            "zh": "引擎已经安装，但模型服务没有启动起来：{error}",
-        },
-        "file_lines": {"en": "{path} · {count} lines", "zh": "{path} · {count} 行"},
-        "tools": {"en": "tools: {names}", "zh": "工具：{names}"},
-        "providers": {"en": "providers: {first} and {second}", "zh": "两个 Provider：{first} 和 {second}"},
-        "prompt_size": {
-            "en": "the prompt for {task!r}: {chars} characters, {lines} lines; ends with a space: {space}",
-            "zh": "任务 {task!r} 的提示词：{chars} 个字符，{lines} 行；末尾有空格：{space}",
-        },
-        "rejected_at": {
-            "en": "rejected at layer {layer} ({title}): {message}",
-            "zh": "在第 {layer} 层（{title}）被拒绝：{message}",
-        },
-        "failure_cost": {
-            "en": "this failure cost {input} input + {output} output tokens",
-            "zh": "这次失败花掉了 {input} 个输入 Token 和 {output} 个输出 Token",
-        },
-        "server_skipped": {
-            "en": "skipped: CAL_OPENAI_BASE_URL is not set, so no server was asked",
-            "zh": "已跳过：没有设置 CAL_OPENAI_BASE_URL，所以没有请求任何服务",
-        },
-        "widget_needs_engine": {
-            "en": "the widget needs the live local engine (see section 1)",
-            "zh": "这个小部件需要现场运行的本地引擎（见第 1 节）",
-        },
-    }
-)
-say = MESSAGES.say
+# The lab's words, by the names the notebook and this module say them with; verdicts and actions stay as the
+# ladder shows them. The English is the catalog's id (``words``), the Chinese is in the zh .po.
+WORDS: Mapping[str, str] = {
+    "finish_length": N_("finish_reason 'length': the reply hit max_output_tokens and was cut off mid-way"),
+    "finish_stop": N_("finish_reason 'stop': the model ended the reply itself (here: at the newline)"),
+    "finish_unknown": N_("finish_reason not reported by the provider"),
+    "task": N_("Task:"),
+    "mode": N_("Mode:"),
+    "ask": N_("Ask the model"),
+    "press": N_("<i>Press the button: one model call.</i>"),
+    "asking": N_("<i>asking the model…</i>"),
+    "task_line": N_("task: {task}  [{label}]"),
+    "provider_error": N_("✘ provider error: {error}"),
+    "col_task": N_("task"),
+    "col_mode": N_("mode"),
+    "col_verdict": N_("verdict"),
+    "col_action": N_("action"),
+    "col_out": N_("out"),
+    "col_seconds": N_("seconds"),
+    "col_rate": N_("speed"),
+    "later_calls": N_("calls {first}-{last}, prompt already read"),
+    "speed_ratio": N_("{second} wrote ×{ratio} as many tokens per second as {first} once the prompt was read"),
+    "outcome_accepted": N_("accepted"),
+    "outcome_layer": N_("rejected by layer {layer}"),
+    "outcome_loop": N_("rejected by the loop"),
+    "outcome_provider": N_("provider error"),
+    "call_line": N_("call {number}: {outcome} {usage}"),
+    "costs_total": N_("rejected calls cost {wasted} of {total} tokens ({share}%), over {rejected} of {calls} calls"),
+    "server_own": N_(
+        "Gemma 3 270M ({name}) runs in a process of its own: {backend}'s server, an OpenAI-compatible API on 127.0.0.1"
+    ),
+    "server_shared": N_("Gemma 3 270M: the class's shared model server at {url}"),
+    "load_seconds": N_("{seconds} s elapsed"),
+    "load_failed": N_("the engine is installed, but the model server did not start: {error}"),
+    "file_lines": N_("{path} · {count} lines"),
+    "tools": N_("tools: {names}"),
+    "providers": N_("providers: {first} and {second}"),
+    "prompt_size": N_("the prompt for {task!r}: {chars} characters, {lines} lines; ends with a space: {space}"),
+    "rejected_at": N_("rejected at layer {layer} ({title}): {message}"),
+    "failure_cost": N_("this failure cost {input} input + {output} output tokens"),
+    "server_skipped": N_("skipped: CAL_OPENAI_BASE_URL is not set, so no server was asked"),
+    "widget_needs_engine": N_("the widget needs the live local engine (see section 1)"),
+}
+
+
+def say(key: str, **fields: object) -> str:
+    """The words named ``key`` in the edition's language, their ``{name}`` fields filled in."""
+    return _(WORDS[key], None, **fields)
+
 
 __all__ = [
     "DEMO_FILES",
@@ -229,7 +196,7 @@ class Attempt:
 
     @property
     def verdict(self) -> str:
-        return verdict_text(self.diagnosis) if self.diagnosis is not None else "provider error"
+        return verdict_text(self.diagnosis) if self.diagnosis is not None else say("outcome_provider")
 
     @property
     def action(self) -> str:
@@ -265,7 +232,7 @@ def verdict_text(diagnosis: Diagnosis) -> str:
     """``"accepted"`` or the refusing layer, e.g. ``"layer 1 (JSON syntax)"``."""
     layer = diagnosis.rejected_by
     if diagnosis.accepted or layer is None:
-        return "accepted"
+        return say("outcome_accepted")
     return layer_label(layer)
 
 
@@ -308,7 +275,7 @@ def render_attempt(attempt: Attempt) -> str:
         lines.append(say("provider_error", error=attempt.error))
         return "\n".join(lines)
     lines.append(raw_line(attempt.raw_text))
-    lines.append(f"{finish_note(attempt)}; {usage_text(attempt.usage)}")
+    lines.append(f"{finish_note(attempt)}; {usage_words(attempt.usage)}")
     assert attempt.diagnosis is not None
     lines.append(format_ladder(attempt.diagnosis))
     return "\n".join(lines)
@@ -379,11 +346,34 @@ def timing_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
 
     rows = [row(shorten(attempt.task, task_width), attempt.label, [attempt]) for attempt in attempts]
     labels = list(dict.fromkeys(attempt.label for attempt in attempts))
+    rates: dict[str, float | None] = {}
     for label in labels:
         group = [attempt for attempt in attempts if attempt.label == label]
         later = group[1:] or group
         rows.append(row(say("later_calls", first=len(group) - len(later) + 1, last=len(group)), label, later))
-    return _table(header, rows, right=(2,))
+        rates[label] = _rate(later)
+    return _table(header, rows, right=(2,)) + _speed_ratio(rates)
+
+
+def _rate(group: Sequence[Attempt]) -> float | None:
+    """Output tokens per second over ``group``; None unless every call's tokens and time are known."""
+    if any(attempt.usage is None or attempt.seconds is None for attempt in group):
+        return None
+    seconds = sum(attempt.seconds or 0.0 for attempt in group)
+    tokens = sum(attempt.usage.output_tokens for attempt in group if attempt.usage is not None)
+    return tokens / seconds if seconds else None
+
+
+def _speed_ratio(rates: Mapping[str, float | None]) -> str:
+    """With two modes, the second's speed as a multiple of the first's, from the total rows above it: the
+    notebook's prose points here instead of quoting figures, which change from run to run and machine to machine."""
+    if len(rates) != 2:
+        return ""
+    (first, first_rate), (second, second_rate) = rates.items()
+    if not first_rate or second_rate is None:
+        return ""
+    ratio = format(second_rate / first_rate, ".2f")
+    return "\n" + say("speed_ratio", first=first, second=second, ratio=ratio)
 
 
 # --------------------------------------------------------------------------- what failures cost
@@ -406,7 +396,7 @@ def failure_costs(transcript: Transcript) -> str:
         else:
             outcome = say("outcome_accepted")
         padded = pad(outcome, 20)
-        lines.append(say("call_line", number=step.model_call, outcome=padded, usage=usage_text(step.usage)))
+        lines.append(say("call_line", number=step.model_call, outcome=padded, usage=usage_words(step.usage)))
     total = transcript.usage.total_tokens
     share = 0 if total == 0 else round(100 * wasted.total_tokens / total)
     lines.append(
@@ -470,7 +460,9 @@ class TaskPlayground(ShownAsWidget):
         if attempt.error is not None or attempt.diagnosis is None:
             self.result.value = f"<pre>{html.escape(render_attempt(attempt))}</pre>"
         else:
-            header = f"{raw_line(attempt.raw_text, max_chars=400)}\n{finish_note(attempt)}; {usage_text(attempt.usage)}"
+            header = (
+                f"{raw_line(attempt.raw_text, max_chars=400)}\n{finish_note(attempt)}; {usage_words(attempt.usage)}"
+            )
             self.result.value = f"<pre>{html.escape(header)}</pre>" + self._render_ladder_html(attempt.diagnosis)
         return attempt
 

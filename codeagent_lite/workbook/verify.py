@@ -60,7 +60,6 @@ __all__ = [
     "VerifyUsageError",
     "compare",
     "learner_parses",
-    "run_learner_parser",
     "verify",
 ]
 
@@ -545,13 +544,6 @@ def _parsed(outcome: Outcome, sample: Sample, file_problems: dict[str, str]) -> 
     if result is None:
         return LearnerParse(shown, accepted=False, rejected_at=None)
     return LearnerParse(shown, accepted=not isinstance(result.get("error"), dict), rejected_at=rejected_layer(result))
-
-
-def run_learner_parser(
-    directory: str | os.PathLike[str], texts: Sequence[str], *, time_limit: float = DEFAULT_TIME_LIMIT
-) -> tuple[str, ...]:
-    """``learner_parses``' words only."""
-    return tuple(parsed.shown for parsed in learner_parses(directory, texts, time_limit=time_limit))
 
 
 def _check_step(step: object) -> None:

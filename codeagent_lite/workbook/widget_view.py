@@ -11,23 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .language import Language, Messages
+from .language import Language
+from .words import _
 
 __all__ = ["ShownAsWidget", "live_widget_text"]
-
-MESSAGES = Messages(
-    {
-        "live_widget": {
-            "en": "{name}: a live widget; run the notebook in Jupyter to use it.",
-            "zh": "{name}：一个交互控件；请在 Jupyter 里运行这个 notebook 来使用它。",
-        },
-    }
-)
 
 
 def live_widget_text(name: str, language: Language | None = None) -> str:
     """``ParserPlayground: a live widget; ...``: the line every widget shows where it cannot render."""
-    return MESSAGES.say("live_widget", language=language, name=name)
+    return _("{name}: a live widget; run the notebook in Jupyter to use it.", language, name=name)
 
 
 class ShownAsWidget:

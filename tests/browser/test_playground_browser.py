@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from codeagent_lite.workbook.parser_playground import PRESETS
+from codeagent_lite.workbook.words import _
 
 pytestmark = pytest.mark.browser
 
@@ -178,7 +179,8 @@ def test_playground_ladder_follows_what_the_learner_types(
         assert BLANK_CALL_ID_PRESET in PRESETS, (
             f"preset {BLANK_CALL_ID_PRESET!r} is gone from codeagent_lite.workbook.parser_playground"
         )
-        page.locator(PLAYGROUND_PRESET).select_option(label=BLANK_CALL_ID_PRESET)
+        # The drop-down names each preset in the edition's language (空白的 call_id in the Chinese one).
+        page.locator(PLAYGROUND_PRESET).select_option(label=_(BLANK_CALL_ID_PRESET, edition))
         expect_rejected_at(ladder, 4, "call_id")
 
         # All four layers pass: the ladder names the ToolCall with its call_id.
