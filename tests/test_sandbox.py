@@ -15,7 +15,7 @@ import time
 import psutil  # type: ignore[import-untyped]
 import pytest
 
-from codeagent_lite.workbook import sandbox
+from codeagent_lite.workbook import sandbox, sandbox_cgroup
 
 SECRET = "sk-test-sandbox-0123456789"
 LIMITS = sandbox.Limits(seconds=5.0)
@@ -118,9 +118,6 @@ FENCED = (
     "        return open(f'/proc/{pid}/stat').read().rpartition(')')[2].split()[0]\n"
     "    except OSError:\n"
     "        return 'gone'\n"
-    "# a forged fence first, which nobody waits for: its answer must not let the real one through early\n"
-    'os.write(int(sys.argv[1]), b\'{"kind": "fence", "data": null}\\n\')\n'
-    "time.sleep(0.5)\n"
     "child = os.fork()\n"
     "if child == 0:\n"
     "    time.sleep(120)\n"
@@ -141,30 +138,58 @@ FENCED = (
     "    os.waitpid(first, 0)\n"
     "time.sleep(0.2)\n"
     "before = [state(pid) for pid in pids]\n"
-    "sandbox_io.fence()\n"
+    "sandbox_io.send_part('the next step, please')\n"
+    "sandbox_io.receive()\n"
+    "sandbox_io.reap()\n"
     "sandbox_io.send({'before': before, 'after': [state(pid) for pid in pids]})\n"
 )
+
+
+def run_fenced(program: str) -> sandbox.ChildOutcome:
+    """``program`` in a run whose every request is answered after a fence (as verify hands out a step)."""
+    return sandbox.run_in_sandbox(
+        program,
+        payload=None,
+        files={},
+        limits=LIMITS,
+        on_part=lambda part: sandbox.Answer("go", fence=True),
+        answers=True,
+    )
 
 
 def test_a_fence_kills_every_other_process_of_the_run_and_the_program_goes_on() -> None:
     if not sandbox.isolated() and os.environ.get("CAL_REQUIRE_SANDBOX") != "1":
         pytest.skip("a setsid'd grandchild outside bubblewrap is found only by a uid of its own (root)")
-    outcome = run("SETSID = True\n" + FENCED)
+    outcome = run_fenced("SETSID = True\n" + FENCED)
     assert outcome.status == "ok", outcome
-    assert outcome.data == {"before": ["S", "S"], "after": ["gone", "gone"]}
+    assert isinstance(outcome.data, dict) and outcome.data["before"] == ["S", "S"], outcome.data
+    # dead: reaped by the program, or (the setsid'd grandchild, an orphan of the pid namespace's init) a zombie
+    # for the moment init takes to reap it; neither runs anything
+    assert outcome.data["after"][0] == "gone" and outcome.data["after"][1] in ("gone", "Z"), outcome.data
     assert sandbox_processes() == []
 
 
-def test_a_flood_of_fences_is_a_broken_channel_not_an_endless_run() -> None:
-    program = (
-        "import os, sys, sandbox_io\n"
-        "for _ in range(500):\n"
-        '    os.write(int(sys.argv[1]), b\'{"kind": "fence", "data": null}\\n\')\n'
-        "sandbox_io.send('done')\n"
+def test_a_flood_of_requests_whose_answers_are_never_read_cannot_block_the_parent() -> None:
+    program = "import sandbox_io\nfor _ in range(200_000):\n    sandbox_io.send_part('ask')\nsandbox_io.send('done')\n"
+    started = time.monotonic()
+    outcome = sandbox.run_in_sandbox(
+        program, payload=None, files={}, limits=LIMITS, on_part=lambda part: sandbox.Answer("x" * 1000), answers=True
     )
-    outcome = run(program)
-    assert outcome.status == "garbage"
-    assert "too many fences" in outcome.detail
+    assert time.monotonic() - started < 15
+    assert outcome.status == "timeout", outcome
+    assert "stopped reading its requests" in outcome.detail
+    assert sandbox_processes() == []
+
+
+def test_a_run_without_answers_refuses_an_answer() -> None:
+    outcome = sandbox.run_in_sandbox(
+        "import sandbox_io\nsandbox_io.send_part('ask')\nsandbox_io.send('done')\n",
+        payload=None,
+        files={},
+        limits=LIMITS,
+        on_part=lambda part: sandbox.Answer("go"),
+    )
+    assert outcome.status == "garbage" and "answers nothing" in outcome.detail
 
 
 def test_a_memory_bomb_is_a_memory_error_in_the_child() -> None:
@@ -268,7 +293,7 @@ def test_without_bubblewrap_a_forked_sleeper_is_still_killed() -> None:
 def test_without_bubblewrap_a_fence_still_kills_a_forked_child() -> None:
     if not sys.platform.startswith("linux"):
         pytest.skip("fences list the run's processes in /proc")
-    outcome = run("SETSID = False\n" + FENCED)
+    outcome = run_fenced("SETSID = False\n" + FENCED)
     assert outcome.status == "ok", outcome
     assert outcome.data == {"before": ["S"], "after": ["gone"]}
     assert sandbox_processes() == []
@@ -338,4 +363,5 @@ def test_writing_200_megabytes_fails_cleanly_and_the_runs_own_files_are_read_onl
         assert written < 100 and why == "ENOSPC", outcome.data
     assert outcome.data["ours"] in ("EROFS", "EACCES"), outcome.data
     assert any("64 MiB" in phrase for phrase in sandbox.protections())
-    assert any("no memory cgroup" in phrase for phrase in sandbox.protections())
+    memory = "a cgroup of its own" if sandbox_cgroup.available() else "no memory cgroup"
+    assert any(memory in phrase for phrase in sandbox.protections())

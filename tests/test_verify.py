@@ -526,21 +526,6 @@ def test_the_stubs_beside_ours_say_what_is_missing() -> None:
         compare(STUBS, 7)
 
 
-def test_a_terminal_sees_a_line_per_step_while_verify_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    import io
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    terminal = Terminal()
-    monkeypatch.setattr(sys, "stderr", terminal)
-    monkeypatch.setenv("CAL_LANG", "en")
-    verify(SOLUTION)
-    lines = terminal.getvalue().splitlines()
-    assert [line.split(" · ")[0] for line in lines] == [f"verify: step {step} of 4" for step in (1, 2, 3, 4)]
-
-
 def test_a_seed_gives_fresh_inputs_the_solution_still_passes_and_the_report_says_so() -> None:
     report = verify(SOLUTION, seed=424242)
     assert report.passed == len(report.results)

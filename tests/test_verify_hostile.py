@@ -391,6 +391,46 @@ def test_a_run_has_at_most_16_processes_of_512_mib_each(tmp_path: Path) -> None:
     assert sandbox_processes() == []
 
 
+# Six children that each touch 300 MiB (under the 512 MiB each process may have) and wait: a cap on the run as
+# a whole lets at most one of them live; per-process limits alone let all six.
+MEMORY_BY_FORKS = (
+    "import os as _os, select as _select, time as _time\n"
+    "_r, _w = _os.pipe()\n"
+    "for _n in range(6):\n"
+    "    if _os.fork() == 0:\n"
+    "        _b = bytearray(300 * 2**20)\n"
+    "        for _i in range(0, len(_b), 4096):\n"
+    "            _b[_i] = 1\n"
+    "        _os.write(_w, b'.')\n"
+    "        _time.sleep(30)\n"
+    "        _os._exit(0)\n"
+    "_os.close(_w)\n"
+    "_held, _end = 0, _time.monotonic() + 8\n"
+    "while _held < 6 and _select.select([_r], [], [], max(0, _end - _time.monotonic()))[0]:\n"
+    "    _got = _os.read(_r, 6)\n"
+    "    if not _got:\n"
+    "        break\n"
+    "    _held += len(_got)\n"
+    "raise RuntimeError('held %d of 6' % _held)\n"
+)
+
+
+def _run_groups() -> list[Path]:
+    return [path for path in Path("/sys/fs/cgroup").glob("**/cal-sandbox-*") if path.is_dir()]
+
+
+def test_memory_is_capped_for_the_run_as_a_whole_where_a_cgroup_can_be_made(tmp_path: Path) -> None:
+    if not sandbox.sandbox_cgroup.available():
+        pytest.skip("no cgroup of its own here (not root, or no memory hierarchy): said by protections()")
+    report = verify(_attacked(tmp_path, MEMORY_BY_FORKS), step=1, time_limit=15.0)
+    text = str(report)
+    held = int(text.split("RuntimeError: held ")[1].split(" ")[0])
+    assert held <= 1, text  # 300 MiB each, 512 MiB for the run: two never fit at once
+    assert "a cgroup of its own" in text.splitlines()[-1]
+    assert _run_groups() == []
+    assert sandbox_processes() == []
+
+
 def _replayed_results() -> tuple[dict[str, object], list[object]]:
     """The reference's results for the public parse probes, by check id and by place in verify's order."""
     from codeagent_lite import json_action_parser
@@ -411,16 +451,208 @@ def _replayed_results() -> tuple[dict[str, object], list[object]]:
 
 def test_a_replay_of_recorded_results_does_not_pass_the_drawn_checks(tmp_path: Path) -> None:
     by_id, by_place = _replayed_results()
+    # the parser, when called on a probe, finds that probe's place in the probe runner's frame and sends the
+    # recorded result for it before the real one (which then comes too late): a replay, by check id or by place
     replay = (
-        "import sandbox_io as _io\n"
+        "import sandbox_io as _io, sys as _sys\n"
         f"_BY_ID = {by_id!r}\n_BY_PLACE = {by_place!r}\n"
-        "for _n, _p in enumerate(_io.read_payload()['probes']):\n"
+        "def parse_json_action(raw_text):\n"
+        "    _f = _sys._getframe()\n"
+        "    while _f is not None and 'item' not in _f.f_locals:\n"
+        "        _f = _f.f_back\n"
+        "    _p = _f.f_locals['item']\n"
+        "    _n = int(_p['id'])\n"
         "    _r = _BY_ID.get(_p['id']) or (_BY_PLACE[_n] if _n < len(_BY_PLACE) else None)\n"
         "    if _r is not None:\n"
         "        _io.send_part({'done': _p['id'], 'result': _r})\n"
+        "    raise NotImplementedError\n"
     )
     folder = _attacked(tmp_path, replay.replace("null", "None"), file="json_action_parser.py")
+    public = verify(folder, time_limit=LIMIT)
+    assert sum(1 for result in public.results if result.passed and result.check.step >= 3) >= 30, str(public)
     seeded = verify(folder, seed=20261201, time_limit=LIMIT)
     passed = sorted(result.check.id for result in seeded.results if result.passed)
     # by check id the replay passed 34 of these 37; by place, only the rejections alike in layer and phrase pass
     assert len(passed) <= 12, (passed, str(seeded))
+
+
+# Step 1's code looks for the later steps' probes wherever the child keeps data: its payload file and every
+# frame of the probe runner. It finds the parser's inputs only if they reached the child before step 1's fence.
+LOOKS_AHEAD = (
+    "import sys as _sys\n"
+    "def build_provider_messages(history):\n"
+    "    _seen = open('payload.json').read()\n"
+    "    _f = _sys._getframe()\n"
+    "    while _f is not None:\n"
+    "        _seen += repr(_f.f_locals)\n"
+    "        _f = _f.f_back\n"
+    "    raise RuntimeError('parser probes seen: %s' % ('json_action_parser' in _seen))\n"
+)
+
+
+def test_a_steps_probes_reach_the_child_only_after_the_last_steps_fence(tmp_path: Path) -> None:
+    report = verify(_attacked(tmp_path, LOOKS_AHEAD), time_limit=LIMIT)
+    text = str(report)
+    assert "parser probes seen: False" in text, text
+    assert "parser probes seen: True" not in text
+
+
+# The adapter's file replaces the probe runner: for an adapter probe it makes up the result a correct adapter
+# would give (from the probe's values where it has them, else from the public cases) and claims every fact the
+# judges read about the stand-ins' calls, without calling anything.
+FORGED_STAND_INS = """
+import verify_probe as _vp
+from codeagent_lite.model_adapter import (
+    InvalidModelOutputError as _Invalid, ModelProviderError as _ProviderFailed, ModelResponse as _Response,
+    TokenUsage as _Usage, ValidationLayer as _Layer,
+)
+from codeagent_lite.workbook.wire import encode as _encode, shown as _shown
+
+_real = _vp.run_probe
+_PUBLIC = {
+    "canned_action": ["ToolCall", "call_1", "read_file", {"path": "README.md"}],
+    "usage": [17, 26], "reply": "", "failure": None, "failure_message": "HTTP 503: server overloaded",
+    "canned_rejection": None,
+}
+
+
+def _forged(module, probe, package_dir="", *args, **kwargs):
+    if probe.get("kind") != "adapter":
+        return _real(module, probe, package_dir, *args, **kwargs)
+    known = dict(_PUBLIC, **probe.get("stand_ins", {}), **{k: v for k, v in probe.items() if k in _PUBLIC})
+    history = [_vp.decode_item(item) for item in probe["history"]]
+    tools = [_vp.decode_item(item) for item in probe["tools"]]
+    claims = {
+        "built": [_encode(history)], "parsed": [known["reply"]], "cause_is_original": True,
+        "calls": [{"messages_same": True, "messages_shown": "", "tools": _encode(tools), "tools_shown": "",
+                   "max_output_tokens": probe["max_output_tokens"]}],
+    }
+    usage = _Usage(*known["usage"])
+    try:
+        if known["failure"] == "provider_error":
+            raise _ProviderFailed("failed") from module.ProviderError(known["failure_message"])
+        if known["failure"] == "key_error":
+            raise KeyError("a bug inside the provider")
+        if known.get("canned_rejection"):
+            rejection = known["canned_rejection"]
+            raise _Invalid(rejection["message"], layer=_Layer(rejection["layer"]), usage=usage)
+    except BaseException as error:
+        return dict(claims, error=_vp.describe_error(error))
+    response = _Response(_vp.decode_item(known["canned_action"]), usage)
+    return dict(claims, value=_encode(response), shown=_shown(response))
+
+
+_vp.run_probe = _forged
+"""
+
+
+def test_facts_the_child_claims_about_the_stand_ins_calls_pass_no_check(tmp_path: Path) -> None:
+    folder = _attacked(tmp_path, FORGED_STAND_INS, file="json_text_adapter.py")
+    for seed in (None, 20261202):
+        report = verify(folder, step=2, time_limit=LIMIT, seed=seed)
+        passed = [result.check.id for result in report.results if result.passed]
+        assert passed == [], (seed, str(report))
+
+
+HANGS_EVERYWHERE = (
+    "def _forever(*args, **kwargs):\n"
+    "    while True:\n"
+    "        pass\n"
+    "build_provider_messages = parse_json_action = _forever\n"
+    "class JsonTextModelAdapter:\n"
+    "    def __init__(self, provider):\n"
+    "        pass\n"
+    "    complete = _forever\n"
+)
+
+
+def test_a_hang_costs_one_time_limit_per_step_and_its_reason_is_said_once_per_step(tmp_path: Path) -> None:
+    folder = hostile_folder(tmp_path, "hangs", HANGS_EVERYWHERE)
+    started = time.monotonic()
+    report = verify(folder, time_limit=LIMIT)
+    took = time.monotonic() - started
+    # four steps, one time limit each (each step's first check hangs), and a fresh interpreter per step
+    assert took < 4 * LIMIT + 10, took
+    text = str(report)
+    for step, first in ((1, "1.1"), (2, "2.1"), (3, "3.1"), (4, "4.1")):
+        results = [result for result in report.results if result.check.step == step]
+        assert [result.passed for result in results] == [False] + [None] * (len(results) - 1), step
+        assert f"no answer within {LIMIT:g} s" in results[0].got
+        assert text.count(f"this step stopped at {first}:") == 1, text
+        others = ", ".join(result.check.id for result in results[2:])
+        assert f"the same for {others}" in text
+    assert sandbox_processes() == []
+
+
+def test_one_root_cause_is_said_once_naming_the_checks_in_the_notebooks_table_too(tmp_path: Path) -> None:
+    one_mistake = "def build_provider_messages(history):\n    raise RuntimeError('one mistake')\n"
+    report = verify(_attacked(tmp_path, one_mistake), step=1, time_limit=LIMIT)
+    assert [result.passed for result in report.results] == [False] * 12
+    others = ", ".join(f"1.{n}" for n in range(2, 13))
+    for shown in (str(report), report._repr_html_()):
+        assert shown.count("one mistake") == 1, shown
+        assert f"the same for {others}" in shown
+
+
+# A parser that does not do step 4's work: the solution's, but its strict JSON layer replaced by json.loads and
+# a recogniser of the step's refused texts by their look (a word, a key said twice, many brackets, long digits).
+RECOGNISES_SHAPES = """
+import json as _json, re as _re
+
+
+def _load_strict_json(raw_text):
+    looks = (
+        any(word in raw_text for word in ("NaN", "Infinity", "1e999"))
+        or _re.search(r"[0-9]{4300}", raw_text) is not None
+        or raw_text.count('"tool_name"') > 1
+        or raw_text.count('"path"') > 1
+        or raw_text.count("[") > 1000
+    )
+    layer = ValidationLayer.JSON_SYNTAX
+    if looks:
+        raise InvalidModelOutputError("model output must be valid JSON: it looks wrong", layer=layer)
+    try:
+        return _json.loads(raw_text)
+    except (ValueError, RecursionError) as error:
+        raise InvalidModelOutputError(f"model output must be valid JSON: {error}", layer=layer) from None
+"""
+
+
+def test_a_parser_that_recognises_the_refused_texts_by_their_look_fails_the_graded_rejection_checks(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "my_json_text"
+    shutil.copytree(SOLUTION_PARSER.parent, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    parser = folder / "json_action_parser.py"
+    parser.write_text(parser.read_text(encoding="utf-8") + RECOGNISES_SHAPES, encoding="utf-8")
+    recognised = {f"4.{n}" for n in range(1, 9)}
+    public = verify(folder, time_limit=LIMIT)
+    assert public.ok, str(public)  # on the public texts the look is enough
+    for seed in (7, 20261203):
+        graded = verify(folder, time_limit=LIMIT, seed=seed)
+        failed = {result.check.id for result in graded.failed}
+        assert failed == recognised, (seed, str(graded))
+        assert "on the valid look-alike" in str(graded)
+
+
+WRONG_CODE = """
+_parse_rightly = parse_json_action
+
+
+def parse_json_action(raw_text):
+    try:
+        return _parse_rightly(raw_text)
+    except InvalidModelOutputError as error:
+        raise InvalidModelOutputError(str(error), layer=error.layer, code="made_up") from None
+"""
+
+
+def test_a_rejection_with_the_right_layer_and_phrase_but_a_code_of_its_own_fails(tmp_path: Path) -> None:
+    folder = tmp_path / "my_json_text"
+    shutil.copytree(SOLUTION_PARSER.parent, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    parser = folder / "json_action_parser.py"
+    parser.write_text(parser.read_text(encoding="utf-8") + WRONG_CODE, encoding="utf-8")
+    report = verify(folder, step=4, time_limit=LIMIT, seed=11)
+    rejections = {result.check.id for result in report.results if result.check.step == 4}
+    assert {result.check.id for result in report.failed} >= rejections
+    assert "the right layer, but the code 'made_up'" in str(report)

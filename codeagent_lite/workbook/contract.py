@@ -33,14 +33,17 @@ from __future__ import annotations
 import json
 import math
 import random
+import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
+from .. import json_action_parser as reference_parser
 from .. import json_text_messages as reference_messages
 from ..kernel_types import Action, FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec
 from ..model_adapter import (
+    DEFAULT_CODES,
     InvalidModelOutputError,
     ModelProviderError,
     ModelResponse,
@@ -49,7 +52,8 @@ from ..model_adapter import (
 )
 from .ladder import layer_label
 from .language import Language, edition_language
-from .verify_probe import encode, run_probe
+from .verify_probe import encode
+from .verify_standins import run_here
 from .words import N_, _
 
 __all__ = [
@@ -137,7 +141,7 @@ class Check:
     def run(self, module: ModuleType, inputs: Inputs | None = None) -> None:
         """Probe and judge in this process: for the package's own modules (``tests/test_contract.py``)."""
         probe, judge = self.probe(inputs)
-        judge(run_probe(module, probe))
+        judge(run_here(module, probe))
 
     def words(self, language: Language | None = None) -> CheckWords:
         """The sentence parts in ``language`` (the edition's by default)."""
@@ -223,6 +227,13 @@ class Inputs:
     invalid_usage: tuple[int, int] = (120, 18)
     max_output_tokens: int = 200
     failure: str = "HTTP 503: server overloaded"
+    nonce: str = ""
+    """Drawn fresh by verify for each run (``fresh``), never printed: the values step 2's stand-ins hand out carry
+    it, so an adapter that hands on what it got is told from one that made up the public values."""
+
+    def fresh(self) -> Inputs:
+        """These inputs with a nonce nobody can know before the run."""
+        return replace(self, nonce="~" + secrets.token_hex(4))
 
     @classmethod
     def draw(cls, seed: int) -> Inputs:
@@ -683,7 +694,7 @@ def _history(inputs: Inputs) -> list[HistoryItem]:
 
 
 def _reply_action(inputs: Inputs) -> ToolCall:
-    return ToolCall(inputs.call_id, inputs.tool_name, {"path": inputs.path})
+    return ToolCall(inputs.call_id + inputs.nonce, inputs.tool_name, {"path": inputs.path})
 
 
 def _reply(inputs: Inputs) -> str:
@@ -702,24 +713,36 @@ _REPLY_ACTION = _reply_action(_PUBLIC)
 
 
 def _adapter_probe(inputs: Inputs, *, fenced: bool = False, failure: str | None = None) -> Probe:
-    """The adapter's inputs, the provider's reply, and what the two stand-ins return (canned values)."""
+    """The adapter's inputs (sent to the child), and under ``stand_ins`` what the parent answers its helpers'
+    and the provider's calls with (``verify_standins``; never sent: the child learns them only by calling)."""
     history = _history(inputs)
-    probe: Probe = {
-        "kind": "adapter",
-        "history": [item_spec(item) for item in history],
-        "tools": [item_spec(tool) for tool in _TOOLS],
-        "max_output_tokens": inputs.max_output_tokens,
+    nonce = inputs.nonce
+    stand_ins: dict[str, Any] = {
         "reply": _FENCED if fenced else _reply(inputs),
         "usage": list(inputs.invalid_usage if fenced else inputs.usage),
         "failure": failure,
-        "failure_message": inputs.failure if failure == "provider_error" else "a bug inside the provider",
-        "canned_messages": [[item.role.value, item.content] for item in history if isinstance(item, Message)],
+        "failure_message": (inputs.failure if failure == "provider_error" else "a bug inside the provider") + nonce,
+        "canned_messages": [[item.role.value, item.content + nonce] for item in history if isinstance(item, Message)],
         "canned_action": item_spec(_reply_action(inputs)),
         "canned_rejection": None,
     }
     if fenced:
-        probe["canned_rejection"] = {"message": f"{_NOT_JSON}: found ```", "layer": int(ValidationLayer.JSON_SYNTAX)}
-    return probe
+        message = f"{_NOT_JSON}: found ```{nonce}"
+        stand_ins["canned_rejection"] = {"message": message, "layer": int(ValidationLayer.JSON_SYNTAX)}
+    return {
+        "kind": "adapter",
+        "history": [item_spec(item) for item in history],
+        "tools": [item_spec(tool) for tool in _TOOLS],
+        "max_output_tokens": inputs.max_output_tokens,
+        "stand_ins": stand_ins,
+    }
+
+
+def _asked_the_provider(result: dict[str, Any]) -> None:
+    """An adapter's answer counts only when it came from the provider: the parent saw the call (a value or an
+    error made up without one, from the public cases, is not the adapter's flow)."""
+    if not result.get("calls"):
+        raise Mismatch(_("{count} calls to the provider", count=0))
 
 
 def _response_fields(result: dict[str, Any]) -> dict[str, Any]:
@@ -729,6 +752,7 @@ def _response_fields(result: dict[str, Any]) -> dict[str, Any]:
         raise Mismatch(_cut(result.get("shown", ""), 200))
     fields = value["fields"]
     assert isinstance(fields, dict)
+    _asked_the_provider(result)
     return fields
 
 
@@ -805,6 +829,7 @@ def _check_provider_error(inputs: Inputs) -> tuple[Probe, Judge]:
             raise Mismatch(_("no error but {value}", value=_cut(result.get("shown", ""))))
         if not _is(error, ModelProviderError):
             raise Raised(error)
+        _asked_the_provider(result)
         if result.get("cause_is_original") is not True:
             raise Mismatch(
                 _(
@@ -822,6 +847,7 @@ def _check_other_errors_pass(inputs: Inputs) -> tuple[Probe, Judge]:
         if error is None:
             raise Mismatch(_("no error but {value}", value=_cut(result.get("shown", ""))))
         if _is(error, KeyError):
+            _asked_the_provider(result)
             return
         if _is(error, ModelProviderError):
             raise Mismatch(_("ModelProviderError, which hides a programming error as a network problem"))
@@ -836,6 +862,9 @@ def _invalid_error(result: dict[str, Any]) -> dict[str, Any]:
         raise Mismatch(_("no error but {value}", value=_cut(result.get("shown", ""))))
     if not _is(error, InvalidModelOutputError):
         raise Raised(error)
+    _asked_the_provider(result)
+    if not result.get("parsed"):
+        raise Mismatch(_("parse_json_action called with {texts}", texts="[]"))
     return error
 
 
@@ -851,7 +880,8 @@ def _check_invalid_keeps_usage(inputs: Inputs) -> tuple[Probe, Judge]:
 def _check_invalid_keeps_message(inputs: Inputs) -> tuple[Probe, Judge]:
     def judge(result: dict[str, Any]) -> None:
         error = _invalid_error(result)
-        if _NOT_JSON.casefold() not in str(error.get("message", "")).casefold():
+        message = str(error.get("message", ""))
+        if _NOT_JSON.casefold() not in message.casefold() or inputs.nonce not in message:
             raise Mismatch(_("the message {value}", value=show(error.get("message", ""))))
 
     return _adapter_probe(inputs, fenced=True), judge
@@ -986,11 +1016,16 @@ def _parse_check(
     *,
     ours: str | None = None,
     given: str | None = None,
+    look_alike: Callable[[Inputs], str] | None = None,
 ) -> Callable[[str], Check]:
     """A check that feeds ``text`` to ``parse_json_action`` and expects an action or a rejection.
 
     ``text`` and an action ``outcome`` may be functions of the inputs (so a seed draws them fresh);
     ``name``, ``ours`` and ``given`` are message ids (``N_``); ``given`` defaults to the public text.
+    ``look_alike``: for drawn inputs, a valid reply with the same surface (the same key twice in two
+    objects, ``NaN`` in a string...), sent with the text in an order drawn from them; the check passes
+    only when the text is refused and the look-alike accepted as the reference accepts it, so a parser
+    that recognises the refused texts by their look, not by parsing, fails it (``_judge_parses``).
     """
     public = _resolve(outcome, _PUBLIC)
     expected, expected_fields = _expected_rejection(public)
@@ -998,7 +1033,9 @@ def _parse_check(
     def case(inputs: Inputs) -> tuple[Probe, Judge]:
         wanted = _resolve(outcome, inputs)
         given_text = text(inputs) if callable(text) else _vary(text, inputs)
-        return {"kind": "parse", "text": given_text}, lambda result: _judge_parse(result, wanted)
+        if look_alike is not None and _drawn(inputs):
+            return _with_look_alike(given_text, wanted, look_alike(inputs), inputs)
+        return {"kind": "parse", "text": given_text}, lambda result: _judge_parse(result, wanted, given_text)
 
     def make(check_id: str) -> Check:
         shown = given or show(text(_PUBLIC) if callable(text) else text, 90)
@@ -1015,7 +1052,7 @@ _TOKENS = ('"call_1"', '"c1"', '"read_file"', '"README.md"', '"42"')
 def _vary(text: str, inputs: Inputs) -> str:
     """A fixed reply with its call id, tool name, path and answer taken from ``inputs`` (unchanged for the public
     ones): a reply whose verdict a parser could look up by its exact text gets a text of its own per seed."""
-    if inputs == _PUBLIC:
+    if replace(inputs, nonce="") == _PUBLIC:  # the nonce is for step 2 only
         return text
     values = (inputs.call_id, inputs.call_id, inputs.tool_name, inputs.path, inputs.answer)
     for token, value in zip(_TOKENS, values, strict=True):
@@ -1023,11 +1060,33 @@ def _vary(text: str, inputs: Inputs) -> str:
     return text
 
 
+def _drawn(inputs: Inputs) -> bool:
+    return replace(inputs, nonce="") != _PUBLIC
+
+
+def _with_look_alike(text: str, wanted: Action | Rejection, alike: str, inputs: Inputs) -> tuple[Probe, Judge]:
+    """Both texts in one probe, in an order drawn from the inputs (the child is not told which is which)."""
+    first = random.Random(f"{inputs.call_id}{alike}").random() < 0.5
+    texts = [text, alike] if first else [alike, text]
+    accepted = reference_parser.parse_json_action(alike)
+
+    def judge(result: dict[str, Any]) -> None:
+        each = _value(result)["each"]
+        _judge_parse(each[0 if first else 1], wanted, text)
+        try:
+            _judge_parse(each[1 if first else 0], accepted, alike)
+        except (Mismatch, Raised) as failed:
+            got = failed.got if isinstance(failed, Mismatch) else _("it raised {described}", described=failed.error)
+            raise Mismatch(_("on the valid look-alike {text}: {got}", text=show(alike, 80), got=got)) from None
+
+    return {"kind": "parse", "texts": texts}, judge
+
+
 def _resolve(outcome: Outcome, inputs: Inputs) -> Action | Rejection:
     return outcome if isinstance(outcome, Rejection | ToolCall | FinalAnswer) else outcome(inputs)
 
 
-def _judge_parse(result: dict[str, Any], outcome: Action | Rejection) -> None:
+def _judge_parse(result: dict[str, Any], outcome: Action | Rejection, text: str = "") -> None:
     error = _error(result)
     if error is not None:
         if not _is(error, InvalidModelOutputError):
@@ -1037,11 +1096,34 @@ def _judge_parse(result: dict[str, Any], outcome: Action | Rejection) -> None:
             raise Mismatch(_("a rejection at {layer}: {message}", layer=_layer(layer), message=show(message)))
         if outcome.phrase.casefold() not in message.casefold():
             raise Mismatch(_("the right layer, but the message {message}", message=show(message)))
+        _judge_error_data(error, outcome, text)
         return
     if isinstance(outcome, Rejection):
         raise Mismatch(_("no error: it was accepted as {value}", value=_cut(result.get("shown", ""))))
     if result["value"] != encode(outcome):
         raise Mismatch(_cut(result.get("shown", "")))
+
+
+def _judge_error_data(error: dict[str, Any], outcome: Rejection, text: str) -> None:
+    """The rest of the error's data, where the learner's contract has it: the ``code`` is the layer's default
+    (a parser that names only a message and a layer, as the series' do) or the reference's code for this very
+    text; ``expected`` and ``found``, when the learner sets them, are the reference's."""
+    reference = _reference_rejection(text)
+    code = error.get("code")
+    if code is not None and code not in (DEFAULT_CODES[outcome.layer], getattr(reference, "code", None)):
+        raise Mismatch(_("the right layer, but the code {code}", code=show(code)))
+    for name in ("expected", "found"):
+        value = error.get(name)
+        if value is not None and reference is not None and value != getattr(reference, name):
+            raise Mismatch(_("the right layer, but {name}={value}", name=name, value=show(value)))
+
+
+def _reference_rejection(text: str) -> InvalidModelOutputError | None:
+    try:
+        reference_parser.parse_json_action(text)
+    except InvalidModelOutputError as error:
+        return error
+    return None
 
 
 def _expected_rejection(outcome: Action | Rejection) -> tuple[str, Fields]:
@@ -1210,6 +1292,7 @@ _STEP_4_CASES = [
             "strict JSON (RFC 8259): json.loads accepts this, the blog's parser starts with json.loads"
             " and keeps the last value: read_file becomes delete_file"
         ),
+        look_alike=lambda inputs: _call_text(inputs, arguments={"tool_name": inputs.tool_name, "note": inputs.answer}),
     ),
     _parse_check(
         4,
@@ -1217,6 +1300,7 @@ _STEP_4_CASES = [
         '{"type": "tool_call", "call_id": "c1", "tool_name": "rm", "arguments": {"path": "a.txt", "path": "/"}}',
         Rejection(_L1, _NOT_JSON),
         ours=_STRICT,
+        look_alike=lambda inputs: _call_text(inputs, arguments={"path": {"path": inputs.path}, "limit": inputs.limit}),
     ),
     _parse_check(
         4,
@@ -1224,6 +1308,7 @@ _STEP_4_CASES = [
         '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": NaN}}',
         Rejection(_L1, _NOT_JSON),
         ours=_STRICT,
+        look_alike=lambda inputs: _call_text(inputs, arguments={"seconds": "NaN", "n": inputs.limit}),
     ),
     _parse_check(
         4,
@@ -1231,6 +1316,7 @@ _STEP_4_CASES = [
         '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": Infinity}}',
         Rejection(_L1, _NOT_JSON),
         ours=_STRICT,
+        look_alike=lambda inputs: _call_text(inputs, arguments={"seconds": "Infinity", "n": inputs.limit}),
     ),
     _parse_check(
         4,
@@ -1238,6 +1324,7 @@ _STEP_4_CASES = [
         '{"type": "tool_call", "call_id": "c1", "tool_name": "sleep", "arguments": {"seconds": -Infinity}}',
         Rejection(_L1, _NOT_JSON),
         ours=_STRICT,
+        look_alike=lambda inputs: _call_text(inputs, arguments={"seconds": "-Infinity", "n": inputs.limit}),
     ),
     _parse_check(
         4,
@@ -1248,6 +1335,7 @@ _STEP_4_CASES = [
             "strict JSON (RFC 8259): json.loads accepts this, the blog's parser starts with json.loads"
             " and turns 1e999 into inf"
         ),
+        look_alike=lambda inputs: _call_text(inputs, arguments={"seconds": 10.0 ** (inputs.limit % 300), "s": "1e999"}),
     ),
     _parse_check(
         4,
@@ -1256,6 +1344,7 @@ _STEP_4_CASES = [
         Rejection(_L1, _NOT_JSON),
         ours=N_("json.loads raises ValueError (not JSONDecodeError) past 4300 digits"),
         given=N_('a tool call whose arguments hold {"n": 999…9} with 5000 digits'),
+        look_alike=lambda inputs: _call_text(inputs, arguments={"n": "9" * 5000, "limit": inputs.limit}),
     ),
     _parse_check(
         4,
@@ -1264,6 +1353,7 @@ _STEP_4_CASES = [
         Rejection(_L1, _NOT_JSON),
         ours=N_("json.loads raises RecursionError on deep nesting"),
         given=N_("'[[[[…]]]]' nested 100 000 deep"),
+        look_alike=lambda inputs: _call_text(inputs, arguments={"deep": "[" * 100_000, "n": [[[inputs.limit]]]}),
     ),
     _parse_check(
         4,
@@ -1271,6 +1361,7 @@ _STEP_4_CASES = [
         '{"type": "final_answer", "content": "The answer is',
         Rejection(_L1, _NOT_JSON),
         ours=N_("the reply stopped at max_output_tokens; nothing may close its brackets for it"),
+        look_alike=lambda inputs: json.dumps({"type": "final_answer", "content": f"The answer is {inputs.answer}"}),
     ),
     _parse_check(
         4,
@@ -1278,6 +1369,7 @@ _STEP_4_CASES = [
         '{"type": "final_answer", "content": "1"}\n{"type": "final_answer", "content": "2"}',
         Rejection(_L1, _NOT_JSON),
         ours=N_("exactly one value: neither the first nor the last may be picked"),
+        look_alike=lambda inputs: json.dumps({"type": "final_answer", "content": inputs.answer + '}\n{"type": 2'}),
     ),
     _parse_check(
         4,
@@ -1285,6 +1377,7 @@ _STEP_4_CASES = [
         '\ufeff{"type": "final_answer", "content": "42"}',
         Rejection(_L1, _NOT_JSON),
         ours=N_("RFC 8259 forbids a byte-order mark in JSON text"),
+        look_alike=lambda inputs: json.dumps({"type": "final_answer", "content": "\ufeff" + inputs.answer}),
     ),
     _parse_check(
         4,
@@ -1292,6 +1385,7 @@ _STEP_4_CASES = [
         _seeded(call_id="   "),
         Rejection(_L4, "call_id must not be blank"),
         ours=_NON_BLANK,
+        look_alike=lambda inputs: _call_text(inputs, call_id=f" {inputs.call_id} "),
     ),
     _parse_check(
         4,
@@ -1299,6 +1393,7 @@ _STEP_4_CASES = [
         _seeded(tool_name=""),
         Rejection(_L4, "tool_name must not be blank"),
         ours=_NON_BLANK,
+        look_alike=lambda inputs: _call_text(inputs, tool_name=inputs.tool_name[:1]),
     ),
     _parse_check(
         4,
@@ -1306,6 +1401,7 @@ _STEP_4_CASES = [
         '{"type": "final_answer", "content": " \\n "}',
         Rejection(_L4, "content must not be blank"),
         ours=_NON_BLANK,
+        look_alike=lambda inputs: json.dumps({"type": "final_answer", "content": f" {inputs.answer} \n "}),
     ),
 ]
 
@@ -1358,7 +1454,7 @@ class Sample:
 
     def run(self, module: ModuleType) -> str:
         """The sample through ``module`` in this process (the reference side of ``compare``)."""
-        return self.describe(run_probe(module, self.probe))
+        return self.describe(run_here(module, self.probe))
 
     def words(self, language: Language | None = None) -> tuple[str, str]:
         """The label and the cost in ``language`` (the edition's by default)."""
@@ -1368,7 +1464,7 @@ class Sample:
 
 def describe_parse(module: ModuleType, text: str) -> str:
     """What ``module.parse_json_action`` does with ``text``: ``✔ <action>`` or ``✘ rejected at layer N (...)``."""
-    return describe_parse_result(run_probe(module, {"kind": "parse", "text": text}))
+    return describe_parse_result(run_here(module, {"kind": "parse", "text": text}))
 
 
 def rejected_layer(result: dict[str, Any]) -> int | None:

@@ -9,7 +9,9 @@ The API (the grader builds on these names)::
     ChildOutcome(status, data, detail, parts=(), printed="")
         status: "ok" | "timeout" | "crashed" | "too_big" | "garbage"
         detail: one printable line, no paths of this machine
-    run_in_sandbox(program, *, payload, files, limits=Limits(), kernel_types=True) -> ChildOutcome
+    run_in_sandbox(program, *, payload, files, limits=Limits(), kernel_types=True,
+                   part_seconds=None, on_part=None, answers=False) -> ChildOutcome
+        on_part(part) -> bool | Answer(data, fence=False, progress=True) | None   # answers: the child asks
     with SandboxSession(program, payload=..., files=..., limits=...) as session:
         session.ask(request, timeout=None) -> data     # raises SandboxStopped
     protections() -> tuple[str, ...]     # what isolation applies on this machine
@@ -22,9 +24,10 @@ crossing the channel) (computed with ``ast`` at run time; the
 reference chapter is never among them). The program reads ``payload`` with
 ``sandbox_io.read_payload()`` and answers with ``sandbox_io.send(data)`` (and, before that,
 any number of ``sandbox_io.send_part(data)``, which land in ``ChildOutcome.parts``).
-Between two of its jobs (verify's steps) it may call ``sandbox_io.fence()``: the parent then
-kills every other process of the run, whatever the code so far forked, and lets it go on,
-so one session serves several steps and still no descendant of one step lives into the next.
+With ``answers`` the child may ask the parent (``sandbox_io.send_part`` then ``receive``), and an
+answer may be fenced: the parent first kills every other process of the run, whatever the code so
+far forked, so one session serves several of verify's steps and still no descendant of one step
+lives into the next.
 
 What the child gets, on Linux with bubblewrap (``bwrap``): the base interpreter run as
 ``python -I -S -B`` (no site-packages, no editable install of this package, no environment
@@ -34,13 +37,15 @@ of 64 MiB, the run's files bound read-only into the latter), no network and
 its own pid namespace (all namespaces but the user one unshared), an empty environment but
 ``PATH`` and ``LANG``, and, when the parent is root, a uid of its own (``setpriv``), so that
 ``RLIMIT_NPROC`` binds. Limits on address space, processes, open files, file size and core
-dumps are set before the interpreter starts. The whole session is killed when the answer is
+dumps are set before the interpreter starts; as root, where a cgroup hierarchy is found
+(``sandbox_cgroup``), the run also gets a memory and pids cgroup of its own, which caps it as a
+whole (``memory_protection()`` says which cap applied). The whole session is killed when the answer is
 in, at the deadline, or when the channel misbehaves; with its own pid namespace nothing it
-forked survives that. At a fence the parent finds the run's other processes in ``/proc``:
+forked survives that. At a fenced answer the parent finds the run's other processes in ``/proc``:
 under bwrap all of its pid namespace but the program (pid 2 there) and bubblewrap's own two;
 without it the program's descendants, its session and, with a uid of its own (root), every
-process of that uid; the kill at the end of the run uses the same search. The fence is
-answered with one byte on a second pipe, the child's only way to hear from the parent.
+process of that uid; the kill at the end of the run uses the same search. The request pipe
+(answers, a conversation's requests) is the child's only way to hear from the parent.
 Without bwrap (macOS, Windows, a Linux without it) the child is a plain
 subprocess with the environment cleared, its own session, and the limits the OS has;
 ``protections()`` says which apply.
@@ -72,10 +77,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from . import sandbox_cgroup
 from .words import N_, _
 
 __all__ = [
     "REFERENCE_MODULES",
+    "Answer",
     "ChildOutcome",
     "Limits",
     "SandboxSession",
@@ -84,6 +91,7 @@ __all__ = [
     "fresh_uid",
     "isolated",
     "kernel_closure",
+    "memory_protection",
     "protections",
     "readable_bind",
     "run_in_sandbox",
@@ -127,6 +135,20 @@ class Limits:
     processes: int = 32
     open_files: int = 64
     output_bytes: int = 1_000_000
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What ``on_part`` returns to answer a part on the child's request pipe (``sandbox_io.receive``).
+
+    ``fence``: every other process of the run is killed before the answer is written, so what the
+    answer carries (verify's next step) reaches no process the code run so far left behind.
+    ``progress``: whether the part restarts the per-part clock.
+    """
+
+    data: object
+    fence: bool = False
+    progress: bool = True
 
 
 @dataclass(frozen=True)
@@ -412,8 +434,16 @@ def protections() -> tuple[str, ...]:
             found.append(N_("run as root: no process limit binds"))
     if _has_rlimits():
         found.append(N_("limits on memory, processes, open files and file size"))
-        found.append(N_("memory capped per process (address space), not for the run as a whole: no memory cgroup"))
+        found.append(memory_protection())
     return tuple(found)
+
+
+def memory_protection() -> str:
+    """How a run's memory is capped here, as a catalog id: for the run as a whole (a cgroup of its own: root
+    on Linux with a memory hierarchy) or per process only (``RLIMIT_AS``). ``verify`` says it."""
+    if sandbox_cgroup.available():
+        return N_("memory and processes capped for the run as a whole: a cgroup of its own")
+    return N_("memory capped per process (address space), not for the run as a whole: no memory cgroup")
 
 
 def _has_rlimits() -> bool:
@@ -424,8 +454,11 @@ def _has_rlimits() -> bool:
     return True
 
 
-def _limiter(limits: Limits, dropped_uid: bool) -> Callable[[], None] | None:
-    """The rlimits, set in the forked child before it execs (inherited by bwrap and Python)."""
+def _limiter(
+    limits: Limits, dropped_uid: bool, group: sandbox_cgroup.RunGroup | None = None
+) -> Callable[[], None] | None:
+    """The rlimits, set in the forked child before it execs (inherited by bwrap and Python), after it joined
+    the run's cgroup when there is one (so nothing it starts is outside it)."""
     if not _has_rlimits():
         return None
     import resource
@@ -440,6 +473,8 @@ def _limiter(limits: Limits, dropped_uid: bool) -> Callable[[], None] | None:
         wanted.append((resource.RLIMIT_NPROC, limits.processes))
 
     def limit() -> None:
+        if group is not None:
+            group.join()
         for which, value in wanted:
             try:
                 _soft, hard = resource.getrlimit(which)
@@ -462,18 +497,21 @@ def run_in_sandbox(
     limits: Limits = Limits(),
     kernel_types: bool = True,
     part_seconds: float | None = None,
-    on_part: Callable[[object], bool | None] | None = None,
+    on_part: Callable[[object], bool | Answer | None] | None = None,
+    answers: bool = False,
 ) -> ChildOutcome:
     """Run ``program`` in a fresh sandbox and return what it sent, never raising for what it did.
 
     ``part_seconds`` (verify's per-check limit) bounds the wait for each next message as well
     as ``limits.seconds`` the whole run; ``on_part`` sees each part as it arrives (progress) and
-    may return False for a part that is no progress (it then restarts no clock).
+    may return False for a part that is no progress (it then restarts no clock). With ``answers``
+    the child gets a request pipe, and ``on_part`` may return an ``Answer`` to a part: verify
+    hands out each step's probes and answers its stand-ins' calls that way, as they are asked for.
     """
     folder = Path(tempfile.mkdtemp(prefix="cal-sandbox-"))
     try:
         _write_world(folder, program, payload, files, kernel_types)
-        return _run(folder, limits, part_seconds, on_part)
+        return _run(folder, limits, part_seconds, on_part, answers)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -621,7 +659,7 @@ def _command(folder: Path, limits: Limits) -> tuple[list[str], int | None, bool]
     """The command line, the uid the child runs as (None: ours), and whether bwrap is used."""
     uid = _own_uid() if _drops_uid() else None
     boot = _BOOT if uid is not None or not _has_rlimits() else _NPROC.format(n=limits.processes) + _BOOT
-    python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd", "fence-fd", "request-fd"]
+    python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd", "request-fd"]
     if _bwrap_works():
         return [*_bwrap_command(folder, uid), *python_args], uid, True
     python = [_base_python(), *python_args]
@@ -636,7 +674,6 @@ class _Live:
     listener: _Listener
     pumps: tuple[threading.Thread, threading.Thread]
     reader: int
-    fence_writer: int
     request_writer: int
 
 
@@ -647,19 +684,22 @@ def _launch(folder: Path, limits: Limits, conversation: bool) -> _Live | ChildOu
         for path in [folder, *folder.rglob("*")]:
             os.chown(path, uid, uid)
     reader, writer = os.pipe()
-    fence_reader, fence_writer = os.pipe() if _can_fence() else (-1, -1)
     request_reader, request_writer = os.pipe() if conversation and sys.platform != "win32" else (-1, -1)
+    group = sandbox_cgroup.make(limits.memory_bytes, limits.processes)
     try:
-        process = _start(command, folder, (writer, fence_reader, request_reader), _limiter(limits, uid is not None))
-    except OSError as error:
-        _close(reader, fence_writer, request_writer)
+        limiter = _limiter(limits, uid is not None, group)
+        process = _start(command, folder, (writer, request_reader), limiter)
+    except (OSError, subprocess.SubprocessError) as error:
+        _close(reader, request_writer)
+        if group is not None:
+            group.remove()
         return ChildOutcome("crashed", None, _("the sandbox could not start ({error})", error=type(error).__name__))
     finally:
-        _close(writer, fence_reader, request_reader)
-    run = _Run(process, bwrap, uid)
-    listener = _Listener(fence=_fencer(run, fence_writer) if fence_writer >= 0 else None)
+        _close(writer, request_reader)
+    run = _Run(process, bwrap, uid, group)
+    listener = _Listener()
     pumps = _pumps(process, reader, listener, limits.output_bytes)
-    return _Live(run, listener, pumps, reader, fence_writer, request_writer)
+    return _Live(run, listener, pumps, reader, request_writer)
 
 
 def _shutdown(live: _Live) -> None:
@@ -667,21 +707,40 @@ def _shutdown(live: _Live) -> None:
     _kill(live.run)
     for pump in live.pumps:
         pump.join(timeout=5)
-    _close(live.reader, live.fence_writer, live.request_writer)
+    _close(live.reader, live.request_writer)
     if live.run.process.stdout is not None:
         live.run.process.stdout.close()
 
 
 def _run(
-    folder: Path, limits: Limits, part_seconds: float | None, on_part: Callable[[object], bool | None] | None
+    folder: Path,
+    limits: Limits,
+    part_seconds: float | None,
+    on_part: Callable[[object], bool | Answer | None] | None,
+    answers: bool,
 ) -> ChildOutcome:
-    live = _launch(folder, limits, conversation=False)
+    live = _launch(folder, limits, conversation=answers)
     if isinstance(live, ChildOutcome):
         return live
+    if answers:
+        live.listener.answer = _answerer(live)
     try:
         return _listen(live.run.process, live.listener, limits, part_seconds, on_part)
     finally:
         _shutdown(live)
+
+
+def _answerer(live: _Live) -> Callable[[Answer], ChildOutcome | None]:
+    """How an ``Answer`` is given: a fence first when asked, then one line on the request pipe, written
+    within ``_FENCE_SECONDS`` (a child that stops reading its requests cannot block the parent)."""
+
+    def answer(given: Answer) -> ChildOutcome | None:
+        if given.fence:
+            _kill_all_but_the_program(live.run)
+        line = json.dumps(given.data, ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n"
+        return _send_request(live.request_writer, line, time.monotonic() + _FENCE_SECONDS)
+
+    return answer
 
 
 def _close(*descriptors: int) -> None:
@@ -691,11 +750,11 @@ def _close(*descriptors: int) -> None:
 
 
 def _start(
-    command: list[str], folder: Path, ends: tuple[int, int, int], limiter: Callable[[], None] | None
+    command: list[str], folder: Path, ends: tuple[int, int], limiter: Callable[[], None] | None
 ) -> subprocess.Popen[bytes]:
-    """The child, with the channel's write end, the fence's and the requests' read ends (-1: none here) as its
-    only extra inherited descriptors (the channel's handle alone on Windows)."""
-    writer, fence_reader, request_reader = ends
+    """The child, with the channel's write end and the requests' read end (-1: none here) as its only extra
+    inherited descriptors (the channel's handle alone on Windows)."""
+    writer, request_reader = ends
     common: dict[str, Any] = {
         "cwd": folder,
         "env": dict(_ENV),
@@ -708,13 +767,13 @@ def _start(
 
         handle = msvcrt.get_osfhandle(writer)
         os.set_handle_inheritable(handle, True)
-        command[-3:] = [f"h{handle}", "-", "-"]
+        command[-2:] = [f"h{handle}", "-"]
         startup = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})
         flags = subprocess.CREATE_NEW_PROCESS_GROUP
         return subprocess.Popen(command, startupinfo=startup, creationflags=flags, **common)
     # the descriptors' numbers in the child are the ones they have here
-    command[-3:] = [str(writer), *(str(end) if end >= 0 else "-" for end in (fence_reader, request_reader))]
-    passed = tuple(end for end in (writer, fence_reader, request_reader) if end >= 0)
+    command[-2:] = [str(writer), str(request_reader) if request_reader >= 0 else "-"]
+    passed = tuple(end for end in (writer, request_reader) if end >= 0)
     return subprocess.Popen(  # the command is ours; only its files are untrusted
         command, pass_fds=passed, start_new_session=True, preexec_fn=limiter, **common
     )
@@ -787,6 +846,8 @@ class _Run:
     process: subprocess.Popen[bytes]
     bwrap: bool
     uid: int | None
+    group: sandbox_cgroup.RunGroup | None = None
+    """The run's own memory and pids cgroup (root on Linux), removed when the run is killed."""
 
 
 def _kill(run: _Run) -> None:
@@ -802,31 +863,19 @@ def _kill(run: _Run) -> None:
     with contextlib.suppress(ProcessLookupError):
         process.kill()
     process.wait()
+    if run.group is not None:
+        run.group.remove()
 
 
 # --------------------------------------------------------------------------- fences
 
 
 _FENCE_SECONDS = 2.0  # the killing at one fence; it takes a few milliseconds
-_MAX_FENCES = 100  # verify asks one per step; a flood of them is a misbehaviour
 
 
 def _can_fence() -> bool:
     """Fences need the run's processes listed, which ``/proc`` does (Linux); elsewhere the child goes on at once."""
     return sys.platform.startswith("linux") and os.path.isdir("/proc/self/task")
-
-
-def _fencer(run: _Run, writer: int) -> Callable[[], None]:
-    """What the parent does when the child asks for a fence: kill every other process of the run, then
-    write one byte to let the child go on (never blocking here: a child that stops reading loses them)."""
-    os.set_blocking(writer, False)
-
-    def fence() -> None:
-        _kill_all_but_the_program(run)
-        with contextlib.suppress(OSError):
-            os.write(writer, b".")
-
-    return fence
 
 
 def _kill_all_but_the_program(run: _Run) -> None:
@@ -869,6 +918,8 @@ def _run_pids(run: _Run) -> set[int]:
     re-parented to its init, inside the run); without it, the descendants, the session, and, when the run
     has a uid of its own, every process of that uid (a setsid'd grandchild, re-parented outside)."""
     found = set(_descendants(run.process.pid))
+    if run.group is not None:
+        found |= run.group.pids()
     if run.bwrap or not _can_fence():
         return found
     for entry in os.listdir("/proc"):
@@ -926,8 +977,7 @@ def _namespace_pids(pid: int) -> list[int]:
 
 @dataclass
 class _Listener:
-    fence: Callable[[], None] | None = None
-    fences: int = 0
+    answer: Callable[[Answer], ChildOutcome | None] | None = None
     chunks: queue.Queue[bytes] = field(default_factory=queue.Queue)
     parts: list[object] = field(default_factory=list)
     buffer: bytearray = field(default_factory=bytearray)
@@ -941,7 +991,7 @@ def _listen(
     state: _Listener,
     limits: Limits,
     part_seconds: float | None,
-    on_part: Callable[[object], bool | None] | None,
+    on_part: Callable[[object], bool | Answer | None] | None,
 ) -> ChildOutcome:
     """Read the channel until the final answer, a deadline, or a misbehaviour.
 
@@ -969,7 +1019,7 @@ def _receive(
     state: _Listener,
     limits: Limits,
     wait: float,
-    on_part: Callable[[object], bool | None] | None,
+    on_part: Callable[[object], bool | Answer | None] | None,
 ) -> tuple[ChildOutcome | None, bool]:
     """Take the next chunk of the channel (waiting at most ``wait``) and the messages it completes.
 
@@ -997,7 +1047,10 @@ def _timeout_detail(state: _Listener, start: float, now: float, limits: Limits, 
     return _("no answer within {seconds} s", seconds=format(limits.seconds, "g"))
 
 
-def _take_lines(state: _Listener, on_part: Callable[[object], bool | None] | None) -> tuple[ChildOutcome | None, bool]:
+OnPart = Callable[[object], "bool | Answer | None"]
+
+
+def _take_lines(state: _Listener, on_part: OnPart | None) -> tuple[ChildOutcome | None, bool]:
     """Parse each complete line; a final answer or a broken message ends the run.
 
     Returns the outcome (None: go on) and whether any part advanced the run.
@@ -1010,28 +1063,31 @@ def _take_lines(state: _Listener, on_part: Callable[[object], bool | None] | Non
         if isinstance(message, str):
             return _outcome("garbage", None, message, state), advanced
         kind, data = message
-        if kind == "fence":
-            if not _fenced(state):
-                return _outcome("garbage", None, _("the checking process asked for too many fences"), state), advanced
-            continue
         if kind == "final":
             return _outcome("ok", data, "", state), advanced  # prints after the answer are not waited for
-        state.parts.append(data)
-        if len(state.parts) > 100_000:
-            return _outcome("too_big", None, _("the checking process sent too many messages"), state), advanced
-        said = on_part(data) if on_part is not None else None
-        advanced = advanced or said is not False
+        ended, progress = _take_part(state, data, on_part)
+        if ended is not None:
+            return ended, advanced
+        advanced = advanced or progress
     return None, advanced
 
 
-def _fenced(state: _Listener) -> bool:
-    """Do a fence the child asked for (it buys no time); False past ``_MAX_FENCES``, a flood of them."""
-    state.fences += 1
-    if state.fences > _MAX_FENCES:
-        return False
-    if state.fence is not None:
-        state.fence()
-    return True
+def _take_part(state: _Listener, data: object, on_part: OnPart | None) -> tuple[ChildOutcome | None, bool]:
+    """One part: kept, shown to ``on_part``, and answered when it returns an ``Answer`` (a run without a request
+    pipe answers nothing). Returns what ended the run instead (None: go on) and whether it was progress."""
+    state.parts.append(data)
+    if len(state.parts) > 100_000:
+        return _outcome("too_big", None, _("the checking process sent too many messages"), state), False
+    said = on_part(data) if on_part is not None else None
+    if not isinstance(said, Answer):
+        return None, said is not False
+    if state.answer is None:
+        refused = _("the checking process asked what this run answers nothing to")
+        return _outcome("garbage", None, refused, state), False
+    failed = state.answer(said)
+    if failed is not None:
+        return _outcome(failed.status, None, failed.detail, state), False
+    return None, said.progress
 
 
 def _ended(process: subprocess.Popen[bytes], state: _Listener, detail: str) -> ChildOutcome:
@@ -1069,7 +1125,7 @@ def decode_message(line: bytes) -> tuple[str, object] | str:
         value = json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
         return "the checking process sent a message that is not JSON"
-    if not isinstance(value, dict) or set(value) != {"kind", "data"} or value["kind"] not in ("part", "final", "fence"):
+    if not isinstance(value, dict) or set(value) != {"kind", "data"} or value["kind"] not in ("part", "final"):
         return "the checking process sent a message of an unknown shape"
     return str(value["kind"]), value["data"]
 

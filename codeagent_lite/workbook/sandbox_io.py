@@ -6,12 +6,12 @@ none of what arrives: each message is one line of JSON on a pipe of its own (not
 output, which a learner's ``print`` would fill), and the parent caps, times and parses it.
 
 In a conversation (``sandbox.SandboxSession``) ``receive`` gives each request, and each is
-answered with one ``send_part``.
+answered with one ``send_part``. In a run with ``answers`` (verify's) it is the other way round: the
+child asks with ``send_part`` and ``receive`` gives the parent's answer.
 
 ``send_part`` may be called any number of times (verify sends one part per check, so a
-hang costs only the check that hung); ``send`` sends the one final answer. ``fence`` asks
-the parent to kill every other process of the run (what the code run so far forked and
-left behind) and waits until it has: verify calls it between two steps.
+hang costs only the check that hung); ``send`` sends the one final answer. ``reap`` waits for
+this process's children the parent killed before a fenced answer, so they are gone.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["fence", "read_payload", "receive", "send", "send_part"]
+__all__ = ["read_payload", "reap", "receive", "send", "send_part"]
 
 PAYLOAD_FILE = "payload.json"
 
@@ -36,20 +36,13 @@ def _channel() -> int:
     return int(given) if given.isdigit() else -1
 
 
-def _fence_channel() -> int:
-    """The read end on which the parent answers a fence, or -1 where it does none (not Linux)."""
+def _request_channel() -> int:
+    """The read end of a conversation's requests (``sandbox.SandboxSession``), or -1 in a one-shot run."""
     given = sys.argv[2] if len(sys.argv) > 2 else ""
     return int(given) if given.isdigit() else -1
 
 
-def _request_channel() -> int:
-    """The read end of a conversation's requests (``sandbox.SandboxSession``), or -1 in a one-shot run."""
-    given = sys.argv[3] if len(sys.argv) > 3 else ""
-    return int(given) if given.isdigit() else -1
-
-
 _channel_fd = _channel()
-_fence_fd = _fence_channel()
 _request_fd = _request_channel()
 _pending = bytearray()
 
@@ -91,36 +84,9 @@ def send(data: object) -> None:
     _write("final", data)
 
 
-def fence() -> None:
-    """Have the parent kill every other process of this run, and wait until it has (then reap them).
-
-    Bytes left on the fence's channel by earlier fences nobody waited for (a forked copy of
-    this process asked too) are dropped first, so that this one really waits.
-    """
-    if _fence_fd < 0:
-        return
-    _drop_stale_answers()
-    _write("fence", None)
-    try:
-        os.read(_fence_fd, 1)
-    except OSError:  # closed: the parent is gone, and this run with it
-        return
-    _reap()
-
-
-def _drop_stale_answers() -> None:
-    os.set_blocking(_fence_fd, False)
-    try:
-        while os.read(_fence_fd, 4096):
-            pass
-    except OSError:  # BlockingIOError: nothing (more) waiting
-        pass
-    finally:
-        os.set_blocking(_fence_fd, True)
-
-
-def _reap() -> None:
-    """This process's children the parent killed are zombies until waited for: wait for them, so they are gone."""
+def reap() -> None:
+    """This process's children the parent killed are zombies until waited for: wait for them, so they are gone
+    (after an answer the parent fenced before giving it)."""
     while True:
         try:
             pid, _status = os.waitpid(-1, os.WNOHANG)

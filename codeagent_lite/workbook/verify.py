@@ -11,13 +11,13 @@ message) becomes a traceback of verify or a hang: a hang costs one time limit an
 of its step is reported as not run. ``seed`` draws fresh inputs for graded judging.
 
 What this does not stop, plainly: code in the child can always claim results, since the probe
-runner shares its process (it can read the payload and write the channel). The child is never
+runner shares its process (it can read its probes and write the channel). The child is never
 told which check a probe is (probes are known there by their place only, in an order drawn from
-``seed`` when there is one), so a forger must classify each input itself, and with fresh inputs
-claiming the right result is about as hard as computing it; on the public inputs a replay of
-recorded results still passes. Rejections alike in layer and phrase stay interchangeable, and the
-facts the probe works out itself (``messages_same``, ``cause_is_original``, the stand-ins' records)
-are taken on trust. The rest is the own-work checks and the teacher's reading.
+``seed`` when there is one), it gets each step's probes only when the step before is over and
+fenced, and step 2's stand-ins are answered and observed by the parent (``verify_standins``) with
+values carrying a nonce drawn for the run; so a forger must classify each input itself and, for
+fresh inputs, compute what it claims. On the public inputs a replay of recorded parser results
+still passes. The rest is the own-work checks and the teacher's reading (``classroom/GRADING.md``).
 
 The result is a ``VerifyReport``: ``str()`` gives the text the command line prints, and
 ``_repr_html_`` the table a notebook shows. ``python -m codeagent_lite verify DIR`` exits
@@ -29,12 +29,11 @@ from __future__ import annotations
 import html
 import importlib
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import sandbox
+from . import sandbox, verify_progress
 from .contract import (
     FILES,
     SAMPLES,
@@ -108,6 +107,9 @@ class VerifyReport:
     results: tuple[CheckResult, ...]
     file_problems: tuple[str, ...] = field(default=())
     notes: tuple[str, ...] = field(default=())
+    protection: str = ""
+    """How the run's memory was capped (``sandbox.memory_protection``): said on the command line only, since
+    it differs between machines and a notebook's saved outputs must not."""
 
     @property
     def passed(self) -> int:
@@ -139,6 +141,8 @@ class VerifyReport:
             _("{passed} of {total} checks pass", passed=self.passed, total=len(self.results))
             + ("" if self.ok else _("; {summary}", summary=self.summary()))
         )
+        if self.protection:
+            lines.append("  " + _note(self.protection))
         return "\n".join(lines)
 
     def _results_of(self, step: int) -> list[CheckResult]:
@@ -282,21 +286,25 @@ def verify(
     *,
     time_limit: float = DEFAULT_TIME_LIMIT,
     seed: int | None = None,
+    progress: bool | None = None,
 ) -> VerifyReport:
     """Run the contract's checks of steps 1..``step`` (all four for None) on ``directory``'s files.
 
     ``time_limit`` is per check, in seconds. With ``seed``, the checks' inputs are drawn fresh
     from it (graded judging: the learner's code cannot know them); the expected values are
-    computed here for those same inputs. Raises ``VerifyUsageError`` when the folder does not
-    exist, holds none of the three files, or ``step`` is not 1 to 4.
+    computed here for those same inputs. ``progress`` (None: where it can be seen) shows a line per
+    step on a terminal, or in a notebook a bar that is gone when the report is shown (``verify_progress``).
+    Raises ``VerifyUsageError`` when the folder does not exist, holds none of the three files,
+    or ``step`` is not 1 to 4.
     """
     _check_arguments(step, time_limit, seed)
     label, folder = _folder(directory)
     _check_holds_a_file(folder, label)
-    inputs = Inputs() if seed is None else Inputs.draw(seed)
+    inputs = (Inputs() if seed is None else Inputs.draw(seed)).fresh()
     checks = checks_up_to(step)
     steps = tuple(sorted({check.step for check in checks}))
-    tally = _run_checks(folder, label, [_item(check, inputs) for check in checks], steps, time_limit, seed)
+    shown = verify_progress.start(len(steps), progress)
+    tally = _run_checks(folder, label, [_item(check, inputs) for check in checks], shown, time_limit, seed)
     results = tuple(_check_result(check, tally.outcomes[check.id]) for check in checks)
     problems, notes = _problems_and_notes(tally.file_problems)
     if seed is not None:
@@ -304,7 +312,10 @@ def verify(
             *notes,
             _("the checks' inputs were drawn from seed {seed}; the cases printed above are the public ones", seed=seed),
         )
-    return VerifyReport(label, steps, results, problems, (*notes, *_weaker_sandbox_note()))
+    notes = (*notes, *_weaker_sandbox_note())
+    report = VerifyReport(label, steps, results, problems, notes, _(sandbox.memory_protection()))
+    shown.done(report)
+    return report
 
 
 def _check_arguments(step: int | None, time_limit: float, seed: int | None) -> None:
@@ -317,19 +328,20 @@ def _check_arguments(step: int | None, time_limit: float, seed: int | None) -> N
 
 
 def _run_checks(
-    folder: Path, label: str, items: list[Item], steps: tuple[int, ...], time_limit: float, seed: int | None
+    folder: Path, label: str, items: list[Item], progress: verify_progress.Progress, time_limit: float, seed: int | None
 ) -> Tally:
-    """All the steps in one sandbox session, with a progress line each time the child reaches a new step."""
+    """All the steps in one sandbox session, with progress each time the child reaches a new step."""
     tally = Tally()
-    with _Progress(len(steps)) as progress:
-        first = {item.id: item.group for item in items}
-        progress.step(steps[0])
+    first = {item.id: item.group for item in items}
+    shown = [items[0].group] if items else [0]
+    progress.step(shown[0])
 
-        def on_event(key: str) -> None:
-            if key in first and first[key] > progress.shown:
-                progress.step(first[key])
+    def on_event(key: str) -> None:
+        if key in first and first[key] > shown[0]:
+            shown[0] = first[key]
+            progress.step(first[key])
 
-        run_step(folder, label, items, time_limit, tally, on_event, seed)
+    run_step(folder, label, items, time_limit, tally, on_event, seed)
     return tally
 
 
@@ -351,44 +363,7 @@ def _weaker_sandbox_note() -> tuple[str, ...]:
 
 def _item(check: Check, inputs: Inputs) -> Item:
     probe, judge = check.probe(inputs)
-    return Item(check.id, check.file, probe, judge=judge, group=check.step)
-
-
-class _Progress:
-    """A line per step on a terminal's standard error (nothing in a notebook or a test: no trace in saved outputs)."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.shown = 0
-        self._terminal = False
-
-    def __enter__(self) -> _Progress:
-        self._terminal = bool(getattr(sys.stderr, "isatty", lambda: False)()) and not _in_a_kernel()
-        return self
-
-    def step(self, number: int) -> None:
-        self.shown = number
-        if self._terminal:
-            print(
-                _(
-                    "verify: step {step} of {total} · {title} …",
-                    step=number,
-                    total=self.total,
-                    title=step_title(number),
-                ),
-                file=sys.stderr,
-                flush=True,
-            )
-
-    def __exit__(self, *_exc: object) -> None:
-        return None
-
-
-def _in_a_kernel() -> bool:
-    """Inside a Jupyter kernel: its standard error is a cell's output, which nbval compares with the saved one."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+    return Item(check.id, check.file, probe, judge=judge, group=check.step, secret=inputs.nonce)
 
 
 def _check_holds_a_file(folder: Path, label: str) -> None:

@@ -8,10 +8,12 @@ each message is schema-checked first (``verify_wire``), and a judge that meets d
 wrong shape gives a failed check, never a traceback. The child is told no check id: a probe is
 known there by its place in this session's list, which only the parent maps back to its check.
 
-One session for all the steps asked keeps verify fast (each costs a fresh interpreter);
-between two steps the child asks for a fence (``sandbox_io.fence``), at which every other
-process of the run is killed, so nothing the learner's code forked in one step lives on into
-the next. A check that hangs costs one time limit: the session is killed, the rest of its step is "not
+One session for all the steps asked keeps verify fast (each costs a fresh interpreter). The
+child asks for each step's probes when the last step is done, and the parent kills every other
+process of the run before it answers (``sandbox.Answer(fence=True)``): nothing the learner's code
+forked in one step lives on into the next, nor sees the next step's inputs. Step 2's stand-ins'
+calls are answered and recorded here (``verify_standins``); the judges read that record.
+A check that hangs costs one time limit: the session is killed, the rest of its step is "not
 run", with the reason once, and a fresh session runs the later steps. A process that dies
 (``os._exit``, a crash) is replaced by a fresh one for the checks left.
 """
@@ -35,6 +37,7 @@ from typing import Any
 
 from . import sandbox, verify_wire
 from .contract import FILES, Judge, Mismatch, Probe, Raised
+from .verify_standins import StandIns, child_probe
 from .words import _
 
 __all__ = ["Item", "Outcome", "Tally", "clean", "describe_error", "load_package", "package_name", "run_step"]
@@ -110,6 +113,8 @@ class Item:
     describe: Callable[[dict[str, Any]], str] | None = None
     group: int = 0
     """The step: a hang stops the rest of its own step, and a fresh session runs the later steps."""
+    secret: str = ""
+    """The run's nonce (``Inputs.nonce``): taken out of what a learner is shown, so reports read the same."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,7 +307,11 @@ class _Session:
     time_limit: float = 0.0
     step: int | None = None
     step_started: float | None = None
-    """The keys the parent sent (check ids, ``load:<file>``): the only ones that are progress."""
+    steps: list[list[tuple[str, Item]]] = field(default_factory=list)
+    """The steps not handed out yet, each as (place, item): one step's probes per request of the child."""
+    handed: int = 0
+    stand_ins: dict[str, StandIns] = field(default_factory=dict)
+    """Step 2's stand-ins by check id: what the parent answered and saw (the judges read these, not the child)."""
 
 
 def _session(
@@ -321,13 +330,11 @@ def _session(
     }
     state = _Session(label, {item.id: item for item in items}, tally, keys=keys, time_limit=time_limit)
     state.step, state.step_started = items[0].group if items else None, time.monotonic()
-    payload = {
-        "package": package,
-        "probes": [
-            {"id": str(place), "file": item.file, "step": item.group, "probe": item.probe}
-            for place, item in enumerate(items)
-        ],
-    }
+    for place, item in enumerate(items):
+        if not state.steps or state.steps[-1][0][1].group != item.group:
+            state.steps.append([])
+        state.steps[-1].append((str(place), item))
+    payload = {"package": package}
     limits = sandbox.Limits(
         seconds=_STARTUP_SECONDS + time_limit * (len(items) + len(FILES)),
         memory_bytes=_MEMORY_BYTES,
@@ -335,7 +342,10 @@ def _session(
         output_bytes=8_000_000,
     )
 
-    def on_part(part: object) -> bool:
+    def on_part(part: object) -> bool | sandbox.Answer:
+        answer = _answer(state, part)
+        if answer is not None:
+            return answer
         advanced = _take(state, part)
         if on_event is not None and state.running is not None:
             on_event(state.running)
@@ -348,11 +358,34 @@ def _session(
         limits=limits,
         part_seconds=max(time_limit, 0.5),
         on_part=on_part,
+        answers=True,
     )
     if outcome.status == "ok":
         _not_run_left(state, items, _("the checking process stopped answering"))
         return []
     return _after_stop(state, items, outcome, time_limit)
+
+
+def _answer(state: _Session, part: object) -> sandbox.Answer | None:
+    """A request of the child: the next step's probes (after a fence: nothing the last step's code left
+    behind is alive when they arrive), or a stand-in's call, answered and recorded here. None: not a request."""
+    if not isinstance(part, dict):
+        return None
+    if part.get("next") is True:
+        if not state.steps:
+            return sandbox.Answer({"probes": []}, progress=False)
+        step = state.steps.pop(0)
+        probes = [{"id": place, "file": item.file, "probe": child_probe(item.probe)} for place, item in step]
+        state.handed += 1
+        return sandbox.Answer({"probes": probes}, fence=state.handed > 1)
+    if "call" not in part:
+        return None
+    item = state.by_id.get(state.running or "")
+    values = item.probe.get("stand_ins") if item is not None else None
+    if item is None or not isinstance(values, dict):
+        return sandbox.Answer({"refused": True}, progress=False)
+    stand_ins = state.stand_ins.setdefault(item.id, StandIns(values))
+    return sandbox.Answer(stand_ins.answer(part), progress=_within_budget(state, item.id))
 
 
 def _take(state: _Session, part: object) -> bool:
@@ -375,8 +408,23 @@ def _take(state: _Session, part: object) -> bool:
     if key.startswith("load:"):
         _record_load(state, key.removeprefix("load:"), verify_wire.checked_load(part))
     elif key not in state.tally.outcomes:
-        state.tally.outcomes[key] = _verdict(state, state.by_id[key], verify_wire.checked_check(part))
+        state.tally.outcomes[key] = _verdict(state, state.by_id[key], _with_facts(state, key, part))
     return _within_budget(state, key)
+
+
+def _with_facts(state: _Session, key: str, part: dict[str, Any]) -> dict[str, Any] | object:
+    """The child's answer, checked, with what the parent saw of step 2's stand-ins in place of its claims."""
+    checked = verify_wire.checked_check(part)
+    stand_ins = state.stand_ins.get(key) or _unasked(state.by_id[key])
+    if stand_ins is not None and isinstance(checked, dict) and isinstance(checked.get("result"), dict):
+        checked["result"] = stand_ins.facts(checked["result"])
+    return checked
+
+
+def _unasked(item: Item) -> StandIns | None:
+    """An adapter probe whose stand-ins were never called still gets the parent's (empty) record."""
+    values = item.probe.get("stand_ins")
+    return StandIns(values) if isinstance(values, dict) else None
 
 
 def _ours(state: _Session, key: object) -> str | None:
@@ -471,10 +519,10 @@ def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> Outco
         assert item.judge is not None
         item.judge(result)
     except Mismatch as mismatch:
-        expected = None if mismatch.expected is None else clean(mismatch.expected)
-        return Outcome(False, got=clean(mismatch.got), expected=expected, notes=notes)
+        expected = None if mismatch.expected is None else _hidden(mismatch.expected, item.secret)
+        return Outcome(False, got=_hidden(mismatch.got, item.secret), expected=expected, notes=notes)
     except Raised as raised:
-        return Outcome(False, got=_raised_got(raised.error), notes=notes)
+        return Outcome(False, got=_hidden(_raised_got(raised.error), item.secret), notes=notes)
     except Exception:  # the child's data had the wrong shape: forged or broken, never a verdict
         return Outcome(
             False,
@@ -482,6 +530,11 @@ def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> Outco
             notes=notes,
         )
     return Outcome(True, notes=notes)
+
+
+def _hidden(text: str, secret: str) -> str:
+    """``text`` cleaned, the run's nonce taken out (it is no business of the learner's, and varies)."""
+    return clean(text.replace(secret, "") if secret else text)
 
 
 def _raised_got(error: dict[str, Any]) -> str:

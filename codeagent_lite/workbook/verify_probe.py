@@ -10,15 +10,15 @@ process on the reference modules (``tests/test_contract.py``).
 
 A probe is plain data: ``{"kind": "messages", "history": [...]}``, ``{"kind": "adapter", ...}``
 or ``{"kind": "parse", "text": ...}``; inputs are built from it with ``decode_item``. Step 2 lends
-the learner's adapter two stand-ins made for the check (they record their calls and return
-canned values), so the adapter is judged alone and no reference function is involved.
+the learner's adapter two stand-ins and a provider that forward every call to the parent (``ask``)
+and return what it answers, so the adapter is judged alone, no reference function is involved,
+and what the adapter did with them is seen by the parent, not reported by this side.
 
-``main()`` is the sandbox program: it reads ``{"package": ..., "probes": [...]}``, loads each
-file when first needed, and sends one part per event (``{"start": key}``, then
-``{"done": key, "result": ...}``; ``key`` is ``load:<file>`` or the probe's ``id``, its place in
-the parent's list, never a check id), then a final
-``{"finished": true}``. Between two steps (a probe's ``step``) it asks ``sandbox_io.fence()``,
-so no process the learner's code left behind in one step lives on into the next.
+``main()`` is the sandbox program: it reads ``{"package": ...}``, asks the parent for a step's
+probes (``{"next": true}``; the parent fences first, so nothing the last step's code left behind
+lives on), loads each file when first needed, and sends one part per event (``{"start": key}``,
+then ``{"done": key, "result": ...}``; ``key`` is ``load:<file>`` or the probe's ``id``, its place
+in the parent's list, never a check id), and a final ``{"finished": true}`` when no step is left.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import os
 import sys
 import traceback
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from codeagent_lite.kernel_types import Message, MessageRole, ToolCall, ToolResult, ToolSpec
@@ -85,7 +85,7 @@ def describe_error(error: BaseException, package_dir: str = "") -> dict[str, Any
         "message": _safe_str(error)[:_MAX_TEXT],
         "place": _place(error, package_dir),
     }
-    for attribute in ("layer", "usage", "expected", "found"):
+    for attribute in ("layer", "code", "usage", "expected", "found"):
         if hasattr(error, attribute):
             with contextlib.suppress(Exception):
                 described[attribute] = encode(getattr(error, attribute))
@@ -120,8 +120,11 @@ def _place(error: BaseException, package_dir: str) -> list[Any] | None:
 # --------------------------------------------------------------------------- the probes
 
 
-def run_probe(module: types.ModuleType, probe: dict[str, Any], package_dir: str = "") -> dict[str, Any]:
-    """Run one probe on ``module``; ``{"value": ...}`` or ``{"error": ...}``, plus what the stand-ins saw."""
+def run_probe(
+    module: types.ModuleType, probe: dict[str, Any], package_dir: str = "", ask: Ask | None = None
+) -> dict[str, Any]:
+    """Run one probe on ``module``; ``{"value": ...}`` or ``{"error": ...}``. ``ask`` answers the stand-ins'
+    calls (over the channel in the sandbox; ``verify_standins`` in the parent's own process)."""
     kind = probe["kind"]
     record: dict[str, Any] = {}
     try:
@@ -131,17 +134,23 @@ def run_probe(module: types.ModuleType, probe: dict[str, Any], package_dir: str 
         elif kind == "messages":
             record["value"] = _messages(module, [decode_item(item) for item in probe["history"]])
         elif kind == "adapter":
-            record.update(_adapter(module, probe, record))
+            record.update(_adapter(module, probe, ask))
         elif kind == "parse":
-            result = module.parse_json_action(probe["text"])
-            record["value"] = encode(result)
-            record["shown"] = shown(result)
+            record.update(_parse(module, probe))
         else:
             raise ValueError(f"unknown probe {kind!r}")
     except BaseException as error:  # learner code: anything may come out, even SystemExit
         record["error"] = describe_error(error, package_dir)
         record.pop("value", None)
     return record
+
+
+def _parse(module: types.ModuleType, probe: dict[str, Any]) -> dict[str, Any]:
+    """One text, or several (a refused text and its valid look-alike, in the parent's order): each on its own."""
+    if "texts" in probe:
+        return {"value": {"each": [run_probe(module, {"kind": "parse", "text": text}) for text in probe["texts"]]}}
+    result = module.parse_json_action(probe["text"])
+    return {"value": encode(result), "shown": shown(result)}
 
 
 def _messages(module: types.ModuleType, history: list[Any]) -> dict[str, Any]:
@@ -174,75 +183,78 @@ class _CannedMessage:
     content: str
 
 
-class _Provider:
-    """A provider that records its calls and answers with the learner's own ``ProviderResponse``."""
+class _Refused(RuntimeError):
+    """verify refused a stand-in's call (too many of them, or of a shape it does not know)."""
 
-    def __init__(self, module: types.ModuleType, probe: dict[str, Any], built: list[Any]) -> None:
+
+Ask = Callable[[dict[str, Any]], Any]
+
+
+def _asked(ask: Ask, request: dict[str, Any]) -> dict[str, Any]:
+    answer = ask(request)
+    if not isinstance(answer, dict) or answer.get("refused"):
+        raise _Refused(f"verify answered no more {request.get('call')} calls")
+    return answer
+
+
+class _Provider:
+    """A provider whose every call is the parent's to answer; it answers with the learner's own
+    ``ProviderResponse``, or raises the learner's ``ProviderError`` (or a KeyError) when told to."""
+
+    def __init__(self, module: types.ModuleType, ask: Ask) -> None:
         self._module = module
-        self._probe = probe
-        self._built = built
-        self.calls: list[dict[str, Any]] = []
-        self.original: BaseException | None = None
+        self._ask = ask
 
     def complete(self, *, messages: Any, tools: Any, max_output_tokens: Any) -> Any:
-        sent = list(messages)
-        last_built = self._built[-1] if self._built else None
-        same = (
-            last_built is not None
-            and len(sent) == len(last_built)
-            and all(a is b for a, b in zip(sent, last_built, strict=False))
-        )
-        self.calls.append(
-            {
-                "messages_same": same,
-                "messages_shown": shown(messages, 120),
-                "tools": encode(list(tools)),
-                "tools_shown": shown(tools, 120),
-                "max_output_tokens": encode(max_output_tokens),
-            }
-        )
-        failure = self._probe.get("failure")
-        if failure == "provider_error":
-            self.original = self._module.ProviderError(self._probe["failure_message"])
-            raise self.original
-        if failure == "key_error":
-            raise KeyError(self._probe["failure_message"])
-        tokens = self._probe["usage"]
-        return self._module.ProviderResponse(text=self._probe["reply"], input_tokens=tokens[0], output_tokens=tokens[1])
+        sent = list(messages)[:_MAX_ITEMS]
+        described = [[_text_of(getattr(item, "role", None)), _text_of(getattr(item, "content", None))] for item in sent]
+        request = {
+            "call": "complete",
+            "messages": described,
+            "messages_shown": shown(messages, 120),
+            "tools": encode(list(tools)),
+            "tools_shown": shown(tools, 120),
+            "max_output_tokens": encode(max_output_tokens),
+        }
+        answer = _asked(self._ask, request)
+        if answer.get("raise") == "provider_error":
+            raise self._module.ProviderError(str(answer.get("message")))
+        if answer.get("raise") == "key_error":
+            raise KeyError(str(answer.get("message")))
+        tokens = answer["usage"]
+        return self._module.ProviderResponse(text=answer["reply"], input_tokens=tokens[0], output_tokens=tokens[1])
 
 
-def _adapter(module: types.ModuleType, probe: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
-    built: list[Any] = []
-    record["built"] = []
-    record["parsed"] = []
+def _text_of(value: Any) -> str | None:
+    return value[:_MAX_TEXT] if isinstance(value, str) else None
+
+
+def _adapter(module: types.ModuleType, probe: dict[str, Any], given: Ask | None) -> dict[str, Any]:
+    ask = given or _no_stand_ins
 
     def build_provider_messages(history: Any) -> Any:
-        items = list(history)
-        record["built"].append(encode(items))
-        canned = [_CannedMessage(role, content) for role, content in probe["canned_messages"]]
-        built.append(canned)
-        return canned
+        answer = _asked(ask, {"call": "build", "history": encode(list(history))})
+        return [_CannedMessage(str(role), str(content)) for role, content in answer["messages"]]
 
     def parse_json_action(raw_text: Any) -> Any:
-        record["parsed"].append(raw_text if isinstance(raw_text, str) else shown(raw_text))
-        rejection = probe.get("canned_rejection")
+        text = raw_text if isinstance(raw_text, str) else shown(raw_text)
+        answer = _asked(ask, {"call": "parse", "text": text[:100_000]})
+        rejection = answer.get("rejection")
         if rejection is not None:
-            raise InvalidModelOutputError(rejection["message"], layer=ValidationLayer(rejection["layer"]))
-        return decode_item(probe["canned_action"])
+            raise InvalidModelOutputError(str(rejection["message"]), layer=ValidationLayer(rejection["layer"]))
+        return decode_item(answer["action"])
 
-    provider = _Provider(module, probe, built)
-    record["calls"] = provider.calls
     history = [decode_item(item) for item in probe["history"]]
     tools = [decode_item(item) for item in probe["tools"]]
     budget = ModelCallBudget(max_output_tokens=probe["max_output_tokens"])
-    try:
-        with _lend(module, build_provider_messages, parse_json_action):
-            adapter = module.JsonTextModelAdapter(provider)
-            response = adapter.complete(history, tools, budget)
-    except BaseException as error:  # learner code
-        record["cause_is_original"] = provider.original is not None and error.__cause__ is provider.original
-        raise
+    with _lend(module, build_provider_messages, parse_json_action):
+        adapter = module.JsonTextModelAdapter(_Provider(module, ask))
+        response = adapter.complete(history, tools, budget)
     return {"value": encode(response), "shown": shown(response)}
+
+
+def _no_stand_ins(request: dict[str, Any]) -> Any:
+    return {"refused": True}
 
 
 @contextlib.contextmanager
@@ -298,7 +310,7 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
     import sandbox_io  # type: ignore[import-not-found]  # copied beside this file in the sandbox
 
     # kept before learner code can replace them
-    send_part, send, fence = sandbox_io.send_part, sandbox_io.send, sandbox_io.fence
+    send_part, send, receive, reap = sandbox_io.send_part, sandbox_io.send, sandbox_io.receive, sandbox_io.reap
     job = sandbox_io.read_payload()
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
@@ -310,28 +322,49 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
     directory = os.path.abspath(package)
     _register_package(package, directory)
     modules: dict[str, types.ModuleType | None] = {}
-    step = None
-    for item in job["probes"]:
-        if step is not None and item.get("step") != step:
-            fence()  # whatever the last step's code forked dies before the next step's code runs
-        step = item.get("step")
-        file = item["file"]
-        if file not in modules:
-            modules[file] = _load(package, directory, file, guard, send_part)
-        module = modules[file]
-        if module is None:
-            send_part({"done": item["id"], "not_run": True})
-            continue
-        send_part({"start": item["id"]})
-        before = len(guard.attempts)
-        buffer = io.StringIO()
-        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-            result = run_probe(module, item["probe"], directory)
-        result["printed"] = buffer.getvalue()[:200]
-        result["reference_imports"] = guard.attempts[before:]
-        send_part({"done": item["id"], "result": result})
+
+    def ask(request: dict[str, Any]) -> Any:
+        send_part(request)
+        return receive()
+
+    send_part({"next": True})
+    while True:
+        request = receive()  # the parent fenced before answering: nothing of the last step lives on
+        reap()
+        probes = request.get("probes") if isinstance(request, dict) else None
+        if not probes:
+            break
+        for item in probes:
+            _run_item(item, package, directory, modules, guard, send_part, ask)
+        send_part({"next": True})
     send({"finished": True})
     os._exit(0)
+
+
+def _run_item(
+    item: dict[str, Any],
+    package: str,
+    directory: str,
+    modules: dict[str, types.ModuleType | None],
+    guard: _ReferenceGuard,
+    send_part: Any,
+    ask: Ask,
+) -> None:  # pragma: no cover - runs in the sandbox
+    file = item["file"]
+    if file not in modules:
+        modules[file] = _load(package, directory, file, guard, send_part)
+    module = modules[file]
+    if module is None:
+        send_part({"done": item["id"], "not_run": True})
+        return
+    send_part({"start": item["id"]})
+    before = len(guard.attempts)
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+        result = run_probe(module, item["probe"], directory, ask)
+    result["printed"] = buffer.getvalue()[:200]
+    result["reference_imports"] = guard.attempts[before:]
+    send_part({"done": item["id"], "result": result})
 
 
 def _load(package: str, directory: str, file: str, guard: _ReferenceGuard, send_part: Any) -> types.ModuleType | None:

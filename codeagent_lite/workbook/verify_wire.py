@@ -116,7 +116,7 @@ _ERROR: dict[str, Field] = {
     "exit_code": _text(_NAME),
     "cause": _cause,
     "cause_shown": _text(_TEXT),
-    **{name: _data for name in ("layer", "usage", "expected", "found")},
+    **{name: _data for name in ("layer", "code", "usage", "expected", "found")},
 }
 
 

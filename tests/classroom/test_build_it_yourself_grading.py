@@ -197,7 +197,9 @@ SUBMISSIONS = (
     Submission(
         "trap_catches_every_exception", _files(json_text_adapter=CATCHES_EVERYTHING), _lost(2, kinds=("hidden",))
     ),
-    Submission("trap_strict_by_substring", _files(json_action_parser=STRICT_BY_SUBSTRING), _lost(4, kinds=("hidden",))),
+    # The graded step-4 check sends each refused text with a valid look-alike (NaN inside a string...): a parser
+    # that searches the raw text for the refused spellings loses the check cell as well as the hidden one.
+    Submission("trap_strict_by_substring", _files(json_action_parser=STRICT_BY_SUBSTRING), _lost(4)),
     # Hostile folders (issue 17): each gets what the untouched stubs get, 0.
     Submission("forwards_to_the_reference", {file: FORWARDER.format(name=file) for file in FILES}, CELLS),
     Submission("forges_verify_verdicts", {file: _stub(file) + FORGES_VERDICTS for file in FILES}, CELLS),
@@ -329,7 +331,8 @@ def test_the_hidden_tests_explain_what_they_caught(english: Graded) -> None:
         "imports_the_packages_parser": "uses the package's codeagent_lite.json_action_parser",
         "trap_package_encoder": "uses the package's codeagent_lite.json_text_messages",
         "trap_catches_every_exception": "a KeyError inside the parser came out as InvalidModelOutputError",
-        "trap_strict_by_substring": "your parser refused at layer 1",
+        # the graded step-4 check catches this one first (a look-alike it refused): its cell names where to start
+        "trap_strict_by_substring": "checks pass; start with 4.",
     }
     for student, phrase in expected.items():
         path = english.course / "autograded" / student / ENGLISH.assignment / NOTEBOOK

@@ -1,0 +1,105 @@
+"""The parent's side of step 2's stand-ins: it answers every call the learner's adapter makes, and records it.
+
+Why the parent: the adapter is judged by how it calls its helpers and the provider (the history it
+builds from, the messages it hands on, the text it parses, the cause it keeps). Facts the child
+reported about those calls would be the learner's process speaking for itself. So each stand-in in
+the child (``verify_probe``) is a thin forwarder: a call goes over the channel as a request, this side
+records it and answers with the check's values, which carry a nonce drawn fresh for each run
+(``Inputs.nonce``): the child cannot know them before it asks, so handing the right ones on means
+having called. The judges read only what is recorded here (``facts``), never the child's claims.
+
+Each request and answer is plain data; a request of the wrong shape, or past ``_MAX_CALLS`` for one
+probe, is refused (the forwarder then raises in the child) and recorded as what it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from .verify_probe import run_probe
+
+__all__ = ["StandIns", "child_probe", "run_here"]
+
+_MAX_CALLS = 8  # an adapter makes three; a loop of them is refused, not answered forever
+_CLAIMS = ("built", "parsed", "calls", "cause_is_original")
+
+
+@dataclass
+class StandIns:
+    """One adapter probe's stand-ins (``values``: ``contract``'s ``stand_ins``) and what they saw."""
+
+    values: dict[str, Any]
+    built: list[Any] = field(default_factory=list)
+    parsed: list[Any] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    asked: int = 0
+    provider_raised: bool = False
+
+    def answer(self, request: object) -> dict[str, Any]:
+        """The answer to one call of the learner's adapter, recorded first."""
+        self.asked += 1
+        kind = request.get("call") if isinstance(request, dict) else None
+        if self.asked > _MAX_CALLS or not isinstance(request, dict):
+            return {"refused": True}
+        if kind == "build":
+            self.built.append(request.get("history"))
+            return {"messages": self.values["canned_messages"]}
+        if kind == "parse":
+            self.parsed.append(request.get("text"))
+            rejection = self.values.get("canned_rejection")
+            return {"rejection": rejection} if rejection is not None else {"action": self.values["canned_action"]}
+        if kind == "complete":
+            return self._complete(request)
+        return {"refused": True}
+
+    def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append(
+            {
+                "messages_same": bool(self.built) and request.get("messages") == self.values["canned_messages"],
+                "messages_shown": str(request.get("messages_shown", "")),
+                "tools": request.get("tools"),
+                "tools_shown": str(request.get("tools_shown", "")),
+                "max_output_tokens": request.get("max_output_tokens"),
+            }
+        )
+        failure = self.values.get("failure")
+        if failure in ("provider_error", "key_error"):
+            self.provider_raised = failure == "provider_error"
+            return {"raise": failure, "message": self.values["failure_message"]}
+        return {"reply": self.values["reply"], "usage": self.values["usage"]}
+
+    def facts(self, result: dict[str, Any]) -> dict[str, Any]:
+        """The child's result with what was seen here in place of anything the child claimed about the calls."""
+        facts = {key: value for key, value in result.items() if key not in _CLAIMS}
+        facts.update(built=self.built, parsed=self.parsed, calls=self.calls)
+        facts["cause_is_original"] = self._cause_is_original(facts.get("error"))
+        return facts
+
+    def _cause_is_original(self, error: object) -> bool:
+        """The error the adapter raised has the provider's failure as its cause: a ProviderError carrying the
+        message handed out here (nonce and all), which only the one the stand-in raised had."""
+        if not self.provider_raised or not isinstance(error, dict):
+            return False
+        cause = error.get("cause")
+        return (
+            isinstance(cause, dict)
+            and cause.get("type") == "ProviderError"
+            and str(self.values["failure_message"]) in str(error.get("cause_shown", ""))
+        )
+
+
+def child_probe(probe: dict[str, Any]) -> dict[str, Any]:
+    """What the child is given of a probe: its inputs, never the stand-ins' values."""
+    return {key: value for key, value in probe.items() if key != "stand_ins"}
+
+
+def run_here(module: ModuleType, probe: dict[str, Any], package_dir: str = "") -> dict[str, Any]:
+    """A probe in this process (the package's own modules, the reference side of ``compare``), its stand-ins
+    answered here directly as the channel would."""
+    values = probe.get("stand_ins")
+    if not isinstance(values, dict):
+        return run_probe(module, probe, package_dir)
+    stand_ins = StandIns(values)
+    return stand_ins.facts(run_probe(module, child_probe(probe), package_dir, ask=stand_ins.answer))
