@@ -297,8 +297,8 @@ def _layer_2(*, reject_empty: bool = False, accept_lists: bool = False, **overri
         raise overrides.get("exception") or InvalidModelOutputError(
             overrides.get("message", "model output must be an object, found something else"),
             layer=overrides.get("layer", ValidationLayer.TOP_LEVEL_OBJECT),
-            expected="a JSON object",
-            found=overrides.get("found", "something else"),
+            expected=overrides.get("expected", "a JSON object"),
+            found=overrides.get("found", type(value).__name__),
         )
 
     return check
@@ -312,6 +312,9 @@ def _layer_2(*, reject_empty: bool = False, accept_lists: bool = False, **overri
         (_layer_2(layer=ValidationLayer.ACTION_TYPE), "expected TOP_LEVEL_OBJECT"),
         (_layer_2(message="not a dict"), "start it 'model output must be an object'"),
         (_layer_2(found=None), "does not fill expected= and found="),
+        # the workbook's rule: each field says what it means (placeholders pass a truthiness test)
+        (_layer_2(expected="?"), "does not say that an object was expected"),
+        (_layer_2(found="?"), "does not say what came instead"),
         (_layer_2(exception=TypeError("not a dict")), "raised TypeError, not InvalidModelOutputError"),
         (_layer_2(returned=None), "return the object itself"),
     ],
@@ -325,8 +328,9 @@ def test_check_2_catches(implementation: Callable[[Any], Any], expected_problem:
 @pytest.mark.parametrize(
     ("changes", "expected_problem"),
     [
-        ({"E": 4}, "9 of 10 right; look again at E"),  # a duplicate key taken for a field problem
-        ({"F": 1, "I": 4}, "8 of 10 right; look again at F, I"),
+        # a duplicate key taken for a field problem: the rule to reread is layer 1's, and no label is named
+        ({"E": 4}, "1 of 10 predictions are wrong. Reread the rules of: layer 1 (JSON syntax); the first"),
+        ({"F": 1, "I": 4}, "2 of 10 predictions are wrong. Reread the rules of: layer 2 (top-level object); what the"),
         ({"C": "3"}, "C: '3' is not a prediction"),
         ({"D": True}, "D: True is not a prediction"),
         ({"A": 0}, "A: 0 is not a prediction"),
@@ -338,6 +342,16 @@ def test_check_3_catches(changes: dict[str, Any], expected_problem: str) -> None
     result = check_exercise_3(predictions)
     assert not result.passed
     assert any(expected_problem in problem for problem in result.problems), result.problems
+
+
+@pytest.mark.parametrize("label", list(PREDICTION_OUTPUTS))
+def test_check_3_never_says_which_predictions_are_wrong(label: str) -> None:
+    # A rerun that named the wrong labels would find the answers without thinking: it says how many, and which rule.
+    predictions = dict(_solutions().predictions)
+    predictions[label] = 2 if predictions[label] != 2 else 3
+    (problem,) = check_exercise_3(predictions).problems
+    assert problem.startswith("1 of 10 predictions are wrong. Reread the rules of: ")
+    assert not re.search(r"\b[A-J]\b", problem), problem
 
 
 def test_check_3_accepts_validation_layers_and_names_a_missing_label() -> None:
@@ -383,6 +397,8 @@ def _adapter(on_invalid: str, *, wrap_provider_error: bool = True) -> type:
                     raise InvalidModelOutputError(str(error), layer=error.layer, usage=usage) from error
                 if on_invalid == "zero usage":
                     raise error.with_usage(TokenUsage(0, 0)) from error
+                if on_invalid == "no cause":
+                    raise error.with_usage(usage)  # noqa: B904 (the mistake this case is about)
                 if on_invalid == "swallow":
                     return ModelResponse(parse_json_action('{"type":"final_answer","content":"?"}'), usage)
                 raise error.with_usage(usage) from error
@@ -397,6 +413,7 @@ def _adapter(on_invalid: str, *, wrap_provider_error: bool = True) -> type:
         (_adapter("zero usage"), "must carry TokenUsage(80, 7)"),
         (_adapter("new error"), "lost the raw text the parser recorded"),
         (_adapter("swallow"), "must raise InvalidModelOutputError"),
+        (_adapter("no cause"), "raise error.with_usage(usage) from error"),
         (_adapter("keep", wrap_provider_error=False), "a ProviderError escaped"),
     ],
 )
@@ -421,6 +438,8 @@ def _good_correction(error: InvalidModelOutputError) -> str:
         (lambda error: _good_correction(error) + f" Your reply was: {error.raw_text}", "echoes the whole raw reply"),
         (lambda error: _good_correction(error) + " Please." * 80, "keep it under 600"),
         (lambda error: None, "must return a str"),
+        # keyword stuffing: naming every layer would "name" the right one whatever went wrong
+        (lambda error: _good_correction(error) + " (layer 1, layer 2, layer 3 or layer 4)", "name only the layer"),
     ],
 )
 def test_check_5_catches(implementation: Callable[[InvalidModelOutputError], Any], expected_problem: str) -> None:

@@ -5,7 +5,8 @@ three places, and each keeps the learner's folder somewhere else, so ``learner_f
 
 * ``./my_json_text`` beside the notebook: an nbgrader release, a student's fetched copy, a submission being graded;
 * ``CAL_LEARNER_DIR``: the classroom server's students (classroom/jupyterhub_config.py sets it);
-* ``../my_json_text``: the workbook itself (``notebooks/en`` and ``notebooks/zh`` beside ``notebooks/my_json_text``).
+* ``../my_json_text``: the workbook itself (``notebooks/en`` and ``notebooks/zh`` beside ``notebooks/my_json_text``),
+  made from the stubs on first use as ``learner_dir`` makes it for notebooks 02-04.
 
 A submission's own folder comes first, so grading never judges anyone's files but the submission's.
 
@@ -29,6 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .learner_dir import FOLDER_NAME, learner_dir
 from .verify import VerifyReport, verify
 from .verify_child import load_package
 
@@ -43,8 +45,6 @@ __all__ = [
     "package_calls",
 ]
 
-FOLDER_NAME = "my_json_text"
-LEARNER_DIR_VARIABLE = "CAL_LEARNER_DIR"
 
 ALLOWED_MODULES = ("codeagent_lite.kernel_types", "codeagent_lite.model_adapter")
 """The previous chapter, which the learner's files build on as the series' own files do; the rest is theirs."""
@@ -61,13 +61,9 @@ WATCHED_MODULES = (
 def learner_folder(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> str:
     """The learner's folder, as a path relative to ``cwd`` when it is one (verify then names it as given)."""
     here = Path.cwd() if cwd is None else cwd
-    environ = os.environ if environ is None else environ
     if (here / FOLDER_NAME).is_dir():
         return FOLDER_NAME
-    configured = environ.get(LEARNER_DIR_VARIABLE, "").strip()
-    if configured:
-        return configured
-    return f"../{FOLDER_NAME}"
+    return learner_dir(here, environ)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,8 @@ from ..model_adapter import (
     ValidationLayer,
 )
 from ..scripted_provider import ScriptedProvider
-from .exercise_checks_messages import MESSAGES
+from .ladder import layer_label
+from .words import N_, _, _p
 
 __all__ = [
     "EXERCISE_NAMES",
@@ -52,9 +53,7 @@ __all__ = [
     "check_exercise_6",
 ]
 
-say = MESSAGES.say
-
-NOT_IMPLEMENTED = MESSAGES.say("not_implemented", language="en")
+NOT_IMPLEMENTED = _("not implemented yet (the stub still raises NotImplementedError)", language="en")
 """The English verdict for a stub; the check itself says it in the edition's language."""
 
 EXERCISE_NAMES: dict[int, tuple[str, ...]] = {
@@ -82,9 +81,9 @@ class CheckResult:
     def summary(self) -> str:
         """The lines the notebook shows: one verdict line, then any further problems."""
         if self.passed:
-            return say("passed", exercise=self.exercise)
-        lines = [say("not_yet", exercise=self.exercise, problem=self.problems[0])]
-        lines.extend(say("also", problem=problem) for problem in self.problems[1:])
+            return _("✔ Exercise {exercise} passed", exercise=self.exercise)
+        lines = [_("✘ Exercise {exercise}: not yet — {problem}", exercise=self.exercise, problem=self.problems[0])]
+        lines.extend(_("    also: {problem}", problem=problem) for problem in self.problems[1:])
         return "\n".join(lines)
 
 
@@ -132,9 +131,9 @@ def _verdict(exercise: int, body: Callable[[], list[str]]) -> CheckResult:
     try:
         problems = body()
     except NotImplementedError:
-        problems = [say("not_implemented")]
+        problems = [_("not implemented yet (the stub still raises NotImplementedError)")]
     except Exception as error:  # the learner's code may raise anything; report it, never crash the cell
-        problems = [say("your_code_raised", name=type(error).__name__, message=_short(str(error), 120))]
+        problems = [_("your code raised {name}: {message}", name=type(error).__name__, message=_short(str(error), 120))]
     result = CheckResult(exercise=exercise, problems=tuple(problems))
     print(result.summary())
     return result
@@ -149,20 +148,20 @@ _SAMPLE = {"b": [1.5, None, True], "a": {"路径": "说明.md", "z": 0}}
 
 def _not_compact(encode: Callable[[Any], Any], mixed: str) -> str | None:
     if " " in mixed or "\n" in mixed:
-        return say("not_compact", got=_short(mixed))
+        return _("my_encode_json is not compact: got {got}; use separators=(',', ':')", got=_short(mixed))
     return None
 
 
 def _keys_not_sorted(encode: Callable[[Any], Any], mixed: str) -> str | None:
     if '"tool_name"' in mixed and '"arguments"' in mixed and mixed.index('"tool_name"') < mixed.index('"arguments"'):
-        return say("keys_not_sorted", got=_short(mixed))
+        return _("my_encode_json does not sort keys: got {got}", got=_short(mixed))
     return None
 
 
 def _escapes_chinese(encode: Callable[[Any], Any], mixed: str) -> str | None:
     chinese = encode({"content": "权限不足"})
     if "权限不足" not in str(chinese):
-        return say("escapes_chinese", got=_short(chinese))
+        return _("my_encode_json escapes Chinese text: got {got}; keep it as-is", got=_short(chinese))
     return None
 
 
@@ -171,7 +170,7 @@ def _writes_nan(encode: Callable[[Any], Any], mixed: str) -> str | None:
         with_nan = encode({"score": math.nan})
     except ValueError:
         return None
-    return say("writes_nan", got=_short(with_nan))
+    return _("my_encode_json wrote NaN into the JSON (got {got}); it must refuse NaN", got=_short(with_nan))
 
 
 _ENCODE_JSON_CHECKS = (_not_compact, _keys_not_sorted, _escapes_chinese, _writes_nan)
@@ -192,35 +191,48 @@ def _decoded_content(message: ProviderMessage) -> Any:
 # Each check looks at (message, decoded content, item); they run in order, the first problem is reported.
 _REJECTED_MESSAGE_CHECKS: tuple[Callable[[ProviderMessage, Any, ToolCallRejected], str | None], ...] = (
     lambda message, decoded, item: (
-        None if decoded is not None else say("content_not_json", content=_short(message.content))
+        None if decoded is not None else _("the content is not JSON: {content}", content=_short(message.content))
     ),
     lambda message, decoded, item: (
-        None if isinstance(decoded, dict) else say("content_not_object", content=_short(message.content))
+        None
+        if isinstance(decoded, dict)
+        else _("the content must be a JSON object, got {content}", content=_short(message.content))
     ),
     lambda message, decoded, item: (
         None
         if set(decoded) == {"type", "call_id", "tool_name", "reason"}
-        else say("content_keys", keys=sorted(decoded))
+        else _("the content's keys are {keys}; expected call_id, reason, tool_name, type", keys=sorted(decoded))
     ),
     lambda message, decoded, item: (
-        None if decoded["type"] == "tool_call_rejected" else say("content_type", type=repr(decoded["type"]))
+        None
+        if decoded["type"] == "tool_call_rejected"
+        else _('"type" is {type}; expected "tool_call_rejected"', type=repr(decoded["type"]))
     ),
     lambda message, decoded, item: (
         None
         if decoded["call_id"] == item.call_id
-        else say("content_call_id", want=repr(item.call_id), got=repr(decoded["call_id"]))
+        else _(
+            "call_id {want} came out as {got}; keep it verbatim", want=repr(item.call_id), got=repr(decoded["call_id"])
+        )
     ),
-    lambda message, decoded, item: say("content_not_series", content=_short(message.content)),
+    lambda message, decoded, item: _(
+        "the content is not encoded the series' way: got {content}", content=_short(message.content)
+    ),
 )
 
 
 def _rejected_item_problems(encode_rejected: Callable[[ToolCallRejected], Any], item: ToolCallRejected) -> list[str]:
     message = encode_rejected(item)
     if not isinstance(message, ProviderMessage):
-        return [say("rejected_not_message", name=type(message).__name__)]
+        return [_("encode_tool_call_rejected must return a ProviderMessage, found {name}", name=type(message).__name__)]
     problems = []
     if message.role != "user":
-        problems.append(say("rejected_role", role=repr(message.role)))
+        problems.append(
+            _(
+                "the role is {role}; a rejection is news from the environment, like a tool result",
+                role=repr(message.role),
+            )
+        )
     expected = encode_json(
         {"type": "tool_call_rejected", "call_id": item.call_id, "tool_name": item.tool_name, "reason": item.reason}
     )
@@ -234,10 +246,16 @@ def _problems_exercise_1(
 ) -> list[str]:
     mixed = my_encode_json(_MIXED)
     if not isinstance(mixed, str):
-        return [say("encode_not_string", name=type(mixed).__name__)]
+        return [_("my_encode_json must return a string, found {name}", name=type(mixed).__name__)]
     problems = _every_problem(_ENCODE_JSON_CHECKS, my_encode_json, mixed)
     if not problems and my_encode_json(_SAMPLE) != encode_json(_SAMPLE):
-        problems.append(say("differs_from_series", sample=_short(_SAMPLE), expected=repr(encode_json(_SAMPLE))))
+        problems.append(
+            _(
+                "my_encode_json({sample}) differs from the series' encoding {expected}",
+                sample=_short(_SAMPLE),
+                expected=repr(encode_json(_SAMPLE)),
+            )
+        )
     for item in _REJECTED_ITEMS:
         item_problems = _rejected_item_problems(encode_tool_call_rejected, item)
         problems.extend(item_problems)
@@ -256,13 +274,13 @@ def check_exercise_1(
 # --------------------------------------------------------------------------- exercise 2
 
 _NOT_OBJECTS: tuple[tuple[str, object], ...] = (
-    ("label_actions_array", [{"type": "final_answer", "content": "hi"}]),
-    ("label_empty_array", []),
-    ("label_string", "final_answer"),
-    ("label_number", 42),
-    ("label_float", 0.5),
-    ("label_true", True),
-    ("label_null", None),
+    (N_("an array of actions"), [{"type": "final_answer", "content": "hi"}]),
+    (N_("an empty array"), []),
+    (N_("a string"), "final_answer"),
+    (N_("a number"), 42),
+    (N_("a float"), 0.5),
+    (N_("the value true"), True),
+    (N_("the value null"), None),
 )
 
 
@@ -270,32 +288,80 @@ def _object_problem(check: Callable[[Any], Any], obj: dict[str, Any]) -> str | N
     try:
         returned = check(obj)
     except InvalidModelOutputError as error:
-        return say("object_rejected", obj=_short(obj), error=error)
+        return _(
+            "it rejected the object {obj} ({error}); layer 2 lets every object through", obj=_short(obj), error=error
+        )
     if returned != obj or not isinstance(returned, dict):
-        return say("object_changed", obj=_short(obj), returned=_short(returned))
+        return _(
+            "for the object {obj} it returned {returned}; return the object itself",
+            obj=_short(obj),
+            returned=_short(returned),
+        )
     return None
 
 
-def _rejection_problem(label: str, error: InvalidModelOutputError) -> str | None:
+def _kind_words(value: object) -> tuple[str, ...]:
+    """Words that name ``value``'s kind in ``found=``: its JSON type or its Python type (``bool`` before ``int``)."""
+    if isinstance(value, bool):
+        return ("true" if value else "false", "bool")
+    if isinstance(value, (int, float)):
+        return ("number", type(value).__name__)
+    if isinstance(value, list):
+        return ("array", "list")
+    return ("string", "str") if isinstance(value, str) else ("null", "none")
+
+
+def _fields_problem(label: str, value: object, error: InvalidModelOutputError) -> str | None:
+    """The workbook's rule for expected= and found=: each says what it means (the agent loop shows them)."""
+    expected, found = str(error.expected or ""), str(error.found or "")
+    if not any(word in expected.lower() for word in ("object", "dict", "{")):
+        return _(
+            "the error for {label} has expected={expected}, which does not say that an object was expected",
+            label=label,
+            expected=repr(expected),
+        )
+    shown = (*_kind_words(value), repr(value), json.dumps(value))
+    if not any(word in found.lower() or word in found for word in shown):
+        return _(
+            "the error for {label} has found={found}, which does not say what came instead "
+            "(name its JSON type, such as 'an array', or show the value)",
+            label=label,
+            found=repr(found),
+        )
+    return None
+
+
+def _rejection_problem(label: str, value: object, error: InvalidModelOutputError) -> str | None:
     if error.layer is not ValidationLayer.TOP_LEVEL_OBJECT:
-        return say("wrong_layer", label=label, layer=repr(error.layer))
+        return _(
+            "the error for {label} has layer {layer}; expected TOP_LEVEL_OBJECT", label=label, layer=repr(error.layer)
+        )
     if not str(error).startswith("model output must be an object"):
-        return say("wrong_message", label=label, message=repr(str(error)))
+        return _(
+            "the message for {label} is {message}; start it 'model output must be an object'",
+            label=label,
+            message=repr(str(error)),
+        )
     if not error.expected or not error.found:
-        return say("no_expected_found", label=label)
-    return None
+        return _("the error for {label} does not fill expected= and found=", label=label)
+    return _fields_problem(label, value, error)
 
 
 def _not_object_problem(check: Callable[[Any], Any], label: str, value: object) -> str | None:
     try:
         check(value)
     except InvalidModelOutputError as error:
-        return _rejection_problem(label, error)
+        return _rejection_problem(label, value, error)
     except NotImplementedError:
         raise
     except Exception as error:
-        return say("raised_other", label=label, value=_short(value), name=type(error).__name__)
-    return say("let_through", label=label, value=_short(value))
+        return _(
+            "{label} ({value}) raised {name}, not InvalidModelOutputError",
+            label=label,
+            value=_short(value),
+            name=type(error).__name__,
+        )
+    return _("{label} ({value}) was let through; layer 2 must reject it", label=label, value=_short(value))
 
 
 def _problems_exercise_2(my_check_top_level_object: Callable[[Any], Any]) -> list[str]:
@@ -307,7 +373,7 @@ def _problems_exercise_2(my_check_top_level_object: Callable[[Any], Any]) -> lis
     problems.extend(
         problem
         for label, value in _NOT_OBJECTS
-        if (problem := _not_object_problem(my_check_top_level_object, say(label), value)) is not None
+        if (problem := _not_object_problem(my_check_top_level_object, _(label), value)) is not None
     )
     return problems
 
@@ -340,7 +406,7 @@ def _prediction_problem(label: str, value: object) -> str | None:
         return None
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4:
         return None
-    return say("not_a_prediction", label=label, value=_short(value, 30))
+    return _("{label}: {value} is not a prediction (use 1, 2, 3, 4 or None)", label=label, value=_short(value, 30))
 
 
 def _as_layer(prediction: object) -> ValidationLayer | None:
@@ -355,10 +421,10 @@ def _prediction_form_problems(predictions: Mapping[str, object]) -> list[str]:
     problems: list[str] = []
     missing = [label for label in PREDICTION_OUTPUTS if label not in predictions]
     if missing:
-        problems.append(say("no_prediction_for", labels=", ".join(missing)))
+        problems.append(_("no prediction for {labels}", labels=", ".join(missing)))
     unknown = [str(label) for label in predictions if label not in PREDICTION_OUTPUTS]
     if unknown:
-        problems.append(say("unknown_labels", labels=", ".join(unknown)))
+        problems.append(_("unknown labels {labels}", labels=", ".join(unknown)))
     problems.extend(
         problem
         for label in PREDICTION_OUTPUTS
@@ -369,22 +435,38 @@ def _prediction_form_problems(predictions: Mapping[str, object]) -> list[str]:
 
 def _problems_exercise_3(predictions: Mapping[str, object]) -> list[str]:
     if not isinstance(predictions, Mapping):
-        return [say("predictions_not_mapping", name=type(predictions).__name__)]
+        return [_("predictions must be a dict from label to layer, found {name}", name=type(predictions).__name__)]
     placeholders = [label for label in PREDICTION_OUTPUTS if predictions.get(label, None) is Ellipsis]
     if placeholders:
-        return [say("predictions_left", left=len(placeholders), total=len(PREDICTION_OUTPUTS))]
+        return [
+            _(
+                "{left} of {total} outputs still have no prediction (the ... marks)",
+                left=len(placeholders),
+                total=len(PREDICTION_OUTPUTS),
+            )
+        ]
     problems = _prediction_form_problems(predictions)
     if problems:
         return problems
-    wrong = [
-        label
-        for label, text in PREDICTION_OUTPUTS.items()
-        if _as_layer(predictions[label]) != diagnose(text).rejected_by
-    ]
+    return _wrong_predictions(predictions)
+
+
+def _wrong_predictions(predictions: Mapping[str, object]) -> list[str]:
+    """How many predictions are wrong and which rules to reread; never which labels, or reruns find the answers."""
+    truths = {label: diagnose(text).rejected_by for label, text in PREDICTION_OUTPUTS.items()}
+    wrong = [truth for label, truth in truths.items() if _as_layer(predictions[label]) != truth]
     if not wrong:
         return []
-    right = len(PREDICTION_OUTPUTS) - len(wrong)
-    return [say("predictions_wrong", right=right, total=len(PREDICTION_OUTPUTS), labels=", ".join(wrong))]
+    rules = [layer_label(layer) for layer in sorted({layer for layer in wrong if layer is not None})]
+    rules += [_("what the parser accepts")] if None in wrong else []
+    return [
+        _(
+            "{wrong} of {total} predictions are wrong. Reread the rules of: {rules}; the first layer to refuse decides",
+            wrong=len(wrong),
+            total=len(PREDICTION_OUTPUTS),
+            rules=_p("between the items of a list", "; ").join(rules),
+        )
+    ]
 
 
 def check_exercise_3(predictions: Mapping[str, object]) -> CheckResult:
@@ -409,12 +491,14 @@ _INVALID_REPLY_4 = '[{"type":"final_answer","content":"hi"}]'
 
 def _response_problems(response: object) -> list[str]:
     if not isinstance(response, ModelResponse):
-        return [say("response_type", name=type(response).__name__)]
+        return [_("a valid reply must give a ModelResponse, found {name}", name=type(response).__name__)]
     problems = []
     if response.action != FinalAnswer("一个教学项目"):
-        problems.append(say("response_action", action=_short(response.action)))
+        problems.append(_("a valid reply gave the action {action}", action=_short(response.action)))
     if response.usage != TokenUsage(120, 30):
-        problems.append(say("response_usage", usage=_short(response.usage)))
+        problems.append(
+            _("a valid reply reported usage {usage}; expected TokenUsage(120, 30)", usage=_short(response.usage))
+        )
     return problems
 
 
@@ -424,9 +508,9 @@ def _request_problems(provider: ScriptedProvider) -> list[str]:
     call = provider.calls[0]
     problems = []
     if call.messages != build_provider_messages(_HISTORY_4):
-        problems.append(say("request_messages"))
+        problems.append(_("the provider did not receive build_provider_messages(history)"))
     if call.max_output_tokens != _BUDGET_4.max_output_tokens:
-        problems.append(say("request_budget", got=call.max_output_tokens))
+        problems.append(_("max_output_tokens was {got}, not budget.max_output_tokens (64)", got=call.max_output_tokens))
     return problems
 
 
@@ -438,11 +522,26 @@ def _valid_reply_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
 
 # Checks on the InvalidModelOutputError an invalid reply raised; each is independent of the others.
 _INVALID_REPLY_CHECKS: tuple[Callable[[InvalidModelOutputError], str | None], ...] = (
-    lambda error: None if error.usage == TokenUsage(80, 7) else say("invalid_usage", usage=_short(error.usage)),
     lambda error: (
-        None if error.layer is ValidationLayer.TOP_LEVEL_OBJECT else say("invalid_layer", layer=repr(error.layer))
+        None
+        if error.usage == TokenUsage(80, 7)
+        else _(
+            "the InvalidModelOutputError carries usage={usage}; the 87 tokens were spent, "
+            "so it must carry TokenUsage(80, 7)",
+            usage=_short(error.usage),
+        )
     ),
-    lambda error: None if error.raw_text == _INVALID_REPLY_4 else say("invalid_raw_text"),
+    lambda error: (
+        None
+        if error.layer is ValidationLayer.TOP_LEVEL_OBJECT
+        else _("the error lost the parser's layer (got {layer}, expected TOP_LEVEL_OBJECT)", layer=repr(error.layer))
+    ),
+    lambda error: None if error.raw_text == _INVALID_REPLY_4 else _("the error lost the raw text the parser recorded"),
+    lambda error: (
+        None
+        if isinstance(error.__cause__, InvalidModelOutputError)
+        else _("the error has no cause: raise it from the parser's error (raise error.with_usage(usage) from error)")
+    ),
 )
 
 
@@ -452,7 +551,12 @@ def _invalid_reply_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
         returned = adapter_class(bad).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
     except InvalidModelOutputError as error:
         return _every_problem(_INVALID_REPLY_CHECKS, error)
-    return [say("invalid_returned", returned=_short(returned))]
+    return [
+        _(
+            "an invalid reply must raise InvalidModelOutputError, but complete() returned {returned}",
+            returned=_short(returned),
+        )
+    ]
 
 
 def _provider_failure_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
@@ -461,11 +565,11 @@ def _provider_failure_problems(adapter_class: Callable[[Any], Any]) -> list[str]
         adapter_class(failing).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
     except ModelProviderError as error:
         if not isinstance(error.__cause__, ProviderError):
-            return [say("lost_cause")]
+            return [_("the ModelProviderError lost its cause; raise it 'from' the ProviderError")]
         return []
     except ProviderError:
-        return [say("provider_error_escaped")]
-    return [say("provider_error_missing")]
+        return [_("a ProviderError escaped; the Kernel only knows ModelProviderError")]
+    return [_("a failing provider must raise ModelProviderError")]
 
 
 def _problems_exercise_4(adapter_class: Callable[[Any], Any]) -> list[str]:
@@ -508,7 +612,7 @@ _CHINESE_NUMERALS = {1: "一", 2: "二", 3: "三", 4: "四"}
 _CHINESE_LAYER_NAMES: dict[ValidationLayer, tuple[str, ...]] = {
     ValidationLayer.JSON_SYNTAX: ("json语法", "合法json"),
     ValidationLayer.TOP_LEVEL_OBJECT: ("顶层对象", "最外层"),
-    ValidationLayer.ACTION_TYPE: ("行动类型", "动作类型"),
+    ValidationLayer.ACTION_TYPE: ("行动类型",),
     ValidationLayer.FIELDS: ("字段集合", "字段和类型", "字段与类型"),
 }
 _ONE_OBJECT_IN_CHINESE = re.compile(r"(只|仅|恰好|正好)[^。！？\n]{0,8}一个\s*json\s*对象")
@@ -523,6 +627,20 @@ def _names_layer(text: str, layer: ValidationLayer) -> bool:
     return any(name in lowered for name in english) or any(name in compact for name in chinese)
 
 
+def _other_layer_named(text: str, error: InvalidModelOutputError) -> ValidationLayer | None:
+    """A layer the message names besides the one that refused (``layer 3``, ``action type``), its fields aside."""
+    rest = text.replace(str(error.expected), " ").replace(str(error.found), " ").lower()
+    return next(
+        (
+            other
+            for other in ValidationLayer
+            if other is not error.layer
+            and (re.search(rf"\blayer\s*{int(other)}\b", rest) or other.title.lower() in rest)
+        ),
+        None,
+    )
+
+
 def _asks_for_one_object(text: str) -> bool:
     """``exactly one JSON object``, or in Chinese ``只回复一个 JSON 对象`` and its like."""
     lowered = text.lower()
@@ -531,14 +649,38 @@ def _asks_for_one_object(text: str) -> bool:
 
 # Each check looks at (the correction text, the rejection, the raw reply) and returns a problem or None.
 _CORRECTION_CHECKS: tuple[Callable[[str, InvalidModelOutputError, str], str | None], ...] = (
-    lambda text, error, raw: None if _names_layer(text, error.layer) else say("no_layer", layer=int(error.layer)),
-    lambda text, error, raw: None if str(error.expected) in text else say("no_expected", expected=repr(error.expected)),
-    lambda text, error, raw: None if str(error.found) in text else say("no_found", found=repr(error.found)),
-    lambda text, error, raw: None if _asks_for_one_object(text) else say("no_one_object"),
     lambda text, error, raw: (
-        say("echoes_raw", length=len(raw))
+        None
+        if _names_layer(text, error.layer)
+        else _("the message does not name the layer (layer {layer})", layer=int(error.layer))
+    ),
+    lambda text, error, raw: (
+        None
+        if str(error.expected) in text
+        else _("the message does not say what was expected ({expected})", expected=repr(error.expected))
+    ),
+    lambda text, error, raw: (
+        None
+        if str(error.found) in text
+        else _("the message does not say what was found ({found})", found=repr(error.found))
+    ),
+    lambda text, error, raw: (
+        None if _asks_for_one_object(text) else _("the message does not ask for exactly one JSON object")
+    ),
+    lambda text, error, raw: (
+        None
+        if (other := _other_layer_named(text, error)) is None
+        else _(
+            "the message also names {other}; name only the layer that refused the reply",
+            other=layer_label(other),
+        )
+    ),
+    lambda text, error, raw: (
+        _("the message echoes the whole raw reply ({length} characters)", length=len(raw))
         if len(raw) > 100 and raw in text
-        else say("too_long", length=len(text), limit=MAX_CORRECTION_CHARS)
+        else _(
+            "the message has {length} characters; keep it under {limit}", length=len(text), limit=MAX_CORRECTION_CHARS
+        )
         if len(text) > MAX_CORRECTION_CHARS
         else None
     ),
@@ -550,10 +692,13 @@ def _problems_exercise_5(correction_message: Callable[[InvalidModelOutputError],
         error = _rejection(raw_text)
         text = correction_message(error)
         if not isinstance(text, str):
-            return [say("correction_not_string", name=type(text).__name__)]
+            return [_("correction_message must return a string, found {name}", name=type(text).__name__)]
         problems = _every_problem(_CORRECTION_CHECKS, text, error, raw_text)
         if problems:
-            return [say("for_layer", layer=int(error.layer), problem=problem) for problem in problems]
+            return [
+                _("for a layer-{layer} rejection {problem}", layer=int(error.layer), problem=problem)
+                for problem in problems
+            ]
     return []
 
 
@@ -584,9 +729,23 @@ def _pairing_problems(paired: Iterable[Any]) -> list[str]:
     if got == _EXPECTED_6:
         return []
     if len(got) != len(_EXPECTED_6):
-        return [say("pair_count", want=len(_EXPECTED_6), got=len(got), pairs=_short(got))]
+        return [
+            _(
+                "expected {want} pairs (one per tool result), got {got}: {pairs}",
+                want=len(_EXPECTED_6),
+                got=len(got),
+                pairs=_short(got),
+            )
+        ]
     wrong = [f"{want[0]!r}" for want, row in zip(_EXPECTED_6, got, strict=True) if row != want]
-    return [say("pairs_wrong", ids=", ".join(wrong), pairs=_short(got, 140))]
+    return [
+        _(
+            "results for {ids} were paired with the wrong call (got {pairs}); "
+            "match on call_id exactly, not on position",
+            ids=", ".join(wrong),
+            pairs=_short(got, 140),
+        )
+    ]
 
 
 def _orphan_problems(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> list[str]:
@@ -599,14 +758,19 @@ def _orphan_problems(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -
     except NotImplementedError:
         raise
     except Exception as error:
-        return [say("orphan_raised", name=type(error).__name__)]
-    return [say("orphan_accepted")]
+        return [_("a result for an unknown call_id raised {name}; raise ValueError", name=type(error).__name__)]
+    return [_("a result whose call_id matches no earlier call was accepted; raise ValueError")]
 
 
 def _problems_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> list[str]:
     paired = pair_results(build_provider_messages(_HISTORY_6))
     if paired is None or isinstance(paired, (str, bytes)) or not hasattr(paired, "__iter__"):
-        return [say("pairs_not_list", name=type(paired).__name__)]
+        return [
+            _(
+                "pair_results must return a list of (call_id, tool_name, content), found {name}",
+                name=type(paired).__name__,
+            )
+        ]
     return _pairing_problems(paired) + _orphan_problems(pair_results)
 
 
@@ -631,7 +795,9 @@ def check_exercise(number: int, namespace: Mapping[str, Any]) -> CheckResult:
         raise ValueError(f"there is no exercise {number}; the exercises are {sorted(_CHECKS)}")
     missing = [name for name in EXERCISE_NAMES[number] if name not in namespace]
     if missing:
-        result = CheckResult(number, (say("not_defined", names=", ".join(missing)),))
+        result = CheckResult(
+            number, (_("{names} is not defined yet: run the exercise cell first", names=", ".join(missing)),)
+        )
         print(result.summary())
         return result
     return _CHECKS[number](*(namespace[name] for name in EXERCISE_NAMES[number]))

@@ -52,6 +52,7 @@ from .sandbox import Limits, SandboxSession, SandboxStopped
 from .verify import VerifyReport, verify
 from .wire import GRADER_CAPS, WireError, classes_of, decode
 from .wire import encode as wire_encode
+from .words import _
 
 __all__ = ["STEP_FILES", "Verdict", "judge_build", "judge_exercises", "sandboxed"]
 
@@ -128,17 +129,17 @@ def _answer(child: SandboxSession | _Replay, request: Mapping[str, Any], timeout
     try:
         reply = child.ask(request, timeout)
     except SandboxStopped as stopped:
-        raise JudgeStopped(f"the sandboxed run of your code stopped: {stopped}") from None
+        raise JudgeStopped(_("the sandboxed run of your code stopped: {stopped}", stopped=stopped)) from None
     if type(reply) is not dict:
-        raise JudgeStopped("the sandboxed run of your code sent something that is not an answer")
+        raise JudgeStopped(_("the sandboxed run of your code sent something that is not an answer"))
     try:
         raised = "raised" in reply
         value = decode(reply["raised"] if raised else reply.get("returned"), CLASSES)
     except (WireError, ValueError, TypeError, RecursionError) as error:
-        raise JudgeStopped(f"the sandboxed run of your code sent unreadable data: {error}") from None
+        raise JudgeStopped(_("the sandboxed run of your code sent unreadable data: {error}", error=error)) from None
     if raised:
         if not isinstance(value, BaseException):
-            raise JudgeStopped("the sandboxed run of your code raised something that is not an exception")
+            raise JudgeStopped(_("the sandboxed run of your code raised something that is not an exception"))
         raise value
     return value
 
@@ -195,7 +196,7 @@ class _RemoteAdapter:
         try:
             reply = self._child.ask(request)
         except SandboxStopped as stopped:
-            raise JudgeStopped(f"the sandboxed run of your code stopped: {stopped}") from None
+            raise JudgeStopped(_("the sandboxed run of your code stopped: {stopped}", stopped=stopped)) from None
         try:
             calls = decode(reply.get("calls", []), CLASSES) if type(reply) is dict else []
         except (WireError, ValueError, TypeError, RecursionError):
@@ -229,8 +230,8 @@ def _run_check(number: int, names: Mapping[str, Any]) -> tuple[bool, str]:
 
 def _hidden(problem: str | None, check: tuple[bool, str], number: int) -> Verdict:
     if not check[0]:
-        return Verdict(False, f"the self-check for exercise {number} does not pass")
-    return Verdict(problem is None, problem or f"✔ exercise {number}: the hidden tests pass")
+        return Verdict(False, _("the self-check for exercise {number} does not pass", number=number))
+    return Verdict(problem is None, problem or _("✔ exercise {number}: the hidden tests pass", number=number))
 
 
 def _fresh_text(rng: random.Random) -> str:
@@ -258,8 +259,10 @@ def _fresh_exercise_1(names: Mapping[str, Any], rng: random.Random) -> str | Non
     sample = {_fresh_text(rng): _fresh_value(rng) for _ in range(3)}
     got = names["my_encode_json"](sample)
     if got != encode_json(sample):
-        return (
-            f"exercise 1: for a fresh sample my_encode_json gave {shorten(repr(got), 80)}, not {encode_json(sample)!r}"
+        return _(
+            "exercise 1: for a fresh sample my_encode_json gave {got}, not {expected}",
+            got=shorten(repr(got), 80),
+            expected=repr(encode_json(sample)),
         )
     item = ToolCallRejected(f"call_{rng.randrange(10**6)}", _fresh_text(rng).strip() or "t", _fresh_text(rng) + "x")
     message = names["encode_tool_call_rejected"](item)
@@ -267,7 +270,7 @@ def _fresh_exercise_1(names: Mapping[str, Any], rng: random.Random) -> str | Non
         {"type": "tool_call_rejected", **{k: getattr(item, k) for k in ("call_id", "tool_name", "reason")}}
     )
     if getattr(message, "content", None) != expected or getattr(message, "role", None) != "user":
-        return f"exercise 1: a fresh rejection was encoded as {shorten(repr(message), 80)}"
+        return _("exercise 1: a fresh rejection was encoded as {message}", message=shorten(repr(message), 80))
     return None
 
 
@@ -276,15 +279,24 @@ def _layer_2_problem(check: Callable[[Any], Any], value: Any) -> str | None:
         returned = check(value)
     except InvalidModelOutputError as error:
         if isinstance(value, dict):
-            return f"exercise 2 refused the object {shorten(repr(value), 60)}"
-        return None if error.layer is ValidationLayer.TOP_LEVEL_OBJECT else f"exercise 2 refused at {error.layer!r}"
+            return _("exercise 2 refused the object {value}", value=shorten(repr(value), 60))
+        return (
+            None
+            if error.layer is ValidationLayer.TOP_LEVEL_OBJECT
+            else _("exercise 2 refused at {layer}", layer=repr(error.layer))
+        )
     except JudgeStopped:
         raise
     except Exception as error:
-        return f"exercise 2 raised {type(error).__name__} for {shorten(repr(value), 60)}"
+        return _("exercise 2 raised {name} for {value}", name=type(error).__name__, value=shorten(repr(value), 60))
     if not isinstance(value, dict):
-        return f"exercise 2 let {shorten(repr(value), 60)} through"
-    return None if returned == value else f"exercise 2 changed {shorten(repr(value), 60)}"
+        return _let_through(value)
+    return None if returned == value else _("exercise 2 changed {value}", value=shorten(repr(value), 60))
+
+
+def _let_through(value: Any) -> str:
+    """The words for a non-object exercise 2 let through (the sabotaged child's telltale, see _exercise_2_hidden)."""
+    return _("exercise 2 let {value} through", value=shorten(repr(value), 60))
 
 
 def _fresh_exercise_2(names: Mapping[str, Any], rng: random.Random) -> str | None:
@@ -312,9 +324,9 @@ def _placeholders_problem(check: Callable[[Any], Any]) -> str | None:
         except JudgeStopped:
             raise
         except Exception as error:
-            return f"{value!r} raised {type(error).__name__}"
+            return _("{value} raised {name}", value=repr(value), name=type(error).__name__)
         else:
-            return f"{value!r} was let through"
+            return _("{value} was let through", value=repr(value))
         problem = _fields_problem(value, words, expected, found)
         if problem is not None:
             return problem
@@ -324,9 +336,13 @@ def _placeholders_problem(check: Callable[[Any], Any]) -> str | None:
 def _fields_problem(value: Any, words: tuple[str, ...], expected: str, found: str) -> str | None:
     """Whether a rejection's expected and found say what was expected (an object) and what came instead."""
     if not any(word in expected.lower() for word in ("object", "dict", "{")):
-        return f"for {value!r} expected={expected!r} does not say that an object was expected"
+        return _(
+            "for {value} expected={expected} does not say that an object was expected",
+            value=repr(value),
+            expected=repr(expected),
+        )
     if not (any(word in found.lower() for word in words) or repr(value) in found or json.dumps(value) in found):
-        return f"for {value!r} found={found!r} does not say what came instead"
+        return _("for {value} found={found} does not say what came instead", value=repr(value), found=repr(found))
     return None
 
 
@@ -400,18 +416,23 @@ def _cause_problem(names: Mapping[str, Any], rng: random.Random) -> str | None:
         adapter.complete([Message(MessageRole.USER, "hi")], [], ModelCallBudget(max_output_tokens=16))
     except InvalidModelOutputError as error:
         if error.usage != tokens:
-            return f"the error carries usage={error.usage!r}, not the call's {tokens!r}"
+            return _(
+                "the error carries usage={usage}, not the call's {tokens}", usage=repr(error.usage), tokens=repr(tokens)
+            )
         if error.layer is not ValidationLayer.FIELDS:
-            return f"the error's layer is {error.layer!r}, not FIELDS"
+            return _("the error's layer is {layer}, not FIELDS", layer=repr(error.layer))
         cause = error.__cause__
         if not isinstance(cause, InvalidModelOutputError):
-            return f"the error's __cause__ is {cause!r}: raise it `from` the parser's InvalidModelOutputError"
-        return None if cause.layer is ValidationLayer.FIELDS else "the cause is not the parser's own error"
+            return _(
+                "the error's __cause__ is {cause}: raise it `from` the parser's InvalidModelOutputError",
+                cause=repr(cause),
+            )
+        return None if cause.layer is ValidationLayer.FIELDS else _("the cause is not the parser's own error")
     except JudgeStopped:
         raise
     except Exception as error:
-        return f"a reply missing its content field raised {type(error).__name__}"
-    return "a reply missing its content field was accepted"
+        return _("a reply missing its content field raised {name}", name=type(error).__name__)
+    return _("a reply missing its content field was accepted")
 
 
 _ONE_LAYER_REPLIES = {
@@ -442,18 +463,25 @@ def _one_layer_problem(names: Mapping[str, Any], rng: random.Random) -> str | No
             error = _rejection(reply)
             message = names["correction_message"](error)
             if not isinstance(message, str):
-                return f"correction_message returned {type(message).__name__}, not a string"
+                return _("correction_message returned {name}, not a string", name=type(message).__name__)
             text = message.replace(str(error.expected), " ").replace(str(error.found), " ").lower()
             for other in ValidationLayer:
                 if other is not layer and (
                     re.search(rf"\blayer\s*{int(other)}\b", text) or other.title.lower() in text
                 ):
-                    return (
-                        f"the message for a layer-{int(layer)} rejection also names layer {int(other)} "
-                        f"({other.title}); name only the layer that refused the reply"
+                    return _(
+                        "the message for a layer-{layer} rejection also names layer {other} ({title}); "
+                        "name only the layer that refused the reply",
+                        layer=int(layer),
+                        other=int(other),
+                        title=other.title,
                     )
             if str(error.found) not in message:
-                return f"the message for {reply!r} does not say what was found ({error.found!r})"
+                return _(
+                    "the message for {reply} does not say what was found ({found})",
+                    reply=repr(reply),
+                    found=repr(error.found),
+                )
     return None
 
 
@@ -493,8 +521,8 @@ def _exercise_2_hidden(sources: Sequence[str], language: str) -> str | None:
         check = _RemoteFunction(child, "my_check_top_level_object")
         for value in ([1], "text", None, 3):
             problem = _guarded_problem(functools.partial(_layer_2_problem, check, value))
-            if problem is not None and "let" in problem:
-                return (
+            if problem is not None and problem == _let_through(value):
+                return _(
                     "exercise 2 calls the package's check_top_level_object (directly or through its parser) "
                     "instead of doing the check itself"
                 )
@@ -505,16 +533,20 @@ def _exercise_2_hidden(sources: Sequence[str], language: str) -> str | None:
 
 def _predictions_problem(sources: Sequence[str]) -> str | None:
     if not any("predictions" in source for source in sources):
-        return "cannot find the cell that writes the predictions"
+        return _("cannot find the cell that writes the predictions")
     computed = [statement for source in sources for statement in computed_predictions(source)]
-    return f"the predictions are computed, not predicted: {computed[0]!r}" if computed else None
+    return (
+        _("the predictions are computed, not predicted: {statement}", statement=repr(computed[0])) if computed else None
+    )
 
 
 def _guarded(run: Callable[[], tuple[bool, str]]) -> tuple[bool, str]:
     try:
         return run()
     except Exception as error:  # the checks never raise on a learner's values; a judge failure is a ✘, not a crash
-        return False, f"the outside judge could not run this check: {type(error).__name__}: {error}"
+        return False, _(
+            "the outside judge could not run this check: {name}: {error}", name=type(error).__name__, error=error
+        )
 
 
 def _guarded_problem(run: Callable[[], str | None]) -> str | None:
@@ -615,7 +647,12 @@ def _parser_problem(child: SandboxSession, replies: Sequence[str]) -> str | None
         got = _outcome(functools.partial(parse, text))
         wanted = _outcome(functools.partial(reference_parser.parse_json_action, text))
         if got != wanted:
-            return f"for {shorten(repr(text), 90)} your parser {shorten(got, 200)}; the reference {wanted}"
+            return _(
+                "for {text} your parser {got}; the reference {wanted}",
+                text=shorten(repr(text), 90),
+                got=shorten(got, 200),
+                wanted=wanted,
+            )
     return None
 
 
@@ -631,42 +668,45 @@ def _messages_problem(child: SandboxSession, rng: random.Random) -> str | None:
         mine = build(list(history))
         reference = reference_messages.build_provider_messages(list(history))
         if not isinstance(mine, list | tuple) or len(mine) != len(reference):
-            return f"build_provider_messages returned {shorten(repr(mine), 120)}"
+            return _("build_provider_messages returned {value}", value=shorten(repr(mine), 120))
         for number, (got, wanted) in enumerate(zip(mine, reference, strict=True), start=1):
             pair = (getattr(got, "role", None), getattr(got, "content", None))
             if pair != (wanted.role, wanted.content):
                 reference_pair = (wanted.role, wanted.content)
-                return (
-                    f"history item {number}: {shorten(repr(pair), 160)} instead of the reference's {reference_pair!r}"
+                return _(
+                    "history item {number}: {got} instead of the reference's {wanted}",
+                    number=number,
+                    got=shorten(repr(pair), 160),
+                    wanted=repr(reference_pair),
                 )
     return None
 
 
 def _adapter_problem(child: SandboxSession, rng: random.Random) -> str | None:
-    """Step 2's traps, with stand-ins lent for the learner's other two files: the cause kept, only the parser's
-    refusal caught."""
+    """Step 2's traps, with stand-ins lent for the learner's other two files: fresh usage kept, only the parser's
+    refusal caught. (The cause and expected/found are not graded here: step 2's visible checks do not check them.)"""
     usage = [rng.randint(10, 999), rng.randint(1, 99)]
     expected, found, message = _fresh_text(rng) + "e", _fresh_text(rng) + "f", "refused " + _fresh_text(rng)
     refusal = InvalidModelOutputError(message, layer=ValidationLayer.TOP_LEVEL_OBJECT, expected=expected, found=found)
     try:
         _answer(child, {"op": "lent_adapter", "error": encode(refusal), "usage": usage})
     except InvalidModelOutputError as raised:
-        cause = raised.__cause__
         if raised.usage != TokenUsage(*usage):
-            return f"the error carries usage={raised.usage!r}, not TokenUsage({usage[0]}, {usage[1]})"
-        if not (isinstance(cause, InvalidModelOutputError) and cause.message == message):
-            return f"the error's __cause__ is {cause!r}: raise it `from` the parser's InvalidModelOutputError"
-        if (raised.expected, raised.found) != (expected, found):
-            return (
-                f"expected={raised.expected!r}, found={raised.found!r}: keep the parser's error whole, "
-                "error.with_usage(usage) (a rule of this workbook: the agent loop shows them to the model)"
+            return _(
+                "the error carries usage={usage}, not {tokens}",
+                usage=repr(raised.usage),
+                tokens=repr(TokenUsage(*usage)),
             )
     except JudgeStopped:
         raise
     except Exception as error:
-        return f"a reply the parser refused came out as {type(error).__name__}: {shorten(str(error), 120)}"
+        return _(
+            "a reply the parser refused came out as {name}: {error}",
+            name=type(error).__name__,
+            error=shorten(str(error), 120),
+        )
     else:
-        return "a reply the parser refused came back as an action"
+        return _("a reply the parser refused came back as an action")
     return _bug_problem(child, rng, usage)
 
 
@@ -678,11 +718,12 @@ def _bug_problem(child: SandboxSession, rng: random.Random, usage: list[int]) ->
     except JudgeStopped:
         raise
     except Exception as error:
-        return (
-            f"a KeyError inside the parser came out as {type(error).__name__}: catch only"
-            " InvalidModelOutputError around the parser (and ProviderError around the provider)"
+        return _(
+            "a KeyError inside the parser came out as {name}: catch only"
+            " InvalidModelOutputError around the parser (and ProviderError around the provider)",
+            name=type(error).__name__,
         )
-    return "a parser that raised KeyError gave an answer"
+    return _("a parser that raised KeyError gave an answer")
 
 
 def _load_problem(child: SandboxSession, file: str) -> str | None:
@@ -698,15 +739,27 @@ def _load_problem(child: SandboxSession, file: str) -> str | None:
         raise
     except ModuleNotFoundError as error:
         if "codeagent_lite" in str(error):
-            return (
-                f"{file}.py imports the reference one ({error}); "
-                "only codeagent_lite.kernel_types and codeagent_lite.model_adapter are there to use"
+            return _(
+                "{file}.py imports the reference one ({error}); "
+                "only codeagent_lite.kernel_types and codeagent_lite.model_adapter are there to use",
+                file=file,
+                error=error,
             )
-        return f"{file}.py cannot be loaded: ModuleNotFoundError: {shorten(str(error), 160)}"
+        return _(
+            "{file}.py cannot be loaded: {name}: {error}",
+            file=file,
+            name="ModuleNotFoundError",
+            error=shorten(str(error), 160),
+        )
     except Exception as error:
         if file == "json_text_adapter" and not isinstance(error, ImportError | SyntaxError):
             return None
-        return f"{file}.py cannot be loaded: {type(error).__name__}: {shorten(str(error), 160)}"
+        return _(
+            "{file}.py cannot be loaded: {name}: {error}",
+            file=file,
+            name=type(error).__name__,
+            error=shorten(str(error), 160),
+        )
     return None
 
 
@@ -740,7 +793,9 @@ def _verify_steps(folder: Path, language: str, seed: int) -> dict[int, tuple[boo
             report = verify(folder, seed=seed)
             alone = _adapter_alone(folder, seed)
     except Exception as error:  # a folder verify cannot read is a ✘ for every step, never a crash of grading
-        return dict.fromkeys(STEP_FILES, (False, f"verify could not run: {type(error).__name__}: {error}"))
+        return dict.fromkeys(
+            STEP_FILES, (False, _("verify could not run: {name}: {error}", name=type(error).__name__, error=error))
+        )
     verdicts = {step: _step_part(report, step) for step in STEP_FILES}
     verdicts[2] = _step_part(alone, 2)
     return verdicts
@@ -822,24 +877,34 @@ def _judge_step(
         used = _guarded_problem(lambda: _imports_problem(folder, file))
         own = used or _guarded_problem(lambda: _load_problem(child, file))
         if own is None and not _implemented(child, step):
-            own = f"{file}.py still raises NotImplementedError (the stub)"
+            own = _("{file}.py still raises NotImplementedError (the stub)", file=file)
         if own is not None:
-            failed = Verdict(False, f"✘ step {step} scores 0: {own}")
+            failed = Verdict(False, _("✘ step {step} scores 0: {problem}", step=step, problem=own))
             # A report with passes in it is not the learner's own work: shown beside 0 points it would mislead.
             shown = failed.text if "✔" in report else f"{report}\n{failed.text}"
             return {check_id: Verdict(False, shown), hidden_id: failed}
         check = Verdict(passed, report)
         if not passed:
-            return {check_id: check, hidden_id: Verdict(False, f"the checks of step {step} do not pass yet")}
+            return {
+                check_id: check,
+                hidden_id: Verdict(False, _("the checks of step {step} do not pass yet", step=step)),
+            }
         problem = _guarded_problem(lambda: _step_hidden(child, step, rng))
-    return {check_id: check, hidden_id: Verdict(problem is None, problem or f"✔ step {step}: the hidden tests pass")}
+    return {
+        check_id: check,
+        hidden_id: Verdict(problem is None, problem or _("✔ step {step}: the hidden tests pass", step=step)),
+    }
 
 
 def _imports_problem(folder: Path, file: str) -> str | None:
     if not (folder / f"{file}.py").is_file():
-        return f"there is no {file}.py"
+        return _("there is no {file}.py", file=file)
     used = chapter_imports(folder, file)
-    return f"{file}.py uses the package's {', '.join(used)}: write it yourself" if used else None
+    return (
+        _("{file}.py uses the package's {modules}: write it yourself", file=file, modules=", ".join(used))
+        if used
+        else None
+    )
 
 
 def _step_hidden(child: SandboxSession, step: int, rng: random.Random) -> str | None:

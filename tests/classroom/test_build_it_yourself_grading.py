@@ -191,7 +191,9 @@ SUBMISSIONS = (
     Submission("raises_at_import", _files(json_action_parser=RAISES_AT_IMPORT), _lost(2, 3, 4)),
     Submission("edits_the_visible_tests", _files(json_action_parser=None), _lost(3, 4), edit=_fake_passing_checks),
     Submission("trap_package_encoder", _files(json_text_messages=PACKAGE_ENCODER), _lost(1)),
-    Submission("trap_raise_without_from", _files(json_text_adapter=WITHOUT_FROM), _lost(2, kinds=("hidden",))),
+    # `from error` and expected/found are suggested, not graded: step 2's visible checks never check them, so its
+    # hidden test takes no point for them either (a visible ✔ never loses a hidden point for an unstated rule).
+    Submission("without_from_is_not_graded", _files(json_text_adapter=WITHOUT_FROM), frozenset()),
     Submission(
         "trap_catches_every_exception", _files(json_text_adapter=CATCHES_EVERYTHING), _lost(2, kinds=("hidden",))
     ),
@@ -328,7 +330,6 @@ def test_the_hidden_tests_explain_what_they_caught(english: Graded) -> None:
     expected = {
         "imports_the_packages_parser": "uses the package's codeagent_lite.json_action_parser",
         "trap_package_encoder": "uses the package's codeagent_lite.json_text_messages",
-        "trap_raise_without_from": "raise it `from` the parser's InvalidModelOutputError",
         "trap_catches_every_exception": "a KeyError inside the parser came out as InvalidModelOutputError",
         # the graded step-4 check catches this one first (a look-alike it refused): its cell names where to start
         "trap_strict_by_substring": "checks pass; start with 4.",
@@ -383,8 +384,26 @@ def test_a_chinese_class_gets_chinese_feedback(chinese: Graded) -> None:
     assert "第 1 步 · 消息编码" in correct and "12 项检查通过了 12 项" in correct
     assert "23 项检查通过了 0 项" in partial
     assert "step 1 · message encoding" not in correct
+    # the outside judge's words on the hidden-test cells too, as the graded notebooks hold them
+    judged = {student: _judged_text(chinese, student) for student in ("all_correct", "steps_1_and_2_only")}
+    assert "✔ 第 1 步：隐藏测试通过" in judged["all_correct"], judged["all_correct"]
+    assert "✘ 第 3 步得 0 分" in judged["steps_1_and_2_only"], judged["steps_1_and_2_only"]
+    assert "（还是桩函数）" in judged["steps_1_and_2_only"], judged["steps_1_and_2_only"]
+    assert "the hidden tests pass" not in judged["all_correct"] and "scores 0" not in judged["steps_1_and_2_only"]
     # the notebook's own prose is the Chinese edition's
     assert "自己动手写" in correct
+
+
+def _judged_text(graded: Graded, student: str) -> str:
+    """Every output of the hidden-test cells of ``student``'s autograded notebook: streams and errors."""
+    path = graded.course / "autograded" / student / CHINESE.assignment / NOTEBOOK
+    cells = [cell for cell in nbformat.read(path, 4).cells if cell.get("metadata", {}).get("nbgrader", {}).get("grade")]
+    return "\n".join(
+        "".join(output.get("text", "")) + str(output.get("evalue", ""))
+        for cell in cells
+        if str(cell.metadata["nbgrader"].get("grade_id", "")).endswith("_hidden")
+        for output in cell.get("outputs", [])
+    )
 
 
 def test_the_chinese_release_is_what_ships(chinese: Graded) -> None:

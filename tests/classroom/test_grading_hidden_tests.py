@@ -91,10 +91,18 @@ from codeagent_lite import diagnose
 def my_check_top_level_object(value: Any) -> dict[str, Any]:
     if diagnose(json.dumps(value)).rejected_by is ValidationLayer.TOP_LEVEL_OBJECT:
         raise InvalidModelOutputError(
-            "model output must be an object", layer=ValidationLayer.TOP_LEVEL_OBJECT, expected="an object", found="x"
+            "model output must be an object",
+            layer=ValidationLayer.TOP_LEVEL_OBJECT,
+            expected="an object",
+            found=type(value).__name__,
         )
     return value
 """,
+}
+
+# The workbook's rule for expected= and found=, stated in the prompt: the self-check says it, so the hidden cell
+# never takes a point for it from a student the self-check passed.
+LAYER_2_STATED_RULE = {
     "question marks": """
 def my_check_top_level_object(value: Any) -> dict[str, Any]:
     if isinstance(value, dict):
@@ -149,6 +157,12 @@ def test_exercise_2_hidden_tests_catch(case: str) -> None:
     verdict = hidden_verdict(2, LAYER_2_HEADER + LAYER_2_WRONG[case])
     assert verdict is not None and verdict.startswith("AssertionError"), verdict
     assert "self-check for exercise 2 does not pass" not in verdict, "the visible self-check already catches this"
+
+
+@pytest.mark.parametrize("case", list(LAYER_2_STATED_RULE))
+def test_exercise_2_stated_rule_fails_the_self_check_first(case: str) -> None:
+    verdict = hidden_verdict(2, LAYER_2_HEADER + LAYER_2_STATED_RULE[case])
+    assert verdict is not None and "self-check for exercise 2 does not pass" in verdict, verdict
 
 
 @pytest.mark.parametrize("case", ["the teacher's solution", *LAYER_2_RIGHT])
@@ -241,13 +255,16 @@ def test_exercise_3_hidden_tests_fail_the_untouched_placeholders() -> None:
 
 # --------------------------------------------------------------------------- exercise 4
 
-ADAPTER_WRONG = {
+# `raise ... from error` is a rule exercise 4 states; its self-check checks it, before the hidden cell could.
+ADAPTER_STATED_RULE = {
     "raise without from": ("raise error.with_usage(usage) from error", "raise error.with_usage(usage)"),
     "a new error without from": (
         "raise error.with_usage(usage) from error",
         "raise InvalidModelOutputError(error.message, usage=usage, layer=error.layer, raw_text=error.raw_text)",
     ),
     "from None": ("raise error.with_usage(usage) from error", "raise error.with_usage(usage) from None"),
+}
+ADAPTER_WRONG = {
     "the self-check's token counts hard-coded": (
         "raise error.with_usage(usage) from error",
         "raise error.with_usage(TokenUsage(80, 7)) from error",
@@ -262,6 +279,13 @@ def test_exercise_4_hidden_tests_catch(case: str) -> None:
     verdict = hidden_verdict(4, _solution(4).replace(old, new))
     assert verdict is not None and verdict.startswith("AssertionError"), verdict
     assert "self-check for exercise 4 does not pass" not in verdict, "the visible self-check already catches this"
+
+
+@pytest.mark.parametrize("case", list(ADAPTER_STATED_RULE))
+def test_exercise_4_stated_rule_fails_the_self_check_first(case: str) -> None:
+    old, new = ADAPTER_STATED_RULE[case]
+    verdict = hidden_verdict(4, _solution(4).replace(old, new))
+    assert verdict is not None and "self-check for exercise 4 does not pass" in verdict, verdict
 
 
 def test_exercise_4_hidden_tests_pass_a_new_error_raised_from_the_old_one() -> None:
@@ -301,9 +325,10 @@ CORRECTION_RIGHT = {
 
 
 @pytest.mark.parametrize("case", list(CORRECTION_WRONG))
-def test_exercise_5_hidden_tests_catch(case: str) -> None:
+def test_exercise_5_stuffing_fails_the_self_check_first(case: str) -> None:
+    # "name only the layer that refused" is stated in the prompt and checked by the self-check, before the hidden cell.
     verdict = hidden_verdict(5, CORRECTION_HEADER + CORRECTION_WRONG[case])
-    assert verdict is not None and "name only the layer that refused the reply" in verdict, verdict
+    assert verdict is not None and "self-check for exercise 5 does not pass" in verdict, verdict
 
 
 @pytest.mark.parametrize("case", ["the teacher's solution", *CORRECTION_RIGHT])

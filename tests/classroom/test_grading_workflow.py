@@ -13,8 +13,9 @@ cells, which test_grading_source.py checks, so it grades the same; here its stud
 with the English release code cell by code cell.
 
 The submissions are the ones a teacher meets: all correct, partly wrong, untouched, one whose cell raises, one
-that edits the visible tests to pass, and one per hidden-test trap (a wrong answer that the visible self-check
-lets through). Each trap must lose exactly its hidden-test cell, which proves that hidden test catches it.
+that edits the visible tests to pass, one per hidden-test trap (a wrong answer that the visible self-check
+lets through), and one per rule a hidden test also applies. Each trap must lose exactly its hidden-test cell, which
+proves that hidden test catches it; each broken rule loses its self-check too, so a visible ✔ never hides it.
 
 The exchange names a submission after the operating-system account that runs ``submit`` unless
 ``CourseDirectory.student_id`` says otherwise; all ten students here are one account, so each submits under their
@@ -120,6 +121,11 @@ predictions = {label: diagnose(text).rejected_by for label, text in PREDICTION_O
 ADAPTER_RAISES_WITHOUT_FROM = _solution(4).replace(
     "raise error.with_usage(usage) from error", "raise error.with_usage(usage)"
 )
+
+ADAPTER_HARD_CODES_TOKENS = _solution(4).replace(
+    "raise error.with_usage(usage) from error", "raise error.with_usage(TokenUsage(80, 7)) from error"
+)
+"""The self-check's token counts typed in: the self-check passes, fresh counts in the hidden cell do not."""
 
 ADAPTER_CELL_THAT_RAISES = (
     "from codeagent_lite import TokenCounter  # no such name: the whole cell fails\n\n" + _solution(4)
@@ -237,12 +243,24 @@ SUBMISSIONS = (
         _fake_passing_checks,
     ),
     Submission("trap_package_layer_2", _with(exercise_2=LAYER_2_CALLS_THE_PACKAGE), frozenset({"exercise_2_hidden"})),
-    Submission("trap_question_marks", _with(exercise_2=LAYER_2_QUESTION_MARKS), frozenset({"exercise_2_hidden"})),
+    # Rules the prompt states and the self-check checks: a wrong answer loses the check, and with it the hidden cell.
+    Submission(
+        "rule_question_marks",
+        _with(exercise_2=LAYER_2_QUESTION_MARKS),
+        frozenset({"exercise_2_check", "exercise_2_hidden"}),
+    ),
     Submission("trap_computed_predictions", _with(exercise_3=PREDICTIONS_COMPUTED), frozenset({"exercise_3_hidden"})),
     Submission(
-        "trap_raise_without_from", _with(exercise_4=ADAPTER_RAISES_WITHOUT_FROM), frozenset({"exercise_4_hidden"})
+        "rule_raise_without_from",
+        _with(exercise_4=ADAPTER_RAISES_WITHOUT_FROM),
+        frozenset({"exercise_4_check", "exercise_4_hidden"}),
     ),
-    Submission("trap_stuffed_correction", _with(exercise_5=CORRECTION_STUFFED), frozenset({"exercise_5_hidden"})),
+    Submission(
+        "rule_stuffed_correction",
+        _with(exercise_5=CORRECTION_STUFFED),
+        frozenset({"exercise_5_check", "exercise_5_hidden"}),
+    ),
+    Submission("trap_hard_coded_tokens", _with(exercise_4=ADAPTER_HARD_CODES_TOKENS), frozenset({"exercise_4_hidden"})),
     # Hostile answer cells (issues 17 and 19): each gets what the untouched copy gets, 0.
     Submission("patches_the_checks", {"exercise_1_answer": PATCHES_THE_CHECKS}, ALL_CHECKS),
     Submission("probes_the_course", {"exercise_6_answer": COURSE_PROBE}, ALL_CHECKS),
@@ -423,10 +441,11 @@ def test_the_hidden_tests_explain_what_they_caught(graded: GradedCourse) -> None
     # The feedback a trap gets names its mistake, so a student can learn from the lost point.
     expected = {
         "trap_package_layer_2": "calls the package's check_top_level_object",
-        "trap_question_marks": "does not say that an object was expected",
+        "rule_question_marks": "does not say that an object was expected",
         "trap_computed_predictions": "computed, not predicted",
-        "trap_raise_without_from": "raise it `from` the parser's InvalidModelOutputError",
-        "trap_stuffed_correction": "name only the layer that refused the reply",
+        "rule_raise_without_from": "raise error.with_usage(usage) from error",
+        "rule_stuffed_correction": "name only the layer that refused the reply",
+        "trap_hard_coded_tokens": "not the call's TokenUsage",
     }
     for student, phrase in expected.items():
         autograded = nbformat.read(graded.course / "autograded" / student / ASSIGNMENT / NOTEBOOK, as_version=4)
