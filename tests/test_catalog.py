@@ -28,11 +28,6 @@ PACKAGE = ROOT / "codeagent_lite"
 ROOM = PACKAGE / "workbook"
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
-# Modules that still speak through their own hand-made ``Messages`` table (``language.Messages``), with their
-# Chinese as string literals. Each is being moved to the catalog as ``words``' docstring says; take a module off
-# this list when it is moved, and these tests hold it to the catalog from then on. Until then a new id of theirs
-# may stand untranslated in the catalog, and their Chinese literals are not counted.
-NOT_YET_CONVERTED: frozenset[str] = frozenset()
 
 # Chinese literals that are data, not words to translate: the inputs the checks give a learner's code (it must
 # keep Chinese text as it is), and the blog's own section titles, which both editions quote as the blog writes them.
@@ -110,10 +105,6 @@ def _entries(language: str) -> list[tuple[str, str, str | None, list[str]]]:
     ]
 
 
-def _waits_for_conversion(modules: list[str]) -> bool:
-    return bool(modules) and all(module.removeprefix("codeagent_lite/") in NOT_YET_CONVERTED for module in modules)
-
-
 def _fields(text: str) -> set[str] | None:
     """The ``{name}`` placeholders of ``text``; None when it holds literal braces (a JSON example, never filled)."""
     try:
@@ -150,13 +141,7 @@ def test_every_id_in_the_code_is_in_both_catalogs_and_nothing_else_is() -> None:
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_no_entry_is_untranslated_or_fuzzy(language: str) -> None:
-    untranslated = [
-        message.id
-        for message in _po(language)
-        if message.id
-        and (not message.string or message.fuzzy)
-        and not _waits_for_conversion([file for file, _line in message.locations])
-    ]
+    untranslated = [message.id for message in _po(language) if message.id and (not message.string or message.fuzzy)]
     assert untranslated == [], f"{language}: translate these (and clear 'fuzzy'), then `make catalog`"
 
 
@@ -264,8 +249,6 @@ def _sources() -> list[tuple[str, Path]]:
 def test_no_chinese_string_literal_outside_the_catalog() -> None:
     found = []
     for module, path in _sources():
-        if module in NOT_YET_CONVERTED:
-            continue
         data = CHINESE_DATA.get(module, set())
         found += [(module, line, text) for line, text in _chinese_literals(path) if text not in data]
     assert found == [], "put these words in the catalog: _('<English>') in the code, the Chinese in the zh .po"
@@ -285,13 +268,13 @@ def test_the_chinese_literal_check_finds_one(tmp_path: Path) -> None:
     assert [text for _, text in _chinese_literals(sample)] == ["你好", "：还没写"]
 
 
-def test_only_the_modules_not_yet_converted_keep_a_hand_made_table() -> None:
+def test_no_module_keeps_a_hand_made_table() -> None:
     tables = sorted(
         path.relative_to(PACKAGE).as_posix()
         for path in ROOM.glob("*.py")
-        if path.name != "language.py" and re.search(r"\bMessages\(", path.read_text(encoding="utf-8"))
+        if re.search(r"\bMessages\(", path.read_text(encoding="utf-8"))
     )
-    assert set(tables) <= NOT_YET_CONVERTED, set(tables) - NOT_YET_CONVERTED
+    assert tables == [], "move these tables' words to the catalog (words' docstring says how)"
 
 
 def _shadowing_assignments(path: Path) -> list[int]:

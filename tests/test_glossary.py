@@ -19,8 +19,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 GLOSSARY = ROOT / "notebooks" / "glossary.md"
 ZH = ROOT / "notebooks" / "zh"
-OWNED_ELSEWHERE: set[str] = set()
-
 HAN = "\u4e00-\u9fff"
 GLOSS = re.compile(r"（([A-Za-z][^（）\n]*)）")
 """An English gloss: full-width parentheses opening on a Latin letter."""
@@ -84,16 +82,7 @@ def variant_uses(text: str, variant: str) -> int:
 
 
 def notebooks() -> list[object]:
-    return [
-        pytest.param(
-            path,
-            id=path.stem,
-            marks=[pytest.mark.xfail(strict=True, reason="owned by another part; see the glossary")]
-            if path.stem in OWNED_ELSEWHERE
-            else [],
-        )
-        for path in sorted(ZH.glob("*.ipynb"))
-    ]
+    return [pytest.param(path, id=path.stem) for path in sorted(ZH.glob("*.ipynb"))]
 
 
 def test_the_glossary_table_is_well_formed() -> None:
@@ -160,11 +149,6 @@ PACKAGE = ROOT / "codeagent_lite"
 CHINESE_TEXT = re.compile(rf"[^\"'\n]*[{HAN}][^\"'\n]*")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the package's zh messages still say 代码格 (engine_panel, engine_words, exercise_checks_messages) and "
-    "智能体 (contract); they move to the gettext catalog, which is where they get fixed",
-)
 def test_the_package_speaks_with_the_same_terms() -> None:
     """The Chinese the package prints (message tables today, the .po catalog later) uses the chosen terms."""
     sources = [*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.po")]

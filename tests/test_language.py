@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codeagent_lite.workbook.contract import CHECKS, SAMPLES, Check, Sample
-from codeagent_lite.workbook.language import Messages, edition_language
+from codeagent_lite.workbook.language import edition_language
 
 CHECKS_BY_ID = {check.id: check for check in CHECKS}
 
@@ -73,22 +73,6 @@ def test_an_explicit_request_comes_first_and_an_unknown_one_is_ignored() -> None
     assert edition_language(Path("/course/notebooks/zh"), zh_everywhere, requested="en") == "en"
     assert edition_language(Path("/course/notebooks/en"), {}, requested="zh_CN") == "zh"
     assert edition_language(Path("/course/notebooks/zh"), {}, requested="fr") == "zh"
-
-
-def test_messages_speak_the_requested_language() -> None:
-    messages = Messages({"hello": {"en": "Hello, {name}", "zh": "你好，{name}"}})
-    assert messages.say("hello", language="zh", name="小明") == "你好，小明"
-    assert messages.say("hello", language="en", name="Ann") == "Hello, Ann"
-
-
-def test_a_message_missing_a_language_is_refused() -> None:
-    with pytest.raises(ValueError, match="must exist in every language, found none for zh"):
-        Messages({"hello": {"en": "Hello"}})  # type: ignore[typeddict-item, dict-item]
-
-
-def test_a_message_whose_placeholders_differ_is_refused() -> None:
-    with pytest.raises(ValueError, match="same placeholders"):
-        Messages({"hello": {"en": "Hello, {name}", "zh": "你好"}})
 
 
 # --------------------------------------------------------------------------- verify's checks, in both languages

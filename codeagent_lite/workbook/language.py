@@ -13,9 +13,6 @@ Where no folder says it (a terminal, ``python -m codeagent_lite verify`` from th
 locale does: ``LC_ALL``, else ``LC_MESSAGES``, else ``LANG`` naming ``zh_*`` speaks Chinese, as every gettext
 program does. The words themselves are in one gettext catalog (``words``, ``codeagent_lite/locale``).
 
-``Messages`` is the older hand-made two-language table, kept only while the modules listed in
-``tests/test_catalog.py``'s allowlist still use it; ``words``' docstring says how to move one to the catalog.
-
 The parser's own rejection messages are not translated: they are the series' English phrases,
 part of its API and what goes back to the model. The Chinese notebooks explain them in Chinese.
 """
@@ -23,12 +20,11 @@ part of its API and what goes back to the model. The Chinese notebooks explain t
 from __future__ import annotations
 
 import os
-import string
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["ENV_VAR", "LANGUAGES", "LOCALE_VARS", "Language", "Messages", "edition_language", "placeholders"]
+__all__ = ["ENV_VAR", "LANGUAGES", "LOCALE_VARS", "Language", "edition_language"]
 
 Language = Literal["en", "zh"]
 LANGUAGES: tuple[Language, ...] = ("en", "zh")
@@ -85,34 +81,3 @@ def _locale_language(environ: Mapping[str, str]) -> Language:
         if value:
             return "zh" if value.lower().startswith("zh") else "en"
     return "en"
-
-
-class Messages:
-    """One module's texts, each in every language, looked up by key in the edition's language.
-
-    ``Messages({"hello": {"en": "Hello, {name}", "zh": "你好，{name}"}})`` then
-    ``messages.say("hello", name="x")``. The language is read at each call, so a notebook
-    that changes ``CAL_LANG`` sees the change at once.
-    """
-
-    def __init__(self, texts: Mapping[str, Mapping[Language, str]]) -> None:
-        for key, versions in texts.items():
-            missing = [language for language in LANGUAGES if language not in versions]
-            if missing:
-                raise ValueError(f"message {key!r} must exist in every language, found none for {', '.join(missing)}")
-            fields = {language: placeholders(text) for language, text in versions.items()}
-            if len(set(map(frozenset, fields.values()))) != 1:
-                raise ValueError(f"message {key!r} must use the same placeholders in every language, found {fields}")
-        self._texts = {key: dict(versions) for key, versions in texts.items()}
-
-    def keys(self) -> tuple[str, ...]:
-        return tuple(self._texts)
-
-    def say(self, key: str, /, language: Language | None = None, **fields: object) -> str:
-        text = self._texts[key][language or edition_language()]
-        return text.format(**fields) if fields else text
-
-
-def placeholders(text: str) -> set[str]:
-    """The ``{name}`` fields a message fills in."""
-    return {name for _, name, _, _ in string.Formatter().parse(text) if name}

@@ -19,17 +19,9 @@ The language is ``language=`` when a caller passes one, else ``language.edition_
 the notebook's edition folder, an ``*_zh`` assignment, the locale), read at each call, so a notebook that
 sets ``CAL_LANG`` sees the change at once.
 
-How to move a ``Messages`` table to the catalog:
-
-1. At each call site, replace ``MESSAGES.say("key", **fields)`` with ``_("<the entry's English>", **fields)``
-   (a table keyed by names that notebooks use, like ``cells``, keeps its keys: ``{"key": N_("<English>")}``,
-   shown with ``_(LABELS[key], **fields)``). Delete the table.
-2. Run ``make catalog``: the new ids appear in both ``.po`` files with an empty ``msgstr``.
-3. Fill the ``zh`` ``msgstr`` with the table's Chinese (the English ``msgstr`` is filled with the id by
-   ``make catalog``), run ``make catalog`` again to compile, and drop the module from the allowlists in
-   ``tests/test_catalog.py``.
-4. A text read back with a regular expression (our own words parsed again) becomes data instead: keep the
-   value the words were made from (a layer number, an error code) beside the words.
+How to add words: write ``_("<English>", **fields)`` where they are shown, run ``make catalog`` (the new id
+appears in both ``.po`` files), fill the ``zh`` ``msgstr``, run ``make catalog`` again to compile. Never read
+our own words back with a regular expression: keep the value they were made from (a layer, an error code).
 """
 
 from __future__ import annotations
