@@ -629,16 +629,26 @@ def _fresh_replies(rng: random.Random, strict: bool) -> list[str]:
     return replies
 
 
-def _outcome(run: Callable[[], Any]) -> str:
-    """What a parser does with a text, as the hidden tests word it: the action, or the layer that refused it."""
+def _outcome(run: Callable[[], Any]) -> tuple[str, str]:
+    """What a parser does with a text, as data: ("returned", the action's repr), ("refused", the layer's number) or
+    ("crashed", the exception); the two sides are compared as data and worded only for the feedback."""
     try:
-        return repr(run())
+        return ("returned", repr(run()))
     except InvalidModelOutputError as error:
-        return f"refused at layer {int(error.layer)}"
+        return ("refused", str(int(error.layer)))
     except JudgeStopped:
         raise
     except Exception as error:
-        return f"crashed with {type(error).__name__}: {error}"
+        return ("crashed", f"{type(error).__name__}: {error}")
+
+
+def _outcome_words(outcome: tuple[str, str]) -> str:
+    kind, detail = outcome
+    if kind == "refused":
+        return _("refused it at layer {number}", number=detail)
+    if kind == "crashed":
+        return _("crashed with {error}", error=shorten(detail, 200))
+    return _("returned {value}", value=shorten(detail, 200))
 
 
 def _parser_problem(child: SandboxSession, replies: Sequence[str]) -> str | None:
@@ -650,8 +660,8 @@ def _parser_problem(child: SandboxSession, replies: Sequence[str]) -> str | None
             return _(
                 "for {text} your parser {got}; the reference {wanted}",
                 text=shorten(repr(text), 90),
-                got=shorten(got, 200),
-                wanted=wanted,
+                got=_outcome_words(got),
+                wanted=_outcome_words(wanted),
             )
     return None
 
