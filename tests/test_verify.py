@@ -564,3 +564,19 @@ def test_the_learner_parser_facts_come_as_data_beside_the_words() -> None:
     unwritten = learner_parses(STUBS, texts[:1])
     assert [(parsed.accepted, parsed.rejected_at) for parsed in unwritten] == [(False, None)]
     assert "NotImplementedError" in unwritten[0].shown
+
+
+@pytest.mark.parametrize(
+    ("language", "words"),
+    [("en", "verify answers no more parse calls"), ("zh", "verify 不再回答你的 Adapter 的 parse 调用")],
+)
+def test_a_refused_stand_in_call_is_worded_by_the_parent_in_the_learners_language(
+    language: str, words: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codeagent_lite.workbook.verify_standins import StandIns
+
+    monkeypatch.setenv("CAL_LANG", language)
+    stand_ins = StandIns(values={"canned_action": None})
+    answers = [stand_ins.answer({"call": "parse", "text": "x"}) for _ in range(9)]
+    assert [answer.get("refused", False) for answer in answers] == [False] * 8 + [True]
+    assert words in answers[-1]["message"]

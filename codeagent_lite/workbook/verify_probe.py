@@ -193,7 +193,8 @@ Ask = Callable[[dict[str, Any]], Any]
 def _asked(ask: Ask, request: dict[str, Any]) -> dict[str, Any]:
     answer = ask(request)
     if not isinstance(answer, dict) or answer.get("refused"):
-        raise _Refused(f"verify answered no more {request.get('call')} calls")
+        said = answer.get("message") if isinstance(answer, dict) else None
+        raise _Refused(said if isinstance(said, str) else "verify refused this call")
     return answer
 
 

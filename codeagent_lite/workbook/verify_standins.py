@@ -19,11 +19,18 @@ from types import ModuleType
 from typing import Any
 
 from .verify_probe import run_probe
+from .words import _
 
 __all__ = ["StandIns", "child_probe", "run_here"]
 
 _MAX_CALLS = 8  # an adapter makes three; a loop of them is refused, not answered forever
 _CLAIMS = ("built", "parsed", "calls", "cause_is_original")
+
+
+def _refused(kind: object) -> dict[str, Any]:
+    """The refusal, worded here in the learner's language: the child only raises it."""
+    call = kind if kind in ("build", "parse", "complete") else "unknown"
+    return {"refused": True, "message": _("verify answers no more {call} calls from your adapter", call=call)}
 
 
 @dataclass
@@ -42,7 +49,7 @@ class StandIns:
         self.asked += 1
         kind = request.get("call") if isinstance(request, dict) else None
         if self.asked > _MAX_CALLS or not isinstance(request, dict):
-            return {"refused": True}
+            return _refused(kind)
         if kind == "build":
             self.built.append(request.get("history"))
             return {"messages": self.values["canned_messages"]}
@@ -52,7 +59,7 @@ class StandIns:
             return {"rejection": rejection} if rejection is not None else {"action": self.values["canned_action"]}
         if kind == "complete":
             return self._complete(request)
-        return {"refused": True}
+        return _refused(kind)
 
     def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
         self.calls.append(
