@@ -656,3 +656,25 @@ def test_a_rejection_with_the_right_layer_and_phrase_but_a_code_of_its_own_fails
     rejections = {result.check.id for result in report.results if result.check.step == 4}
     assert {result.check.id for result in report.failed} >= rejections
     assert "the right layer, but the code 'made_up'" in str(report)
+
+
+# Step 1's code claims to start every place the session might hold, and asks the provider stand-in for each:
+# a later step's adapter check would answer with its values (a reply, a usage) if its place counted already.
+CLAIMS_A_LATER_STEP = (
+    "import sandbox_io as _io\n"
+    "def build_provider_messages(history):\n"
+    "    _got = []\n"
+    "    for _place in range(80):\n"
+    "        _io.send_part({'start': str(_place)})\n"
+    "        _io.send_part({'call': 'complete', 'messages': [], 'tools': [], 'max_output_tokens': 1})\n"
+    "        _got.append(_io.receive())\n"
+    "    _given = any(isinstance(_a, dict) and 'reply' in _a for _a in _got)\n"
+    "    raise RuntimeError('stand-in values given to step 1: %s' % _given)\n"
+)
+
+
+def test_a_later_steps_check_cannot_be_started_or_asked_for_before_its_step_is_handed_out(tmp_path: Path) -> None:
+    report = verify(_attacked(tmp_path, CLAIMS_A_LATER_STEP), time_limit=LIMIT)
+    text = str(report)
+    assert "stand-in values given to step 1: False" in text, text
+    assert "stand-in values given to step 1: True" not in text

@@ -529,7 +529,8 @@ class SandboxSession:
     ``sandbox_io.receive()`` and answers with one ``sandbox_io.send_part(data)``. ``ask`` waits at most
     ``timeout`` (``limits.seconds`` by default) for that answer, a half-written one included; anything but a
     well-formed answer in time stops the session, kills every process of the run, and raises ``SandboxStopped``
-    from then on. Leaving the ``with`` block kills them all as well. POSIX only (``select`` on the request pipe).
+    from then on. Leaving the ``with`` block kills them all as well. On Windows a thread writes each request
+    (no ``select`` on pipes there).
     """
 
     def __init__(
@@ -598,6 +599,8 @@ class SandboxSession:
 
 def _send_request(writer: int, line: bytes, deadline: float) -> ChildOutcome | None:
     """Write one request line before the deadline (a child that stops reading cannot block the parent)."""
+    if sys.platform == "win32":  # pragma: no cover - Windows has no select on pipes
+        return _send_request_in_a_thread(writer, line, deadline)
     import select
 
     os.set_blocking(writer, False)
@@ -677,6 +680,26 @@ class _Live:
     request_writer: int
 
 
+def _send_request_in_a_thread(writer: int, line: bytes, deadline: float) -> ChildOutcome | None:  # pragma: no cover
+    """Windows: a blocking write in a thread of its own, waited for until the deadline."""
+    failed: list[OSError] = []
+
+    def write() -> None:
+        view = memoryview(line)
+        try:
+            while view:
+                view = view[os.write(writer, view) :]
+        except OSError as error:
+            failed.append(error)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    thread.join(max(0.0, deadline - time.monotonic()))
+    if thread.is_alive():
+        return ChildOutcome("timeout", None, _("the checking process stopped reading its requests"))
+    return ChildOutcome("crashed", None, _("the checking process closed its requests")) if failed else None
+
+
 def _launch(folder: Path, limits: Limits, conversation: bool) -> _Live | ChildOutcome:
     """Start the child on ``folder`` (with a request pipe for a conversation), or say why it could not start."""
     command, uid, bwrap = _command(folder, limits)
@@ -684,18 +707,20 @@ def _launch(folder: Path, limits: Limits, conversation: bool) -> _Live | ChildOu
         for path in [folder, *folder.rglob("*")]:
             os.chown(path, uid, uid)
     reader, writer = os.pipe()
-    request_reader, request_writer = os.pipe() if conversation and sys.platform != "win32" else (-1, -1)
+    request_reader, request_writer = os.pipe() if conversation else (-1, -1)
     group = sandbox_cgroup.make(limits.memory_bytes, limits.processes)
+    started = False
     try:
         limiter = _limiter(limits, uid is not None, group)
         process = _start(command, folder, (writer, request_reader), limiter)
+        started = True
     except (OSError, subprocess.SubprocessError) as error:
         _close(reader, request_writer)
-        if group is not None:
-            group.remove()
         return ChildOutcome("crashed", None, _("the sandbox could not start ({error})", error=type(error).__name__))
     finally:
         _close(writer, request_reader)
+        if not started and group is not None:
+            group.remove()
     run = _Run(process, bwrap, uid, group)
     listener = _Listener()
     pumps = _pumps(process, reader, listener, limits.output_bytes)
@@ -735,8 +760,8 @@ def _answerer(live: _Live) -> Callable[[Answer], ChildOutcome | None]:
     within ``_FENCE_SECONDS`` (a child that stops reading its requests cannot block the parent)."""
 
     def answer(given: Answer) -> ChildOutcome | None:
-        if given.fence:
-            _kill_all_but_the_program(live.run)
+        if given.fence and not _kill_all_but_the_program(live.run):
+            return ChildOutcome("crashed", None, _("a process of the checking run outlived the fence between steps"))
         line = json.dumps(given.data, ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n"
         return _send_request(live.request_writer, line, time.monotonic() + _FENCE_SECONDS)
 
@@ -753,7 +778,7 @@ def _start(
     command: list[str], folder: Path, ends: tuple[int, int], limiter: Callable[[], None] | None
 ) -> subprocess.Popen[bytes]:
     """The child, with the channel's write end and the requests' read end (-1: none here) as its only extra
-    inherited descriptors (the channel's handle alone on Windows)."""
+    inherited descriptors (handles on Windows)."""
     writer, request_reader = ends
     common: dict[str, Any] = {
         "cwd": folder,
@@ -765,10 +790,11 @@ def _start(
     if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         import msvcrt
 
-        handle = msvcrt.get_osfhandle(writer)
-        os.set_handle_inheritable(handle, True)
-        command[-2:] = [f"h{handle}", "-"]
-        startup = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})
+        handles = [msvcrt.get_osfhandle(end) for end in (writer, request_reader) if end >= 0]
+        for handle in handles:
+            os.set_handle_inheritable(handle, True)
+        command[-2:] = [f"h{handles[0]}", f"h{handles[1]}" if len(handles) > 1 else "-"]
+        startup = subprocess.STARTUPINFO(lpAttributeList={"handle_list": handles})
         flags = subprocess.CREATE_NEW_PROCESS_GROUP
         return subprocess.Popen(command, startupinfo=startup, creationflags=flags, **common)
     # the descriptors' numbers in the child are the ones they have here
@@ -860,11 +886,13 @@ def _kill(run: _Run) -> None:
     if hasattr(os, "killpg"):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        process.kill()
-    process.wait()
-    if run.group is not None:
-        run.group.remove()
+    try:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        process.wait()
+    finally:
+        if run.group is not None:
+            run.group.remove()
 
 
 # --------------------------------------------------------------------------- fences
@@ -878,21 +906,23 @@ def _can_fence() -> bool:
     return sys.platform.startswith("linux") and os.path.isdir("/proc/self/task")
 
 
-def _kill_all_but_the_program(run: _Run) -> None:
+def _kill_all_but_the_program(run: _Run) -> bool:
     """Kill the run's processes but the program and its bubblewrap parents, until none is left alive
-    (a process that forks while it is being killed is found again on the next pass)."""
+    (a process that forks while it is being killed is found again on the next pass). False when the
+    program cannot be told apart or something outlived the fence: the caller then ends the run."""
     spared = _spared(run)
     if spared is None:
-        return
+        return False
     deadline = time.monotonic() + _FENCE_SECONDS
     while time.monotonic() < deadline:
         alive = [pid for pid in _run_pids(run) if pid not in spared and _alive(pid)]
         if not alive:
-            return
+            return True
         for pid in alive:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.001)
+    return False
 
 
 def _spared(run: _Run) -> set[int] | None:

@@ -36,9 +36,14 @@ class RunGroup:
     folders: tuple[Path, ...]
 
     def join(self) -> None:
-        """Put the calling process in the group (the forked child does this before it execs)."""
+        """Put the calling process in the group. The forked child does this before it execs, in a parent that
+        may run threads (a Jupyter kernel), so only plain system calls here: no Python file objects, no locks."""
         for folder in self.folders:
-            (folder / "cgroup.procs").write_text(str(os.getpid()))
+            procs = os.open(os.fsencode(folder / "cgroup.procs"), os.O_WRONLY)
+            try:
+                os.write(procs, str(os.getpid()).encode("ascii"))
+            finally:
+                os.close(procs)
 
     def pids(self) -> set[int]:
         found: set[int] = set()
@@ -48,9 +53,10 @@ class RunGroup:
         return found
 
     def remove(self) -> None:
-        """Kill whatever is still in the group, then remove it (a group with a process in it cannot be)."""
-        deadline = time.monotonic() + 2.0
+        """Kill whatever is still in the group, then remove it (a group with a process in it cannot be);
+        each folder gets its own two seconds."""
         for folder in self.folders:
+            deadline = time.monotonic() + 2.0
             while folder.exists():
                 for pid in self.pids():
                     with contextlib.suppress(ProcessLookupError, PermissionError):

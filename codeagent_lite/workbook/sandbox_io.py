@@ -39,6 +39,10 @@ def _channel() -> int:
 def _request_channel() -> int:
     """The read end of a conversation's requests (``sandbox.SandboxSession``), or -1 in a one-shot run."""
     given = sys.argv[2] if len(sys.argv) > 2 else ""
+    if sys.platform == "win32":  # pragma: no cover - Windows
+        import msvcrt
+
+        return msvcrt.open_osfhandle(int(given[1:]), os.O_RDONLY) if given[1:].isdigit() else -1
     return int(given) if given.isdigit() else -1
 
 

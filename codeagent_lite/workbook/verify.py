@@ -304,7 +304,10 @@ def verify(
     checks = checks_up_to(step)
     steps = tuple(sorted({check.step for check in checks}))
     shown = verify_progress.start(len(steps), progress)
-    tally = _run_checks(folder, label, [_item(check, inputs) for check in checks], shown, time_limit, seed)
+    try:
+        tally = _run_checks(folder, label, [_item(check, inputs) for check in checks], shown, time_limit, seed)
+    finally:
+        shown.done()  # emptied on every path (Ctrl-C included): no bar is left in the saved notebook
     results = tuple(_check_result(check, tally.outcomes[check.id]) for check in checks)
     problems, notes = _problems_and_notes(tally.file_problems)
     if seed is not None:
@@ -313,9 +316,7 @@ def verify(
             _("the checks' inputs were drawn from seed {seed}; the cases printed above are the public ones", seed=seed),
         )
     notes = (*notes, *_weaker_sandbox_note())
-    report = VerifyReport(label, steps, results, problems, notes, _(sandbox.memory_protection()))
-    shown.done(report)
-    return report
+    return VerifyReport(label, steps, results, problems, notes, _(sandbox.memory_protection()))
 
 
 def _check_arguments(step: int | None, time_limit: float, seed: int | None) -> None:

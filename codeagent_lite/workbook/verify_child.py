@@ -37,7 +37,7 @@ from typing import Any
 
 from . import sandbox, verify_wire
 from .contract import FILES, Judge, Mismatch, Probe, Raised
-from .verify_standins import StandIns, child_probe
+from .verify_standins import StandIns, child_probe, refusal
 from .words import _
 
 __all__ = ["Item", "Outcome", "Tally", "clean", "describe_error", "load_package", "package_name", "run_step"]
@@ -303,7 +303,7 @@ class _Session:
     started: set[str] = field(default_factory=set)
     answered: set[str] = field(default_factory=set)
     keys: dict[str, str] = field(default_factory=dict)
-    """The keys the child was given (a probe's place, ``load:<file>``) -> ours: the only ones that are progress."""
+    """The keys the child holds now (the current step's places, ``load:<file>``) -> ours: the only ones that count."""
     time_limit: float = 0.0
     step: int | None = None
     step_started: float | None = None
@@ -325,9 +325,7 @@ def _session(
 ) -> list[Item]:
     """One sandbox run; returns the items to try again in a fresh process (after a crash), else []."""
     # The child sees no check id: each probe is known there by its place in this session's list only.
-    keys = {str(place): item.id for place, item in enumerate(items)} | {
-        f"load:{file}": f"load:{file}" for file in FILES
-    }
+    keys = {f"load:{file}": f"load:{file}" for file in FILES}  # a step's places join when it is handed out
     state = _Session(label, {item.id: item for item in items}, tally, keys=keys, time_limit=time_limit)
     state.step, state.step_started = items[0].group if items else None, time.monotonic()
     for place, item in enumerate(items):
@@ -372,20 +370,29 @@ def _answer(state: _Session, part: object) -> sandbox.Answer | None:
     if not isinstance(part, dict):
         return None
     if part.get("next") is True:
-        if not state.steps:
-            return sandbox.Answer({"probes": []}, progress=False)
-        step = state.steps.pop(0)
-        probes = [{"id": place, "file": item.file, "probe": child_probe(item.probe)} for place, item in step]
-        state.handed += 1
-        return sandbox.Answer({"probes": probes}, fence=state.handed > 1)
+        return _next_step(state)
     if "call" not in part:
         return None
     item = state.by_id.get(state.running or "")
     values = item.probe.get("stand_ins") if item is not None else None
     if item is None or not isinstance(values, dict):
-        return sandbox.Answer({"refused": True}, progress=False)
+        return sandbox.Answer(refusal(part.get("call")), progress=False)
     stand_ins = state.stand_ins.setdefault(item.id, StandIns(values))
     return sandbox.Answer(stand_ins.answer(part), progress=_within_budget(state, item.id))
+
+
+def _next_step(state: _Session) -> sandbox.Answer:
+    """The next step's probes, after a fence. Only the step handed out now can start, answer or call:
+    a key of a later step is not known yet, and one of an earlier step is known no more."""
+    if not state.steps:
+        return sandbox.Answer({"probes": []}, progress=False)
+    step = state.steps.pop(0)
+    state.keys = {key: ours for key, ours in state.keys.items() if key.startswith("load:")}
+    state.keys.update((place, item.id) for place, item in step)
+    state.running = None
+    probes = [{"id": place, "file": item.file, "probe": child_probe(item.probe)} for place, item in step]
+    state.handed += 1
+    return sandbox.Answer({"probes": probes}, fence=state.handed > 1)
 
 
 def _take(state: _Session, part: object) -> bool:

@@ -21,18 +21,13 @@ from typing import Any, Protocol
 from .contract import step_title
 from .words import _
 
-__all__ = ["Progress", "in_a_kernel", "start"]
+__all__ = ["Progress", "start"]
 
 
 class Progress(Protocol):
     def step(self, number: int) -> None: ...
 
-    def done(self, report: Any) -> None: ...
-
-
-def in_a_kernel() -> bool:
-    """Inside a Jupyter kernel: its standard error is a cell's output, which nbval compares with the saved one."""
-    return _shell() is not None
+    def done(self) -> None: ...
 
 
 def _shell() -> Any:
@@ -49,7 +44,7 @@ class _Silent:
     def step(self, number: int) -> None:
         return None
 
-    def done(self, report: Any) -> None:
+    def done(self) -> None:
         return None
 
 
@@ -60,7 +55,7 @@ class _Terminal:
     def step(self, number: int) -> None:
         print(_line(number, total=self.total), file=sys.stderr, flush=True)
 
-    def done(self, report: Any) -> None:
+    def done(self) -> None:
         return None
 
 
@@ -80,7 +75,7 @@ class _Notebook:
     def step(self, number: int) -> None:
         self.handle.update(self._bar(number - 1, _line(number, total=self.total)), raw=True)
 
-    def done(self, report: Any) -> None:
+    def done(self) -> None:
         self.handle.update({}, raw=True)
 
 

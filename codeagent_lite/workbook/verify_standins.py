@@ -9,7 +9,11 @@ records it and answers with the check's values, which carry a nonce drawn fresh 
 having called. The judges read only what is recorded here (``facts``), never the child's claims.
 
 Each request and answer is plain data; a request of the wrong shape, or past ``_MAX_CALLS`` for one
-probe, is refused (the forwarder then raises in the child) and recorded as what it was.
+probe, is refused (the forwarder then raises in the child) and counted.
+
+What this proves, and what not: the child cannot hand on the right values without asking for them, so an
+adapter that passes asked; learner code could also ask by writing the requests itself, which is writing the
+adapter's calls by another name. Only calls for the check now running, in the step now handed out, are answered.
 """
 
 from __future__ import annotations
@@ -21,13 +25,13 @@ from typing import Any
 from .verify_probe import run_probe
 from .words import _
 
-__all__ = ["StandIns", "child_probe", "run_here"]
+__all__ = ["StandIns", "child_probe", "refusal", "run_here"]
 
 _MAX_CALLS = 8  # an adapter makes three; a loop of them is refused, not answered forever
 _CLAIMS = ("built", "parsed", "calls", "cause_is_original")
 
 
-def _refused(kind: object) -> dict[str, Any]:
+def refusal(kind: object) -> dict[str, Any]:
     """The refusal, worded here in the learner's language: the child only raises it."""
     call = kind if kind in ("build", "parse", "complete") else "unknown"
     return {"refused": True, "message": _("verify answers no more {call} calls from your adapter", call=call)}
@@ -49,7 +53,7 @@ class StandIns:
         self.asked += 1
         kind = request.get("call") if isinstance(request, dict) else None
         if self.asked > _MAX_CALLS or not isinstance(request, dict):
-            return _refused(kind)
+            return refusal(kind)
         if kind == "build":
             self.built.append(request.get("history"))
             return {"messages": self.values["canned_messages"]}
@@ -59,7 +63,7 @@ class StandIns:
             return {"rejection": rejection} if rejection is not None else {"action": self.values["canned_action"]}
         if kind == "complete":
             return self._complete(request)
-        return _refused(kind)
+        return refusal(kind)
 
     def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
         self.calls.append(
