@@ -36,7 +36,8 @@ _LAYER = ValidationLayer.JSON_SYNTAX
 _PARTIAL_LITERALS = {"", "t", "tr", "tru", "f", "fa", "fal", "fals", "n", "nu", "nul", "-"}  # "": nothing left
 _STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+'  # possessive, so linear; the closing quote follows, unless cut off
 _UNTERMINATED, _STRINGS = re.compile(_STRING + r"\\?\Z", re.DOTALL), re.compile(_STRING + '"?', re.DOTALL)
-_VALUE_START = re.compile(r'[-\[{"0-9]|true|false|null')  # what follows the first value: a second one?
+_SCALAR = r"(?:-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null|" + _STRING + '")'  # a whole one
+_SECOND = re.compile(r"[\[{]|" + _SCALAR + r'[ \t\n\r]*(?:\Z|[-\[{"\d]|true|false|null)', re.DOTALL | re.ASCII)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # valid JSON, but no UTF-8 when unpaired
 _SHAPES: tuple[tuple[str, Callable[[str, int, str], bool]], ...] = (  # (text, where json gave up, the rest)
     ("cut_off", lambda t, p, r: (len(r) < 5 and r in _PARTIAL_LITERALS) or bool(_UNTERMINATED.match(t, p))),
@@ -92,7 +93,7 @@ def _syntax_error(text: str, place: json.JSONDecodeError, after_value: bool = Fa
     if text.lstrip(WHITESPACE).startswith(("```", "~~~")):
         code = "code_fence"
     elif after_value:
-        code = "two_values" if _VALUE_START.match(text, pos) else "prose_around"
+        code = "two_values" if _SECOND.match(text, pos) else "prose_around"
     else:
         code = next((code for code, fits in _SHAPES if fits(text, pos, rest)), "not_json")
     found = quote(rest) if rest else "the end of the text"
