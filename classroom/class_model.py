@@ -109,7 +109,13 @@ def _copy(source: Path, target: Path, mode: int, gid: int) -> Path:
     known = target.lstat() if target.exists() else None
     if known is None or (known.st_size, int(known.st_mtime)) != (fresh.st_size, int(fresh.st_mtime)):
         partial = target.with_name(target.name + ".partial")
-        shutil.copy2(source, partial)
+        partial.unlink(missing_ok=True)
+        os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # root's alone while it is written
+        shutil.copyfile(source, partial)
+        shutil.copystat(source, partial)  # the time that tells a later start whether the source changed
+        os.chmod(partial, 0o600)
+        os.chown(partial, 0, gid)
+        os.chmod(partial, mode)
         os.replace(partial, target)
     os.chown(target, 0, gid)
     os.chmod(target, mode)

@@ -278,12 +278,20 @@ if rehearsal:
     kept_services: list[accounts.Person] = []
 else:
     try:
-        if model_account:
-            accounts.check_account_name(model_account, "CAL_HUB_MODEL_USER")
         known = accounts.read_roster(roster_path)
         people = accounts.plan_class(students, teacher, known)
-        # The model server's account stays on the roster (no password: never a login), so `remove` finds it.
+        # The model server's account stays on the roster (no password: never a login), so `remove` finds it;
+        # it goes on before it is made, so a start that fails half-way leaves nothing `remove` cannot find.
         kept_services = [person for person in known.values() if person.role == MODEL_ROLE]
+        if model_account and model_wanted:
+            accounts.check_account_name(model_account, "CAL_HUB_MODEL_USER")
+            if model_account in {person.account for person in people}:
+                raise accounts.AccountError(
+                    f"CAL_HUB_MODEL_USER={model_account!r} is a person of this class; the model server needs an "
+                    "account of its own"
+                )
+            if model_account not in {person.account for person in kept_services}:
+                kept_services.append(accounts.Person(model_account, MODEL_ROLE))
         accounts.write_roster(roster_path, [*people, *kept_services])
         accounts.create_accounts(people, home_root)
     except accounts.AccountError as error:
@@ -435,8 +443,6 @@ if model_wanted:
         services.append(model_service.service())
         model_environment["CAL_LOCAL_MODEL_URL"] = model_service.url
         model_note = f"one model for the class on {model_service.note}"
-        if model_account and model_account not in accounts.read_roster(roster_path):
-            accounts.write_roster(roster_path, [*people, *kept_services, accounts.Person(model_account, MODEL_ROLE)])
 else:
     model_note = "no class model server (CAL_HUB_MODEL=0)"
 

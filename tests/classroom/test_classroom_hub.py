@@ -593,6 +593,32 @@ def test_a_class_refuses_a_checkout_other_accounts_can_enter(settings: Path, mon
         load_hub_config()
 
 
+def test_the_model_servers_account_is_never_a_person_of_the_class(
+    settings: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    real = os.stat
+
+    def nobody_else_may_enter(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        result = real(path, *args, **kwargs)  # type: ignore[arg-type]
+        if not isinstance(path, (str, os.PathLike)) or Path(path) != hub_client.HUB_CONFIG.parent.parent:
+            return result
+        return os.stat_result((result.st_mode & ~0o007, *tuple(result)[1:]))
+
+    monkeypatch.setattr(os, "stat", nobody_else_may_enter)
+    env = settings / "env" / "bin"
+    env.mkdir(parents=True)
+    (env / "jupyterhub-singleuser").write_text("", encoding="utf-8")
+    monkeypatch.setenv("CAL_CLASS_ENV", str(settings / "env"))
+    monkeypatch.setenv("CAL_HUB_STUDENTS", "2")
+    monkeypatch.setenv("CAL_HUB_TEACHER", "teacher")
+    for person in ("student02", "teacher"):
+        monkeypatch.setenv("CAL_HUB_MODEL_USER", person)
+        with pytest.raises(SystemExit, match=f"CAL_HUB_MODEL_USER='{person}' is a person of this class"):
+            load_hub_config()
+    assert not (settings / "state" / "roster.csv").exists(), "refused before the roster is written"
+
+
 # ------------------------------------------------------------------------------------------------ the roster
 
 
