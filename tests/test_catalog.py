@@ -235,7 +235,7 @@ def _chinese_literals(path: Path) -> list[tuple[int, str]]:
 
 
 def _sources() -> list[tuple[str, Path]]:
-    """The package's modules (named from inside it, as the allowlists do) and the scripts a teacher or learner runs;
+    """The package's modules (named from inside it, as CHINESE_DATA does) and the scripts a teacher or learner runs;
     tests and benchmarks are data and stay out."""
     package = [(path.relative_to(PACKAGE).as_posix(), path) for path in sorted(PACKAGE.rglob("*.py"))]
     tools = [

@@ -149,7 +149,7 @@ def make_would_run(*goals: str, tmp_path: Path, dry: bool = True) -> list[str]:
     """What make itself would run for ``goals`` on a machine with no .venv yet (a dry run: nothing is run)."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
-    command = ["make", *(["-n"] if dry else []), f"VENV={tmp_path / 'venv'}", *goals]
+    command = ["make", "--no-print-directory", *(["-n"] if dry else []), f"VENV={tmp_path / 'venv'}", *goals]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout.splitlines()
 
 
