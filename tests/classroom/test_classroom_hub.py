@@ -576,12 +576,17 @@ def test_a_bad_setting_stops_the_hub_with_a_message_before_writing_anything(
     assert not (settings / "state").exists(), "a refused setting must leave nothing behind"
 
 
-def test_a_class_refuses_a_checkout_other_accounts_can_enter(settings: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def as_root_with_a_students_environment(settings: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a class's config needs before it reaches its own checks: root, and the students' install."""
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     env = settings / "env" / "bin"
     env.mkdir(parents=True)
     (env / "jupyterhub-singleuser").write_text("", encoding="utf-8")
     monkeypatch.setenv("CAL_CLASS_ENV", str(settings / "env"))
+
+
+def test_a_class_refuses_a_checkout_other_accounts_can_enter(settings: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    as_root_with_a_students_environment(settings, monkeypatch)
     real = os.stat
 
     def everyone_may_enter(path: object, *args: object, **kwargs: object) -> os.stat_result:
@@ -596,7 +601,7 @@ def test_a_class_refuses_a_checkout_other_accounts_can_enter(settings: Path, mon
 def test_the_model_servers_account_is_never_a_person_of_the_class(
     settings: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    as_root_with_a_students_environment(settings, monkeypatch)
     real = os.stat
 
     def nobody_else_may_enter(path: object, *args: object, **kwargs: object) -> os.stat_result:
@@ -606,10 +611,6 @@ def test_the_model_servers_account_is_never_a_person_of_the_class(
         return os.stat_result((result.st_mode & ~0o007, *tuple(result)[1:]))
 
     monkeypatch.setattr(os, "stat", nobody_else_may_enter)
-    env = settings / "env" / "bin"
-    env.mkdir(parents=True)
-    (env / "jupyterhub-singleuser").write_text("", encoding="utf-8")
-    monkeypatch.setenv("CAL_CLASS_ENV", str(settings / "env"))
     monkeypatch.setenv("CAL_HUB_STUDENTS", "2")
     monkeypatch.setenv("CAL_HUB_TEACHER", "teacher")
     for person in ("student02", "teacher"):
