@@ -599,8 +599,17 @@ class SandboxSession:
 
 def _send_request(writer: int, line: bytes, deadline: float) -> ChildOutcome | None:
     """Write one request line before the deadline (a child that stops reading cannot block the parent)."""
-    if sys.platform == "win32":  # pragma: no cover - Windows has no select on pipes
-        return _send_request_in_a_thread(writer, line, deadline)
+    write = _write_in_a_thread if sys.platform == "win32" else _write_when_writable
+    problem = write(writer, line, deadline)
+    if problem == "timeout":
+        return ChildOutcome("timeout", None, _("the checking process stopped reading its requests"))
+    if problem == "closed":
+        return ChildOutcome("crashed", None, _("the checking process closed its requests"))
+    return None
+
+
+def _write_when_writable(writer: int, line: bytes, deadline: float) -> str | None:
+    """POSIX: non-blocking writes, each after ``select`` says the pipe has room; "timeout", "closed" or None."""
     import select
 
     os.set_blocking(writer, False)
@@ -608,17 +617,36 @@ def _send_request(writer: int, line: bytes, deadline: float) -> ChildOutcome | N
     while view:
         left = deadline - time.monotonic()
         if left <= 0:
-            return ChildOutcome("timeout", None, _("the checking process stopped reading its requests"))
-        writable = select.select([], [writer], [], left)[1]
-        if not writable:
+            return "timeout"
+        if not select.select([], [writer], [], left)[1]:
             continue
         try:
             view = view[os.write(writer, view) :]
         except BlockingIOError:
             continue
         except OSError:
-            return ChildOutcome("crashed", None, _("the checking process closed its requests"))
+            return "closed"
     return None
+
+
+def _write_in_a_thread(writer: int, line: bytes, deadline: float) -> str | None:  # pragma: no cover - Windows
+    """Windows (no ``select`` on pipes): a blocking write in a thread of its own, waited for until the deadline."""
+    failed: list[OSError] = []
+
+    def write() -> None:
+        view = memoryview(line)
+        try:
+            while view:
+                view = view[os.write(writer, view) :]
+        except OSError as error:
+            failed.append(error)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    thread.join(max(0.0, deadline - time.monotonic()))
+    if thread.is_alive():
+        return "timeout"
+    return "closed" if failed else None
 
 
 def _await_answer(live: _Live, limits: Limits, deadline: float) -> ChildOutcome:
@@ -678,26 +706,6 @@ class _Live:
     pumps: tuple[threading.Thread, threading.Thread]
     reader: int
     request_writer: int
-
-
-def _send_request_in_a_thread(writer: int, line: bytes, deadline: float) -> ChildOutcome | None:  # pragma: no cover
-    """Windows: a blocking write in a thread of its own, waited for until the deadline."""
-    failed: list[OSError] = []
-
-    def write() -> None:
-        view = memoryview(line)
-        try:
-            while view:
-                view = view[os.write(writer, view) :]
-        except OSError as error:
-            failed.append(error)
-
-    thread = threading.Thread(target=write, daemon=True)
-    thread.start()
-    thread.join(max(0.0, deadline - time.monotonic()))
-    if thread.is_alive():
-        return ChildOutcome("timeout", None, _("the checking process stopped reading its requests"))
-    return ChildOutcome("crashed", None, _("the checking process closed its requests")) if failed else None
 
 
 def _launch(folder: Path, limits: Limits, conversation: bool) -> _Live | ChildOutcome:
