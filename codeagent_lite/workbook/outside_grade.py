@@ -92,11 +92,24 @@ def _verdicts(nb: NotebookNode, resources: Mapping[str, Any], kind: str) -> dict
 # --------------------------------------------------------------------------- the student's kernel, without rights
 
 
+REPO = Path(__file__).resolve().parents[2]
+PREFIX = Path(sys.prefix).resolve()
+BASE_PREFIX = Path(sys.base_prefix).resolve()
+"""The checkout the package runs from, and the interpreter's environment and its base installation."""
+
 KERNEL_LIMITS = Limits(memory_bytes=4 * 2**30, processes=64, open_files=256, output_bytes=16_000_000)
 """The student's kernel as root: its own uid, and these bounds (threads count as processes; ipykernel runs a few)."""
 
 
-def _kernel_sandbox(command: list[str], notebook_dir: Path, course: Path, connection_file: str) -> list[str]:
+def _kernel_sandbox(
+    command: list[str],
+    notebook_dir: Path,
+    course: Path,
+    connection_file: str,
+    *,
+    repo: Path = REPO,
+    prefix: Path = PREFIX,
+) -> list[str]:
     """``command`` (a kernel's argv) inside bubblewrap: the course and the repo's teacher-only folders hidden, only
     the notebook's own folder visible among the submissions, every capability dropped.
 
@@ -111,10 +124,9 @@ def _kernel_sandbox(command: list[str], notebook_dir: Path, course: Path, connec
         raise RuntimeError(
             "autograde runs each kernel in bubblewrap (bwrap); install it (Debian: apt-get install bubblewrap)"
         )
-    repo = Path(__file__).resolve().parents[2]
     hidden = [path.resolve() for path in (course, repo / "solutions", repo / "classroom") if path.is_dir()]
     uid = fresh_uid()
-    wrapped = [bwrap, *_kernel_world(repo, uid), "--dev", "/dev", "--proc", "/proc"]
+    wrapped = [bwrap, *_kernel_world(repo, prefix, uid), "--dev", "/dev", "--proc", "/proc"]
     for path in hidden:
         wrapped += ["--tmpfs", str(path)]
     for path in (notebook_dir.resolve(), Path(connection_file).resolve()):
@@ -132,17 +144,20 @@ def _kernel_sandbox(command: list[str], notebook_dir: Path, course: Path, connec
     return [*wrapped, "--unshare-pid", "--", *unprivileged(uid, KERNEL_LIMITS), *command]
 
 
-def _kernel_world(repo: Path, uid: int | None) -> list[str]:
+def _kernel_world(repo: Path, prefix: Path, uid: int | None) -> list[str]:
     """What the kernel's root holds: the whole machine read-only, or (with a uid of its own) only the interpreter,
-    its environment and the package's folder (readable by any uid: their parents are made traversable)."""
+    its environment and the package's folder, readable by any uid (their parents are made traversable).
+
+    Never the checkout's root: a class hub's checkout is closed to other accounts (0700), and a bind keeps its real
+    mode, so binding it would hide the environment inside it (``.venv``) from the kernel's uid again."""
     # An empty /tmp of its own comes before the folders the kernel needs: a checkout (or its .venv) that lies under
     # /tmp, as a CI clone may, is bound again on top of it instead of being hidden by it.
     if uid is None:
         world = ["--ro-bind", "/", "/", "--perms", "1777", "--tmpfs", "/tmp"]
-        needed = [folder for folder in (Path(sys.prefix).resolve(), repo) if Path("/tmp") in folder.parents]
+        needed = [folder for folder in (prefix.resolve(), repo) if Path("/tmp") in folder.parents]
     else:
         world = [*system_binds(), "--perms", "1777", "--tmpfs", "/tmp"]
-        needed = [folder for folder in (Path(sys.prefix).resolve(), repo) if folder != Path(sys.base_prefix).resolve()]
+        needed = [folder for folder in (prefix.resolve(), repo / "codeagent_lite") if folder != BASE_PREFIX]
     for folder in needed:
         world += readable_bind(folder)
     return world

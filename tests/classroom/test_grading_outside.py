@@ -175,6 +175,43 @@ def test_the_autograde_kernel_runs_as_a_uid_of_its_own_and_a_fork_bomb_is_bounde
     assert _gone(uid, within=10.0)  # killed with the namespace's init as the kernel ends (reaped a moment later)
 
 
+CLOSED_CHECKOUT_PROBE = """\
+import os, sys, codeagent_lite
+print(codeagent_lite.MARK, os.path.exists(sys.argv[1] + "/secret.txt"), os.listdir(sys.argv[1] + "/solutions"))
+"""
+
+
+@pytest.mark.skipif(not (hasattr(os, "geteuid") and os.geteuid() == 0 and isolated()), reason="root with bubblewrap")
+def test_the_autograde_kernel_starts_from_a_checkout_closed_to_other_accounts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A class hub's checkout is 0700 (the hub refuses another mode) with its .venv inside: the kernel's own uid
+    still reaches its interpreter and the package, and nothing else of the checkout."""
+    from codeagent_lite.workbook.outside_grade import _kernel_sandbox
+
+    checkout = tmp_path / "checkout"
+    (checkout / "codeagent_lite").mkdir(parents=True)
+    (checkout / "codeagent_lite" / "__init__.py").write_text('MARK = "package"\n')
+    (checkout / "solutions").mkdir()
+    (checkout / "solutions" / "answers.md").write_text("the teacher's answers")
+    (checkout / "secret.txt").write_text("the teacher's")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(checkout / ".venv")], check=True)
+    checkout.chmod(0o700)
+    notebook_dir = tmp_path / "course" / "autograded" / "ada" / "build"
+    notebook_dir.mkdir(parents=True)
+    connection = tmp_path / "kernel.json"
+    connection.write_text("{}")
+    monkeypatch.setenv("PYTHONPATH", str(checkout))
+    python = checkout / ".venv" / "bin" / "python"
+    kernel = [str(python), "-c", CLOSED_CHECKOUT_PROBE, str(checkout)]
+    command = _kernel_sandbox(
+        kernel, notebook_dir, tmp_path / "course", str(connection), repo=checkout, prefix=checkout / ".venv"
+    )
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["package", "False", "[]"]
+
+
 def _gone(uid: int, within: float) -> bool:
     deadline = time.monotonic() + within
     while any(pid.isdigit() and _owner(pid) == uid for pid in os.listdir("/proc")):
