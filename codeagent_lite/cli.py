@@ -1,19 +1,15 @@
 """Command line: ``python -m codeagent_lite check [TEXT | --file PATH | -]``, ``... run TASK``, ``... verify DIR``.
 
-Exit status follows the usual convention so scripts can use it: 0 the text is a
-valid action (``run``: a final answer was reached; ``verify``: every check passes), 1 a
-layer rejected it (``run``: the loop stopped without a final answer; ``verify``: a check
-failed), 2 the command could not do what it was asked (wrong use, unreadable or over-long
-input, or its output was closed early, as by ``head``).
+The exit status lets scripts act on the verdict: 0 the text is a valid action (``run``: a final answer was
+reached; ``verify``: every check passes), 1 a layer rejected it (``run``: no final answer; ``verify``: a check
+failed), 2 the command could not do what it was asked (wrong use, unreadable or over-long input, or its output
+was closed early, as by ``head``).
 
-Everything the command reads is untrusted, so it is read one way: at most
-``MAX_INPUT_BYTES``, decoded as strict UTF-8 whether it came from an argument, standard
-input or ``--file``, and a ``--file`` that is a pipe or a device waits at most
-``FILE_WAIT_SECONDS``. Everything it prints goes through ``display.printable``, so no
-reply, file name or server answer can send escape sequences to the terminal.
-
-``run`` imports the real providers only when asked for them, so ``check`` and
-``run --provider scripted`` work without the optional ``openai`` and ``local`` extras.
+Everything the command reads is untrusted, so it is read one way: at most ``MAX_INPUT_BYTES``, strict UTF-8
+wherever it came from, and a ``--file`` that is a pipe or a device waits at most ``FILE_WAIT_SECONDS``.
+Everything it prints goes through ``display.printable``, so nothing can send escape sequences to the terminal.
+``run`` imports the real providers only when asked for them, so ``check`` and ``run --provider scripted`` work
+without the optional extras.
 """
 
 from __future__ import annotations
@@ -45,8 +41,7 @@ if TYPE_CHECKING:
 
 
 def _(message: str, /, **fields: object) -> str:
-    """``message`` in the learner's language (``workbook.words``, loaded on first use like the rest of the room;
-    it imports only the standard library, so ``check`` and ``run`` still load no Jupyter)."""
+    """``workbook.words._``, imported on first use: it needs only the standard library, so no Jupyter loads."""
     from .workbook.words import _ as in_language
 
     return in_language(message, None, **fields)
@@ -76,26 +71,20 @@ ARGPARSE_WORDS = (
     _p("argparse", "invalid %(type)s value: %(value)r"),
     _p("argparse", "invalid choice: %(value)r (choose from %(choices)s)"),
 )
-"""The words argparse asks ``gettext`` for while it reads a command line or prints its help (Python 3.11-3.13
-spell them so), under the context ``argparse`` so they never meet the workbook's own ids ("usage: " is also the
-label of a token count); ``_argparse_speaks`` hands argparse the catalog that holds their translations."""
+"""The words argparse asks ``gettext`` for (Python 3.11-3.13 spell them so), under the context ``argparse`` so
+they never meet the workbook's own ids ("usage: " is also the label of a token count)."""
 
 
 @contextlib.contextmanager
 def _argparse_speaks() -> Iterator[None]:
-    """argparse in the learner's language while the command line is read.
-
-    argparse takes its words from ``gettext.gettext``, whose language is the process locale and whose domain
-    is global to the process; the workbook's language follows its own rules (``workbook.language``: CAL_LANG,
-    the edition folder, then the locale). So argparse's module-level ``_`` is pointed at the workbook's
-    catalog for as long as the parser is built and used, and put back after, whatever happens.
-    """
+    """argparse in the learner's language while the command line is read: argparse takes its words from
+    ``gettext``, whose language is the process locale, while the workbook's follows its own rules
+    (``workbook.language``), so argparse's ``_`` points at the workbook's catalog until the parser is done."""
     from .workbook.language import edition_language
     from .workbook.words import catalog
 
-    translations = catalog(edition_language())
     saved = argparse._  # type: ignore[attr-defined]
-    argparse._ = functools.partial(translations.pgettext, "argparse")  # type: ignore[attr-defined]
+    argparse._ = functools.partial(catalog(edition_language()).pgettext, "argparse")  # type: ignore[attr-defined]
     try:
         yield
     finally:
@@ -112,84 +101,55 @@ MAX_INPUT_BYTES = 1_000_000
 FILE_WAIT_SECONDS = 30.0
 """How long ``--file`` waits for a pipe or a device to deliver its text (a regular file never waits)."""
 
-_READ_CHUNK = 65_536
-
 
 class UsageError(Exception):
     """The command cannot do what it was asked; the message says why (exit status 2)."""
 
 
 class _OutputFailed(Exception):
-    """Writing the command's output failed (a full disk, an I/O error, a reader gone)."""
+    """Writing the command's output failed (a full disk, an I/O error, a reader gone): only such a failure says
+    "cannot write the output", so it is told apart from other ``OSError`` where the write happens."""
 
     def __init__(self, cause: OSError) -> None:
         super().__init__(str(cause))
         self.cause = cause
 
 
-class _GuardedOutput(io.TextIOBase):
-    """The command's output stream, whose write errors become ``_OutputFailed``.
+@contextlib.contextmanager
+def _writing() -> Iterator[None]:
+    try:
+        yield
+    except OSError as error:
+        raise _OutputFailed(error) from None
 
-    Only a failure to write says "cannot write the output": any other ``OSError`` a
-    command meets is its own business, so the two are told apart where the write happens.
-    """
+
+class _GuardedOutput(io.TextIOBase):
+    """The command's output stream, whose write errors become ``_OutputFailed``."""
 
     def __init__(self, inner: TextIO) -> None:
         super().__init__()
         self.inner = inner
 
     def write(self, text: str) -> int:
-        try:
+        with _writing():
             return self.inner.write(text)
-        except OSError as error:
-            raise _OutputFailed(error) from None
 
     def flush(self) -> None:
-        try:
+        with _writing():
             self.inner.flush()
-        except OSError as error:
-            raise _OutputFailed(error) from None
 
 
 class _PrintableArgumentParser(argparse.ArgumentParser):
-    """argparse quotes what it refuses verbatim; this one escapes it first, like everything else printed.
-
-    argparse also drops write errors without a word (``--help > /dev/full`` would exit 0
-    having printed nothing); here they end the command like any other write error.
-    """
+    """argparse quotes what it refuses verbatim, and drops its write errors without a word (``--help >
+    /dev/full`` would exit 0 having printed nothing); this one escapes like everything else printed, and a write
+    error ends the command like any other."""
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
-        if not message:
-            return
         target = file if file is not None else sys.stderr
-        if target is None:
-            return
-        try:
-            target.write(printable(message))
-            flush = getattr(target, "flush", None)
-            if flush is not None:
-                flush()
-        except OSError as error:
-            raise _OutputFailed(error) from None
-
-
-def _build_parser() -> argparse.ArgumentParser:
-    parser = _PrintableArgumentParser(
-        prog="python -m codeagent_lite",
-        description=_("Tools from the codeagent-lite workbook (JSON text model section)."),
-    )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    check = commands.add_parser(
-        "check",
-        help=_("run raw model text through the four validation layers"),
-        description=_("Show which validation layers raw model text passes, and the action it becomes."),
-    )
-    source = check.add_mutually_exclusive_group()
-    source.add_argument("text", nargs="?", help=_("the raw model text; '-' or nothing reads standard input"))
-    source.add_argument("--file", "-f", metavar="PATH", help=_("read the raw model text from a UTF-8 file"))
-    _add_run_command(commands)
-    _add_verify_command(commands)
-    return parser
+        if message and target is not None:
+            with _writing():
+                target.write(printable(message))
+                getattr(target, "flush", lambda: None)()
 
 
 def _int_at_least(minimum: int) -> Callable[[str], int]:
@@ -209,8 +169,38 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
     return convert
 
 
-_positive_int = _int_at_least(1)
-_non_negative_int = _int_at_least(0)
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _PrintableArgumentParser(
+        prog="python -m codeagent_lite",
+        description=_("Tools from the codeagent-lite workbook (JSON text model section)."),
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    check = commands.add_parser(
+        "check",
+        help=_("run raw model text through the four validation layers"),
+        description=_("Show which validation layers raw model text passes, and the action it becomes."),
+    )
+    source = check.add_mutually_exclusive_group()
+    source.add_argument("text", nargs="?", help=_("the raw model text; '-' or nothing reads standard input"))
+    source.add_argument("--file", "-f", metavar="PATH", help=_("read the raw model text from a UTF-8 file"))
+    _add_run_command(commands)
+    verify = commands.add_parser(
+        "verify",
+        help=_("judge your own json_text_messages.py, json_text_adapter.py and json_action_parser.py"),
+        description=_(
+            "Run the workbook's contract checks on a folder holding your three files: step 1 message encoding, "
+            "2 the adapter's flow, 3 the blog's four checks, 4 strict JSON. Exit 0 when every check passes."
+        ),
+    )
+    verify.add_argument("directory", metavar="DIR", help=_("the folder with your files, e.g. notebooks/my_json_text"))
+    verify.add_argument("--step", type=_int_at_least(1), metavar="N", help=_("run steps 1 to N only (1-4)"))
+    verify.add_argument(
+        "--time-limit", type=float, default=5.0, metavar="SECONDS", help=_("per check, before it counts as hung (5)")
+    )
+    verify.add_argument(
+        "--seed", type=int, metavar="N", help=_("draw the checks' inputs from N instead of the public cases (grading)")
+    )
+    return parser
 
 
 def _add_run_command(commands: argparse._SubParsersAction[_PrintableArgumentParser]) -> None:
@@ -244,64 +234,20 @@ def _add_run_command(commands: argparse._SubParsersAction[_PrintableArgumentPars
         help=_("openai only: the server needs no key (Ollama, llama.cpp's server)"),
     )
     run.add_argument(
-        "--script",
-        metavar="FILE",
-        help=_("scripted only: replies to replay, a JSON array or one raw reply per line"),
+        "--script", metavar="FILE", help=_("scripted only: replies to replay, a JSON array or one raw reply per line")
     )
     run.add_argument("--workspace", default=".", metavar="DIR", help=_("the folder the tools may read (default: .)"))
-    run.add_argument("--max-steps", type=_positive_int, default=8, metavar="N", help=_("most model calls (default 8)"))
-    run.add_argument(
-        "--max-rejections",
-        type=_non_negative_int,
-        default=2,
-        metavar="N",
-        help=_("most corrections sent in a row before giving up (default 2)"),
-    )
-    run.add_argument(
-        "--max-output-tokens", type=_positive_int, default=256, metavar="N", help=_("per model call (default 256)")
-    )
-
-
-def _add_verify_command(commands: argparse._SubParsersAction[_PrintableArgumentParser]) -> None:
-    verify = commands.add_parser(
-        "verify",
-        help=_("judge your own json_text_messages.py, json_text_adapter.py and json_action_parser.py"),
-        description=_(
-            "Run the workbook's contract checks on a folder holding your three files: step 1 message encoding, "
-            "2 the adapter's flow, 3 the blog's four checks, 4 strict JSON. Exit 0 when every check passes."
-        ),
-    )
-    verify.add_argument("directory", metavar="DIR", help=_("the folder with your files, e.g. notebooks/my_json_text"))
-    verify.add_argument("--step", type=_positive_int, metavar="N", help=_("run steps 1 to N only (1-4)"))
-    verify.add_argument(
-        "--time-limit", type=float, default=5.0, metavar="SECONDS", help=_("per check, before it counts as hung (5)")
-    )
-    verify.add_argument(
-        "--seed", type=int, metavar="N", help=_("draw the checks' inputs from N instead of the public cases (grading)")
-    )
-
-
-def _verify(args: argparse.Namespace, out: TextIO) -> int:
-    # Imported only here: the workbook room is not needed by run.
-    from .workbook.verify import VerifyUsageError, verify
-
-    try:
-        report = verify(args.directory, args.step, time_limit=args.time_limit, seed=args.seed)
-    except VerifyUsageError as error:
-        _say_error(str(error))
-        return EXIT_USAGE
-    print(printable(str(report)), file=out)
-    return report.exit_code
+    for flag, minimum, default, help_text in (
+        ("--max-steps", 1, 8, _("most model calls (default 8)")),
+        ("--max-rejections", 0, 2, _("most corrections sent in a row before giving up (default 2)")),
+        ("--max-output-tokens", 1, 256, _("per model call (default 256)")),
+    ):
+        run.add_argument(flag, type=_int_at_least(minimum), default=default, metavar="N", help=help_text)
 
 
 def parse_script(text: str) -> tuple[str, ...]:
-    """Scripted replies from a file's text: a JSON array, or else one raw reply per non-blank line.
-
-    In an array, a string is the reply text verbatim and an object is written as
-    compact JSON, so a teacher can script valid actions as objects and broken replies
-    as strings. In the line form each line is sent exactly as written (it is not parsed
-    here: checking it is the agent loop's job).
-    """
+    """Scripted replies from a file's text: a JSON array (a string is a reply verbatim, an object is sent as
+    compact JSON, so broken replies and valid actions are both easy to write), or else one raw reply per line."""
     try:
         value = json.loads(text)
     except RecursionError:
@@ -348,17 +294,17 @@ def _strict_text(data: bytes, source: str) -> str:
         ) from None
 
 
-def _strict_argument(text: str, source: str) -> str:
-    """An argument decoded the same strict way as a file.
-
-    Python hands over argv bytes that are not UTF-8 as lone surrogates (surrogateescape);
-    turning them back into bytes and decoding strictly refuses them as a file would be.
-    """
+def _as_bytes(text: str, source: str) -> bytes:
+    """Text back as the bytes it came from, to be decoded strictly like a file's: Python hands over argv bytes
+    that are not UTF-8 as lone surrogates (surrogateescape)."""
     try:
-        data = text.encode("utf-8", "surrogateescape")
+        return text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
         raise UsageError(_("{source} holds a lone surrogate, which is not text", source=source)) from None
-    return _strict_text(data, source)
+
+
+def _strict_argument(text: str, source: str) -> str:
+    return _strict_text(_as_bytes(text, source), source)
 
 
 def _bounded(data: bytes, source: str) -> bytes:
@@ -373,21 +319,27 @@ def _bounded(data: bytes, source: str) -> bytes:
     return data
 
 
+def _bounded_argument(text: str, source: str) -> str:
+    text = _strict_argument(text, source)
+    _bounded(text.encode("utf-8"), source)
+    return text
+
+
+def _cannot_read(source: str, error: BaseException) -> UsageError:
+    reason = getattr(error, "strerror", None) or type(error).__name__
+    return UsageError(_("cannot read {source}: {reason}", source=source, reason=reason))
+
+
 def _read_descriptor(fd: int, source: str, deadline: float | None) -> bytes:
     """Up to ``MAX_INPUT_BYTES`` + 1 bytes from ``fd``; with a deadline, never waiting past it."""
     chunks: list[bytes] = []
     received = 0
     while received <= MAX_INPUT_BYTES:
         if deadline is not None and not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
-            raise UsageError(
-                _(
-                    "{source} delivered no end of text within {seconds} s",
-                    source=source,
-                    seconds=format(FILE_WAIT_SECONDS, "g"),
-                )
-            )
+            seconds = format(FILE_WAIT_SECONDS, "g")
+            raise UsageError(_("{source} delivered no end of text within {seconds} s", source=source, seconds=seconds))
         try:
-            chunk = os.read(fd, _READ_CHUNK)
+            chunk = os.read(fd, 65_536)
         except BlockingIOError:
             continue
         if not chunk:
@@ -401,92 +353,46 @@ def _read_file(path: str, source: str) -> str:
     try:
         # O_NONBLOCK: opening a FIFO that has no writer must not block; reads then wait with a deadline.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise UsageError(_("{source} is a folder, not a file", source=source))
+            waits = not stat.S_ISREG(mode) and hasattr(select, "select") and os.name == "posix"
+            deadline = time.monotonic() + FILE_WAIT_SECONDS if waits else None
+            return _strict_text(_read_descriptor(fd, source, deadline), source)
+        finally:
+            os.close(fd)
     except OSError as error:
-        raise UsageError(
-            _("cannot read {source}: {reason}", source=source, reason=error.strerror or type(error).__name__)
-        ) from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise UsageError(_("{source} is a folder, not a file", source=source))
-        waits = not stat.S_ISREG(mode) and hasattr(select, "select") and os.name == "posix"
-        deadline = time.monotonic() + FILE_WAIT_SECONDS if waits else None
-        return _strict_text(_read_descriptor(fd, source, deadline), source)
-    except OSError as error:
-        raise UsageError(
-            _("cannot read {source}: {reason}", source=source, reason=error.strerror or type(error).__name__)
-        ) from None
-    finally:
-        os.close(fd)
+        raise _cannot_read(source, error) from None
 
 
 def _read_stream(stream: TextIO | None) -> str:
     source = _("the model text from standard input")
     if stream is None:
         raise UsageError(_("standard input is closed; give the text as an argument or with --file PATH"))
-    buffer = getattr(stream, "buffer", None)
+    buffer = getattr(stream, "buffer", None)  # none in a text stream handed to main() (tests, notebooks)
     try:
-        if buffer is not None:
-            data = buffer.read(MAX_INPUT_BYTES + 1)
-        else:  # a text stream handed to main() (tests, notebooks): back to bytes, then the same way
-            data = stream.read(MAX_INPUT_BYTES + 1).encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        raise UsageError(_("{source} holds a lone surrogate, which is not text", source=source)) from None
+        data = (buffer or stream).read(MAX_INPUT_BYTES + 1)
     except (OSError, ValueError) as error:  # ValueError: reading a closed file object
-        raise UsageError(_("cannot read {source}: {reason}", source=source, reason=_error_text(error))) from None
-    return _strict_text(_bounded(data, source), source)
+        raise _cannot_read(source, error) from None
+    return _strict_text(_bounded(data if isinstance(data, bytes) else _as_bytes(data, source), source), source)
 
 
-def _error_text(error: BaseException) -> str:
-    strerror = getattr(error, "strerror", None)
-    return strerror if isinstance(strerror, str) else type(error).__name__
+# --------------------------------------------------------------------------- the commands
 
-
-def _read_model_text(args: argparse.Namespace, stdin: TextIO | None) -> str:
-    if args.file is not None:
-        return _read_file(args.file, _("the model text from --file"))
-    if args.text is None or args.text == "-":
-        return _read_stream(stdin)
-    source = _("the text argument")
-    return _bounded_text(_strict_argument(str(args.text), source), source)
-
-
-def _bounded_text(text: str, source: str) -> str:
-    _bounded(text.encode("utf-8"), source)
-    return text
-
-
-# --------------------------------------------------------------------------- run
-
-
-def _only_with(args: argparse.Namespace, provider: str, options: dict[str, str]) -> None:
-    for attribute, flag in options.items():
-        if getattr(args, attribute) is not None and args.provider != provider:
-            raise UsageError(_("{flag} only applies to --provider {provider}", flag=flag, provider=provider))
-
-
-def _require_local_engine() -> None:
-    """Without llama-cpp-python, say where its build stands and how to get it (exit 2, no traceback)."""
-    from .providers.local_engine import engine_status
-    from .workbook.engine_words import engine_report_line
-
-    status = engine_status()
-    if not status.ready:
-        raise UsageError(engine_report_line(status))
+_OPENAI_ONLY = ("base_url", "model", "api_key_env", "no_api_key")
+_ONLY_FOR = {"script": "scripted", "mode": "local", **dict.fromkeys(_OPENAI_ONLY, "openai")}
+"""The options that belong to one provider, by attribute (``--base-url`` is ``base_url``)."""
 
 
 def _check_provider_options(args: argparse.Namespace) -> None:
-    _only_with(args, "scripted", {"script": "--script"})
-    _only_with(args, "local", {"mode": "--mode"})
-    _only_with(
-        args,
-        "openai",
-        {"base_url": "--base-url", "model": "--model", "api_key_env": "--api-key-env", "no_api_key": "--no-api-key"},
-    )
-    for attribute, flag in (("model", "--model"), ("base_url", "--base-url"), ("api_key_env", "--api-key-env")):
-        value = getattr(args, attribute)
-        if value is not None:
-            setattr(args, attribute, _strict_argument(value, flag))
+    for attribute, provider in _ONLY_FOR.items():
+        if getattr(args, attribute) is not None and args.provider != provider:
+            flag = "--" + attribute.replace("_", "-")
+            raise UsageError(_("{flag} only applies to --provider {provider}", flag=flag, provider=provider))
+    for attribute in ("model", "base_url", "api_key_env"):
+        if getattr(args, attribute) is not None:
+            setattr(args, attribute, _strict_argument(getattr(args, attribute), "--" + attribute.replace("_", "-")))
 
 
 def _scripted_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
@@ -497,11 +403,14 @@ def _scripted_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
 
 
 def _local_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
-    # Imported only here: not needed by check or scripted runs. It starts the engine process
-    # (or joins the class's server) and raises ProviderError when that fails.
-    _require_local_engine()
+    # Imported only here: not needed by check or scripted runs.
+    from .providers.local_engine import engine_status
     from .providers.local_server import local_model_server
+    from .workbook.engine_words import engine_report_line
 
+    status = engine_status()
+    if not status.ready:  # without llama-cpp-python: where its build stands and how to get it
+        raise UsageError(engine_report_line(status))
     mode: Literal["free_text", "schema"] = "schema" if args.mode == "schema" else "free_text"
     server = local_model_server()  # the model runs in a process of its own: a crash there is a ProviderError here
     return server.provider(mode), _("local Gemma 3 270M ({mode}; {note})", mode=mode, note=server.note)
@@ -520,31 +429,25 @@ def _openai_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
     )
 
 
-_PROVIDER_BUILDERS: dict[str, Callable[[argparse.Namespace], tuple[TextProvider, str]]] = {
+_PROVIDERS: dict[str, Callable[[argparse.Namespace], tuple[TextProvider, str]]] = {
     "scripted": _scripted_provider,
     "local": _local_provider,
     "openai": _openai_provider,
 }
 
 
-def _build_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
-    """The provider ``--provider`` names, and a line describing it (never the API key itself)."""
-    _check_provider_options(args)
-    try:
-        return _PROVIDER_BUILDERS[args.provider](args)
-    except (ProviderError, ValueError, TypeError) as error:  # an unset key variable, a missing extra
-        raise UsageError(_("cannot set up the provider: {error}", error=error)) from None
-
-
-def _run(args: argparse.Namespace, out: TextIO) -> int:
+def _run(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int:
     workspace = Path(args.workspace)
     if not workspace.is_dir():
         raise UsageError(_("--workspace must be an existing folder: {found}", found=repr(args.workspace)))
-    source = _("the task")
-    task = _bounded_text(_strict_argument(args.task, source), source)
+    task = _bounded_argument(args.task, _("the task"))
     if not task.strip():
         raise UsageError(_("the task must not be blank"))
-    provider, description = _build_provider(args)
+    _check_provider_options(args)
+    try:
+        provider, description = _PROVIDERS[args.provider](args)
+    except (ProviderError, ValueError, TypeError) as error:  # an unset key variable, a missing extra
+        raise UsageError(_("cannot set up the provider: {error}", error=error)) from None
     print(printable(_("provider: {description}", description=description)), file=out)
     # The base model gets no agent-role system message: its prompt is worked examples, and
     # measured on 4 demo tasks an extra "Note:" line cut its final answers from 3 of 4 to 1 of 4.
@@ -559,30 +462,65 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     )
     from .workbook.transcript_view import render_transcript
 
-    print(printable(_scrubbed(provider, render_transcript(transcript))), file=out)
+    # A hostile server can echo the key it was sent inside a reply, and run prints the replies: a provider that
+    # holds secrets offers ``scrub`` (asking for the method keeps the offline run from importing the real ones).
+    shown = render_transcript(transcript)
+    scrub = getattr(provider, "scrub", None)
+    print(printable(str(scrub(shown)) if callable(scrub) else shown), file=out)
     return EXIT_VALID if transcript.final_answer is not None else EXIT_REJECTED
 
 
-def _scrubbed(provider: TextProvider, text: str) -> str:
-    """The transcript with the provider's secrets masked: a hostile server can echo the key it was sent inside
-    a model reply, and ``run`` prints the replies. Providers that hold secrets (the OpenAI-compatible ones) offer
-    ``scrub``; asking for the method keeps the offline ``run`` from importing the real providers."""
-    scrub = getattr(provider, "scrub", None)
-    return str(scrub(text)) if callable(scrub) else text
-
-
 def _check(args: argparse.Namespace, stdin: TextIO | None, out: TextIO) -> int:
-    # The ladder in the edition's language (CAL_LANG, or a notebooks/zh working folder), as the playground shows it;
-    # workbook.ladder imports only the chapter, so this costs check no Jupyter.
+    # workbook.ladder imports only the chapter, so the edition's language costs check no Jupyter.
     from .workbook.ladder import format_ladder
 
-    text = _read_model_text(args, stdin)
+    if args.file is not None:
+        text = _read_file(args.file, _("the model text from --file"))
+    elif args.text is None or args.text == "-":
+        text = _read_stream(stdin)
+    else:
+        text = _bounded_argument(str(args.text), _("the text argument"))
     diagnosis = diagnose(text)
     print(printable(format_ladder(diagnosis)), file=out)
     return EXIT_VALID if diagnosis.accepted else EXIT_REJECTED
 
 
+def _verify(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int:
+    from .workbook.verify import VerifyUsageError, verify  # the workbook room is not needed by run
+
+    try:
+        report = verify(args.directory, args.step, time_limit=args.time_limit, seed=args.seed)
+    except VerifyUsageError as error:
+        raise UsageError(str(error)) from None
+    print(printable(str(report)), file=out)
+    return report.exit_code
+
+
+_COMMANDS = {"check": _check, "run": _run, "verify": _verify}
+
+
 # --------------------------------------------------------------------------- entry points
+
+
+def _say_error(message: str) -> None:
+    if sys.stderr is not None:
+        with contextlib.suppress(OSError):  # standard error is full or closed too: the exit status still tells
+            print(printable(_("error: {message}", message=message)), file=sys.stderr)
+            sys.stderr.flush()
+
+
+def _report_write_error(error: OSError, stream: TextIO | None) -> int:
+    """One line on standard error (none when the reader simply left, as ``head`` does), then exit status 2; the
+    real standard output goes to devnull, or what Python still holds for it would fail again at exit."""
+    if not isinstance(error, BrokenPipeError):
+        said = _("cannot write the output: {reason}", reason=error.strerror or type(error).__name__)
+        _say_error(said + (_(" (errno {number})", number=error.errno) if error.errno else ""))
+    if sys.stdout is not None and stream is not None and stream is sys.stdout:
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
+    return EXIT_USAGE
 
 
 def _escape_what_cannot_be_shown(stream: TextIO | None) -> TextIO | None:
@@ -593,44 +531,13 @@ def _escape_what_cannot_be_shown(stream: TextIO | None) -> TextIO | None:
     return stream
 
 
-def _say_error(message: str) -> None:
-    if sys.stderr is not None:
-        with contextlib.suppress(OSError):  # standard error is full or closed too: the exit status still tells
-            print(printable(_("error: {message}", message=message)), file=sys.stderr)
-            sys.stderr.flush()
-
-
-def _write_error_text(error: OSError) -> str:
-    reason = error.strerror or type(error).__name__
-    said = _("cannot write the output: {reason}", reason=reason)
-    return said + (_(" (errno {number})", number=error.errno) if error.errno else "")
-
-
-def _report_write_error(error: OSError, stream: TextIO | None) -> int:
-    """One line on standard error (none when the reader simply left, as ``head`` does), then exit status 2.
-
-    What Python still holds for ``stream`` would fail again when it flushes at exit (a second
-    traceback, exit status 120); when it is the real standard output, it goes to devnull.
-    """
-    if not isinstance(error, BrokenPipeError):
-        _say_error(_write_error_text(error))
-    real = sys.stdout
-    if real is not None and stream is not None and stream is real:
-        with contextlib.suppress(OSError, ValueError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, stream.fileno())
-            os.close(devnull)
-    return EXIT_USAGE
-
-
 def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     target = stdout if stdout is not None else _escape_what_cannot_be_shown(sys.stdout)
     _escape_what_cannot_be_shown(sys.stderr)
     if target is None:  # started with standard output closed: nowhere to say anything
         return EXIT_USAGE
-    out = _GuardedOutput(target)
     try:
-        return _dispatch(argv, stdin, out)
+        return _dispatch(argv, stdin if stdin is not None else sys.stdin, _GuardedOutput(target))
     except _OutputFailed as failure:
         return _report_write_error(failure.cause, target)
 
@@ -641,35 +548,20 @@ def _dispatch(argv: Sequence[str] | None, stdin: TextIO | None, out: _GuardedOut
             args = _build_parser().parse_args(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code else EXIT_VALID
-    # A write error surfaces here at the latest, not at exit in a traceback.
-    writer = cast(TextIO, out)
-    if args.command == "verify":
-        code = _verify(args, writer)
-        out.flush()
-        return code
     try:
-        if args.command == "run":
-            code = _run(args, writer)
-        else:
-            code = _check(args, stdin if stdin is not None else sys.stdin, writer)
+        code = _COMMANDS[args.command](args, stdin, cast(TextIO, out))
     except UsageError as error:
         _say_error(str(error))
         return EXIT_USAGE
-    out.flush()
+    out.flush()  # a write error surfaces here at the latest, not at exit in a traceback
     return code
 
 
 def main_entry() -> None:
-    """Console-script entry point (``codeagent-lite check ...``, ``codeagent-lite run ...``).
-
-    A reader that stops early (``... | head -3``) closes the pipe; that ends the command
-    quietly with exit status 2 instead of a ``BrokenPipeError`` traceback. Any other write
-    error (a full disk, ``> /dev/full``, an I/O error) ends it with one line on standard
-    error and exit status 2, whichever the subcommand.
-    """
+    """Console-script entry point (``codeagent-lite check ...``): a write error here too, as from argparse's
+    ``--help``, which writes to ``sys.stdout`` itself, ends the command with exit status 2, not a traceback."""
     code = main()
     try:
-        # argparse's --help writes to sys.stdout itself; its write errors show here.
         if sys.stdout is not None:
             sys.stdout.flush()
     except OSError as error:
