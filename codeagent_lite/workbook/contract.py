@@ -106,6 +106,7 @@ class Check:
     given: str
     expected: str
     case: Case
+    """The probe (inputs, sent to the child) and the judge (run here, on what came back), for given inputs."""
     ours: str | None = None
     """When the blog never states this rule: what the workbook adds, in a few words."""
     given_fields: Fields = ()
@@ -663,12 +664,9 @@ def _builds_from_history(inputs: Inputs, result: dict[str, Any]) -> None:
     _value(result)
     histories = result["built"]
     if histories != [encode(_history(inputs))]:
+        shown = _cut(_show(histories))
         raise Mismatch(
-            _(
-                "build_provider_messages called {count} times, with {histories}",
-                count=len(histories),
-                histories=_cut(_show(histories)),
-            )
+            _("build_provider_messages called {count} times, with {histories}", count=len(histories), histories=shown)
         )
 
 
@@ -837,10 +835,14 @@ def _parse_check(
         given_text = text(inputs) if callable(text) else _vary(text, inputs)
         if look_alike is not None and _drawn(inputs):
             return _with_look_alike(given_text, wanted, look_alike(inputs), inputs)
-        return {"kind": "parse", "text": given_text}, lambda result: _judge_parse(result, wanted, given_text)
+        return _parse_probe(given_text), lambda result: _judge_parse(result, wanted, given_text)
 
     shown = given or _show(text(_PUBLIC) if callable(text) else text, 90)
     return Check(name, shown, expected, case, ours, expected_fields=fields)
+
+
+def _parse_probe(text: str) -> Probe:
+    return {"kind": "parse", "text": text}
 
 
 _TOKENS = ('"call_1"', '"c1"', '"read_file"', '"README.md"', '"42"')
@@ -1152,14 +1154,17 @@ class Sample:
     step: int
     label: str
     probe: Probe
-    describe: Callable[[dict[str, Any]], str]
-    """What the probe's result shows, as one text: the same function for the reference and the learner."""
     cost: str = ""
     label_fields: Fields = ()
 
     @property
     def file(self) -> str:
         return FILES[self.step - 1]
+
+    @property
+    def describe(self) -> Callable[[dict[str, Any]], str]:
+        """What the probe's result shows, as one text: the same function for the reference and the learner."""
+        return (_describe_messages, _describe_adapter, _describe_parse)[self.step - 1]
 
     def run(self, module: ModuleType) -> str:
         """The sample through ``module`` in this process (the reference side of ``compare``)."""
@@ -1172,7 +1177,7 @@ class Sample:
 
 def describe_parse(module: ModuleType, text: str) -> str:
     """What ``module.parse_json_action`` does with ``text``: ``✔ <action>`` or ``✘ rejected at layer N (...)``."""
-    return _describe_parse(run_here(module, {"kind": "parse", "text": text}))
+    return _describe_parse(run_here(module, _parse_probe(text)))
 
 
 def rejected_layer(result: dict[str, Any]) -> int | None:
@@ -1215,16 +1220,8 @@ def _describe_adapter(result: dict[str, Any]) -> str:
     return _cut(result.get("shown", ""), 160)
 
 
-def _samples(
-    step: int, describe: Callable[[dict[str, Any]], str], rows: Sequence[tuple[str, Probe, str]]
-) -> list[Sample]:
-    return [
-        Sample(f"s{step}.{n}", step, label, probe, describe, cost) for n, (label, probe, cost) in enumerate(rows, 1)
-    ]
-
-
-def _parse_probe(text: str) -> Probe:
-    return {"kind": "parse", "text": text}
+def _samples(step: int, rows: Sequence[tuple[str, Probe, str]]) -> list[Sample]:
+    return [Sample(f"s{step}.{n}", step, label, probe, cost) for n, (label, probe, cost) in enumerate(rows, 1)]
 
 
 _CORPUS = [
@@ -1267,7 +1264,6 @@ _CORPUS = [
 SAMPLES: tuple[Sample, ...] = (
     *_samples(
         1,
-        _describe_messages,
         [
             (N_("a Message"), _messages_probe([Message(MessageRole.USER, _PUBLIC.request)]), ""),
             (N_("a ToolCall"), _messages_probe([_TOOL_CALL]), ""),
@@ -1276,14 +1272,13 @@ SAMPLES: tuple[Sample, ...] = (
     ),
     *_samples(
         2,
-        _describe_adapter,
         [
             (N_("a valid reply"), _adapter_probe(_PUBLIC), ""),
             (N_("the provider fails"), _adapter_probe(_PUBLIC, failure="provider_error"), ""),
             (N_("a fenced reply"), _adapter_probe(_PUBLIC, fenced=True), ""),
         ],
     ),
-    *_samples(3, _describe_parse, [(label, _parse_probe(text), cost) for label, text, cost in _CORPUS]),
+    *_samples(3, [(label, _parse_probe(text), cost) for label, text, cost in _CORPUS]),
 )
 """What notebooks 02-04 show beside the reference; step 3's samples are also step 4's corpus."""
 
@@ -1291,6 +1286,6 @@ SAMPLES: tuple[Sample, ...] = (
 def text_samples(texts: Sequence[str]) -> tuple[Sample, ...]:
     """Samples for replies chosen at run time (the playground's): ``t.1``, ``t.2``, ... in order."""
     return tuple(
-        Sample(f"t.{n}", 3, N_("reply {index}"), _parse_probe(text), _describe_parse, label_fields=(("index", n),))
+        Sample(f"t.{n}", 3, N_("reply {index}"), _parse_probe(text), label_fields=(("index", n),))
         for n, text in enumerate(texts, start=1)
     )
