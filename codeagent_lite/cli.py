@@ -26,7 +26,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TextIO, cast
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from .agent.loop import DEFAULT_SYSTEM_PROMPT, run_agent
 from .agent.workspace_tools import workspace_tools
@@ -108,7 +108,7 @@ class UsageError(Exception):
 
 class _OutputFailed(Exception):
     """Writing the command's output failed (a full disk, an I/O error, a reader gone): only such a failure says
-    "cannot write the output", so it is told apart from other ``OSError`` where the write happens."""
+    "cannot write the output", so it is told apart from any other ``OSError`` where the write happens."""
 
     def __init__(self, cause: OSError) -> None:
         super().__init__(str(cause))
@@ -123,20 +123,9 @@ def _writing() -> Iterator[None]:
         raise _OutputFailed(error) from None
 
 
-class _GuardedOutput(io.TextIOBase):
-    """The command's output stream, whose write errors become ``_OutputFailed``."""
-
-    def __init__(self, inner: TextIO) -> None:
-        super().__init__()
-        self.inner = inner
-
-    def write(self, text: str) -> int:
-        with _writing():
-            return self.inner.write(text)
-
-    def flush(self) -> None:
-        with _writing():
-            self.inner.flush()
+def _say(text: str, out: TextIO) -> None:
+    with _writing():
+        print(printable(text), file=out)
 
 
 class _PrintableArgumentParser(argparse.ArgumentParser):
@@ -448,7 +437,7 @@ def _run(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int:
         provider, description = _PROVIDERS[args.provider](args)
     except (ProviderError, ValueError, TypeError) as error:  # an unset key variable, a missing extra
         raise UsageError(_("cannot set up the provider: {error}", error=error)) from None
-    print(printable(_("provider: {description}", description=description)), file=out)
+    _say(_("provider: {description}", description=description), out)
     # The base model gets no agent-role system message: its prompt is worked examples, and
     # measured on 4 demo tasks an extra "Note:" line cut its final answers from 3 of 4 to 1 of 4.
     transcript = run_agent(
@@ -466,7 +455,7 @@ def _run(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int:
     # holds secrets offers ``scrub`` (asking for the method keeps the offline run from importing the real ones).
     shown = render_transcript(transcript)
     scrub = getattr(provider, "scrub", None)
-    print(printable(str(scrub(shown)) if callable(scrub) else shown), file=out)
+    _say(str(scrub(shown)) if callable(scrub) else shown, out)
     return EXIT_VALID if transcript.final_answer is not None else EXIT_REJECTED
 
 
@@ -481,7 +470,7 @@ def _check(args: argparse.Namespace, stdin: TextIO | None, out: TextIO) -> int:
     else:
         text = _bounded_argument(str(args.text), _("the text argument"))
     diagnosis = diagnose(text)
-    print(printable(format_ladder(diagnosis)), file=out)
+    _say(format_ladder(diagnosis), out)
     return EXIT_VALID if diagnosis.accepted else EXIT_REJECTED
 
 
@@ -492,7 +481,7 @@ def _verify(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int
         report = verify(args.directory, args.step, time_limit=args.time_limit, seed=args.seed)
     except VerifyUsageError as error:
         raise UsageError(str(error)) from None
-    print(printable(str(report)), file=out)
+    _say(str(report), out)
     return report.exit_code
 
 
@@ -537,23 +526,24 @@ def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdo
     if target is None:  # started with standard output closed: nowhere to say anything
         return EXIT_USAGE
     try:
-        return _dispatch(argv, stdin if stdin is not None else sys.stdin, _GuardedOutput(target))
+        return _dispatch(argv, stdin if stdin is not None else sys.stdin, target)
     except _OutputFailed as failure:
         return _report_write_error(failure.cause, target)
 
 
-def _dispatch(argv: Sequence[str] | None, stdin: TextIO | None, out: _GuardedOutput) -> int:
+def _dispatch(argv: Sequence[str] | None, stdin: TextIO | None, out: TextIO) -> int:
     try:
         with _argparse_speaks():
             args = _build_parser().parse_args(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code else EXIT_VALID
     try:
-        code = _COMMANDS[args.command](args, stdin, cast(TextIO, out))
+        code = _COMMANDS[args.command](args, stdin, out)
     except UsageError as error:
         _say_error(str(error))
         return EXIT_USAGE
-    out.flush()  # a write error surfaces here at the latest, not at exit in a traceback
+    with _writing():
+        out.flush()  # a write error surfaces here at the latest, not at exit in a traceback
     return code
 
 
