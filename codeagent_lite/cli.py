@@ -394,12 +394,13 @@ def _scripted_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
 def _local_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
     # Imported only here: not needed by check or scripted runs.
     from .providers.local_engine import engine_status
-    from .providers.local_server import local_model_server
     from .workbook.engine_words import engine_report_line
 
     status = engine_status()
     if not status.ready:  # without llama-cpp-python: where its build stands and how to get it
         raise UsageError(engine_report_line(status))
+    from .providers.local_server import local_model_server
+
     mode: Literal["free_text", "schema"] = "schema" if args.mode == "schema" else "free_text"
     server = local_model_server()  # the model runs in a process of its own: a crash there is a ProviderError here
     return server.provider(mode), _("local Gemma 3 270M ({mode}; {note})", mode=mode, note=server.note)
