@@ -12,8 +12,8 @@ import resource
 import sys
 import time
 
-import psutil  # type: ignore[import-untyped]
 import pytest
+from sandbox_watch import sandbox_processes
 
 from codeagent_lite.workbook import sandbox, sandbox_cgroup
 
@@ -23,20 +23,6 @@ LIMITS = sandbox.Limits(seconds=5.0)
 
 def run(program: str, limits: sandbox.Limits = LIMITS) -> sandbox.ChildOutcome:
     return sandbox.run_in_sandbox(program, payload={"n": 1}, files={}, limits=limits)
-
-
-def sandbox_processes(wait: float = 5.0) -> list[psutil.Process]:
-    """Processes of a sandbox still alive (zombies aside), after up to ``wait`` s for the kernel to finish killing."""
-    deadline = time.monotonic() + wait
-    while True:
-        found = []
-        for process in psutil.process_iter(["cmdline", "status"]):
-            cmdline = " ".join(process.info.get("cmdline") or [])
-            if "runpy.run_path('__main__.py'" in cmdline and process.info.get("status") != psutil.STATUS_ZOMBIE:
-                found.append(process)
-        if not found or time.monotonic() > deadline:
-            return found
-        time.sleep(0.05)
 
 
 def test_linux_runs_children_in_bubblewrap_where_ci_requires_it() -> None:
@@ -264,7 +250,7 @@ def test_a_600_megabyte_message_does_not_grow_the_parent() -> None:
 @pytest.fixture
 def without_bubblewrap(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fallback of macOS, Windows and a Linux without bwrap: a plain subprocess."""
-    monkeypatch.setattr(sandbox, "_bwrap_works", lambda: False)
+    monkeypatch.setattr(sandbox, "isolated", lambda: False)
 
 
 @pytest.mark.usefixtures("without_bubblewrap")
