@@ -285,10 +285,15 @@ def _bwrap_command(folder: Path, uid: int | None) -> list[str]:
 def unprivileged(uid: int, limits: Limits) -> list[str]:
     """A command prefix, run as root, that sets ``limits`` (``prlimit``) and runs the rest as ``uid`` with no
     capability (``setpriv``). Why a prefix: jupyter_client starts the classroom's kernel, with no ``preexec_fn``."""
-    fsize = limits.output_bytes * 4 + 2**20
-    prlimit = [shutil.which("prlimit") or "prlimit", f"--nproc={limits.processes}", f"--as={limits.memory_bytes}"]
-    prlimit += [f"--nofile={limits.open_files}", f"--fsize={fsize}", "--core=0", "--"]
-    return [*prlimit, *_setpriv(uid)]
+    caps = [f"--{name}={value}" for name, value in _rlimits(limits, processes=True).items()]
+    return [shutil.which("prlimit") or "prlimit", *caps, "--", *_setpriv(uid)]
+
+
+def _rlimits(limits: Limits, processes: bool) -> dict[str, int]:
+    """A run's rlimits by ``prlimit``'s names (``resource.RLIMIT_`` and the name in capitals); the process limit
+    only where it binds (a uid of the run's own)."""
+    caps = {"as": limits.memory_bytes, "nofile": limits.open_files, "fsize": limits.output_bytes * 4 + 2**20, "core": 0}
+    return {**caps, "nproc": limits.processes} if processes else caps
 
 
 def fresh_uid() -> int | None:
@@ -396,14 +401,7 @@ def _limiter(limits: Limits, own_uid: bool, group: sandbox_cgroup.RunGroup | Non
         return None
     import resource
 
-    wanted = [
-        (resource.RLIMIT_AS, limits.memory_bytes),
-        (resource.RLIMIT_NOFILE, limits.open_files),
-        (resource.RLIMIT_FSIZE, limits.output_bytes * 4 + 2**20),
-        (resource.RLIMIT_CORE, 0),
-    ]
-    if own_uid:
-        wanted.append((resource.RLIMIT_NPROC, limits.processes))
+    wanted = [(getattr(resource, f"RLIMIT_{name.upper()}"), value) for name, value in _rlimits(limits, own_uid).items()]
 
     def limit() -> None:
         if group is not None:
@@ -886,10 +884,6 @@ def _kill_all_but_the_program(live: _Live) -> bool:
     return False
 
 
-def _can_list() -> bool:
-    return sys.platform.startswith("linux") and os.path.isdir("/proc/self/task")
-
-
 def _spared(live: _Live) -> set[int] | None:
     """What a fence leaves: the program, and under bwrap bubblewrap and its pid namespace's init. The program is
     the one process there with pid 2 in that namespace (its init's first child): nothing it forks can take that
@@ -913,7 +907,7 @@ def _run_pids(live: _Live) -> set[int]:
     found = set(_descendants(live.process.pid))
     if live.group is not None:
         found |= live.group.pids()
-    if not live.bwrap and _can_list():
+    if not live.bwrap and sys.platform.startswith("linux") and os.path.isdir("/proc/self/task"):
         found |= {int(entry) for entry in os.listdir("/proc") if entry.isdigit() and _belongs(int(entry), live)}
     found.discard(live.process.pid)
     return found

@@ -34,8 +34,7 @@ from .contract import (
     step_title,
     text_samples,
 )
-from .verify_child import Item, Outcome, Tally, run_step
-from .verify_wire import clean
+from .verify_child import Item, Outcome, Tally, clean, run_step
 from .words import _
 
 __all__ = [
@@ -292,9 +291,18 @@ def verify(
     inputs = (Inputs() if seed is None else Inputs.draw(seed)).fresh()
     checks = checks_up_to(step)
     steps = tuple(sorted({check.step for check in checks}))
+    items = [_item(check, inputs) for check in checks]
+    step_of, reached, tally = {item.id: item.group for item in items}, [steps[0]], Tally()
     shown = verify_progress.start(len(steps), progress)
+
+    def on_event(key: str) -> None:  # the first event of a later step moves the display on
+        if step_of.get(key, 0) > reached[0]:
+            reached[0] = step_of[key]
+            shown.step(reached[0])
+
     try:
-        tally = _run_checks(folder, label, [_item(check, inputs) for check in checks], shown, time_limit, seed)
+        shown.step(steps[0])
+        run_step(folder, label, items, time_limit, tally, on_event, seed)
     finally:
         shown.done()  # emptied on every path (Ctrl-C included): no bar is left in the saved notebook
     results = tuple(_check_result(check, tally.outcomes[check.id]) for check in checks)
@@ -316,24 +324,6 @@ def _check_arguments(step: int | None, time_limit: float, seed: int | None) -> N
     _check_time_limit(time_limit)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise VerifyUsageError(_("seed must be an integer, found {found}", found=repr(seed)))
-
-
-def _run_checks(
-    folder: Path, label: str, items: list[Item], progress: verify_progress.Progress, time_limit: float, seed: int | None
-) -> Tally:
-    """All the steps in one sandbox session, with progress each time the child reaches a new step."""
-    tally = Tally()
-    first = {item.id: item.group for item in items}
-    shown = [items[0].group] if items else [0]
-    progress.step(shown[0])
-
-    def on_event(key: str) -> None:
-        if key in first and first[key] > shown[0]:
-            shown[0] = first[key]
-            progress.step(first[key])
-
-    run_step(folder, label, items, time_limit, tally, on_event, seed)
-    return tally
 
 
 _said_protections: list[bool] = []

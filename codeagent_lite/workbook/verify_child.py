@@ -2,7 +2,7 @@
 
 Why: the learner's code must never run where its verdict is decided. A step's probes (plain inputs, from
 ``contract``) go to ``verify_probe.main`` in a sandbox beside copies of the learner's files; each verdict is drawn
-here by the check's judge from the data that came back, checked first (``verify_wire``), so a judge meeting data
+here by the check's judge from the data that came back, checked first, so a judge meeting data
 of the wrong shape gives a failed check, never a traceback. The child knows a probe by its place in this
 session's list only; it gets a step's probes when it asks, after the parent has killed every other process of
 the run (a fence), so nothing one step forked lives into the next or sees its inputs. Step 2's stand-ins are
@@ -21,19 +21,29 @@ import random
 import stat
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import sandbox, verify_wire
+from ..display import printable, shorten
+from . import sandbox
 from .contract import FILES, Judge, Mismatch, Probe, Raised
 from .verify_probe import package_module
 from .verify_standins import StandIns, child_probe, refusal
-from .verify_wire import clean
 from .words import _
 
-__all__ = ["Item", "Outcome", "Tally", "describe_error", "load_package", "package_name", "run_step"]
+__all__ = [
+    "MALFORMED",
+    "Item",
+    "Outcome",
+    "Tally",
+    "clean",
+    "describe_error",
+    "load_package",
+    "package_name",
+    "run_step",
+]
 
 _MAX_PRINTED = 80
 _MAX_FILE_BYTES = 2 * 2**20
@@ -45,6 +55,11 @@ _STARTUP_SECONDS = 30.0  # the sandbox starts in a few tens of ms; this is for a
 _PROGRAM = "import verify_probe\nverify_probe.main()\n"
 _PROBE_SOURCE = Path(__file__).with_name("verify_probe.py")
 _RESERVED = frozenset({"codeagent_lite", "verify_probe", "sandbox_io", "solutions", "__main__"})
+
+
+def clean(text: str, *, limit: int = 400) -> str:
+    """One safe line: ``display.printable``, its newlines and tabs escaped too, cut to ``limit``."""
+    return shorten(printable(text[: limit * 2]).replace("\n", "\\n").replace("\t", "\\x09"), limit)
 
 
 def describe_error(error: dict[str, Any]) -> str:
@@ -377,7 +392,7 @@ def _take(state: _Session, part: object) -> bool:
     state.answered.add(key)
     state.running = None
     if key.startswith("load:"):
-        _record_load(state, key.removeprefix("load:"), verify_wire.checked_load(part))
+        _record_load(state, key.removeprefix("load:"), _checked_load(part))
     elif key not in state.tally.outcomes:
         state.tally.outcomes[key] = _verdict(state.by_id[key], _with_facts(state, key, part))
     return _within_budget(state, key)
@@ -385,7 +400,7 @@ def _take(state: _Session, part: object) -> bool:
 
 def _with_facts(state: _Session, key: str, part: dict[str, Any]) -> dict[str, Any] | object:
     """The child's answer, checked, with what the parent saw of step 2's stand-ins in place of its claims."""
-    checked = verify_wire.checked_check(part)
+    checked = _checked_check(part)
     stand_ins = state.stand_ins.get(key)
     if stand_ins is not None and isinstance(checked, dict) and isinstance(checked.get("result"), dict):
         checked["result"] = stand_ins.facts(checked["result"])
@@ -544,3 +559,115 @@ def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:
     if outcome.status == "crashed":
         return _("{died} (os._exit, a crash, or the process was killed) while running this", died=clean(outcome.detail))
     return _("the checking process broke its channel ({detail}); it was stopped", detail=clean(outcome.detail))
+
+
+# --------------------------------------------------------------------------- the child's messages, checked
+# Learner code runs in the child and can write to the channel, so a message is taken only after its fields are
+# checked: a field of the wrong type, or an error description that is not one, makes the whole message
+# malformed (one failed line, never an exception). What a learner is shown is cleaned where it enters.
+
+MALFORMED = object()
+"""What ``_checked_load``/``_checked_check`` return for a message of the wrong shape."""
+
+_TEXT = 4000  # the probe's own cut (``verify_probe._MAX_TEXT``)
+_NAME = 200
+_NAMES = 64  # classes of an mro, reference imports: a few in practice
+
+Field = Callable[[Any], Any]
+
+
+class _Malformed(Exception):
+    """A field of the wrong shape: the whole message is refused."""
+
+
+def _of(kind: type, then: Field = lambda value: value) -> Field:
+    def field(value: object) -> object:
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise _Malformed
+        return then(value)
+
+    return field
+
+
+def _text(limit: int) -> Field:
+    return _of(str, lambda value: clean(value, limit=limit))
+
+
+def _optional(check: Field) -> Field:
+    return lambda value: None if value is None else check(value)
+
+
+def _items(*checks: Field) -> Field:
+    """A list of exactly these fields, in order."""
+    return _of(list, lambda value: [check(item) for check, item in zip(checks, value, strict=True)])
+
+
+def _names(value: object) -> list[str]:
+    if not isinstance(value, list) or len(value) > _NAMES:
+        raise _Malformed
+    return [_text(_NAME)(name) for name in value]
+
+
+def _record(fields: Mapping[str, Field], required: tuple[str, ...] = ()) -> Field:
+    """A dict whose known fields are each checked (and cleaned); the ones we do not know are dropped."""
+
+    def field(value: object) -> dict[str, Any]:
+        if not isinstance(value, dict) or any(name not in value for name in required):
+            raise _Malformed
+        return {name: check(value[name]) for name, check in fields.items() if name in value}
+
+    return field
+
+
+def _data(value: object) -> object:
+    """A probe's facts (a value, an error's ``layer``): only the judges read them, inside their try."""
+    return value
+
+
+_ERROR = _record(
+    {
+        "type": _text(_NAME),
+        "module": _text(_NAME),
+        "mro": _names,
+        "message": _text(_TEXT),
+        "place": _optional(_items(_text(60), _of(int))),
+        "syntax": _items(_text(60), _optional(_of(int)), _text(_NAME)),
+        "exit_code": _text(_NAME),
+        "cause": _record({"type": _text(_NAME), "mro": _names}, ("type", "mro")),
+        "cause_shown": _text(_TEXT),
+        **{name: _data for name in ("layer", "code", "usage", "expected", "found")},
+    },
+    ("type", "module", "mro", "message"),
+)
+_PRINTED = _of(str, lambda value: value[:200])  # kept as it is: the parent shows it with ``repr``, then cleans
+# A check's result: the facts the judges read stay data (a wrong shape there is a failed check); what a learner
+# is shown is typed and cleaned.
+_SHOWN: dict[str, Field] = {"error": _ERROR, "printed": _PRINTED, "reference_imports": _names, "shown": _text(_TEXT)}
+
+
+def _result(value: object) -> dict[str, Any]:
+    if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+        raise _Malformed
+    return {key: _SHOWN.get(key, _data)(item) for key, item in value.items()}
+
+
+_LOAD = _record({"missing": _of(bool), "error": _optional(_ERROR), "printed": _PRINTED, "reference_imports": _names})
+_CHECK = _record({"not_run": _of(bool), "result": _result})
+
+
+def _checked(part: Mapping[str, object], record: Field) -> dict[str, Any] | object:
+    try:
+        checked: dict[str, Any] = record(part)
+        return checked
+    except (_Malformed, ValueError):  # ValueError: a list of another length than its fields
+        return MALFORMED
+
+
+def _checked_load(part: Mapping[str, object]) -> dict[str, Any] | object:
+    """A ``{"done": "load:<file>", ...}`` message's fields, checked; ``MALFORMED`` when one has the wrong shape."""
+    return _checked(part, _LOAD)
+
+
+def _checked_check(part: Mapping[str, object]) -> dict[str, Any] | object:
+    """A ``{"done": "<place>", ...}`` message's fields, checked; ``MALFORMED`` when one has the wrong shape."""
+    return _checked(part, _CHECK)
