@@ -515,8 +515,7 @@ class SandboxSession:
         if self.stopped is not None or live is None:
             raise SandboxStopped(self.stopped or "the session is closed")
         deadline = time.monotonic() + (self.limits.seconds if timeout is None else timeout)
-        live.parts.clear()  # answers nobody asked for yet are not this request's answer
-        outcome = _write_request(live, request, deadline) or _await_answer(live, self.limits, deadline)
+        outcome = _write_request(live, request, deadline) or _listen(live, self.limits, None, None, until=deadline)
         if outcome.status == "ok":
             return outcome.data
         self.stopped = outcome.detail
@@ -672,21 +671,25 @@ def _close(*descriptors: int) -> None:
 
 
 def _listen(
-    live: _Live, limits: Limits, part_seconds: float | None, on_part: Callable[[object], bool | Answer | None] | None
+    live: _Live,
+    limits: Limits,
+    part_seconds: float | None,
+    on_part: Callable[[object], bool | Answer | None] | None,
+    until: float | None = None,
 ) -> ChildOutcome:
-    """Read the channel until the final answer, a deadline, or a misbehaviour. The per-part clock restarts only
-    at a complete message that ``on_part`` calls progress: half a message, or one sent again, buys no time."""
+    """Read the channel until the final answer, a deadline, or a misbehaviour; in a conversation (``until``: the
+    request's deadline) until the first part, which is its answer. The per-part clock restarts only at a complete
+    message that ``on_part`` calls progress: half a message, or one sent again, buys no time."""
     start = last = time.monotonic()
+    end = start + limits.seconds if until is None else until
     while True:
         now = time.monotonic()
-        deadline = start + limits.seconds if part_seconds is None else min(start + limits.seconds, last + part_seconds)
+        deadline = _deadline(live, end, last, part_seconds)
         if now >= deadline:
-            return _timed_out(live, now - start, limits, part_seconds)
+            return _timed_out(live, now < end and bool(live.parts), end - start, part_seconds)
         messages, ended = _messages(live, limits, deadline - now)
         for kind, data in messages:
-            if kind == "final":  # prints after the answer are not waited for
-                return _outcome(live, "ok", "", data)
-            stopped, progress = _take_part(live, data, on_part)
+            stopped, progress = _take(live, kind, data, on_part, conversation=until is not None)
             if stopped is not None:
                 return stopped
             last = time.monotonic() if progress else last
@@ -694,10 +697,30 @@ def _listen(
             return ended
 
 
-def _timed_out(live: _Live, elapsed: float, limits: Limits, part_seconds: float | None) -> ChildOutcome:
+def _deadline(live: _Live, end: float, last: float, part_seconds: float | None) -> float:
+    """The per-part clock starts at the first message: before it the sandbox is starting (slow on a loaded
+    machine), and the programs run here send a message before any untrusted code runs."""
+    return end if part_seconds is None or not live.parts else min(end, last + part_seconds)
+
+
+def _take(
+    live: _Live, kind: str, data: object, on_part: Callable[[object], bool | Answer | None] | None, conversation: bool
+) -> tuple[ChildOutcome | None, bool]:
+    """One message: a run's final answer ends it (prints after it are not waited for), a conversation's first
+    part is the answer (its end is not); a run's part goes to ``_take_part``."""
+    if kind == "final":
+        ended = _("the checking process ended the conversation")
+        return (_outcome(live, "garbage", ended) if conversation else _outcome(live, "ok", "", data)), False
+    if conversation:
+        return ChildOutcome("ok", data, ""), False
+    return _take_part(live, data, on_part)
+
+
+def _timed_out(live: _Live, early: bool, whole: float, part_seconds: float | None) -> ChildOutcome:
+    """A deadline passed: the part's (``early``: before the whole wait's end), else the whole's."""
     if live.buffer:
         return _outcome(live, "timeout", _("the checking process began a message and never finished it"))
-    seconds = part_seconds if part_seconds is not None and elapsed < limits.seconds else limits.seconds
+    seconds = part_seconds if part_seconds is not None and early else whole
     return _outcome(live, "timeout", _("no answer within {seconds} s", seconds=format(seconds, "g")))
 
 
@@ -743,26 +766,6 @@ def _take_part(
         return _outcome(live, "crashed", _("a process of the checking run outlived the fence between steps")), False
     failed = _write_request(live, said.data, time.monotonic() + _FENCE_SECONDS)
     return (None if failed is None else _outcome(live, failed.status, failed.detail)), said.progress
-
-
-def _await_answer(live: _Live, limits: Limits, deadline: float) -> ChildOutcome:
-    """A conversation's next part, as an "ok" outcome; or what ended the wait instead."""
-    while not live.parts:
-        now = time.monotonic()
-        if now >= deadline:
-            if live.buffer:
-                return _outcome(live, "timeout", _("the checking process began an answer and never finished it"))
-            return _outcome(live, "timeout", _("the checking process gave no answer in time"))
-        messages, ended = _messages(live, limits, deadline - now)
-        for kind, data in messages:
-            if kind == "final":
-                return _outcome(live, "garbage", _("the checking process ended the conversation"))
-            stopped = _take_part(live, data, None)[0]
-            if stopped is not None:
-                return stopped
-        if ended is not None:
-            return ended
-    return ChildOutcome("ok", live.parts.pop(0), "")
 
 
 def _write_request(live: _Live, data: object, deadline: float) -> ChildOutcome | None:
