@@ -12,8 +12,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import psutil  # type: ignore[import-untyped]
 import pytest
+from sandbox_watch import sandbox_processes
 
 from codeagent_lite.workbook import sandbox
 from codeagent_lite.workbook.verify import VerifyReport, verify
@@ -65,20 +65,6 @@ def hostile_folder(base: Path, name: str, attack: str) -> Path:
         path = folder / file
         path.write_text(path.read_text(encoding="utf-8") + "\n\n# the attack\n" + attack, encoding="utf-8")
     return folder
-
-
-def sandbox_processes(wait: float = 5.0) -> list[psutil.Process]:
-    deadline = time.monotonic() + wait
-    while True:
-        found = [
-            process
-            for process in psutil.process_iter(["cmdline", "status"])
-            if "runpy.run_path('__main__.py'" in " ".join(process.info.get("cmdline") or [])
-            and process.info.get("status") != psutil.STATUS_ZOMBIE
-        ]
-        if not found or time.monotonic() > deadline:
-            return found
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
@@ -416,7 +402,8 @@ MEMORY_BY_FORKS = (
 
 
 def _run_groups() -> list[Path]:
-    return [path for path in Path("/sys/fs/cgroup").glob("**/cal-sandbox-*") if path.is_dir()]
+    """This process's run groups still there (other processes on the machine may be running verify too)."""
+    return [path for path in Path("/sys/fs/cgroup").glob(f"**/cal-sandbox-{os.getpid()}-*") if path.is_dir()]
 
 
 def test_memory_is_capped_for_the_run_as_a_whole_where_a_cgroup_can_be_made(tmp_path: Path) -> None:
@@ -429,6 +416,18 @@ def test_memory_is_capped_for_the_run_as_a_whole_where_a_cgroup_can_be_made(tmp_
     assert "a cgroup of its own" in text.splitlines()[-1]
     assert _run_groups() == []
     assert sandbox_processes() == []
+
+
+def test_the_reports_last_line_says_how_this_run_was_capped_not_what_the_machine_offers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No group made for this run (a full hierarchy, a v2-only machine): the per-process limits are what applied.
+    monkeypatch.setattr(sandbox.sandbox_cgroup, "make", lambda memory, processes: None)
+    last = str(verify(ROOT / "solutions" / "my_json_text", step=1)).splitlines()[-1]
+    assert "not for the run as a whole" in last and "cgroup of its own" not in last, last
+    monkeypatch.setattr(sandbox.sandbox_cgroup, "unified_only", lambda: True)
+    last = str(verify(ROOT / "solutions" / "my_json_text", step=1)).splitlines()[-1]
+    assert "cgroup v2 only" in last, last
 
 
 def _replayed_results() -> tuple[dict[str, object], list[object]]:

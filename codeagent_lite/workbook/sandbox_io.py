@@ -1,17 +1,11 @@
-"""The child's end of the sandbox's channel: read the payload once, send answers back.
+"""The child's end of the sandbox's channel: read the payload once, send answers back, hear the parent.
 
-This file is copied into every sandbox next to the program and imported from there, so it
-uses the standard library only and nothing of the package. The parent (``sandbox``) trusts
-none of what arrives: each message is one line of JSON on a pipe of its own (not standard
-output, which a learner's ``print`` would fill), and the parent caps, times and parses it.
-
-In a conversation (``sandbox.SandboxSession``) ``receive`` gives each request, and each is
-answered with one ``send_part``. In a run with ``answers`` (verify's) it is the other way round: the
-child asks with ``send_part`` and ``receive`` gives the parent's answer.
-
-``send_part`` may be called any number of times (verify sends one part per check, so a
-hang costs only the check that hung); ``send`` sends the one final answer. ``reap`` waits for
-this process's children the parent killed before a fenced answer, so they are gone.
+Copied into every sandbox beside the program, so it uses the standard library only. The parent trusts none of
+what arrives: each message is one line of JSON on a pipe of its own (not standard output, which a learner's
+``print`` fills), which the parent caps, times and parses. ``send_part`` may be called any number of times
+(verify sends one part per check, so a hang costs only the check that hung), ``send`` once, at the end. In a
+conversation (``SandboxSession``) ``receive`` gives each request, answered with one ``send_part``; in a run
+with ``answers`` (verify's) the child asks with ``send_part`` and ``receive`` gives the answer.
 """
 
 from __future__ import annotations
@@ -23,42 +17,30 @@ from typing import Any
 
 __all__ = ["read_payload", "reap", "receive", "send", "send_part"]
 
-PAYLOAD_FILE = "payload.json"
 
-
-def _channel() -> int:
-    """The write end's number, from the command line (``h<handle>`` on Windows)."""
-    given = sys.argv[1] if len(sys.argv) > 1 else ""
+def _descriptor(index: int, mode: int) -> int:
+    """A pipe end named on the command line (``h<handle>`` on Windows), or -1 when there is none."""
+    given = sys.argv[index] if len(sys.argv) > index else ""
     if sys.platform == "win32":  # pragma: no cover - Windows
         import msvcrt
 
-        return msvcrt.open_osfhandle(int(given[1:]), 0) if given[1:].isdigit() else -1
+        return msvcrt.open_osfhandle(int(given[1:]), mode) if given[1:].isdigit() else -1
     return int(given) if given.isdigit() else -1
 
 
-def _request_channel() -> int:
-    """The read end of a conversation's requests (``sandbox.SandboxSession``), or -1 in a one-shot run."""
-    given = sys.argv[2] if len(sys.argv) > 2 else ""
-    if sys.platform == "win32":  # pragma: no cover - Windows
-        import msvcrt
-
-        return msvcrt.open_osfhandle(int(given[1:]), os.O_RDONLY) if given[1:].isdigit() else -1
-    return int(given) if given.isdigit() else -1
-
-
-_channel_fd = _channel()
-_request_fd = _request_channel()
+_channel_fd = _descriptor(1, 0)
+_request_fd = _descriptor(2, os.O_RDONLY)
 _pending = bytearray()
 
 
 def read_payload() -> Any:
     """The JSON payload the parent wrote for this run."""
-    with open(PAYLOAD_FILE, encoding="utf-8") as file:
+    with open("payload.json", encoding="utf-8") as file:
         return json.load(file)
 
 
 def receive() -> Any:
-    """The parent's next request (JSON data), or None when it has no more (the conversation is over)."""
+    """The parent's next request (JSON data), or None when it has no more."""
     global _pending
     while b"\n" not in _pending:
         chunk = os.read(_request_fd, 65536) if _request_fd >= 0 else b""
@@ -71,11 +53,9 @@ def receive() -> Any:
 
 
 def _write(kind: str, data: object) -> None:
-    line = json.dumps({"kind": kind, "data": data}, ensure_ascii=True, allow_nan=False) + "\n"
-    payload = line.encode("ascii")
+    payload = (json.dumps({"kind": kind, "data": data}, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
     while payload:
-        written = os.write(_channel_fd, payload)
-        payload = payload[written:]
+        payload = payload[os.write(_channel_fd, payload) :]
 
 
 def send_part(data: object) -> None:
@@ -89,12 +69,9 @@ def send(data: object) -> None:
 
 
 def reap() -> None:
-    """This process's children the parent killed are zombies until waited for: wait for them, so they are gone
-    (after an answer the parent fenced before giving it)."""
-    while True:
-        try:
-            pid, _status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+    """Wait for this process's children that the parent killed at a fence: until then they are zombies."""
+    try:
+        while hasattr(os, "WNOHANG") and os.waitpid(-1, os.WNOHANG)[0] != 0:
+            pass
+    except ChildProcessError:
+        return

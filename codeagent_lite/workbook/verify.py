@@ -1,27 +1,15 @@
-"""``verify(DIR)``: judge a learner's three files with the package's own contract.
+"""``verify(DIR)``: judge a learner's three files with the package's own contract (``tests/`` runs the same).
 
-The checks live in ``contract``; ``tests/`` runs the same ones against ``codeagent_lite``.
-Why it is built this way: the learner's code must never decide its own verdict. Each check
-is a probe (inputs, and which function to call) and a judge (the expected values). The
-probes run in ``sandbox`` (``verify_child`` drives the session, ``verify_probe`` is the child
-side), beside copies of the learner's files and the Kernel types only, never the reference;
-what comes back is data, and the judges here decide. Nothing the learner's code does (a
-syntax error, ``sys.exit``, ``os._exit``, a print, an endless loop, a forged or broken
-message) becomes a traceback of verify or a hang: a hang costs one time limit and the rest
-of its step is reported as not run. ``seed`` draws fresh inputs for graded judging.
-
-What this does not stop, plainly: code in the child can always claim results, since the probe
-runner shares its process (it can read its probes and write the channel). The child is never
-told which check a probe is (probes are known there by their place only, in an order drawn from
-``seed`` when there is one), it gets each step's probes only when the step before is over and
-fenced, and step 2's stand-ins are answered and observed by the parent (``verify_standins``) with
-values carrying a nonce drawn for the run; so a forger must classify each input itself and, for
-fresh inputs, compute what it claims. On the public inputs a replay of recorded parser results
-still passes. The rest is the own-work checks and the teacher's reading (``classroom/GRADING.md``).
-
-The result is a ``VerifyReport``: ``str()`` gives the text the command line prints, and
-``_repr_html_`` the table a notebook shows. ``python -m codeagent_lite verify DIR`` exits
-0 when every check passes, 1 otherwise, 2 when it was used wrongly.
+Why it is built this way: the learner's code must never decide its own verdict. Each check is a probe (inputs,
+which function to call) and a judge (the expected values); the probes run in a sandbox beside copies of the
+learner's files and the Kernel types only (``verify_child``), and the judges here decide from the data that
+comes back. A syntax error, ``sys.exit``, a print, an endless loop or a forged message is one ✘ line, never a
+traceback or a hang. What it cannot stop: code in the child can claim results for the probes it is given. It is
+never told which check a probe is, gets a step's probes only after the last step is fenced, and step 2's
+stand-ins are observed by the parent with a per-run nonce; with ``seed`` the inputs are fresh, so a forger must
+compute what it claims. A replay of the public inputs still passes: the graded judge draws fresh ones
+(``classroom/GRADING.md``). ``python -m codeagent_lite verify DIR`` exits 0 when every check passes, 1
+otherwise, 2 when used wrongly.
 """
 
 from __future__ import annotations
@@ -229,25 +217,26 @@ def _same_causes(results: Sequence[CheckResult]) -> dict[str, tuple[str, ...]]:
     return groups
 
 
-def _text_lines(result: CheckResult, group: tuple[str, ...] | None = None) -> list[str]:
-    """One check in the command line's report: its mark and name, then why it failed and any notes.
-
-    ``group``: the other checks with the same cause (said once, here), or () when it was said already.
-    """
-    ours = " " + _("[ours]") if result.check.ours else ""
-    lines = [f"  {_MARKS[result.passed]} {result.check.id} {result.check.words().name}{ours}"]
+def _details(result: CheckResult, group: tuple[str, ...] | None) -> tuple[list[str], str]:
+    """A check's lines under its name (why it failed, the others with the same cause, its notes) and the workbook
+    rule it enforces ("" for none), said once for a cause: nothing for a check in ``group == ()``."""
     if group == ():
-        return lines
-    if not result.passed:
-        lines.append(f"      {result.sentence}")
+        return [], ""
+    lines = [] if result.passed else [result.sentence]
     if group:
-        lines.append("      " + _("the same for {ids}", ids=_(", ").join(group)))
-    if not result.passed:
-        rule = _broken_rule(result)
-        if rule:
-            lines.append("      " + _("(a rule of this workbook: {rule})", rule=rule))
-    lines += ["      " + _("note: {note}", note=note) for note in result.notes]
-    return lines
+        lines.append(_("the same for {ids}", ids=_(", ").join(group)))
+    return lines + [_note(note) for note in result.notes], _broken_rule(result)
+
+
+def _text_lines(result: CheckResult, group: tuple[str, ...] | None = None) -> list[str]:
+    """One check in the command line's report: its mark and name, then why it failed and any notes."""
+    ours = " " + _("[ours]") if result.check.ours else ""
+    lines, rule = _details(result, group)
+    if rule:
+        lines.insert(len(lines) - len(result.notes), _("(a rule of this workbook: {rule})", rule=rule))
+    return [f"  {_MARKS[result.passed]} {result.check.id} {result.check.words().name}{ours}"] + [
+        f"      {line}" for line in lines
+    ]
 
 
 def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
@@ -256,17 +245,16 @@ def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
     words = result.check.words()
     mark = _("[ours]")
     ours = f' <span title="{esc(words.ours)}">{esc(mark)}</span>' if words.ours else ""
-    detail = "" if group == () else esc(result.sentence)
-    if group:
-        detail += "<br>" + esc(_("the same for {ids}", ids=_(", ").join(group)))
-    rule = _broken_rule(result)
-    if rule and group != ():
-        detail += "<br><i>" + esc(_("a rule of this workbook: {rule}", rule=rule)) + "</i>"
-    detail += "".join(f"<br>{esc(_note(note))}" for note in result.notes)
+    lines, rule = _details(result, group)
+    detail = [esc(line) for line in lines]
+    if rule:
+        detail.insert(
+            len(lines) - len(result.notes), "<i>" + esc(_("a rule of this workbook: {rule}", rule=rule)) + "</i>"
+        )
     return (
         f'<tr><td style="color:{_COLOURS[result.passed]};font-weight:bold">{_MARKS[result.passed]}</td>'
         f'<td style="text-align:left">{esc(result.check.id)} {esc(words.name)}{ours}</td>'
-        f'<td style="text-align:left">{detail}</td></tr>'
+        f'<td style="text-align:left">{"<br>".join(detail)}</td></tr>'
     )
 
 
@@ -303,20 +291,30 @@ def verify(
     inputs = (Inputs() if seed is None else Inputs.draw(seed)).fresh()
     checks = checks_up_to(step)
     steps = tuple(sorted({check.step for check in checks}))
+    items = [_item(check, inputs) for check in checks]
+    step_of, reached, tally = {item.id: item.group for item in items}, [steps[0]], Tally()
     shown = verify_progress.start(len(steps), progress)
+
+    def on_event(key: str) -> None:  # the first event of a later step moves the display on
+        if step_of.get(key, 0) > reached[0]:
+            reached[0] = step_of[key]
+            shown.step(reached[0])
+
     try:
-        tally = _run_checks(folder, label, [_item(check, inputs) for check in checks], shown, time_limit, seed)
+        shown.step(steps[0])
+        run_step(folder, label, items, time_limit, tally, on_event, seed)
     finally:
         shown.done()  # emptied on every path (Ctrl-C included): no bar is left in the saved notebook
     results = tuple(_check_result(check, tally.outcomes[check.id]) for check in checks)
-    problems, notes = _problems_and_notes(tally.file_problems)
+    problems, notes = tuple(tally.file_problems.values()), tuple(tally.file_notes.values())
     if seed is not None:
         notes = (
             *notes,
             _("the checks' inputs were drawn from seed {seed}; the cases printed above are the public ones", seed=seed),
         )
     notes = (*notes, *_weaker_sandbox_note())
-    return VerifyReport(label, steps, results, problems, notes, _(sandbox.memory_protection()))
+    capped = bool(tally.capped) and all(tally.capped)
+    return VerifyReport(label, steps, results, problems, notes, _(sandbox.memory_protection(capped)))
 
 
 def _check_arguments(step: int | None, time_limit: float, seed: int | None) -> None:
@@ -326,24 +324,6 @@ def _check_arguments(step: int | None, time_limit: float, seed: int | None) -> N
     _check_time_limit(time_limit)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise VerifyUsageError(_("seed must be an integer, found {found}", found=repr(seed)))
-
-
-def _run_checks(
-    folder: Path, label: str, items: list[Item], progress: verify_progress.Progress, time_limit: float, seed: int | None
-) -> Tally:
-    """All the steps in one sandbox session, with progress each time the child reaches a new step."""
-    tally = Tally()
-    first = {item.id: item.group for item in items}
-    shown = [items[0].group] if items else [0]
-    progress.step(shown[0])
-
-    def on_event(key: str) -> None:
-        if key in first and first[key] > shown[0]:
-            shown[0] = first[key]
-            progress.step(first[key])
-
-    run_step(folder, label, items, time_limit, tally, on_event, seed)
-    return tally
 
 
 _said_protections: list[bool] = []
@@ -373,13 +353,6 @@ def _check_holds_a_file(folder: Path, label: str) -> None:
         raise VerifyUsageError(
             _("{label} holds none of {files}", label=repr(label), files=", ".join(f"{name}.py" for name in FILES))
         )
-
-
-def _problems_and_notes(file_problems: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A file that loaded but printed gets a note (its ``:printed`` key), not a problem: it still passes."""
-    problems = tuple(text for key, text in file_problems.items() if not key.endswith(":printed"))
-    notes = tuple(text for key, text in file_problems.items() if key.endswith(":printed"))
-    return problems, notes
 
 
 def _check_result(check: Check, outcome: Outcome) -> CheckResult:

@@ -1,27 +1,19 @@
-"""verify's side of one sandbox session: send a step's probes, judge what comes back.
+"""verify's side of one sandbox session: hand out each step's probes, answer the stand-ins, judge what comes back.
 
-Why it exists: the learner's code must never run where its verdict is decided. So a step's
-probes (plain inputs, from ``contract``) go to ``verify_probe.main`` running in
-``sandbox.run_in_sandbox`` beside a copy of the learner's files, and every verdict is
-drawn here, from the data that came back, by the check's judge. That data is untrusted:
-each message is schema-checked first (``verify_wire``), and a judge that meets data of the
-wrong shape gives a failed check, never a traceback. The child is told no check id: a probe is
-known there by its place in this session's list, which only the parent maps back to its check.
-
-One session for all the steps asked keeps verify fast (each costs a fresh interpreter). The
-child asks for each step's probes when the last step is done, and the parent kills every other
-process of the run before it answers (``sandbox.Answer(fence=True)``): nothing the learner's code
-forked in one step lives on into the next, nor sees the next step's inputs. Step 2's stand-ins'
-calls are answered and recorded here (``verify_standins``); the judges read that record.
-A check that hangs costs one time limit: the session is killed, the rest of its step is "not
-run", with the reason once, and a fresh session runs the later steps. A process that dies
-(``os._exit``, a crash) is replaced by a fresh one for the checks left.
+Why: the learner's code must never run where its verdict is decided. A step's probes (plain inputs, from
+``contract``) go to ``verify_probe.main`` in a sandbox beside copies of the learner's files; each verdict is drawn
+here by the check's judge from the data that came back, checked first, so a judge meeting data
+of the wrong shape gives a failed check, never a traceback. The child knows a probe by its place in this
+session's list only; it gets a step's probes when it asks, after the parent has killed every other process of
+the run (a fence), so nothing one step forked lives into the next or sees its inputs. Step 2's stand-ins are
+answered and recorded here (``verify_standins``). One session serves all the steps (each costs a fresh
+interpreter): a hang costs one time limit and the rest of its step is not run, said once, and a fresh session
+runs the later steps; a process that dies is replaced for the checks left.
 """
 
 from __future__ import annotations
 
 import errno
-import importlib.machinery
 import importlib.util
 import keyword
 import os
@@ -29,20 +21,30 @@ import random
 import stat
 import sys
 import time
-import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import sandbox, verify_wire
+from ..display import printable, shorten
+from . import sandbox
 from .contract import FILES, Judge, Mismatch, Probe, Raised
+from .verify_probe import package_module
 from .verify_standins import StandIns, child_probe, refusal
 from .words import _
 
-__all__ = ["Item", "Outcome", "Tally", "clean", "describe_error", "load_package", "package_name", "run_step"]
+__all__ = [
+    "MALFORMED",
+    "Item",
+    "Outcome",
+    "Tally",
+    "clean",
+    "describe_error",
+    "load_package",
+    "package_name",
+    "run_step",
+]
 
-_MAX_CHARS = 400
 _MAX_PRINTED = 80
 _MAX_FILE_BYTES = 2 * 2**20
 _RESTARTS = 2
@@ -55,9 +57,9 @@ _PROBE_SOURCE = Path(__file__).with_name("verify_probe.py")
 _RESERVED = frozenset({"codeagent_lite", "verify_probe", "sandbox_io", "solutions", "__main__"})
 
 
-def clean(text: str, *, limit: int = _MAX_CHARS) -> str:
-    """One safe line: no control characters, no unbounded length."""
-    return verify_wire.clean(text, limit=limit)
+def clean(text: str, *, limit: int = 400) -> str:
+    """One safe line: ``display.printable``, its newlines and tabs escaped too, cut to ``limit``."""
+    return shorten(printable(text[: limit * 2]).replace("\n", "\\n").replace("\t", "\\x09"), limit)
 
 
 def describe_error(error: dict[str, Any]) -> str:
@@ -132,19 +134,23 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class Tally:
-    """Verdicts by item id, and what went wrong with whole files (``<file>:printed`` for a note)."""
+    """Verdicts by item id, what went wrong with whole files, notes on files that printed, and for each session
+    run whether it had a cgroup of its own (what the report's last line says applied)."""
 
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     file_problems: dict[str, str] = field(default_factory=dict)
+    file_notes: dict[str, str] = field(default_factory=dict)
+    capped: list[bool] = field(default_factory=list)
 
 
-def package_name(folder_name: str) -> str:
-    """The learner's folder name when it shadows nothing (absolute self-imports then work), else an alias."""
+def package_name(folder_name: str, taken: Callable[[str], bool] = lambda name: False) -> str:
+    """The learner's folder name when it shadows nothing (its absolute self-imports then work), else an alias."""
     if (
         folder_name.isidentifier()
         and not keyword.iskeyword(folder_name)
         and folder_name not in sys.stdlib_module_names
         and folder_name not in _RESERVED
+        and not taken(folder_name)
     ):
         return folder_name
     return "_verified_" + "".join(char if char.isalnum() else "_" for char in folder_name)
@@ -153,40 +159,15 @@ def package_name(folder_name: str) -> str:
 def load_package(directory: Path) -> str:
     """Register ``directory`` as a package in *this* process, without running its ``__init__``; return its name.
 
-    Not used by verify (which never imports learner code here); kept for notebook 07's in-kernel
-    checks (``build_assignment.load_learner_file``), whose scores the classroom's grader re-decides
-    in a sandbox. The folder's own name is used when that is safe, else an alias that shadows nothing.
+    Not verify's (which never imports learner code here): notebook 07's in-kernel checks
+    (``build_assignment.load_learner_file``), whose scores the classroom's grader re-decides in a sandbox.
     """
-    name = directory.name
-    existing = sys.modules.get(name)
+    existing = sys.modules.get(directory.name)
     if existing is not None and any(Path(p).resolve() == directory for p in getattr(existing, "__path__", [])):
-        return name
-    if not _free_in_this_process(name, existing):
-        name = "_verified_" + "".join(char if char.isalnum() else "_" for char in name)
-    sys.modules[name] = _folder_package(name, directory)
+        return directory.name
+    name = package_name(directory.name, lambda name: name in sys.modules or importlib.util.find_spec(name) is not None)
+    sys.modules[name] = package_module(name, str(directory))
     return name
-
-
-def _free_in_this_process(name: str, existing: types.ModuleType | None) -> bool:
-    """A name nothing here uses or could import: the folder may take it, so its absolute self-imports work."""
-    return (
-        name.isidentifier()
-        and not keyword.iskeyword(name)
-        and existing is None
-        and name not in sys.stdlib_module_names
-        and importlib.util.find_spec(name) is None
-    )
-
-
-def _folder_package(name: str, directory: Path) -> types.ModuleType:
-    """A package module for the folder that has not run its ``__init__`` (each file is loaded on its own)."""
-    package = types.ModuleType(name, f"the learner's folder {directory.name}")
-    spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
-    spec.submodule_search_locations = [str(directory)]
-    package.__spec__ = spec
-    package.__path__ = [str(directory)]
-    package.__package__ = name
-    return package
 
 
 def learner_files(folder: Path, package: str, problems: dict[str, str] | None = None) -> dict[str, bytes]:
@@ -261,10 +242,10 @@ def run_step(
     on_event: Callable[[str], None] | None = None,
     seed: int | None = None,
 ) -> None:
-    """Run ``items`` in one sandbox session (a fresh one after a crash); record every verdict in ``tally``.
+    """Run ``items`` in one sandbox session (a fresh one after a crash or a hang); record every verdict in ``tally``.
 
-    With ``seed`` (graded judging) each step's probes reach the child in an order drawn from it, so
-    not even a probe's place tells the learner's code which check it is.
+    With ``seed`` (graded judging) each step's probes reach the child in an order drawn from it, so not even a
+    probe's place tells the learner's code which check it is.
     """
     package = package_name(folder.name)
     files = learner_files(folder, package, tally.file_problems)
@@ -273,11 +254,13 @@ def run_step(
         if not remaining:
             return
         remaining = _session(files, package, label, remaining, time_limit, tally, on_event)
-    for item in remaining:
-        tally.outcomes.setdefault(
-            item.id,
-            Outcome(None, got=_("verify stopped: {reason}", reason=_("the checking process stopped answering"))),
-        )
+    _not_run(tally, remaining, _("verify stopped: {reason}", reason=_("the checking process stopped answering")))
+
+
+def _not_run(tally: Tally, items: Sequence[Item], reason: str) -> None:
+    """Items without a verdict yet: not run, for ``reason``."""
+    for item in items:
+        tally.outcomes.setdefault(item.id, Outcome(None, got=reason))
 
 
 def _shuffled(items: Sequence[Item], seed: int | None) -> list[Item]:
@@ -298,20 +281,20 @@ class _Session:
     label: str
     by_id: dict[str, Item]
     tally: Tally
+    time_limit: float
+    keys: dict[str, str]
+    """The keys the child holds now (the current step's places, ``load:<file>``) -> ours: the only ones that count."""
+    steps: list[list[tuple[str, Item]]]
+    """The steps not handed out yet, each as (place, item): one step's probes per request of the child."""
+    stand_ins: dict[str, StandIns]
+    """Step 2's stand-ins by check id: what the parent answered and saw (the judges read these, not the child)."""
     running: str | None = None
     loads: dict[str, bool] = field(default_factory=dict)  # file -> loaded
     started: set[str] = field(default_factory=set)
     answered: set[str] = field(default_factory=set)
-    keys: dict[str, str] = field(default_factory=dict)
-    """The keys the child holds now (the current step's places, ``load:<file>``) -> ours: the only ones that count."""
-    time_limit: float = 0.0
     step: int | None = None
-    step_started: float | None = None
-    steps: list[list[tuple[str, Item]]] = field(default_factory=list)
-    """The steps not handed out yet, each as (place, item): one step's probes per request of the child."""
+    step_started: float = 0.0
     handed: int = 0
-    stand_ins: dict[str, StandIns] = field(default_factory=dict)
-    """Step 2's stand-ins by check id: what the parent answered and saw (the judges read these, not the child)."""
 
 
 def _session(
@@ -323,16 +306,16 @@ def _session(
     tally: Tally,
     on_event: Callable[[str], None] | None,
 ) -> list[Item]:
-    """One sandbox run; returns the items to try again in a fresh process (after a crash), else []."""
-    # The child sees no check id: each probe is known there by its place in this session's list only.
-    keys = {f"load:{file}": f"load:{file}" for file in FILES}  # a step's places join when it is handed out
-    state = _Session(label, {item.id: item for item in items}, tally, keys=keys, time_limit=time_limit)
-    state.step, state.step_started = items[0].group if items else None, time.monotonic()
+    """One sandbox run; returns the items to try again in a fresh process, else []."""
+    steps: list[list[tuple[str, Item]]] = []
     for place, item in enumerate(items):
-        if not state.steps or state.steps[-1][0][1].group != item.group:
-            state.steps.append([])
-        state.steps[-1].append((str(place), item))
-    payload = {"package": package}
+        if not steps or steps[-1][0][1].group != item.group:
+            steps.append([])
+        steps[-1].append((str(place), item))
+    stand_ins = {item.id: StandIns(v) for item in items if isinstance(v := item.probe.get("stand_ins"), dict)}
+    keys = {f"load:{file}": f"load:{file}" for file in FILES}  # a step's places join when it is handed out
+    state = _Session(label, {item.id: item for item in items}, tally, time_limit, keys, steps, stand_ins)
+    state.step, state.step_started = (items[0].group if items else None), time.monotonic()
     limits = sandbox.Limits(
         seconds=_STARTUP_SECONDS + time_limit * (len(items) + len(FILES)),
         memory_bytes=_MEMORY_BYTES,
@@ -351,39 +334,38 @@ def _session(
 
     outcome = sandbox.run_in_sandbox(
         _PROGRAM,
-        payload=payload,
+        payload={"package": package},
         files=files,
         limits=limits,
         part_seconds=max(time_limit, 0.5),
         on_part=on_part,
         answers=True,
     )
+    tally.capped.append(outcome.capped)
     if outcome.status == "ok":
-        _not_run_left(state, items, _("the checking process stopped answering"))
+        _not_run(tally, items, _("verify stopped: {reason}", reason=_("the checking process stopped answering")))
         return []
     return _after_stop(state, items, outcome, time_limit)
 
 
 def _answer(state: _Session, part: object) -> sandbox.Answer | None:
-    """A request of the child: the next step's probes (after a fence: nothing the last step's code left
-    behind is alive when they arrive), or a stand-in's call, answered and recorded here. None: not a request."""
+    """A request of the child: the next step's probes, or a stand-in's call, answered and recorded here. None:
+    not a request. Only the check running now, in the step handed out now, gets its stand-ins answered."""
     if not isinstance(part, dict):
         return None
     if part.get("next") is True:
         return _next_step(state)
     if "call" not in part:
         return None
-    item = state.by_id.get(state.running or "")
-    values = item.probe.get("stand_ins") if item is not None else None
-    if item is None or not isinstance(values, dict):
+    stand_ins = state.stand_ins.get(state.running or "")
+    if stand_ins is None:
         return sandbox.Answer(refusal(part.get("call")), progress=False)
-    stand_ins = state.stand_ins.setdefault(item.id, StandIns(values))
-    return sandbox.Answer(stand_ins.answer(part), progress=_within_budget(state, item.id))
+    return sandbox.Answer(stand_ins.answer(part), progress=_within_budget(state, state.running or ""))
 
 
 def _next_step(state: _Session) -> sandbox.Answer:
-    """The next step's probes, after a fence. Only the step handed out now can start, answer or call:
-    a key of a later step is not known yet, and one of an earlier step is known no more."""
+    """The next step's probes, fenced (but the first). A key of a later step is not known yet, and one of an
+    earlier step is known no more: only the step handed out can start, answer or call."""
     if not state.steps:
         return sandbox.Answer({"probes": []}, progress=False)
     step = state.steps.pop(0)
@@ -396,11 +378,8 @@ def _next_step(state: _Session) -> sandbox.Answer:
 
 
 def _take(state: _Session, part: object) -> bool:
-    """One event from the child; True when it is progress (a key we sent started or answered, once).
-
-    Anything not of our shape, or about a key we did not send or have seen already, is ignored
-    and buys no time: the verdicts come only from the judges, and each key's clock starts once.
-    """
+    """One event from the child; True when it is progress (a key we sent started or answered, once). Anything
+    else buys no time: the verdicts come only from the judges, and each key's clock starts once."""
     if not isinstance(part, dict):
         return False
     started, key = _ours(state, part.get("start")), _ours(state, part.get("done"))
@@ -413,25 +392,19 @@ def _take(state: _Session, part: object) -> bool:
     state.answered.add(key)
     state.running = None
     if key.startswith("load:"):
-        _record_load(state, key.removeprefix("load:"), verify_wire.checked_load(part))
+        _record_load(state, key.removeprefix("load:"), _checked_load(part))
     elif key not in state.tally.outcomes:
-        state.tally.outcomes[key] = _verdict(state, state.by_id[key], _with_facts(state, key, part))
+        state.tally.outcomes[key] = _verdict(state.by_id[key], _with_facts(state, key, part))
     return _within_budget(state, key)
 
 
 def _with_facts(state: _Session, key: str, part: dict[str, Any]) -> dict[str, Any] | object:
     """The child's answer, checked, with what the parent saw of step 2's stand-ins in place of its claims."""
-    checked = verify_wire.checked_check(part)
-    stand_ins = state.stand_ins.get(key) or _unasked(state.by_id[key])
+    checked = _checked_check(part)
+    stand_ins = state.stand_ins.get(key)
     if stand_ins is not None and isinstance(checked, dict) and isinstance(checked.get("result"), dict):
         checked["result"] = stand_ins.facts(checked["result"])
     return checked
-
-
-def _unasked(item: Item) -> StandIns | None:
-    """An adapter probe whose stand-ins were never called still gets the parent's (empty) record."""
-    values = item.probe.get("stand_ins")
-    return StandIns(values) if isinstance(values, dict) else None
 
 
 def _ours(state: _Session, key: object) -> str | None:
@@ -440,28 +413,34 @@ def _ours(state: _Session, key: object) -> str | None:
 
 
 def _within_budget(state: _Session, key: str) -> bool:
-    """Whether the key's step is still within its budget (one time limit per check and per file): past it,
-    no event is progress, so the per-check clock runs out however many keys the child still sends."""
+    """Whether the key's step is within its budget (one time limit per check and per file): past it no event is
+    progress, so the per-check clock runs out however many keys the child still sends."""
     item = state.by_id.get(key)
     step = item.group if item is not None else state.step
-    if step != state.step or state.step_started is None:
+    if step != state.step:
         state.step, state.step_started = step, time.monotonic()
     checks = sum(1 for other in state.by_id.values() if other.group == step)
     return time.monotonic() - state.step_started <= state.time_limit * (checks + len(FILES))
 
 
 def _record_load(state: _Session, file: str, part: dict[str, Any] | object) -> None:
+    """What loading a file came to: missing, an import of the reference, what it raised, or loaded (with a note
+    when it printed)."""
     problems = state.tally.file_problems
     if file in state.loads or file in problems:
         state.loads.setdefault(file, file not in problems)
         return
     if not isinstance(part, dict):
         problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=_malformed(f"{file}.py"))
-    else:
-        _load_problem(state, file, part)
-    printed = part.get("printed") if isinstance(part, dict) else None
-    if isinstance(printed, str) and printed.strip() and file not in problems:
-        problems[file + ":printed"] = _printed_note(printed, file)
+    elif part.get("missing"):
+        problems[file] = _("{file}.py is missing from {label}", file=file, label=state.label)
+    elif part.get("reference_imports"):
+        problems[file] = _imports_reference(file, part["reference_imports"])
+    elif part.get("error") is not None:
+        what = clean(describe_error(part["error"]))
+        problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=what)
+    elif part.get("printed", "").strip():
+        state.tally.file_notes[file] = _printed_note(part["printed"], file)
     state.loads[file] = file not in problems
 
 
@@ -469,16 +448,8 @@ def _malformed(key: str) -> str:
     return _("the checking process sent malformed data for {id}", id=key)
 
 
-def _load_problem(state: _Session, file: str, part: dict[str, Any]) -> None:
-    """What stopped the file loading, if anything: missing, an import of the reference, or what it raised."""
-    problems = state.tally.file_problems
-    attempts, error = part.get("reference_imports"), part.get("error")
-    if part.get("missing"):
-        problems[file] = _("{file}.py is missing from {label}", file=file, label=state.label)
-    elif attempts:
-        problems[file] = _imports_reference(file, attempts)
-    elif error is not None:
-        problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=clean(describe_error(error)))
+def _wrong_shape() -> str:
+    return _("the checking process answered with data of the wrong shape (was verify's channel tampered with?)")
 
 
 def _imports_reference(file: str, attempts: list[Any]) -> str:
@@ -498,18 +469,16 @@ def _printed_note(printed: str, file: str) -> str:
     )
 
 
-def _verdict(state: _Session, item: Item, part: dict[str, Any] | object) -> Outcome:
-    """The judge's verdict on what came back: the learner's code never decides it."""
+def _verdict(item: Item, part: dict[str, Any] | object) -> Outcome:
+    """The judge's verdict (or the sample's description) on what came back: the learner's code never decides it,
+    and whatever the judge raises on data of the wrong shape is a failed check."""
     if not isinstance(part, dict):
         return Outcome(False, got=_malformed(item.id))
     if part.get("not_run"):
         return Outcome(None, got=_("{file}.py did not load", file=item.file))
     result = part.get("result")
     if not isinstance(result, dict):
-        return Outcome(
-            False,
-            got=_("the checking process answered with data of the wrong shape (was verify's channel tampered with?)"),
-        )
+        return Outcome(False, got=_wrong_shape())
     printed = result.get("printed")
     notes = (_printed_note(printed, item.file),) if isinstance(printed, str) and printed.strip() else ()
     attempts = result.get("reference_imports")
@@ -519,7 +488,6 @@ def _verdict(state: _Session, item: Item, part: dict[str, Any] | object) -> Outc
 
 
 def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> Outcome:
-    """The check's judge (or the sample's description) on the result; whatever it raises is a failed check."""
     try:
         if item.describe is not None:
             return Outcome(True, shown=clean(item.describe(result)), notes=notes, result=result)
@@ -529,13 +497,12 @@ def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> Outco
         expected = None if mismatch.expected is None else _hidden(mismatch.expected, item.secret)
         return Outcome(False, got=_hidden(mismatch.got, item.secret), expected=expected, notes=notes)
     except Raised as raised:
-        return Outcome(False, got=_hidden(_raised_got(raised.error), item.secret), notes=notes)
+        described = clean(describe_error(raised.error))
+        if "builtins.NotImplementedError" not in (raised.error.get("mro") or []):
+            described = _("it raised {described}", described=described)
+        return Outcome(False, got=_hidden(described, item.secret), notes=notes)
     except Exception:  # the child's data had the wrong shape: forged or broken, never a verdict
-        return Outcome(
-            False,
-            got=_("the checking process answered with data of the wrong shape (was verify's channel tampered with?)"),
-            notes=notes,
-        )
+        return Outcome(False, got=_wrong_shape(), notes=notes)
     return Outcome(True, notes=notes)
 
 
@@ -544,47 +511,42 @@ def _hidden(text: str, secret: str) -> str:
     return clean(text.replace(secret, "") if secret else text)
 
 
-def _raised_got(error: dict[str, Any]) -> str:
-    """An unwritten function is said as such; any other error the learner's code raised is said "it raised"."""
-    described = clean(describe_error(error))
-    not_written = "builtins.NotImplementedError" in (error.get("mro") or [])
-    return described if not_written else _("it raised {described}", described=described)
-
-
-def _not_run_left(state: _Session, items: Sequence[Item], reason: str) -> None:
-    """Items the child answered "finished" without reporting (it should not happen): not run, and why."""
-    for item in items:
-        state.tally.outcomes.setdefault(item.id, Outcome(None, got=_("verify stopped: {reason}", reason=reason)))
-
-
 def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOutcome, time_limit: float) -> list[Item]:
-    """The session ended without its final answer: blame the item that was running, decide what is left.
+    """The session ended without its final answer: blame what was running, and return what a fresh session runs.
 
-    After a crash the items left are run again in a fresh process; after a hang or a broken
-    channel, only the later steps are: the rest of the stopped step is not run, said once.
+    After a crash, every item left; after a hang or a broken channel, only the later steps: the rest of the
+    stopped step is not run, with the reason said once.
     """
-    running = state.running
+    running, tally = state.running, state.tally
     what = _what_stopped(outcome, time_limit)
     _blame(state, running, what)
-    left = [item for item in items if item.id not in state.tally.outcomes and state.loads.get(item.file) is not False]
-    _not_loaded_left(state, items)
+    left = [item for item in items if item.id not in tally.outcomes]
     if outcome.status == "crashed" and running is not None:
         return left
-    return _later_steps(state, items, left, running, what)
+    return _later_steps(state, left, running, what)
 
 
-def _later_steps(
-    state: _Session, items: Sequence[Item], left: list[Item], running: str | None, what: str
-) -> list[Item]:
-    """A hang or a broken channel stops its own step: its checks left are not run (one reason for all of them),
-    and the later steps are returned for a fresh session."""
+def _later_steps(state: _Session, left: list[Item], running: str | None, what: str) -> list[Item]:
+    """The later steps' items, for a fresh session; the stopped step's are not run, with one reason for all."""
     stopped = state.by_id[running].group if running in state.by_id else None
     later = [item for item in left if stopped is not None and item.group != stopped]
     reason = _("this step stopped at {id}: {what}", id=running.removeprefix("load:") if running else "-", what=what)
-    for item in items:
-        if item.id not in state.tally.outcomes and item not in later:
-            state.tally.outcomes[item.id] = Outcome(None, got=reason)
+    _not_run(state.tally, [item for item in left if item not in later], reason)
     return later
+
+
+def _blame(state: _Session, running: str | None, what: str) -> None:
+    """What was running when the session ended gets the cause (a file that was loading, or a check), and the
+    items of a file that did not load are not run, for that reason."""
+    if running is not None and running.startswith("load:"):
+        file = running.removeprefix("load:")
+        state.tally.file_problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=what)
+        state.loads[file] = False
+    elif running in state.by_id:
+        state.tally.outcomes[running] = Outcome(False, got=what)
+    for item in state.by_id.values():
+        if state.loads.get(item.file) is False:
+            state.tally.outcomes.setdefault(item.id, Outcome(None, got=_("{file}.py did not load", file=item.file)))
 
 
 def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:
@@ -599,18 +561,113 @@ def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:
     return _("the checking process broke its channel ({detail}); it was stopped", detail=clean(outcome.detail))
 
 
-def _blame(state: _Session, running: str | None, what: str) -> None:
-    """The key that was running when the session ended gets the cause: a file that was loading, or a check."""
-    if running is not None and running.startswith("load:"):
-        file = running.removeprefix("load:")
-        state.tally.file_problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=what)
-        state.loads[file] = False
-    elif running in state.by_id:
-        state.tally.outcomes[running] = Outcome(False, got=what)
+# --------------------------------------------------------------------------- the child's messages, checked
+# Learner code runs in the child and can write to the channel, so a message is taken only after its fields are
+# checked: a field of the wrong type, or an error description that is not one, makes the whole message
+# malformed (one failed line, never an exception). What a learner is shown is cleaned where it enters.
+
+MALFORMED = object()
+"""What ``_checked_load``/``_checked_check`` return for a message of the wrong shape."""
+
+_TEXT = 4000  # the probe's own cut (``verify_probe._MAX_TEXT``)
+_NAME = 200
+_NAMES = 64  # classes of an mro, reference imports: a few in practice
+
+Field = Callable[[Any], Any]
 
 
-def _not_loaded_left(state: _Session, items: Sequence[Item]) -> None:
-    """Items without a verdict whose file did not load: not run, for that reason."""
-    for item in items:
-        if item.id not in state.tally.outcomes and state.loads.get(item.file) is False:
-            state.tally.outcomes[item.id] = Outcome(None, got=_("{file}.py did not load", file=item.file))
+class _Malformed(Exception):
+    """A field of the wrong shape: the whole message is refused."""
+
+
+def _of(kind: type, then: Field = lambda value: value) -> Field:
+    def field(value: object) -> object:
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise _Malformed
+        return then(value)
+
+    return field
+
+
+def _text(limit: int) -> Field:
+    return _of(str, lambda value: clean(value, limit=limit))
+
+
+def _optional(check: Field) -> Field:
+    return lambda value: None if value is None else check(value)
+
+
+def _items(*checks: Field) -> Field:
+    """A list of exactly these fields, in order."""
+    return _of(list, lambda value: [check(item) for check, item in zip(checks, value, strict=True)])
+
+
+def _names(value: object) -> list[str]:
+    if not isinstance(value, list) or len(value) > _NAMES:
+        raise _Malformed
+    return [_text(_NAME)(name) for name in value]
+
+
+def _record(fields: Mapping[str, Field], required: tuple[str, ...] = ()) -> Field:
+    """A dict whose known fields are each checked (and cleaned); the ones we do not know are dropped."""
+
+    def field(value: object) -> dict[str, Any]:
+        if not isinstance(value, dict) or any(name not in value for name in required):
+            raise _Malformed
+        return {name: check(value[name]) for name, check in fields.items() if name in value}
+
+    return field
+
+
+def _data(value: object) -> object:
+    """A probe's facts (a value, an error's ``layer``): only the judges read them, inside their try."""
+    return value
+
+
+_ERROR = _record(
+    {
+        "type": _text(_NAME),
+        "module": _text(_NAME),
+        "mro": _names,
+        "message": _text(_TEXT),
+        "place": _optional(_items(_text(60), _of(int))),
+        "syntax": _items(_text(60), _optional(_of(int)), _text(_NAME)),
+        "exit_code": _text(_NAME),
+        "cause": _record({"type": _text(_NAME), "mro": _names}, ("type", "mro")),
+        "cause_shown": _text(_TEXT),
+        **{name: _data for name in ("layer", "code", "usage", "expected", "found")},
+    },
+    ("type", "module", "mro", "message"),
+)
+_PRINTED = _of(str, lambda value: value[:200])  # kept as it is: the parent shows it with ``repr``, then cleans
+# A check's result: the facts the judges read stay data (a wrong shape there is a failed check); what a learner
+# is shown is typed and cleaned.
+_SHOWN: dict[str, Field] = {"error": _ERROR, "printed": _PRINTED, "reference_imports": _names, "shown": _text(_TEXT)}
+
+
+def _result(value: object) -> dict[str, Any]:
+    if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+        raise _Malformed
+    return {key: _SHOWN.get(key, _data)(item) for key, item in value.items()}
+
+
+_LOAD = _record({"missing": _of(bool), "error": _optional(_ERROR), "printed": _PRINTED, "reference_imports": _names})
+_CHECK = _record({"not_run": _of(bool), "result": _result})
+
+
+def _checked(part: Mapping[str, object], record: Field) -> dict[str, Any] | object:
+    try:
+        checked: dict[str, Any] = record(part)
+        return checked
+    except (_Malformed, ValueError):  # ValueError: a list of another length than its fields
+        return MALFORMED
+
+
+def _checked_load(part: Mapping[str, object]) -> dict[str, Any] | object:
+    """A ``{"done": "load:<file>", ...}`` message's fields, checked; ``MALFORMED`` when one has the wrong shape."""
+    return _checked(part, _LOAD)
+
+
+def _checked_check(part: Mapping[str, object]) -> dict[str, Any] | object:
+    """A ``{"done": "<place>", ...}`` message's fields, checked; ``MALFORMED`` when one has the wrong shape."""
+    return _checked(part, _CHECK)

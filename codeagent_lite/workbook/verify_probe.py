@@ -1,24 +1,14 @@
-"""The probe side of verify: call a learner's function on given inputs and describe what happened.
+"""The probe side of verify: call a learner's function on given inputs and describe what happened, as data.
 
-Why a module of its own: it runs inside the sandbox, next to the learner's files, so it may
-import only the standard library, the Kernel types (``codeagent_lite.kernel_types``,
-``codeagent_lite.model_adapter``) and the channel's codec (``workbook.wire``), never the
-reference chapter or ``contract``. It decides nothing: it reports what came back
-(``wire.encode``) or what was raised (``describe_error``), and the parent (``contract``'s
-judges) compares that with expected values this side never sees. The parent also uses it in-
-process on the reference modules (``tests/test_contract.py``).
+Why a module of its own: it runs inside the sandbox, beside the learner's files, so it imports only the standard
+library, the Kernel types and the channel's codec (``workbook.wire``), never the reference chapter or
+``contract``. It decides nothing: the parent's judges compare what it reports with values this side never sees.
+Step 2 lends the learner's adapter stand-ins and a provider that forward every call to the parent (``ask``), so
+the adapter is judged alone and what it did with them is seen by the parent, not claimed by this side.
 
-A probe is plain data: ``{"kind": "messages", "history": [...]}``, ``{"kind": "adapter", ...}``
-or ``{"kind": "parse", "text": ...}``; inputs are built from it with ``decode_item``. Step 2 lends
-the learner's adapter two stand-ins and a provider that forward every call to the parent (``ask``)
-and return what it answers, so the adapter is judged alone, no reference function is involved,
-and what the adapter did with them is seen by the parent, not reported by this side.
-
-``main()`` is the sandbox program: it reads ``{"package": ...}``, asks the parent for a step's
-probes (``{"next": true}``; the parent fences first, so nothing the last step's code left behind
-lives on), loads each file when first needed, and sends one part per event (``{"start": key}``,
-then ``{"done": key, "result": ...}``; ``key`` is ``load:<file>`` or the probe's ``id``, its place
-in the parent's list, never a check id), and a final ``{"finished": true}`` when no step is left.
+``main()`` is the sandbox program: it asks for a step's probes (``{"next": true}``; the parent fences first),
+loads each file when first needed, and sends ``{"start": key}`` then ``{"done": key, ...}`` per event, ``key``
+being ``load:<file>`` or the probe's place in the parent's list, never a check id.
 """
 
 from __future__ import annotations
@@ -40,9 +30,8 @@ from codeagent_lite.kernel_types import Message, MessageRole, ToolCall, ToolResu
 from codeagent_lite.model_adapter import InvalidModelOutputError, ModelCallBudget, ValidationLayer
 from codeagent_lite.workbook.wire import encode, qualified, shown
 
-__all__ = ["FILES", "decode_item", "describe_error", "encode", "main", "run_probe"]
+__all__ = ["decode_item", "describe_error", "encode", "main", "package_module", "run_probe"]
 
-FILES = ("json_text_messages", "json_text_adapter", "json_action_parser")
 _MAX_ITEMS = 60
 _MAX_TEXT = 4000
 _KERNEL = frozenset({"codeagent_lite", "codeagent_lite.kernel_types", "codeagent_lite.model_adapter"})
@@ -153,6 +142,10 @@ def _parse(module: types.ModuleType, probe: dict[str, Any]) -> dict[str, Any]:
     return {"value": encode(result), "shown": shown(result)}
 
 
+def _cut(value: Any) -> str | None:
+    return value[:_MAX_TEXT] if isinstance(value, str) else None
+
+
 def _messages(module: types.ModuleType, history: list[Any]) -> dict[str, Any]:
     result = module.build_provider_messages(history)
     try:
@@ -167,7 +160,7 @@ def _messages(module: types.ModuleType, history: list[Any]) -> dict[str, Any]:
         described.append(
             {
                 "is_provider_message": is_message,
-                "role": role[:_MAX_TEXT] if isinstance(role, str) else None,
+                "role": _cut(role),
                 "content": content[:100_000] if isinstance(content, str) else None,
                 "shown": shown(item),
             }
@@ -208,7 +201,7 @@ class _Provider:
 
     def complete(self, *, messages: Any, tools: Any, max_output_tokens: Any) -> Any:
         sent = list(messages)[:_MAX_ITEMS]
-        described = [[_text_of(getattr(item, "role", None)), _text_of(getattr(item, "content", None))] for item in sent]
+        described = [[_cut(getattr(item, "role", None)), _cut(getattr(item, "content", None))] for item in sent]
         request = {
             "call": "complete",
             "messages": described,
@@ -226,12 +219,8 @@ class _Provider:
         return self._module.ProviderResponse(text=answer["reply"], input_tokens=tokens[0], output_tokens=tokens[1])
 
 
-def _text_of(value: Any) -> str | None:
-    return value[:_MAX_TEXT] if isinstance(value, str) else None
-
-
 def _adapter(module: types.ModuleType, probe: dict[str, Any], given: Ask | None) -> dict[str, Any]:
-    ask = given or _no_stand_ins
+    ask = given or (lambda request: {"refused": True})
 
     def build_provider_messages(history: Any) -> Any:
         answer = _asked(ask, {"call": "build", "history": encode(list(history))})
@@ -252,10 +241,6 @@ def _adapter(module: types.ModuleType, probe: dict[str, Any], given: Ask | None)
         adapter = module.JsonTextModelAdapter(_Provider(module, ask))
         response = adapter.complete(history, tools, budget)
     return {"value": encode(response), "shown": shown(response)}
-
-
-def _no_stand_ins(request: dict[str, Any]) -> Any:
-    return {"refused": True}
 
 
 @contextlib.contextmanager
@@ -296,15 +281,15 @@ class _ReferenceGuard(importlib.abc.MetaPathFinder):
         return None
 
 
-def _register_package(name: str, directory: str) -> None:
-    """The learner's folder as a package, without running its ``__init__``: each file loads on its own."""
-    package = types.ModuleType(name)
+def package_module(name: str, directory: str) -> types.ModuleType:
+    """The learner's folder as a package that has not run its ``__init__``: each file loads on its own."""
+    package = types.ModuleType(name, f"the learner's folder {os.path.basename(directory)}")
     spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
     spec.submodule_search_locations = [directory]
     package.__spec__ = spec
     package.__path__ = [directory]
     package.__package__ = name
-    sys.modules[name] = package
+    return package
 
 
 def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify*.py drive it there
@@ -321,7 +306,7 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
     sys.meta_path.insert(0, guard)
     package = str(job["package"])
     directory = os.path.abspath(package)
-    _register_package(package, directory)
+    sys.modules[package] = package_module(package, directory)
     modules: dict[str, types.ModuleType | None] = {}
 
     def ask(request: dict[str, Any]) -> Any:
@@ -359,12 +344,7 @@ def _run_item(
         send_part({"done": item["id"], "not_run": True})
         return
     send_part({"start": item["id"]})
-    before = len(guard.attempts)
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-        result = run_probe(module, item["probe"], directory, ask)
-    result["printed"] = buffer.getvalue()[:200]
-    result["reference_imports"] = guard.attempts[before:]
+    result = _observed(guard, lambda: run_probe(module, item["probe"], directory, ask))
     send_part({"done": item["id"], "result": result})
 
 
@@ -374,21 +354,23 @@ def _load(package: str, directory: str, file: str, guard: _ReferenceGuard, send_
         send_part({"done": key, "missing": True})
         return None
     send_part({"start": key})
+    loaded: list[types.ModuleType] = []
+
+    def load() -> dict[str, Any]:
+        try:
+            loaded.append(importlib.import_module(f"{package}.{file}"))
+        except BaseException as raised:  # learner code: anything may come out, even SystemExit
+            return {"error": describe_error(raised, directory)}
+        return {"error": None}
+
+    send_part({"done": key, **_observed(guard, load)})
+    return loaded[0] if loaded else None
+
+
+def _observed(guard: _ReferenceGuard, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """What ``run`` returned, with what it printed and which reference modules it tried to import."""
     before = len(guard.attempts)
     buffer = io.StringIO()
-    module = None
-    error = None
-    try:
-        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-            module = importlib.import_module(f"{package}.{file}")
-    except BaseException as raised:  # learner code: anything may come out, even SystemExit
-        error = describe_error(raised, directory)
-    send_part(
-        {
-            "done": key,
-            "error": error,
-            "printed": buffer.getvalue()[:200],
-            "reference_imports": guard.attempts[before:],
-        }
-    )
-    return module
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+        result = run()
+    return {**result, "printed": buffer.getvalue()[:200], "reference_imports": guard.attempts[before:]}

@@ -1,15 +1,10 @@
 """Progress while verify runs: a line per step on a terminal, a bar in a notebook that leaves nothing behind.
 
-Why it is built this way: a notebook's saved outputs are compared by nbval, which records the
-outputs a cell creates (``display_data``, ``execute_result``, streams) and ignores the messages that
-change them later (``update_display_data``, ``clear_output``). So ``clear_output`` at the end would
-leave nbval a bar the saved notebook lacks (and would clear what the cell printed before verify),
-and any bar created with content would be compared. The bar is therefore one display of verify's
-own, created *empty* (no data at all: nothing to compare, nothing shown), filled by updates while
-the steps run, and emptied again at the end; the report is the cell's result as before. What stays
-in the saved notebook is that empty display: no text, no HTML, no widget state, the same on every
-machine and every run (nbval compares no data of it). Nothing else of the cell is touched. Outside a
-kernel, on a terminal's standard error, a line per step; elsewhere (a pipe, a test) nothing.
+Why a bar created empty: nbval records the outputs a cell creates and ignores the messages that change them later
+(``update_display_data``, ``clear_output``), so a bar created with content would be compared, and clearing at the
+end would also clear what the cell printed before verify. The display is created with no data at all, filled by
+updates while the steps run and emptied at the end: the saved notebook keeps one empty display, the same on every
+machine. Outside a kernel, a line per step on a terminal's standard error; elsewhere (a pipe, a test) nothing.
 """
 
 from __future__ import annotations
@@ -40,20 +35,15 @@ def _line(number: int, total: int) -> str:
     return _("verify: step {step} of {total} · {title} …", step=number, total=total, title=step_title(number))
 
 
-class _Silent:
-    def step(self, number: int) -> None:
-        return None
-
-    def done(self) -> None:
-        return None
-
-
 class _Terminal:
-    def __init__(self, total: int) -> None:
-        self.total = total
+    """A line per step on standard error, or nothing at all (``quiet``)."""
+
+    def __init__(self, total: int, quiet: bool) -> None:
+        self.total, self.quiet = total, quiet
 
     def step(self, number: int) -> None:
-        print(_line(number, total=self.total), file=sys.stderr, flush=True)
+        if not self.quiet:
+            print(_line(number, total=self.total), file=sys.stderr, flush=True)
 
     def done(self) -> None:
         return None
@@ -81,11 +71,7 @@ class _Notebook:
 
 def start(total: int, progress: bool | None) -> Progress:
     """The progress display for a verify of ``total`` steps: ``progress`` None shows it where it can be seen."""
-    shell = _shell()
-    if progress is False:
-        return _Silent()
-    if shell is not None:
+    if progress is not False and _shell() is not None:
         return _Notebook(total)
-    if progress or bool(getattr(sys.stderr, "isatty", lambda: False)()):
-        return _Terminal(total)
-    return _Silent()
+    tty = bool(getattr(sys.stderr, "isatty", lambda: False)())
+    return _Terminal(total, quiet=progress is False or not (progress or tty))

@@ -1,19 +1,11 @@
 """The parent's side of step 2's stand-ins: it answers every call the learner's adapter makes, and records it.
 
-Why the parent: the adapter is judged by how it calls its helpers and the provider (the history it
-builds from, the messages it hands on, the text it parses, the cause it keeps). Facts the child
-reported about those calls would be the learner's process speaking for itself. So each stand-in in
-the child (``verify_probe``) is a thin forwarder: a call goes over the channel as a request, this side
-records it and answers with the check's values, which carry a nonce drawn fresh for each run
-(``Inputs.nonce``): the child cannot know them before it asks, so handing the right ones on means
-having called. The judges read only what is recorded here (``facts``), never the child's claims.
-
-Each request and answer is plain data; a request of the wrong shape, or past ``_MAX_CALLS`` for one
-probe, is refused (the forwarder then raises in the child) and counted.
-
-What this proves, and what not: the child cannot hand on the right values without asking for them, so an
-adapter that passes asked; learner code could also ask by writing the requests itself, which is writing the
-adapter's calls by another name. Only calls for the check now running, in the step now handed out, are answered.
+Why the parent: the adapter is judged by how it calls its helpers and the provider, and facts the child reported
+about those calls would be the learner's process speaking for itself. So each stand-in in the child
+(``verify_probe``) only forwards a call over the channel; this side records it and answers with the check's
+values, which carry a nonce drawn for each run (``Inputs.nonce``): handing the right ones on means having asked.
+The judges read only what is recorded here (``facts``). Learner code could write the requests itself, which is
+writing the adapter's calls by another name; a request of the wrong shape, or past ``_MAX_CALLS``, is refused.
 """
 
 from __future__ import annotations

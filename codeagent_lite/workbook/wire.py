@@ -1,19 +1,11 @@
 """Values and exceptions as plain data, both ways across a sandbox's channel: one format for verify and the grader.
 
-Why one module: verify's probe (``verify_probe``) and the grader's child (``outside_child``) both send back what a
-learner's code returned or raised, and their parents both read it; two codecs would be two sets of rules to get
-right. It runs inside the sandbox too, so it imports the standard library only.
-
-``encode`` reads only builtin values, enum values, dataclass fields and exception attributes; everything else
-becomes its type's name and a cut ``repr``. Strings, lists and nesting are cut at ``Caps`` (verify's defaults are
-what its checks compare; the grader passes wider ones for the exact texts it sends). ``decode`` builds objects only
-from the classes the reader names, by qualified name, refuses unknown tags and nesting past ``MAX_DEPTH`` (the
-sandbox's channel has already capped the size), so a hostile child's message decodes at worst into wrong values.
-
-The tags: ``{"$tuple": [...]}``, ``{"$dict": [[k, v], ...]}``, ``{"$enum": name, "value": v}``, ``{"$obj": name,
-"fields": {...}}``, ``{"$error": name, "mro": [...], "message": m, "attrs": {...}, "cause": error-or-null}``,
-``{"$other": name, "repr": text}``, ``{"$float": "nan"}``, ``{"$bigint": true}``, ``{"$ellipsis": true}`` and
-``{"$deep": true}``; names are ``module.qualname``.
+Why one module: verify's probe and the grader's child (``outside_child``) both send back what a learner's code
+returned or raised, and two codecs would be two sets of rules to get right. It runs inside the sandbox too, so it
+imports the standard library only. ``encode`` reads builtin values, enums, dataclass fields and exception
+attributes; anything else becomes its type's name and a cut ``repr``, and everything is cut at ``Caps``.
+``decode`` builds objects only from the classes the reader names, refuses unknown tags and nesting past
+``MAX_DEPTH``, so a hostile child's message decodes at worst into wrong values. The tags are ``_READERS``' keys.
 """
 
 from __future__ import annotations
