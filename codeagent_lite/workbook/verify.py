@@ -234,7 +234,7 @@ def _text_lines(result: CheckResult, group: tuple[str, ...] | None = None) -> li
 
     ``group``: the other checks with the same cause (said once, here), or () when it was said already.
     """
-    ours = " " + _("[ours]") if result.check.ours else ""
+    ours = " " + _("[workbook rule]") if result.check.ours else ""
     lines = [f"  {_MARKS[result.passed]} {result.check.id} {result.check.words().name}{ours}"]
     if group == ():
         return lines
@@ -254,7 +254,7 @@ def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
     """One check as a row of the notebook's table: the same facts as ``_text_lines``, escaped for HTML."""
     esc = html.escape
     words = result.check.words()
-    mark = _("[ours]")
+    mark = _("[workbook rule]")
     ours = f' <span title="{esc(words.ours)}">{esc(mark)}</span>' if words.ours else ""
     detail = "" if group == () else esc(result.sentence)
     if group:
