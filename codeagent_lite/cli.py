@@ -533,7 +533,9 @@ def _build_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
     try:
         return _PROVIDER_BUILDERS[args.provider](args)
     except (ProviderError, ValueError, TypeError) as error:  # an unset key variable, a missing extra
-        raise UsageError(_("cannot set up the provider: {error}", error=error)) from None
+        from .workbook.provider_words import provider_error_text
+
+        raise UsageError(_("cannot set up the provider: {error}", error=provider_error_text(error))) from None
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
