@@ -93,3 +93,13 @@ def test_the_command_line_says_why_the_provider_cannot_be_set_up_in_chinese(
     assert status != 0
     assert "环境变量 CAL_NO_SUCH_KEY 没有设置；请把 API 密钥放进这个变量" in said
     assert "is not set" not in said
+
+
+def test_the_scripted_provider_running_out_is_worded_from_its_count() -> None:
+    transcript = run_agent(JsonTextModelAdapter(ScriptedProvider([])), [], "Go.")
+    assert "✘ Provider 请求失败：脚本化 Provider 调用了 0 次之后就没有回复可用了" in render_transcript(
+        transcript, language="zh"
+    )
+    assert "✘ provider request failed: scripted provider has no reply left after 0 calls" in render_transcript(
+        transcript, language="en"
+    )

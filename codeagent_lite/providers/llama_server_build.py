@@ -48,9 +48,11 @@ from .local_engine import (
     _build_running,
     _locked,
     cores,
+    read_record,
     smoke_note,
     start_detached,
     user_cache_dir,
+    write_record,
 )
 
 if TYPE_CHECKING:
@@ -146,11 +148,7 @@ def llama_server_build(
 
 
 def _read(folder: Path, flags: Sequence[str]) -> ServerBuild:
-    try:
-        record = json.loads((folder / RECORD_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        record = {}
-    return ServerBuild(folder, tuple(flags), record if isinstance(record, dict) else {})
+    return ServerBuild(folder, tuple(flags), read_record(folder / RECORD_NAME))
 
 
 def build_llama_server(
@@ -192,44 +190,27 @@ def _build(build: ServerBuild, python: str, version: str, smoke_test: SmokeTest,
     record: dict[str, object] = {"version": version, "flags": list(build.flags), "started": started}
     with build.log_path.open("w", encoding="utf-8") as log, tempfile.TemporaryDirectory(prefix="llama-server-") as tmp:
 
-        def run(command: Sequence[str], cwd: Path | None = None) -> int:
+        def run(*command: str) -> int:
             log.write(f"{time.time() - started:7.1f} | $ {shlex.join(command)}\n")
             log.flush()
-            process = subprocess.run(
-                list(command), cwd=cwd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False
-            )
-            return process.returncode
+            return subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
 
-        scratch = Path(tmp)
+        scratch, out = Path(tmp), str(Path(tmp) / "build")
         tell(build, Phase.COMPILING)
+        source = f"llama-cpp-python=={version}"
         steps: list[tuple[NoteCode, Callable[[], int]]] = [
             (
                 NoteCode.SERVER_DOWNLOAD,
-                lambda: run(
-                    [
-                        python,
-                        "-m",
-                        "pip",
-                        "download",
-                        "--no-deps",
-                        "--no-binary",
-                        ":all:",
-                        "-d",
-                        str(scratch),
-                        f"llama-cpp-python=={version}",
-                    ]
-                ),
+                lambda: run(python, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-d", tmp, source),
             ),
             (NoteCode.SERVER_UNPACK, lambda: _unpack(scratch, version)),
             (
                 NoteCode.SERVER_CONFIGURE,
-                lambda: run(
-                    ["cmake", "-S", str(_source(scratch, version)), "-B", str(scratch / "build"), *build.flags]
-                ),
+                lambda: run("cmake", "-S", str(_source(scratch, version)), "-B", out, *build.flags),
             ),
             (
                 NoteCode.SERVER_COMPILE,
-                lambda: run(["cmake", "--build", str(scratch / "build"), "--target", BINARY_NAME, "-j", str(cores())]),
+                lambda: run("cmake", "--build", out, "--target", BINARY_NAME, "-j", str(cores())),
             ),
         ]
         for failed, step in steps:
@@ -275,10 +256,7 @@ def _record(build: ServerBuild, record: dict[str, object], failure: Note | None,
         record["failure"] = failure.as_json()
         record.pop("smoke", None)
     record["finished"] = time.time()
-    target = build.directory / RECORD_NAME
-    scratch = target.with_suffix(".tmp")
-    scratch.write_text(json.dumps(record, indent=1), encoding="utf-8")
-    os.replace(scratch, target)
+    write_record(build.directory / RECORD_NAME, record)
     tell(_read(build.directory, build.flags), None)
     return 1 if failure is not None else 0
 

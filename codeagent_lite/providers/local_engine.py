@@ -317,20 +317,28 @@ def _build_running(directory: Path) -> bool:
         return not free
 
 
-def _read_state(directory: Path) -> dict[str, Any]:
+def read_record(path: Path) -> dict[str, Any]:
+    """A builder's JSON record (``state.json``, llama-server's ``build.json``); {} when missing or broken."""
     try:
-        data = json.loads((directory / STATE_NAME).read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
+def write_record(path: Path, record: Mapping[str, Any]) -> None:
+    """Written whole and renamed into place, so a reader never sees half a file."""
+    scratch = path.with_suffix(".tmp")
+    scratch.write_text(json.dumps(dict(record), indent=1), encoding="utf-8")
+    os.replace(scratch, path)
+
+
+def _read_state(directory: Path) -> dict[str, Any]:
+    return read_record(directory / STATE_NAME)
+
+
 def _write_state(directory: Path, state: Mapping[str, Any]) -> None:
-    # Written whole and renamed into place, so a reader never sees half a file.
-    target = directory / STATE_NAME
-    scratch = target.with_suffix(".tmp")
-    scratch.write_text(json.dumps(dict(state), indent=1), encoding="utf-8")
-    os.replace(scratch, target)
+    write_record(directory / STATE_NAME, state)
 
 
 def _log_lines(directory: Path) -> list[str]:

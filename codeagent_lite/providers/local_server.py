@@ -159,16 +159,19 @@ class LocalModelServer:
         return inner if self.process is None else EngineGuard(inner, self)
 
 
+def _signal(process: subprocess.Popen[bytes], number: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, number)  # its own session: the group is the engine and nothing else
+
+
 def _stop(process: subprocess.Popen[bytes], grace_seconds: float) -> None:
     if process.poll() is not None:
         return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)  # its own session: the group is the engine and nothing else
+    _signal(process, signal.SIGTERM)
     try:
         process.wait(timeout=grace_seconds)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
+        _signal(process, signal.SIGKILL)
         process.wait()
     if process.stdin is not None:
         with contextlib.suppress(OSError):
@@ -603,8 +606,7 @@ def serve(server: LocalModelServer, announce: str = "", grace_seconds: float = 5
 
     def stop(number: int, _frame: object) -> None:
         asked.append(time.monotonic())
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
+        _signal(process, signal.SIGTERM)
 
     previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
     if announce:
@@ -612,8 +614,7 @@ def serve(server: LocalModelServer, announce: str = "", grace_seconds: float = 5
     try:
         while (code := process.poll()) is None:
             if asked and time.monotonic() - asked[0] > grace_seconds:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
+                _signal(process, signal.SIGKILL)
             time.sleep(0.1)
     finally:
         for number, handler in previous.items():

@@ -5,7 +5,8 @@ this catalog's message ids; here they are looked up in the learner's language (`
 transcript, the command line, notebook 06 and the engine's status say a provider failure in Chinese to a
 Chinese learner. A parameter is shown as it came (a number, a path, an already scrubbed excerpt of a
 server's text); one that is itself a failure is worded in the same language. An error that is not ours (a
-learner's own ``ProviderError``, the scripted provider's) carries only its sentence, shown as it is.
+learner's own ``ProviderError``) carries only its sentence, shown as it is; the scripted provider's running out
+is worded from the count it keeps.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 
 from ..model_adapter import ModelProviderError
 from ..providers.failure import FAILURE_WORDS, FailureCode, ProviderFailure
+from ..scripted_provider import EXHAUSTED, ScriptExhaustedError
 from .language import Language
 from .words import _
 
@@ -39,25 +41,21 @@ def stored_failure_text(code: str, params: Mapping[str, str], language: Language
         return code
 
 
-def _ours(error: BaseException | None) -> ProviderFailure | None:
-    """The ``ProviderFailure`` behind ``error`` (itself, or the cause an adapter raised it from)."""
-    seen = 0
-    while error is not None and seen < 4:
-        if isinstance(error, ProviderFailure):
-            return error
-        error, seen = error.__cause__, seen + 1
-    return None
+def _worded(error: BaseException | None, language: Language | None) -> str | None:
+    """Our words for ``error`` when it is one of ours, else None."""
+    if isinstance(error, ScriptExhaustedError):
+        return _(EXHAUSTED, language, calls=error.calls)
+    return failure_text(error, language) if isinstance(error, ProviderFailure) else None
 
 
 def provider_error_text(error: BaseException, language: Language | None = None) -> str:
-    """What to show of a provider's failure: from its code when it is ours, else its own sentence."""
-    failure = _ours(error)
-    if failure is None:
+    """What to show of a provider's failure (itself, or the adapter's error raised from it): ours from its data,
+    anyone else's as its own sentence."""
+    wrapped = isinstance(error, ModelProviderError)
+    text = _worded(error.__cause__ if wrapped else error, language)
+    if text is None:
         try:
             return str(error)
         except Exception:  # a learner's error class may fail even to print
             return type(error).__name__
-    text = failure_text(failure, language)
-    if isinstance(error, ModelProviderError):
-        return _("provider request failed: {error}", language, error=text)
-    return text
+    return _("provider request failed: {error}", language, error=text) if wrapped else text
