@@ -321,3 +321,13 @@ def test_the_property_server_really_is_loopback(server: Server) -> None:
     assert host == "127.0.0.1"
     with socket.create_connection((host, int(server.base_url.split(":")[2].split("/")[0])), timeout=2):
         pass
+
+
+def test_the_key_echoed_in_a_refused_content_encoding_never_reaches_the_error(server: Server) -> None:
+    server.answer = Answer(headers=[("Content-Encoding", f"br-{KEY}")])
+    error = refusal(provider(server.base_url))
+    assert "Content-Encoding" in str(error)
+    shown = everything_printed_about(error)
+    assert_no_secret(shown)
+    assert_no_secret(shown.lower(), KEY.lower())  # the client reads the header's codings in lower case
+    assert_printable(str(error))

@@ -158,7 +158,7 @@ def _inflate(pieces: Iterator[bytes], coding: str, error: type[Exception]) -> It
                 if first and coding == "deflate":
                     decompressor, first = zlib.decompressobj(-zlib.MAX_WBITS), False
                     continue
-                raise _refusal(error, FailureCode.BAD_COMPRESSION, coding=coding, detail=failure) from None
+                raise _refusal(error, FailureCode.BAD_COMPRESSION, coding=coding, detail=str(failure)) from None
             first = False
             data = decompressor.unconsumed_tail
             if out:

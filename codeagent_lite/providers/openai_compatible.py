@@ -404,8 +404,10 @@ class OpenAICompatibleProvider:
         except Exception as error:
             cause = error.__cause__ if error.__cause__ is not None else error
             refused = getattr(cause, "failure", None)  # the bounded transport's own refusal, as data
-            if isinstance(refused, ProviderFailure):
-                return refused
+            if isinstance(refused, ProviderFailure):  # its parameters quote the server (a header): scrubbed too
+                return ProviderFailure(
+                    refused.code, **{name: self._excerpt(str(value)) for name, value in refused.params.items()}
+                )
             # APITimeoutError is a subclass of APIConnectionError, so it must come first.
             if isinstance(error, openai_module.APITimeoutError):
                 return self._timed_out()
