@@ -103,3 +103,18 @@ def test_the_scripted_provider_running_out_is_worded_from_its_count() -> None:
     assert "✘ provider request failed: scripted provider has no reply left after 0 calls" in render_transcript(
         transcript, language="en"
     )
+
+
+def test_a_mistyped_address_is_a_value_error_worded_in_chinese(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: object
+) -> None:
+    monkeypatch.setenv("CAL_LANG", "zh")
+    argv = ["run", "--provider", "openai", "--base-url", "localhost:8080", "--model", "m", "--no-api-key"]
+    status = main([*argv, "--workspace", str(tmp_path), "Go."])
+    said = capsys.readouterr().err
+    assert status != 0
+    assert "base_url 必须是带主机名的 http:// 或 https:// 地址，实际是 'localhost:8080'" in said
+    with pytest.raises(ValueError, match="base_url must be an http"):
+        from codeagent_lite.providers import OpenAICompatibleProvider
+
+        OpenAICompatibleProvider("localhost:8080", "m", api_key_env=None)

@@ -20,7 +20,7 @@ from types import MappingProxyType
 
 from ..json_text_adapter import ProviderError
 
-__all__ = ["FAILURE_WORDS", "FailureCode", "ProviderFailure", "engine_end"]
+__all__ = ["FAILURE_WORDS", "FailureCode", "ProviderFailure", "SetupFailure", "engine_end"]
 
 
 def N_(message: str) -> str:
@@ -30,6 +30,10 @@ def N_(message: str) -> str:
 
 class FailureCode(StrEnum):
     NO_OPENAI = "no-openai"
+    BAD_BASE_URL = "bad-base-url"
+    URL_CREDENTIALS = "url-credentials"
+    INVALID_URL = "invalid-url"
+    BAD_VARIABLE_NAME = "bad-variable-name"
     KEY_NOT_SET = "key-not-set"
     KEY_UNPRINTABLE = "key-unprintable"
     KEY_PUNCTUATION = "key-punctuation"
@@ -72,6 +76,16 @@ class FailureCode(StrEnum):
 FAILURE_WORDS: Mapping[FailureCode, str] = {
     FailureCode.NO_OPENAI: N_(
         "the 'openai' package is not installed; install it with: pip install 'codeagent-lite[openai]'"
+    ),
+    FailureCode.BAD_BASE_URL: N_("base_url must be an http:// or https:// address with a host, found {found}"),
+    FailureCode.URL_CREDENTIALS: N_(
+        "base_url must not contain a user name or password (found 'user:password@' before the host, not shown: "
+        "{found}); put the API key in the environment variable named by api_key_env"
+    ),
+    FailureCode.INVALID_URL: N_("invalid base_url {url}: {detail}"),
+    FailureCode.BAD_VARIABLE_NAME: N_(
+        "api_key_env must be the name of an environment variable (letters, digits and _), found {length} other "
+        "characters (not shown: it may be the key itself)"
     ),
     FailureCode.KEY_NOT_SET: N_(
         "environment variable {variable} is not set; put the API key there "
@@ -162,6 +176,10 @@ class ProviderFailure(ProviderError):
 
     def __reduce__(self) -> tuple[object, ...]:  # pickled by keyword, not by its message
         return (_rebuilt, (self.code, dict(self.params)))
+
+
+class SetupFailure(ProviderFailure, ValueError):
+    """A provider's option that cannot work (its address, the name of its key's variable): a ``ValueError`` too."""
 
 
 def _rebuilt(code: FailureCode, params: dict[str, object]) -> ProviderFailure:

@@ -32,7 +32,7 @@ from ..json_text_adapter import ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
 from .bounded_http import bounded_http_client
-from .failure import FailureCode, ProviderFailure
+from .failure import FailureCode, ProviderFailure, SetupFailure
 from .prompting import render_system_prompt
 from .redaction import Redactor, protect_library_logs, redact_url, url_secrets
 
@@ -126,19 +126,13 @@ def _check_base_url(base_url: object) -> str:
         port_is_valid = parsed.port is None or parsed.port >= 0
     except ValueError:
         port_is_valid = False
+    found = repr(printable(shorten(_safe_url(base_url), 120)))
     if not port_is_valid or parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise ValueError(
-            "base_url must be an http:// or https:// address with a host, "
-            f"found {printable(shorten(_safe_url(base_url), 120))!r}"
-        )
+        raise SetupFailure(FailureCode.BAD_BASE_URL, found=found)
     if "@" in parsed.netloc:
         # The HTTP library would send them as Basic auth in place of the Bearer key, and a
         # server that echoes headers would show them: refuse, and never repeat them.
-        raise ValueError(
-            "base_url must not contain a user name or password (found 'user:password@' before the host, "
-            f"not shown: {printable(shorten(_safe_url(base_url), 120))!r}); "
-            "put the API key in the environment variable named by api_key_env"
-        )
+        raise SetupFailure(FailureCode.URL_CREDENTIALS, found=found)
     return base_url
 
 
@@ -164,10 +158,7 @@ def _check_variable_name(api_key_env: object) -> None:
         raise TypeError(f"api_key_env must be a string or None, found {type(api_key_env).__name__}")
     if not _VARIABLE_NAME.fullmatch(api_key_env):
         # Most often the key itself was pasted here: never repeat it.
-        raise ValueError(
-            "api_key_env must be the name of an environment variable (letters, digits and _), "
-            f"found {len(api_key_env)} other characters (not shown: it may be the key itself)"
-        )
+        raise SetupFailure(FailureCode.BAD_VARIABLE_NAME, length=len(api_key_env))
 
 
 KEY_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~+/=:")
@@ -282,7 +273,9 @@ class OpenAICompatibleProvider:
             )
         except Exception as error:
             # The HTTP library's InvalidURL (e.g. host 256.1.1.1) is not a ValueError; say what it is about.
-            raise ValueError(f"invalid base_url {self.shown_url!r}: {self._excerpt(str(error))}") from None
+            raise SetupFailure(
+                FailureCode.INVALID_URL, url=repr(self.shown_url), detail=self._excerpt(str(error))
+            ) from None
         # The resources load lazily; loading them now creates their loggers before the filter goes on.
         _ = self._client.chat.completions
         protect_library_logs(self, self._redactor)
