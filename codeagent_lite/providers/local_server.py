@@ -125,16 +125,14 @@ class LocalModelServer:
         return int(urllib.parse.urlsplit(self.base_url).port or 0)
 
     def exit_message(self, wait_seconds: float = 0.0) -> ProviderFailure | None:
-        """Why the engine is gone (signal or exit code, then its last log lines), or None while it runs."""
+        """How the engine ended (its signal or exit code, with what to do), or None while it runs."""
         if self.process is None:
             return None
         try:
             code = self.process.wait(timeout=wait_seconds) if wait_seconds > 0 else self.process.poll()
         except subprocess.TimeoutExpired:
-            return None
-        if code is None:
-            return None
-        return engine_end(code)
+            code = None
+        return None if code is None else engine_end(code)
 
     def log_tail(self, lines: int = 8) -> str:
         if self.log_path is None:
