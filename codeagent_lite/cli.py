@@ -437,7 +437,9 @@ def _run(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int:
     try:
         provider, description = _PROVIDERS[args.provider](args)
     except (ProviderError, ValueError, TypeError) as error:  # an unset key variable, a missing extra
-        raise UsageError(_("cannot set up the provider: {error}", error=error)) from None
+        from .workbook.provider_words import provider_error_text
+
+        raise UsageError(_("cannot set up the provider: {error}", error=provider_error_text(error))) from None
     _say(_("provider: {description}", description=description), out)
     # The base model gets no agent-role system message: its prompt is worked examples, and
     # measured on 4 demo tasks an extra "Note:" line cut its final answers from 3 of 4 to 1 of 4.

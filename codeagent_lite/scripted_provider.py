@@ -13,12 +13,20 @@ from dataclasses import dataclass
 from .json_text_adapter import ProviderError, ProviderResponse
 from .json_text_messages import ProviderMessage
 from .kernel_types import ToolSpec
+from .model_adapter import N_
 
-__all__ = ["ProviderCall", "ScriptExhaustedError", "ScriptedProvider"]
+__all__ = ["EXHAUSTED", "ProviderCall", "ScriptExhaustedError", "ScriptedProvider"]
+
+EXHAUSTED = N_("scripted provider has no reply left after {calls} calls")
+"""The message of ``ScriptExhaustedError``; the workbook's catalog says it in Chinese."""
 
 
 class ScriptExhaustedError(ProviderError):
-    """The script ran out: the code under test asked the model more often than planned."""
+    """The script ran out: the code under test asked the model more often than planned (``calls`` times)."""
+
+    def __init__(self, calls: int) -> None:
+        super().__init__(EXHAUSTED.format(calls=calls))
+        self.calls = calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +71,7 @@ class ScriptedProvider:
         max_output_tokens: int,
     ) -> ProviderResponse:
         if self.remaining <= 0:
-            raise ScriptExhaustedError(f"scripted provider has no reply left after {len(self.calls)} calls")
+            raise ScriptExhaustedError(len(self.calls))
         reply = self._replies[len(self.calls)]
         self.calls.append(ProviderCall(tuple(messages), tuple(tools), max_output_tokens))
         if isinstance(reply, ProviderError):

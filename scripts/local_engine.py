@@ -33,7 +33,7 @@ from codeagent_lite.providers.llama_server_build import (
     start_background_server_build,
 )
 from codeagent_lite.providers.local_engine import build_engine, engine_status, start_background_build
-from codeagent_lite.workbook.engine_words import engine_report_line, engine_summary, progress_text
+from codeagent_lite.workbook.engine_words import engine_report_line, engine_summary, progress_text, server_summary
 
 
 def main(argv: list[str]) -> int:
@@ -51,24 +51,18 @@ def main(argv: list[str]) -> int:
     status.add_argument("--json", action="store_true", help="print the state as one JSON object")
     args = parser.parse_args(argv)
 
-    if args.command == "start":
-        try:
-            command = [sys.executable, str(Path(__file__).resolve()), "build", "--nice", "--no-wait"]
-            print(start_background_build(command))
-        except OSError as error:  # never block the lab
-            print(f"local engine: could not start the background build: {error}")
+    if args.command == "start":  # never blocks the lab: a build that cannot start is a status, not an error
+        command = [sys.executable, str(Path(__file__).resolve()), "build", "--nice", "--no-wait"]
+        print(engine_summary(start_background_build(command)))
         return 0
     if args.command == "start-server":
-        try:
-            command = [sys.executable, str(Path(__file__).resolve()), "build-server", "--nice"]
-            print(start_background_server_build(command))
-        except OSError as error:  # never block the lab
-            print(f"llama-server: could not start the background build: {error}")
+        command = [sys.executable, str(Path(__file__).resolve()), "build-server", "--nice"]
+        print(server_summary(start_background_server_build(command)))  # never blocks the lab
         return 0
     if args.command == "build-server":
         if args.nice and hasattr(os, "nice"):
             os.nice(10)
-        return build_llama_server(say=print)
+        return build_llama_server(tell=lambda build, phase: print(server_summary(build, phase), flush=True))
     if args.command == "build":
         if args.nice and hasattr(os, "nice"):
             os.nice(10)
@@ -87,13 +81,13 @@ def main(argv: list[str]) -> int:
                     "summary": engine_summary(found),
                     "progress": None if progress is None else progress_text(progress),
                     "log": str(found.log_path),
-                    "llama-server": llama_server_build().summary(),
+                    "llama-server": server_summary(llama_server_build()),
                 }
             )
         )
     else:
         print(engine_report_line(found))
-        print(llama_server_build().summary())
+        print(server_summary(llama_server_build()))
     return 0 if found.ready else 1
 
 

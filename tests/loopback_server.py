@@ -88,3 +88,36 @@ class Server:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
+
+
+# --------------------------------------------------------------------------- a provider asking it
+
+KEY_ENV = "CODEAGENT_LITE_TEST_KEY"
+"""Where the provider tests put their key (``conftest.key_in_env``)."""
+
+
+def provider(base_url: str, **options: Any) -> Any:
+    """An ``OpenAICompatibleProvider`` for ``base_url``, its key read from ``KEY_ENV``."""
+    from codeagent_lite.providers.openai_compatible import OpenAICompatibleProvider
+
+    return OpenAICompatibleProvider(base_url, "fake-model", api_key_env=KEY_ENV, **options)
+
+
+def complete(target: Any, messages: list[Any] | None = None) -> Any:
+    from codeagent_lite import ProviderMessage, ToolSpec
+
+    tools = (ToolSpec(name="read_file", description="Read a file."),)
+    return target.complete(
+        messages=messages or [ProviderMessage("user", "Read README.md.")], tools=tools, max_output_tokens=16
+    )
+
+
+def refusal(target: Any, messages: list[Any] | None = None) -> Any:
+    """The ``ProviderError`` a call raises (the test fails when it raises none)."""
+    import pytest
+
+    from codeagent_lite import ProviderError
+
+    with pytest.raises(ProviderError) as caught:
+        complete(target, messages)
+    return caught.value

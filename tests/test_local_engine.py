@@ -8,8 +8,10 @@ a lock held by a real child process, and modules made missing the standard way
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -21,11 +23,13 @@ from pathlib import Path
 import pytest
 
 from codeagent_lite.providers import local_engine
+from codeagent_lite.providers.failure import ProviderFailure
 from codeagent_lite.providers.local_engine import (
     ENGINE_MODULES,
     BuildProgress,
     EngineState,
     EngineStatus,
+    Note,
     NoteCode,
     Phase,
     Platform,
@@ -257,7 +261,7 @@ def test_a_build_without_a_compiler_fails_with_the_cause_and_the_command_to_fix_
 @pytest.mark.usefixtures("engine_missing")
 def test_a_successful_build_that_this_python_cannot_import_says_so(tmp_path: Path) -> None:
     python = fake_pip(tmp_path, ["Successfully installed llama-cpp-python-0.3.36"], exit_code=0)
-    assert build_engine(tmp_path / "engine", python=python, smoke_test=lambda python: "") == 0
+    assert build_engine(tmp_path / "engine", python=python, smoke_test=lambda python: None) == 0
     status = engine_status(tmp_path / "engine")
     assert status.state is EngineState.FAILED
     assert "succeeded, but this Python" in note_text(status.reason, "en")
@@ -269,7 +273,7 @@ def test_a_second_builder_does_not_start_while_one_runs(tmp_path: Path, held_loc
     report = tmp_path / "report.txt"
     with report.open("w", encoding="utf-8") as out:
         assert build_engine(tmp_path / "engine", python=python, wait_for_running=False, report=out) == 0
-    assert "already being built" in report.read_text(encoding="utf-8")
+    assert report.read_text(encoding="utf-8").startswith("local engine: building; log: ")
     assert not (tmp_path / "engine" / "build.log").exists()
 
 
@@ -278,9 +282,9 @@ def test_an_engine_that_imports_and_passes_its_smoke_test_is_not_built_again(tmp
     python = fake_pip(tmp_path, ["should never run"], exit_code=3)
     asked: list[str] = []
 
-    def smoke(python: str) -> str:
+    def smoke(python: str) -> ProviderFailure | None:
         asked.append(python)
-        return ""
+        return None
 
     assert build_engine(tmp_path / "engine", python=python, smoke_test=smoke) == 0
     assert asked == [python]  # the smoke test ran, with the interpreter the engine is installed in
@@ -292,7 +296,7 @@ def test_an_engine_that_imports_and_passes_its_smoke_test_is_not_built_again(tmp
 FAKE_ENGINE = Path(__file__).resolve().parent / "fake_engine.py"
 
 
-def crashing_engine(python: str) -> str:
+def crashing_engine(python: str) -> ProviderFailure | None:
     """The smoke test against an engine process that dies with SIGILL at the first token, as an AMX build does."""
     return smoke_test([sys.executable, str(FAKE_ENGINE), "{port}", "sigill-on-completion"])
 
@@ -309,17 +313,45 @@ def test_an_engine_that_crashes_in_its_smoke_test_is_reinstalled_and_never_ready
     # Reinstalled, compiled with this build's flags: only the library, never a cached wheel of other flags.
     assert "--force-reinstall --no-deps 'llama-cpp-python[server]==0.3.36'" in log
     assert "gemma3" not in log.splitlines()[0]
-    assert "smoke test: failed: the local engine died with SIGILL (Illegal instruction)" in log
+    assert "smoke test: failed: the local engine died with SIGILL" in log
     status = engine_status(directory)
     assert status.state is EngineState.FAILED  # although everything imports
-    assert status.reason is not None and status.reason.code is NoteCode.SMOKE_FAILED
+    assert status.reason == Note.of(NoteCode.SMOKE_FAILED, failure="engine-wrong-cpu", signal="SIGILL")
     assert note_text(status.reason, "en") == (
-        "the engine installed, but its one-token smoke test failed: the local engine died with SIGILL "
-        "(Illegal instruction): it was built for another CPU; `make local` rebuilds it"
+        "the engine installed, but its one-token smoke test failed: the local engine died with SIGILL: "
+        "it was built for another CPU; `make local` rebuilds it"
+    )
+    assert note_text(status.reason, "zh") == (
+        "引擎装好了，但只生成一个 Token 的冒烟测试没有通过：本地引擎因信号 SIGILL 终止：它是为另一种 CPU 构建的；"
+        "`make local` 会重新构建它"
     )
     assert "make local" in engine_advice(status, "en")
-    # without words of its own the builder reports the state and the cause's code
+    # without words of its own the builder reports each step's state and the cause's code
+    assert report.read_text(encoding="utf-8").splitlines()[:2] == [
+        f"local engine: building; log: {directory / 'build.log'}",
+        f"local engine: building (smoke-failed); log: {directory / 'build.log'}",
+    ]
     assert "local engine: failed (smoke-failed)" in report.read_text(encoding="utf-8")
+
+
+@pytest.mark.usefixtures("engine_present")
+def test_the_builders_steps_reach_a_chinese_learner_in_chinese(tmp_path: Path) -> None:
+    python = fake_pip(tmp_path, ["Successfully installed llama-cpp-python-0.3.36"], exit_code=0)
+    report = io.StringIO()
+    build_engine(
+        tmp_path / "engine",
+        python=python,
+        report=report,
+        smoke_test=crashing_engine,
+        tell=lambda status: engine_summary(status, "zh"),
+    )
+    lines = report.getvalue().splitlines()
+    assert lines[0] == "本地引擎：正在后台构建，在单独的进程里做只生成一个 Token 的冒烟测试"
+    assert lines[1].startswith("本地引擎：正在后台构建，正在重新安装 llama-cpp-python，原因：引擎装好了，但")
+    assert "本地引擎因信号 SIGILL 终止：它是为另一种 CPU 构建的" in lines[1]
+    assert lines[-1].startswith("本地引擎：这台机器暂时用不了：引擎装好了，但只生成一个 Token 的冒烟测试没有通过")
+    for line in lines:  # no English sentence: what is left without the Chinese is names, commands and signals
+        assert not re.search(r"[A-Za-z]+ [a-z]+ [a-z]+", re.sub(r"`[^`]*`|llama-cpp-python|Token", "", line)), line
 
 
 @pytest.mark.usefixtures("engine_missing")
@@ -335,9 +367,9 @@ def test_a_fresh_build_says_ready_only_after_its_smoke_test(tmp_path: Path, monk
     log_path = tmp_path / "engine" / "build.log"
     seen: list[str] = []
 
-    def smoke(python: str) -> str:
+    def smoke(python: str) -> ProviderFailure | None:
         seen.append(log_path.read_text(encoding="utf-8"))  # runs after pip has finished
-        return ""
+        return None
 
     report = tmp_path / "report.txt"
     with report.open("w", encoding="utf-8") as out:
@@ -361,17 +393,15 @@ def test_each_set_of_build_flags_has_a_pip_cache_of_its_own() -> None:
 def test_the_background_start_returns_once_the_builder_holds_the_lock(tmp_path: Path) -> None:
     directory = tmp_path / "engine"
     builder = [sys.executable, "-c", HOLD_LOCK, str(directory / "build.lock"), "3"]
-    message = start_background_build(builder, directory)
-    assert "building in the background" in message and str(directory / "build.log") in message
+    started = start_background_build(builder, directory)
+    assert started.state is EngineState.BUILDING and started.log_path == directory / "build.log"
     assert engine_status(directory).state is EngineState.BUILDING
-    assert "already building" in start_background_build(builder, directory)
+    assert start_background_build(builder, directory).state is EngineState.BUILDING  # not started twice
 
 
 @pytest.mark.usefixtures("engine_present")
 def test_the_background_start_does_nothing_when_the_engine_is_ready(tmp_path: Path) -> None:
-    assert start_background_build([sys.executable, "-c", "raise SystemExit(9)"], tmp_path / "engine") == (
-        "local engine: ready"
-    )
+    assert start_background_build([sys.executable, "-c", "raise SystemExit(9)"], tmp_path / "engine").ready
     assert not (tmp_path / "engine").exists()
 
 

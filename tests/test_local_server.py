@@ -24,13 +24,13 @@ import pytest
 from codeagent_lite import Message, MessageRole, ProviderError, build_provider_messages
 from codeagent_lite.action_schema import action_json_schema
 from codeagent_lite.kernel_types import ToolSpec
+from codeagent_lite.providers.failure import FailureCode, ProviderFailure, engine_end
 from codeagent_lite.providers.llama_cpp_engine import MODEL_ALIAS, SchemaToGrammar
 from codeagent_lite.providers.local_server import (
     SHARED_SERVER_VARIABLE,
     GemmaProvider,
     LocalModelServer,
     connect_local_server,
-    describe_engine_exit,
     local_model_server,
     smoke_test,
     start_local_server,
@@ -40,6 +40,12 @@ from codeagent_lite.providers.openai_completions import CompletionSettings
 FAKE_ENGINE = Path(__file__).resolve().parent / "fake_engine.py"
 TOOLS = [ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}})]
 MESSAGES = build_provider_messages([Message(MessageRole.USER, "Say hello.")])
+
+
+def data(failure: object) -> tuple[object, dict[str, object]]:
+    """A failure's code and parameters: what a program acts on."""
+    assert isinstance(failure, ProviderFailure), failure
+    return failure.code, dict(failure.params)
 
 
 def fake(behaviour: str) -> list[str]:
@@ -78,10 +84,10 @@ def gone(pid: int) -> bool:
     [
         (
             "sigill-on-completion",
-            r"SIGILL \(Illegal instruction\): it was built for another CPU; `make local` rebuilds it",
+            r"SIGILL: it was built for another CPU; `make local` rebuilds it",
         ),
-        ("sigsegv-on-completion", r"SIGSEGV \(Segmentation fault\): a crash inside llama\.cpp"),
-        ("sigkill-on-completion", r"SIGKILL \(Killed\): most often the system ran out of memory"),
+        ("sigsegv-on-completion", r"SIGSEGV: a crash inside llama\.cpp"),
+        ("sigkill-on-completion", r"SIGKILL: most often the system ran out of memory"),
     ],
 )
 def test_a_signal_in_the_engine_is_a_provider_error_that_names_it(
@@ -105,9 +111,11 @@ SIGNALS = {"sigill": signal.SIGILL, "sigsegv": signal.SIGSEGV, "sigkill": signal
 
 def test_an_engine_that_dies_while_loading_says_so_with_its_log() -> None:
     with pytest.raises(
-        ProviderError, match=r"(?s)SIGILL \(Illegal instruction\).*before it was ready.*loading the model"
-    ):
+        ProviderError, match=r"(?s)the local engine died with SIGILL.*before it was ready.*loading the model"
+    ) as caught:
         start_local_server(fake("sigill-at-start"), startup_timeout=30)
+    assert isinstance(caught.value, ProviderFailure) and caught.value.code is FailureCode.ENGINE_NOT_READY
+    assert data(caught.value.params["ended"]) == (FailureCode.ENGINE_WRONG_CPU, {"signal": "SIGILL"})
 
 
 def test_a_crash_in_the_engine_leaves_the_calling_process_alive(tmp_path: Path) -> None:
@@ -138,10 +146,11 @@ def test_a_crash_in_the_engine_leaves_the_calling_process_alive(tmp_path: Path) 
     assert result.stdout.rstrip().endswith("still alive")
 
 
-def test_describe_engine_exit_names_signals_and_exit_codes() -> None:
-    assert describe_engine_exit(3) == "the local engine exited with code 3"
-    assert describe_engine_exit(-signal.SIGABRT).startswith("the local engine died with SIGABRT (Aborted): ")
-    assert describe_engine_exit(-signal.SIGUSR1) == "the local engine died with SIGUSR1 (User defined signal 1)"
+def test_an_engines_end_names_its_signal_or_exit_code_with_what_to_do() -> None:
+    assert data(engine_end(3)) == (FailureCode.ENGINE_EXITED, {"returncode": 3})
+    assert str(engine_end(3)) == "the local engine exited with code 3"
+    assert str(engine_end(-signal.SIGABRT)).startswith("the local engine died with SIGABRT: llama.cpp stopped")
+    assert str(engine_end(-signal.SIGUSR1)) == "the local engine died with SIGUSR1"
 
 
 # --------------------------------------------------------------------------- its process
@@ -250,9 +259,9 @@ def test_the_engine_turns_a_json_schema_into_the_grammar_llama_cpp_python_takes(
 
 
 def test_the_smoke_test_passes_one_token_and_names_a_crash() -> None:
-    assert smoke_test(fake("echo")) == ""
-    assert smoke_test(fake("sigill-on-completion")).startswith("the local engine died with SIGILL")
-    assert smoke_test(fake("sigill-at-start")).startswith("the local engine died with SIGILL")
+    assert smoke_test(fake("echo")) is None
+    assert data(smoke_test(fake("sigill-on-completion"))) == (FailureCode.ENGINE_WRONG_CPU, {"signal": "SIGILL"})
+    assert data(smoke_test(fake("sigill-at-start"))) == (FailureCode.ENGINE_WRONG_CPU, {"signal": "SIGILL"})
 
 
 def test_a_class_shares_the_server_named_by_the_variable(
@@ -302,7 +311,7 @@ def test_the_class_server_says_how_its_engine_died_and_exits_1(tmp_path: Path) -
         connect_local_server(base_url).provider().complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=4)
     assert service.wait(timeout=20) == 1
     said = service.stderr.read()
-    assert "local model server: failed: the local engine died with SIGSEGV (Segmentation fault)" in said
+    assert "local model server: failed: the local engine died with SIGSEGV: a crash inside llama.cpp" in said
 
 
 def test_run_with_the_local_provider_survives_a_crash_of_the_model_server(
@@ -342,13 +351,13 @@ def test_the_class_server_serves_with_llama_server_where_built_else_llama_cpp_py
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # no llama-server built in this cache
     fallback = _choose_backend("auto", 4)
     assert (fallback.backend, fallback.binary) == ("llama-cpp-python", None)
-    assert fallback.note.startswith(
-        "llama-cpp-python's server, because llama-server: not built (`make local-server` builds it"
-    )
+    assert fallback.note.startswith("llama-cpp-python's server, because llama-server is not installed")
     assert fallback.note.endswith(
         "one request at a time, the shared prompt prefix kept between them; --parallel 4 applies to llama-server only"
     )
-    with pytest.raises(ProviderError, match=r"llama-server: not built \(`make local-server` builds it"):
+    with pytest.raises(
+        ProviderError, match=r"llama-server is not an executable file \(`make local-server` builds llama-server\)"
+    ):
         _choose_backend("llama-server", 4)
     with pytest.raises(ProviderError, match="is not an executable file"):
         _choose_backend("llama-server", 4, tmp_path / "nothing")
@@ -379,7 +388,7 @@ def test_the_class_servers_first_line_says_which_backend_serves_and_why(
     monkeypatch.setattr(local_server, "start_local_server", refuse)
     assert local_server.main(["--threads", "2", "--parallel", "3"]) == 1
     first = capsys.readouterr().out.splitlines()[0]
-    assert first.startswith("local model server: llama-cpp-python's server, because llama-server: not built")
+    assert first.startswith("local model server: llama-cpp-python's server, because llama-server is not installed")
     assert first.endswith("; 2 thread(s)")
     binary = built_llama_server(tmp_path)
     assert local_server.main(["--parallel", "20", "--model", str(tmp_path / "m.gguf")]) == 1

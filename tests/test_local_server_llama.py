@@ -34,7 +34,7 @@ CLIENTS = 6
 
 pytestmark = [
     pytest.mark.local_model,
-    pytest.mark.skipif(not BUILD.ready, reason=f"{BUILD.summary()}; these tests need it"),
+    pytest.mark.skipif(not BUILD.ready, reason=f"llama-server is {BUILD.state.value}; these tests need it"),
     pytest.mark.skipif(bool(MISSING_LOCAL_MODEL), reason=f"no model file ({', '.join(MISSING_LOCAL_MODEL)})"),
 ]
 

@@ -30,6 +30,7 @@ from codeagent_lite import (
     action_json_schema,
 )
 from codeagent_lite.providers import PLACEHOLDER_API_KEY, OpenAICompatibleProvider, llama_server, render_system_prompt
+from codeagent_lite.providers.failure import FailureCode, ProviderFailure
 
 # The providers package imports openai only when a provider is created, so this check is enough.
 pytest.importorskip("openai", reason="the openai extra is not installed: pip install 'codeagent-lite[openai]'")
@@ -283,33 +284,35 @@ def test_http_error_never_repeats_the_key(fake_server: FakeChatServer, key_env: 
 
 
 @pytest.mark.parametrize(
-    ("body", "message"),
+    ("body", "code", "params"),
     [
-        ("<html>gateway error</html>", "malformed response: the body is not JSON: <html>gateway error</html>"),
-        ("", "malformed response: the body is not JSON: empty body"),
-        (json.dumps({"object": "chat.completion"}), "malformed response: choices: Field required"),
-        (json.dumps({**VALID_COMPLETION, "choices": []}), "malformed response: 'choices' is empty"),
-        (json.dumps([1, 2]), "malformed response: the body: Input should be a valid dictionary"),
+        ("<html>gateway error</html>", FailureCode.NOT_JSON, {"excerpt": "<html>gateway error</html>"}),
+        ("", FailureCode.NOT_JSON, {"excerpt": "''"}),
+        (json.dumps({"object": "chat.completion"}), FailureCode.BAD_FIELD, {"where": "choices", "check": "missing"}),
+        (json.dumps({**VALID_COMPLETION, "choices": []}), FailureCode.NO_CHOICES, {}),
+        (json.dumps([1, 2]), FailureCode.BAD_FIELD, {"where": "$", "check": "model_type"}),
         (
             json.dumps({**VALID_COMPLETION, "choices": [{"message": {"content": None}, "finish_reason": "stop"}]}),
-            "malformed response: the reply has no text content",
+            FailureCode.NO_TEXT,
+            {"finish_reason": "'stop'"},
         ),
         (
             json.dumps({**VALID_COMPLETION, "usage": {"prompt_tokens": "12", "completion_tokens": 3}}),
-            "malformed response: usage.prompt_tokens: Input should be a valid integer",
+            FailureCode.BAD_FIELD,
+            {"where": "usage.prompt_tokens", "check": "int_type"},
         ),
-        (
-            json.dumps({key: value for key, value in VALID_COMPLETION.items() if key != "usage"}),
-            "server reported no token usage",
-        ),
+        (json.dumps({"choices": VALID_COMPLETION["choices"]}), FailureCode.NO_USAGE, {}),
     ],
     ids=["html", "empty", "no-choices", "empty-choices", "array", "null-content", "string-usage", "no-usage"],
 )
-def test_malformed_responses(fake_server: FakeChatServer, key_env: str, body: str, message: str) -> None:
+def test_malformed_responses(
+    fake_server: FakeChatServer, key_env: str, body: str, code: FailureCode, params: dict[str, str]
+) -> None:
     fake_server.body = body
-    with pytest.raises(ProviderError) as caught:
+    with pytest.raises(ProviderFailure) as caught:
         complete(provider_for(fake_server.base_url, key_env))
-    assert str(caught.value).startswith(message)
+    assert (caught.value.code, dict(caught.value.params)) == (code, params)
+    assert str(caught.value).startswith(("malformed response: ", "server reported no token usage"))
 
 
 def test_adapter_turns_provider_errors_into_model_provider_errors(fake_server: FakeChatServer) -> None:

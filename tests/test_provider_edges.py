@@ -23,52 +23,27 @@ import tracemalloc
 import urllib.parse
 import zlib
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codeagent_lite import ProviderError, ProviderMessage, ToolSpec
+from codeagent_lite import ProviderError
 
 pytest.importorskip("openai", reason="the openai extra is not installed: pip install 'codeagent-lite[openai]'")
 
-from loopback_server import REPLY, VALID, Answer, Server
+from loopback_server import REPLY, VALID, Answer, Server, complete, provider, refusal
 
 from codeagent_lite.providers import openai_compatible
+from codeagent_lite.providers.failure import FailureCode, ProviderFailure
 from codeagent_lite.providers.openai_compatible import KEY_CHARACTERS, MAX_TOKEN_COUNT, OpenAICompatibleProvider
 from codeagent_lite.providers.redaction import MASK, Redactor
 
-KEY_ENV = "CODEAGENT_LITE_EDGES_KEY"
 KEY = "sk-proj-Zq8/Wv+Rt=Lm_0123456789abcdefGHIJKLmnop"  # 46 characters, like a real key
-TOOLS = (ToolSpec(name="read_file", description="Read a file."),)
-TASK = [ProviderMessage("user", "Read README.md.")]
 PROPERTIES = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    with Server() as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def key_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(KEY_ENV, KEY)
-
-
-def provider(base_url: str, **options: Any) -> OpenAICompatibleProvider:
-    return OpenAICompatibleProvider(base_url, "fake-model", api_key_env=KEY_ENV, **options)
-
-
-def complete(target: OpenAICompatibleProvider) -> Any:
-    return target.complete(messages=TASK, tools=TOOLS, max_output_tokens=16)
-
-
-def refusal(target: OpenAICompatibleProvider) -> ProviderError:
-    with pytest.raises(ProviderError) as caught:
-        complete(target)
-    return caught.value
+pytestmark = pytest.mark.usefixtures("key_in_env")
 
 
 def encode(body: bytes, codings: list[str]) -> bytes:
@@ -108,7 +83,9 @@ def test_a_gzip_bomb_is_refused_at_the_cap_without_being_held(server: Server, gz
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert f"longer than {openai_compatible.MAX_BODY_BYTES} bytes once decompressed" in str(error)
+    assert isinstance(error, ProviderFailure) and error.code is FailureCode.BODY_TOO_LONG
+    assert error.params == {"limit": str(openai_compatible.MAX_BODY_BYTES)}
+    assert f"longer than {openai_compatible.MAX_BODY_BYTES} bytes" in str(error)
     assert peak < 30_000_000, f"{peak / 1e6:.0f} MB held while refusing a 50 MB bomb"
 
 
@@ -135,7 +112,9 @@ def test_an_encoding_not_asked_for_is_refused(server: Server, header: str) -> No
 
 def test_more_than_five_nested_encodings_are_refused(server: Server) -> None:
     server.answer = encoded_answer(json.dumps(VALID).encode(), ["gzip"] * 6)
-    assert "6 codings" in str(refusal(provider(server.base_url)))
+    error = refusal(provider(server.base_url))
+    assert isinstance(error, ProviderFailure) and error.code is FailureCode.BAD_ENCODING
+    assert error.params["found"] == repr(", ".join(["gzip"] * 6))
 
 
 def test_broken_gzip_is_a_provider_error(server: Server) -> None:

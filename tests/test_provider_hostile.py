@@ -15,27 +15,22 @@ import threading
 import time
 import traceback
 import urllib.parse
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codeagent_lite import ProviderError, ProviderMessage, ToolSpec
+from codeagent_lite import ProviderError, ProviderMessage
 from codeagent_lite.display import printable
 
 pytest.importorskip("openai", reason="the openai extra is not installed: pip install 'codeagent-lite[openai]'")
 
-from loopback_server import VALID, Answer, Server
+from loopback_server import KEY_ENV, VALID, Answer, Server, complete, provider, refusal
 
 from codeagent_lite.providers import openai_compatible
 from codeagent_lite.providers.openai_compatible import KEY_CHARACTERS, OpenAICompatibleProvider
 
-KEY_ENV = "CODEAGENT_LITE_HOSTILE_KEY"
 KEY = "sk-live/DO+NOT=LEAK_0123456789abcdef"
-TOOLS = (ToolSpec(name="read_file", description="Read a file."),)
-TASK = [ProviderMessage("user", "Read README.md.")]
 
 
 def spellings(secret: str) -> set[str]:
@@ -62,29 +57,7 @@ def assert_printable(text: str) -> None:
     assert printable(text) == text, f"raw control characters in {text!r}"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    with Server() as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def key_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(KEY_ENV, KEY)
-
-
-def provider(base_url: str, **options: Any) -> OpenAICompatibleProvider:
-    return OpenAICompatibleProvider(base_url, "fake-model", api_key_env=KEY_ENV, **options)
-
-
-def complete(target: OpenAICompatibleProvider, messages: list[ProviderMessage] | None = None) -> Any:
-    return target.complete(messages=messages or TASK, tools=TOOLS, max_output_tokens=16)
-
-
-def refusal(target: OpenAICompatibleProvider, messages: list[ProviderMessage] | None = None) -> ProviderError:
-    with pytest.raises(ProviderError) as caught:
-        complete(target, messages)
-    return caught.value
+pytestmark = pytest.mark.usefixtures("key_in_env")
 
 
 def everything_printed_about(error: BaseException) -> str:
@@ -348,3 +321,13 @@ def test_the_property_server_really_is_loopback(server: Server) -> None:
     assert host == "127.0.0.1"
     with socket.create_connection((host, int(server.base_url.split(":")[2].split("/")[0])), timeout=2):
         pass
+
+
+def test_the_key_echoed_in_a_refused_content_encoding_never_reaches_the_error(server: Server) -> None:
+    server.answer = Answer(headers=[("Content-Encoding", f"br-{KEY}")])
+    error = refusal(provider(server.base_url))
+    assert "Content-Encoding" in str(error)
+    shown = everything_printed_about(error)
+    assert_no_secret(shown)
+    assert_no_secret(shown.lower(), KEY.lower())  # the client reads the header's codings in lower case
+    assert_printable(str(error))

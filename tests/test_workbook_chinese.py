@@ -335,7 +335,7 @@ def test_verify_prints_chinese_check_names_in_zh_and_the_english_ones_in_en(
     chinese = str(verify(STUBS, step=1)).splitlines()
     checks = checks_up_to(1)
     assert [line for line in english if line.startswith("  ✘ ")] == [
-        f"  ✘ {check.id} {check.name}{' [ours]' if check.ours else ''}" for check in checks
+        f"  ✘ {check.id} {check.name}{' [workbook rule]' if check.ours else ''}" for check in checks
     ]
     assert english[3].startswith(f"      given {checks[0].given}, expected {checks[0].expected}, got nothing yet")
     names = [line for line in chinese if line.startswith("  ✘ ")]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import ClassVar, Literal, TypeAlias
 
@@ -151,12 +151,17 @@ class RepeatedCallIdStep:
 
 @dataclass(frozen=True, slots=True)
 class ProviderErrorStep:
-    """The model could not be asked; the run stops here. What the failed call cost is unknown."""
+    """The model could not be asked; the run stops here. What the failed call cost is unknown.
+
+    ``error`` is the adapter's error itself: its cause may carry a code the workbook words in the learner's
+    language, where ``message`` is only its English.
+    """
 
     kind: ClassVar[Literal[StepKind.PROVIDER_ERROR]] = StepKind.PROVIDER_ERROR
     usage: ClassVar[None] = None
     model_call: int
     message: str
+    error: ModelProviderError | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,7 +384,7 @@ class _Run:
         try:
             response = self.adapter.complete(tuple(self.history), self.specs, self.budget)
         except ModelProviderError as error:
-            self.steps.append(ProviderErrorStep(model_call=call_number, message=_text_of(error)))
+            self.steps.append(ProviderErrorStep(model_call=call_number, message=_text_of(error), error=error))
             return self.finish(StopReason.PROVIDER_ERROR, _text_of(error))
         except InvalidModelOutputError as error:
             return self._reply_rejected(call_number, error)

@@ -33,6 +33,8 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from .failure import FailureCode, ProviderFailure
+
 __all__ = ["ACCEPTED_ENCODINGS", "bounded_http_client", "http_library"]
 
 ACCEPTED_ENCODINGS = ("gzip", "deflate")
@@ -57,6 +59,14 @@ def http_library() -> Any:
 
         return httpx
     return httpx2
+
+
+def _refusal(kind: type[Exception], code: FailureCode, **params: object) -> Exception:
+    """The HTTP library's own error (so the client handles it as it would), carrying the refusal as data."""
+    failure = ProviderFailure(code, **params)
+    error = kind(str(failure))
+    error.failure = failure  # type: ignore[attr-defined]
+    return error
 
 
 class _Deadline(threading.local):
@@ -148,13 +158,13 @@ def _inflate(pieces: Iterator[bytes], coding: str, error: type[Exception]) -> It
                 if first and coding == "deflate":
                     decompressor, first = zlib.decompressobj(-zlib.MAX_WBITS), False
                     continue
-                raise error(f"the answer is not valid {coding} data ({failure})") from None
+                raise _refusal(error, FailureCode.BAD_COMPRESSION, coding=coding, detail=str(failure)) from None
             first = False
             data = decompressor.unconsumed_tail
             if out:
                 yield out
     if not decompressor.eof:
-        raise error(f"the answer's {coding} data is cut off")
+        raise _refusal(error, FailureCode.CUT_COMPRESSION, coding=coding)
 
 
 def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
@@ -166,30 +176,25 @@ def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
     http: Any = http_library()
     deadline = _Deadline()
 
+    def _capped(pieces: Iterable[bytes]) -> Iterator[bytes]:
+        # Counted as received and after each decoding: a gzip bomb stops at the cap, never held whole.
+        count = 0
+        for piece in pieces:
+            count += len(piece)
+            if count > max_body_bytes:
+                raise _refusal(http.ReadError, FailureCode.BODY_TOO_LONG, limit=max_body_bytes)
+            yield piece
+
     class BoundedStream(http.SyncByteStream):  # type: ignore[misc]
         def __init__(self, inner: Any, codings: list[str]) -> None:
             self._inner = inner
             self._codings = codings
 
-        def _received(self) -> Iterator[bytes]:
-            received = 0
-            for chunk in self._inner:
-                received += len(chunk)
-                if received > max_body_bytes:
-                    raise http.ReadError(f"the answer is longer than {max_body_bytes} bytes; reading stopped")
-                yield chunk
-
         def __iter__(self) -> Iterator[bytes]:
-            pieces = self._received()
+            pieces = _capped(self._inner)
             for coding in reversed(self._codings):
-                pieces = _inflate(pieces, coding, http.DecodingError)
-            decoded = 0
+                pieces = _capped(_inflate(pieces, coding, http.DecodingError))
             for piece in pieces:
-                decoded += len(piece)
-                if decoded > max_body_bytes:
-                    raise http.ReadError(
-                        f"the answer is longer than {max_body_bytes} bytes once decompressed; reading stopped"
-                    )
                 if deadline.at is not None and time.monotonic() > deadline.at:
                     raise http.ReadTimeout(f"the answer took longer than {seconds} s in all")
                 yield piece
@@ -213,11 +218,13 @@ def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
             unknown = [coding for coding in codings if coding not in (*ACCEPTED_ENCODINGS, "x-gzip")]
             if unknown or len(codings) > _MAX_CODINGS:
                 response.close()
-                asked = ", ".join(ACCEPTED_ENCODINGS)
-                found = f"{len(codings)} codings" if not unknown else repr(unknown[0][:40])
-                raise http.DecodingError(
-                    f"the answer's Content-Encoding is {found}; this client asks for {asked} "
-                    f"(at most {_MAX_CODINGS} deep) and decodes nothing else"
+                found = repr(unknown[0][:40]) if unknown else repr(", ".join(codings)[:80])
+                raise _refusal(
+                    http.DecodingError,
+                    FailureCode.BAD_ENCODING,
+                    found=found,
+                    asked=", ".join(ACCEPTED_ENCODINGS),
+                    depth=_MAX_CODINGS,
                 )
             # The body is handed on decoded, so the library must not decode it again.
             headers = [

@@ -37,9 +37,26 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from .local_engine import LOCK_NAME, _build_running, _locked, user_cache_dir
+from .local_engine import (
+    LOCK_NAME,
+    EngineState,
+    Note,
+    NoteCode,
+    Phase,
+    _build_running,
+    _locked,
+    cores,
+    read_record,
+    smoke_note,
+    start_detached,
+    user_cache_dir,
+    write_record,
+)
+
+if TYPE_CHECKING:
+    from .failure import ProviderFailure
 
 __all__ = [
     "LLAMA_CPP_PYTHON_VERSION",
@@ -73,6 +90,11 @@ BINARY_NAME = "llama-server"
 RECORD_NAME = "build.json"
 LOG_NAME = "build.log"
 
+SmokeTest = Callable[[Path], "ProviderFailure | None"]
+"""Given the built executable: None when one token came back, else how it failed."""
+Tell = Callable[["ServerBuild", "Phase | None"], None]
+"""Shows a build's state, or the step it is at (``workbook.engine_words.server_summary`` words it)."""
+
 
 @dataclass(frozen=True, slots=True)
 class ServerBuild:
@@ -95,22 +117,21 @@ class ServerBuild:
         return self.record.get("smoke") == "ok" and self.binary.is_file() and os.access(self.binary, os.X_OK)
 
     @property
-    def failure(self) -> str:
-        """Why the last build is not usable, in words; empty when it is ready or never ran."""
-        return str(self.record.get("failure") or "")
+    def reason(self) -> Note | None:
+        """Why the last build is not usable; None when it is ready or never ran."""
+        return None if self.ready else Note.from_json(self.record.get("failure"))
 
     @property
     def building(self) -> bool:
         return _build_running(self.directory)
 
-    def summary(self) -> str:
+    @property
+    def state(self) -> EngineState:
         if self.ready:
-            return f"llama-server: ready ({self.binary})"
+            return EngineState.READY
         if self.building:
-            return f"llama-server: building in the background (log: {self.log_path})"
-        if self.failure:
-            return f"llama-server: failed: {self.failure} (log: {self.log_path})"
-        return "llama-server: not built (`make local-server` builds it, several minutes on 2 cores)"
+            return EngineState.BUILDING
+        return EngineState.NOT_INSTALLED if self.reason is None else EngineState.FAILED
 
 
 def _build_key(version: str, flags: Sequence[str]) -> str:
@@ -123,16 +144,11 @@ def llama_server_build(
 ) -> ServerBuild:
     """The build for exactly these flags and version (read from its folder; nothing runs)."""
     root = (user_cache_dir() if cache is None else cache) / "llama-server"
-    folder = root / f"{version}-{_build_key(version, flags)}"
-    try:
-        record = json.loads((folder / RECORD_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        record = {}
-    return ServerBuild(folder, tuple(flags), record if isinstance(record, dict) else {})
+    return _read(root / f"{version}-{_build_key(version, flags)}", flags)
 
 
-def _cores() -> int:
-    return max(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 1)
+def _read(folder: Path, flags: Sequence[str]) -> ServerBuild:
+    return ServerBuild(folder, tuple(flags), read_record(folder / RECORD_NAME))
 
 
 def build_llama_server(
@@ -141,13 +157,13 @@ def build_llama_server(
     flags: Sequence[str] = SERVER_CMAKE_ARGS,
     version: str = LLAMA_CPP_PYTHON_VERSION,
     cache: Path | None = None,
-    smoke_test: Callable[[Path], str] | None = None,
-    say: Callable[[str], None] = lambda text: None,
+    smoke_test: SmokeTest | None = None,
+    tell: Tell = lambda build, phase: None,
 ) -> int:
     """Download the sdist (PyPI), compile ``llama-server`` and smoke-test it; 0 when it is ready.
 
-    ``smoke_test(binary)`` returns "" when one token came back, else the failure in words
-    (``local_server.smoke_test_llama_server`` by default). Held under a lock: a second build
+    ``smoke_test(binary)`` returns None when one token came back, else the failure
+    (``local_server.smoke_test`` of the llama-server backend by default). Held under a lock: a second build
     of the same flags waits for the first and then finds it done.
     """
     build = llama_server_build(flags, version, cache)
@@ -155,85 +171,68 @@ def build_llama_server(
     with _locked(build.directory / LOCK_NAME, exclusive=True, wait=True):
         build = llama_server_build(flags, version, cache)
         if build.ready:
-            say(build.summary())
+            tell(build, None)
             return 0
         if smoke_test is None:
-            from .local_server import smoke_test_llama_server
+            from .local_server import smoke_test as engine_smoke_test
 
-            smoke_test = smoke_test_llama_server
+            def smoke_test(binary: Path) -> ProviderFailure | None:
+                return engine_smoke_test(backend="llama-server", binary=binary)
+
         if build.record.get("built") and build.binary.is_file():
             # Compiled before, smoke test not passed (yet): the same flags would compile the same bytes.
-            return _smoke(build, dict(build.record), smoke_test, say)
-        return _build(build, python, version, smoke_test, say)
+            return _smoke(build, dict(build.record), smoke_test, tell)
+        return _build(build, python, version, smoke_test, tell)
 
 
-def _build(build: ServerBuild, python: str, version: str, smoke_test: Callable[[Path], str], say: Any) -> int:
+def _build(build: ServerBuild, python: str, version: str, smoke_test: SmokeTest, tell: Tell) -> int:
     started = time.time()
     record: dict[str, object] = {"version": version, "flags": list(build.flags), "started": started}
     with build.log_path.open("w", encoding="utf-8") as log, tempfile.TemporaryDirectory(prefix="llama-server-") as tmp:
 
-        def run(command: Sequence[str], cwd: Path | None = None) -> int:
+        def run(*command: str) -> int:
             log.write(f"{time.time() - started:7.1f} | $ {shlex.join(command)}\n")
             log.flush()
-            process = subprocess.run(
-                list(command), cwd=cwd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False
-            )
-            return process.returncode
+            return subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
 
-        scratch = Path(tmp)
-        say(f"llama-server: building (log: {build.log_path})")
-        steps: list[tuple[str, Callable[[], int]]] = [
+        scratch, out = Path(tmp), str(Path(tmp) / "build")
+        tell(build, Phase.COMPILING)
+        source = f"llama-cpp-python=={version}"
+        steps: list[tuple[NoteCode, Callable[[], int]]] = [
             (
-                "pip could not download the llama-cpp-python source",
-                lambda: run(
-                    [
-                        python,
-                        "-m",
-                        "pip",
-                        "download",
-                        "--no-deps",
-                        "--no-binary",
-                        ":all:",
-                        "-d",
-                        str(scratch),
-                        f"llama-cpp-python=={version}",
-                    ]
-                ),
+                NoteCode.SERVER_DOWNLOAD,
+                lambda: run(python, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-d", tmp, source),
             ),
-            ("the source archive could not be unpacked", lambda: _unpack(scratch, version)),
+            (NoteCode.SERVER_UNPACK, lambda: _unpack(scratch, version)),
             (
-                "CMake could not configure llama.cpp",
-                lambda: run(
-                    ["cmake", "-S", str(_source(scratch, version)), "-B", str(scratch / "build"), *build.flags]
-                ),
+                NoteCode.SERVER_CONFIGURE,
+                lambda: run("cmake", "-S", str(_source(scratch, version)), "-B", out, *build.flags),
             ),
             (
-                "compiling llama-server failed",
-                lambda: run(["cmake", "--build", str(scratch / "build"), "--target", BINARY_NAME, "-j", str(_cores())]),
+                NoteCode.SERVER_COMPILE,
+                lambda: run("cmake", "--build", out, "--target", BINARY_NAME, "-j", str(cores())),
             ),
         ]
-        for failure, step in steps:
+        for failed, step in steps:
             code = step()
             if code != 0:
-                return _record(build, record, f"{failure} (exit code {code})", say)
+                return _record(build, record, Note.of(failed, returncode=code), tell)
         built = scratch / "build" / "bin" / BINARY_NAME
         if not built.is_file():
-            return _record(build, record, f"the build made no {BINARY_NAME} executable", say)
+            return _record(build, record, Note.of(NoteCode.SERVER_NO_BINARY), tell)
         shutil.copy2(built, build.binary)
     record["built"] = True
     record["seconds"] = round(time.time() - started, 1)
-    return _smoke(build, record, smoke_test, say)
+    return _smoke(build, record, smoke_test, tell)
 
 
-def _smoke(
-    build: ServerBuild, record: dict[str, object], smoke_test: Callable[[Path], str], say: Callable[[str], None]
-) -> int:
-    say("llama-server: one-token smoke test in a separate process")
+def _smoke(build: ServerBuild, record: dict[str, object], smoke_test: SmokeTest, tell: Tell) -> int:
+    tell(build, Phase.SMOKE_TEST)
     failure = smoke_test(build.binary)
-    if failure:
-        return _record(build, record, f"its smoke test failed: {failure}", say)
+    if failure is not None:
+        return _record(build, record, smoke_note(failure), tell)
     record["smoke"] = "ok"
-    return _record(build, record, "", say)
+    return _record(build, record, None, tell)
 
 
 def _source(scratch: Path, version: str) -> Path:
@@ -252,35 +251,23 @@ def _unpack(scratch: Path, version: str) -> int:
     return 0
 
 
-def _record(build: ServerBuild, record: dict[str, object], failure: str, say: Callable[[str], None]) -> int:
-    if failure:
-        record["failure"] = failure
+def _record(build: ServerBuild, record: dict[str, object], failure: Note | None, tell: Tell) -> int:
+    if failure is not None:
+        record["failure"] = failure.as_json()
         record.pop("smoke", None)
     record["finished"] = time.time()
-    target = build.directory / RECORD_NAME
-    scratch = target.with_suffix(".tmp")
-    scratch.write_text(json.dumps(record, indent=1), encoding="utf-8")
-    os.replace(scratch, target)
-    say(llama_server_build(build.flags, str(record["version"]), build.directory.parent.parent).summary())
-    return 1 if failure else 0
+    write_record(build.directory / RECORD_NAME, record)
+    tell(_read(build.directory, build.flags), None)
+    return 1 if failure is not None else 0
 
 
-def start_background_server_build(builder_command: Sequence[str], build: ServerBuild | None = None) -> str:
-    """Start ``builder_command`` (``scripts/local_engine.py build-server --nice``) detached; a line saying so.
+def start_background_server_build(builder_command: Sequence[str], build: ServerBuild | None = None) -> ServerBuild:
+    """Start ``builder_command`` (``scripts/local_engine.py build-server --nice``) detached; the build as it then is.
 
-    Like the wheel's background build: its own session, so closing the terminal does not stop
-    it, and nothing waits for it.
+    Like the wheel's background build (``local_engine.start_detached``): its own session, so closing the terminal
+    does not stop it, and nothing waits for it past the moment it holds its lock.
     """
     chosen = llama_server_build() if build is None else build
-    if chosen.ready or chosen.building:
-        return chosen.summary()
-    chosen.directory.mkdir(parents=True, exist_ok=True)
-    with (chosen.directory / "builder.out").open("wb") as out:
-        subprocess.Popen(
-            list(builder_command),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    return f"llama-server: building in the background (several minutes on 2 cores); log: {chosen.log_path}"
+    if not (chosen.ready or chosen.building):
+        start_detached(builder_command, chosen.directory)
+    return _read(chosen.directory, chosen.flags)

@@ -49,7 +49,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .failure import ProviderFailure
 
 __all__ = [
     "ENGINE_DIR_VARIABLE",
@@ -66,13 +69,16 @@ __all__ = [
     "build_engine",
     "classify_failure",
     "compiler_install_hint",
+    "cores",
     "current_platform",
     "engine_dir",
     "engine_pip_cache",
     "engine_status",
     "missing_engine_modules",
     "shared_server_url",
+    "smoke_note",
     "start_background_build",
+    "start_detached",
     "user_cache_dir",
     "working_compilers",
 ]
@@ -115,6 +121,10 @@ class Phase(StrEnum):
     CONFIGURING = "configuring"
     COMPILING = "compiling"
     INSTALLING = "installing"
+    SMOKE_TEST = "smoke-test"
+    """The one-token test in a separate process, before a build (or an engine found installed) counts as ready."""
+    REINSTALLING = "reinstalling"
+    """The engine imports but failed its smoke test (the status's ``reason``): compiled again with these flags."""
 
 
 class NoteCode(StrEnum):
@@ -127,7 +137,8 @@ class NoteCode(StrEnum):
     NO_COMPILER = "no-compiler"  # compiler: "C", "C++" or "C/C++"
     BUILD_FAILED = "build-failed"  # returncode
     WRONG_PYTHON = "wrong-python"  # python, modules
-    SMOKE_FAILED = "smoke-failed"  # failure: how the engine ended, in local_server's words
+    SMOKE_FAILED = "smoke-failed"  # failure: a ProviderFailure's code, with its params beside it
+    NO_BACKGROUND = "no-background"  # path: the builder's output
     CHECK_NETWORK = "check-network"
     FREE_DISK = "free-disk"
     SAVE_MEMORY = "save-memory"
@@ -139,6 +150,11 @@ class NoteCode(StrEnum):
     READ_LOG = "read-log"
     PICK_KERNEL = "pick-kernel"
     REBUILD = "rebuild"  # cmake: the flags ``make local`` compiles with
+    SERVER_DOWNLOAD = "server-download"  # returncode; this and the next four: why a llama-server build failed
+    SERVER_UNPACK = "server-unpack"  # returncode
+    SERVER_CONFIGURE = "server-configure"  # returncode
+    SERVER_COMPILE = "server-compile"  # returncode
+    SERVER_NO_BINARY = "server-no-binary"
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +281,11 @@ def missing_engine_modules(modules: Sequence[str] = ENGINE_MODULES) -> tuple[str
     return tuple(missing)
 
 
+def cores() -> int:
+    """The CPU cores this process may use (its affinity where the system has one)."""
+    return max(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 1)
+
+
 @contextlib.contextmanager
 def _locked(path: Path, *, exclusive: bool, wait: bool) -> Iterator[bool]:
     """Hold ``flock`` on ``path`` for the block; yields False when it is taken and ``wait`` is off."""
@@ -296,20 +317,28 @@ def _build_running(directory: Path) -> bool:
         return not free
 
 
-def _read_state(directory: Path) -> dict[str, Any]:
+def read_record(path: Path) -> dict[str, Any]:
+    """A builder's JSON record (``state.json``, llama-server's ``build.json``); {} when missing or broken."""
     try:
-        data = json.loads((directory / STATE_NAME).read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
+def write_record(path: Path, record: Mapping[str, Any]) -> None:
+    """Written whole and renamed into place, so a reader never sees half a file."""
+    scratch = path.with_suffix(".tmp")
+    scratch.write_text(json.dumps(dict(record), indent=1), encoding="utf-8")
+    os.replace(scratch, path)
+
+
+def _read_state(directory: Path) -> dict[str, Any]:
+    return read_record(directory / STATE_NAME)
+
+
 def _write_state(directory: Path, state: Mapping[str, Any]) -> None:
-    # Written whole and renamed into place, so a reader never sees half a file.
-    target = directory / STATE_NAME
-    scratch = target.with_suffix(".tmp")
-    scratch.write_text(json.dumps(dict(state), indent=1), encoding="utf-8")
-    os.replace(scratch, target)
+    write_record(directory / STATE_NAME, state)
 
 
 def _log_lines(directory: Path) -> list[str]:
@@ -536,8 +565,8 @@ def classify_failure(
 
 # --------------------------------------------------------------------------- the builder
 
-SmokeTest = Callable[[str], str]
-"""Given the interpreter the engine was installed into: '' when one token came back, else why not."""
+SmokeTest = Callable[[str], "ProviderFailure | None"]
+"""Given the interpreter the engine was installed into: None when one token came back, else how it failed."""
 
 Tell = Callable[[EngineStatus], str]
 """The words for a status, given by whoever prints the builder's lines (``scripts/local_engine.py`` gives
@@ -571,10 +600,15 @@ def _pip_command(python: str, requirements: Sequence[str], *, reinstall: bool = 
     return [*command, *requirements]
 
 
-def _default_smoke_test(python: str) -> str:
+def _default_smoke_test(python: str) -> ProviderFailure | None:
     from .local_server import smoke_test
 
     return smoke_test(python=python)
+
+
+def smoke_note(failure: ProviderFailure) -> Note:
+    """A failed smoke test as a note ``state.json`` can keep: the failure's code and its (flat) parameters."""
+    return Note.of(NoteCode.SMOKE_FAILED, failure=failure.code.value, **failure.params)
 
 
 def build_engine(
@@ -595,26 +629,23 @@ def build_engine(
     running is waited for (``make test`` does that); otherwise this returns 0 at once. An
     engine that already imports is only smoke-tested (one token, in a separate process);
     one that fails that test is reinstalled, compiled with this build's flags. ``report``
-    gets a progress line every ``report_every`` seconds and the verdict at the end, both in the words
-    ``tell`` gives a status.
+    gets each step, a progress line every ``report_every`` seconds and the verdict at the end: statuses,
+    in the words ``tell`` gives them.
     """
     folder = engine_dir() if directory is None else directory
     folder.mkdir(parents=True, exist_ok=True)
-
-    def say(text: str) -> None:
-        if report is not None:
-            print(text, file=report, flush=True)
-
     build = _Build(
-        folder, python, tuple(requirements), say, report_every, platform, smoke_test or _default_smoke_test, tell
+        folder, python, tuple(requirements), report, report_every, platform, smoke_test or _default_smoke_test, tell
     )
     with _locked(folder / LOCK_NAME, exclusive=True, wait=False) as got_it:
         if got_it:
             return build.run()
+    # Another builder holds the lock: say how far it is, then wait for it (or not).
+    build.tell_status(
+        EngineStatus(EngineState.BUILDING, (), folder, progress=_progress_now(folder, _read_state(folder), None))
+    )
     if not wait_for_running:
-        say(f"the local engine is already being built (log: {folder / LOG_NAME})")
         return 0
-    say(f"waiting for the local engine build that is already running (log: {folder / LOG_NAME})")
     with _locked(folder / LOCK_NAME, exclusive=True, wait=True):
         return build.run()
 
@@ -626,26 +657,31 @@ class _Build:
     folder: Path
     python: str
     requirements: tuple[str, ...]
-    say: Callable[[str], None]
+    report: IO[str] | None
     report_every: float
     platform: Platform | None
     smoke_test: SmokeTest
     tell: Tell | None
 
-    def _tell(self, status: EngineStatus) -> None:
-        words = self.tell(status) if self.tell is not None else _state_only(status)
-        self.say(words)
+    def tell_status(self, status: EngineStatus) -> None:
+        if self.report is not None:
+            words = self.tell(status) if self.tell is not None else _state_only(status)
+            print(words, file=self.report, flush=True)
+
+    def _step(self, phase: Phase, reason: Note | None = None) -> None:
+        progress = BuildProgress(0.0, phase)
+        self.tell_status(EngineStatus(EngineState.BUILDING, (), self.folder, progress=progress, reason=reason))
 
     def run(self) -> int:
         if not missing_engine_modules():
-            self.say("local engine: installed; one-token smoke test in a separate process")
+            self._step(Phase.SMOKE_TEST)
             started = time.time()
             failure = self.smoke_test(self.python)
-            if not failure:
+            if failure is None:
                 _write_state(self.folder, {"started": started, "finished": time.time(), "returncode": 0, "smoke": "ok"})
-                self._tell(EngineStatus(EngineState.READY, (), self.folder))
+                self.tell_status(EngineStatus(EngineState.READY, (), self.folder))
                 return 0
-            self.say(f"local engine: its one-token smoke test failed ({failure}); reinstalling it")
+            self._step(Phase.REINSTALLING, smoke_note(failure))
             return self._install(reinstall=True)
         return self._install(reinstall=False)
 
@@ -658,7 +694,7 @@ class _Build:
         command = _pip_command(self.python, wanted or self.requirements, reinstall=reinstall)
         started = time.time()
         _write_state(self.folder, {"started": started, "finished": None, "returncode": None, "pid": os.getpid()})
-        self.say(f"building the local engine (llama-cpp-python compiles llama.cpp); log: {self.folder / LOG_NAME}")
+        self.tell_status(EngineStatus(EngineState.BUILDING, (), self.folder, progress=read_progress([], 0.0)))
         last_report = time.monotonic()
         lines: list[str] = []
         with (self.folder / LOG_NAME).open("w", encoding="utf-8") as log:
@@ -690,16 +726,24 @@ class _Build:
                 if time.monotonic() - last_report >= self.report_every:
                     last_report = time.monotonic()
                     progress = read_progress(lines, time.time() - started)
-                    self._tell(EngineStatus(EngineState.BUILDING, (), self.folder, progress=progress))
+                    self.tell_status(EngineStatus(EngineState.BUILDING, (), self.folder, progress=progress))
             returncode = process.wait()
             if returncode != 0:
                 return self._finish(started, returncode, "\n".join(lines[-400:]))
+            self._step(Phase.SMOKE_TEST)
             write("one-token smoke test in a separate process")
             failure = self.smoke_test(self.python)
-            write(f"smoke test: failed: {failure}" if failure else "smoke test: ok")
-        return self._finish(started, 0, "", smoke_failure=failure)
+            write("smoke test: ok" if failure is None else f"smoke test: failed: {failure}")
+        return self._finish(started, 0, "", smoke_failure=failure, smoked=True)
 
-    def _finish(self, started: float, returncode: int, log_text: str, smoke_failure: str | None = None) -> int:
+    def _finish(
+        self,
+        started: float,
+        returncode: int,
+        log_text: str,
+        smoke_failure: ProviderFailure | None = None,
+        smoked: bool = False,
+    ) -> int:
         state: dict[str, Any] = {"started": started, "finished": time.time(), "returncode": returncode}
         status = EngineStatus(EngineState.READY, (), self.folder)
         if returncode != 0:
@@ -707,16 +751,16 @@ class _Build:
             reason, hint = classify_failure(log_text, returncode, working_compilers(), platform)
             state.update(reason=reason.as_json(), hint=hint.as_json())
             status = EngineStatus(EngineState.FAILED, missing_engine_modules(), self.folder, reason=reason, hint=hint)
-        elif smoke_failure:
-            reason = Note.of(NoteCode.SMOKE_FAILED, failure=smoke_failure)
+        elif smoke_failure is not None:
+            reason = smoke_note(smoke_failure)
             hint = Note.of(NoteCode.REBUILD, cmake=PORTABLE_CMAKE_ARGS)
             state.update(smoke="failed", reason=reason.as_json(), hint=hint.as_json())
             status = EngineStatus(EngineState.FAILED, (), self.folder, reason=reason, hint=hint)
-        elif smoke_failure is not None:
+        elif smoked:
             state["smoke"] = "ok"
         _write_state(self.folder, state)
-        self._tell(status)
-        return 1 if smoke_failure else returncode
+        self.tell_status(status)
+        return 1 if smoke_failure is not None else returncode
 
 
 def _state_only(status: EngineStatus) -> str:
@@ -727,34 +771,37 @@ def _state_only(status: EngineStatus) -> str:
 
 def start_background_build(
     builder_command: Sequence[str], directory: Path | None = None, *, settle_seconds: float = 10.0
-) -> str:
+) -> EngineStatus:
     """Start ``builder_command`` (a ``build`` that runs to the end) detached from this terminal.
 
-    Returns a line for the person who ran ``make lab``. The builder runs in its own session,
+    Returns the status to show the person who ran ``make lab``. The builder runs in its own session,
     so closing JupyterLab with Ctrl+C does not stop it (the command itself should lower its
     priority, as ``scripts/local_engine.py build --nice`` does, so the lab stays responsive).
     Waits until the builder holds its lock, so a notebook opened right away sees "building".
     """
     folder = engine_dir() if directory is None else directory
-    if not missing_engine_modules():
-        return "local engine: ready"
-    if _build_running(folder):
-        return f"local engine: already building in the background (log: {folder / LOG_NAME})"
+    if not missing_engine_modules() or _build_running(folder):
+        return engine_status(folder)
+    if start_detached(builder_command, folder, settle_seconds):
+        return engine_status(folder)
+    reason = Note.of(NoteCode.NO_BACKGROUND, path=folder / "builder.out")
+    return EngineStatus(EngineState.FAILED, (), folder, reason=reason)
+
+
+def start_detached(command: Sequence[str], folder: Path, settle_seconds: float = 10.0) -> bool:
+    """Run a builder in a session of its own (output in ``folder/builder.out``) until it holds its lock there.
+
+    False when it could not start or ended with an error before that.
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "builder.out").open("wb") as out:
-        process = subprocess.Popen(
-            list(builder_command),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    try:
+        with (folder / "builder.out").open("wb") as out:
+            process = subprocess.Popen(
+                list(command), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+    except OSError:
+        return False
     deadline = time.monotonic() + settle_seconds
     while time.monotonic() < deadline and process.poll() is None and not _build_running(folder):
         time.sleep(0.05)
-    if process.poll() not in (None, 0):
-        return f"local engine: the background build could not start (see {folder / 'builder.out'})"
-    return (
-        "local engine: building in the background (llama.cpp compiles for several minutes; "
-        f"only notebook 06 needs it); log: {folder / LOG_NAME}"
-    )
+    return process.poll() in (None, 0)

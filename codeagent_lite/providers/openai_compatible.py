@@ -4,9 +4,9 @@ One class serves OpenAI, DeepSeek, Ollama, vLLM and llama.cpp's server: they dif
 only in ``base_url``, model name and where the API key comes from. The official
 ``openai`` client does the transport; this module adds what a JSON-text model needs
 around it: the system prompt with the tools and the two action shapes, honest token
-usage, the finish reason, and one error type (``ProviderError``) whose message says
-what went wrong (connection, timeout, HTTP status or malformed answer) and never
-contains the API key.
+usage, the finish reason, and one error type (``ProviderFailure``, a ``ProviderError``) whose
+code and parameters say what went wrong (connection, timeout, HTTP status or malformed
+answer) and never contain the API key.
 
 ``openai`` is imported only when a provider is created, so the core package works
 without it (install the ``openai`` extra).
@@ -28,10 +28,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..action_schema import action_json_schema
 from ..display import printable, shorten
-from ..json_text_adapter import ProviderError, ProviderResponse
+from ..json_text_adapter import ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
 from .bounded_http import bounded_http_client
+from .failure import FailureCode, ProviderFailure, SetupFailure
 from .prompting import render_system_prompt
 from .redaction import Redactor, protect_library_logs, redact_url, url_secrets
 
@@ -65,7 +66,7 @@ _CONVENTIONAL_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 
 
 # The part of an answer this provider relies on, for both endpoints. Checked field by field so a malformed
-# answer becomes a ProviderError that names the missing piece, instead of an AttributeError deep inside the
+# answer becomes a ProviderFailure that names the missing piece, instead of an AttributeError deep inside the
 # adapter. Extra fields are ignored: servers add their own.
 class _Answer(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
@@ -110,9 +111,7 @@ def _import_openai() -> Any:
     try:
         import openai
     except ImportError:
-        raise ProviderError(
-            "the 'openai' package is not installed; install it with: pip install 'codeagent-lite[openai]'"
-        ) from None
+        raise ProviderFailure(FailureCode.NO_OPENAI) from None
     return openai
 
 
@@ -127,19 +126,13 @@ def _check_base_url(base_url: object) -> str:
         port_is_valid = parsed.port is None or parsed.port >= 0
     except ValueError:
         port_is_valid = False
+    found = repr(printable(shorten(_safe_url(base_url), 120)))
     if not port_is_valid or parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise ValueError(
-            "base_url must be an http:// or https:// address with a host, "
-            f"found {printable(shorten(_safe_url(base_url), 120))!r}"
-        )
+        raise SetupFailure(FailureCode.BAD_BASE_URL, found=found)
     if "@" in parsed.netloc:
         # The HTTP library would send them as Basic auth in place of the Bearer key, and a
         # server that echoes headers would show them: refuse, and never repeat them.
-        raise ValueError(
-            "base_url must not contain a user name or password (found 'user:password@' before the host, "
-            f"not shown: {printable(shorten(_safe_url(base_url), 120))!r}); "
-            "put the API key in the environment variable named by api_key_env"
-        )
+        raise SetupFailure(FailureCode.URL_CREDENTIALS, found=found)
     return base_url
 
 
@@ -165,10 +158,7 @@ def _check_variable_name(api_key_env: object) -> None:
         raise TypeError(f"api_key_env must be a string or None, found {type(api_key_env).__name__}")
     if not _VARIABLE_NAME.fullmatch(api_key_env):
         # Most often the key itself was pasted here: never repeat it.
-        raise ValueError(
-            "api_key_env must be the name of an environment variable (letters, digits and _), "
-            f"found {len(api_key_env)} other characters (not shown: it may be the key itself)"
-        )
+        raise SetupFailure(FailureCode.BAD_VARIABLE_NAME, length=len(api_key_env))
 
 
 KEY_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~+/=:")
@@ -176,44 +166,25 @@ KEY_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 JWT, ``sk-proj-…``). Anything else is refused before sending, so that no spelling of the key is ambiguous."""
 
 
-def _describe_char(char: str) -> str:
-    if char == " ":
-        return "a space"
-    if not char.isascii():
-        return f"the non-ASCII character U+{ord(char):04X}"
-    return f"the control character U+{ord(char):04X}"
-
-
 def _shown_variable(name: str) -> str:
-    # Variables are named in capitals (OPENAI_API_KEY); a mixed-case "name" may be a key pasted in.
-    if _CONVENTIONAL_NAME.fullmatch(name):
-        return name
-    return f"named by api_key_env ({len(name)} characters, not shown: it may be the key itself)"
+    # Variables are named in capitals (OPENAI_API_KEY); a mixed-case "name" may be a key pasted in: its length only.
+    return name if _CONVENTIONAL_NAME.fullmatch(name) else f"<{len(name)} characters, not shown>"
 
 
 def _read_api_key(api_key_env: str) -> str:
     """The key from the environment, without the line ending a CRLF ``.env`` file leaves on it."""
     key = os.environ.get(api_key_env, "").strip()
+    variable = _shown_variable(api_key_env)
     if not key:
-        raise ProviderError(
-            f"environment variable {_shown_variable(api_key_env)} is not set; put the API key there "
-            "(or pass api_key_env=None for a local server that needs no key)"
-        )
+        raise ProviderFailure(FailureCode.KEY_NOT_SET, variable=variable)
     for position, char in enumerate(key, start=1):
+        where = {"variable": variable, "position": position, "length": len(key)}
         if char == " " or not (char.isascii() and char.isprintable()):
-            raise ProviderError(
-                f"the API key in {_shown_variable(api_key_env)} cannot be sent: character {position} of {len(key)} is "
-                f"{_describe_char(char)}, and an HTTP header holds printable ASCII only "
-                "(look for a pasted quote or space)"
-            )
+            raise ProviderFailure(FailureCode.KEY_UNPRINTABLE, char=f"U+{ord(char):04X}", **where)
         if char not in KEY_CHARACTERS:
             # A backslash, % or & in a key would make its escaped spellings ambiguous, and redaction could miss
             # one; no provider's keys use them.
-            raise ProviderError(
-                f"the API key in {_shown_variable(api_key_env)} cannot be sent: character {position} of {len(key)} "
-                "is a punctuation mark no API key contains (keys hold letters, digits and - _ . ~ + / = : only; "
-                "look for a pasted quote)"
-            )
+            raise ProviderFailure(FailureCode.KEY_PUNCTUATION, **where)
     return key
 
 
@@ -223,9 +194,9 @@ def check_sendable(texts: Iterable[str]) -> None:
         try:
             content.encode("utf-8")
         except UnicodeEncodeError as error:
-            raise ProviderError(
-                f"message {number} cannot be sent: character {error.start + 1} is a lone surrogate "
-                f"(\\u{ord(content[error.start]):04x}), which has no UTF-8 encoding"
+            char = f"\\u{ord(content[error.start]):04x}"
+            raise ProviderFailure(
+                FailureCode.LONE_SURROGATE, message=number, position=error.start + 1, char=char
             ) from None
 
 
@@ -302,7 +273,9 @@ class OpenAICompatibleProvider:
             )
         except Exception as error:
             # The HTTP library's InvalidURL (e.g. host 256.1.1.1) is not a ValueError; say what it is about.
-            raise ValueError(f"invalid base_url {self.shown_url!r}: {self._excerpt(str(error))}") from None
+            raise SetupFailure(
+                FailureCode.INVALID_URL, url=repr(self.shown_url), detail=self._excerpt(str(error))
+            ) from None
         # The resources load lazily; loading them now creates their loggers before the filter goes on.
         _ = self._client.chat.completions
         protect_library_logs(self, self._redactor)
@@ -387,68 +360,71 @@ class OpenAICompatibleProvider:
         return self.read_completion(self._send(request))
 
     def _send(self, request: dict[str, Any]) -> str:
-        """The body of a successful answer, within ``timeout`` seconds in all, or ``ProviderError``.
+        """The body of a successful answer, within ``timeout`` seconds in all, or ``ProviderFailure``.
 
         The request runs in a helper thread so this call can keep its deadline even while a
         read is blocked; a call given up that way ends soon after in the background, at its
         next chunk (the transport checks the same deadline) or its read timeout.
         """
-        outcome: queue.Queue[str | ProviderError] = queue.Queue(maxsize=1)
+        outcome: queue.Queue[str | ProviderFailure] = queue.Queue(maxsize=1)
         worker = threading.Thread(target=lambda: outcome.put(self._attempt(request)), daemon=True)
         worker.start()
         try:
             answer = outcome.get(timeout=self.timeout + _WAIT_GRACE_SECONDS)
         except queue.Empty:
             # Only what the transport cannot bound (a name lookup that hangs) gets here.
-            answer = ProviderError(self._timed_out())
+            answer = self._timed_out()
         else:
             worker.join()
-        if isinstance(answer, ProviderError):
+        if isinstance(answer, ProviderFailure):
             raise answer
         return answer
 
-    def _timed_out(self) -> str:
-        return f"request to {self.shown_url} timed out: no answer within {self.timeout:g} s"
+    def _timed_out(self) -> ProviderFailure:
+        return ProviderFailure(FailureCode.TIMED_OUT, url=self.shown_url, seconds=format(self.timeout, "g"))
 
     def _raw_create(self, request: dict[str, Any]) -> Any:
         """The one call that differs between endpoints (``openai_completions`` sends ``/completions``)."""
         return self._client.chat.completions.with_raw_response.create(**request)
 
-    def _attempt(self, request: dict[str, Any]) -> str | ProviderError:
-        # Every failure becomes a ProviderError with a scrubbed message and no chained cause:
+    def _attempt(self, request: dict[str, Any]) -> str | ProviderFailure:
+        # Every failure becomes a ProviderFailure with scrubbed parameters and no chained cause:
         # the client's exceptions hold the raw body, and a printed traceback would show it.
         openai_module = _import_openai()
         try:
             raw = self._raw_create(request)
             return str(raw.http_response.text)
-        # APITimeoutError is a subclass of APIConnectionError, so it must come first.
-        except openai_module.APITimeoutError:
-            return ProviderError(self._timed_out())
-        except openai_module.APIConnectionError as error:
+        except Exception as error:
             cause = error.__cause__ if error.__cause__ is not None else error
-            return ProviderError(
-                f"connection to {self.shown_url} failed: {self._excerpt(str(cause) or type(cause).__name__)}"
-            )
-        except openai_module.APIStatusError as error:
-            return ProviderError(f"server answered HTTP {error.status_code}: {self._excerpt(error.response.text)}")
-        except Exception as error:  # anything else the client raises on a hostile answer
-            return ProviderError(
-                f"request to {self.shown_url} failed: {type(error).__name__}: {self._excerpt(_text_of(error))}"
-            )
+            refused = getattr(cause, "failure", None)  # the bounded transport's own refusal, as data
+            if isinstance(refused, ProviderFailure):  # its parameters quote the server (a header): scrubbed too
+                return ProviderFailure(
+                    refused.code, **{name: self._excerpt(str(value)) for name, value in refused.params.items()}
+                )
+            # APITimeoutError is a subclass of APIConnectionError, so it must come first.
+            if isinstance(error, openai_module.APITimeoutError):
+                return self._timed_out()
+            if isinstance(error, openai_module.APIConnectionError):
+                detail = self._excerpt(_text_of(cause) or type(cause).__name__)
+                return ProviderFailure(FailureCode.CONNECTION_FAILED, url=self.shown_url, detail=detail)
+            if isinstance(error, openai_module.APIStatusError):
+                detail = self._excerpt(error.response.text)
+                return ProviderFailure(FailureCode.HTTP_STATUS, status=error.status_code, detail=detail)
+            # anything else the client raises on a hostile answer
+            detail, kind = self._excerpt(_text_of(error)), type(error).__name__
+            return ProviderFailure(FailureCode.REQUEST_FAILED, url=self.shown_url, kind=kind, detail=detail)
 
     def read_completion(self, body_text: str) -> ProviderResponse:
-        """The reply text, its token usage and finish reason, or a ``ProviderError`` naming what is missing."""
+        """The reply text, its token usage and finish reason, or a ``ProviderFailure`` naming what is missing."""
         completion = self._decode_completion(body_text)
         if not completion.choices:
-            raise ProviderError("malformed response: 'choices' is empty")
+            raise ProviderFailure(FailureCode.NO_CHOICES)
         choice = completion.choices[0]
         if choice.text is None:
-            raise ProviderError(
-                f"malformed response: the reply has no text content (finish_reason={choice.finish_reason!r})"
-            )
+            raise ProviderFailure(FailureCode.NO_TEXT, finish_reason=self._excerpt(repr(choice.finish_reason)))
         if completion.usage is None:
             # Zeros would be a lie in the token accounting, so the call fails instead.
-            raise ProviderError("server reported no token usage; refusing to invent zero token counts")
+            raise ProviderFailure(FailureCode.NO_USAGE)
         return ProviderResponse(
             text=choice.text,
             input_tokens=completion.usage.prompt_tokens,
@@ -460,19 +436,18 @@ class OpenAICompatibleProvider:
         try:
             body = _STRICT_DECODER.decode(body_text)
         except _NotStrictJSON as problem:
-            raise ProviderError(f"malformed response: {self._excerpt(str(problem))}") from None
+            code, params = problem.args
+            raise ProviderFailure(code, **{name: self._excerpt(value) for name, value in params.items()}) from None
         except RecursionError:
-            raise ProviderError("malformed response: the body nests too deeply to be a completion") from None
+            raise ProviderFailure(FailureCode.TOO_DEEP) from None
         except ValueError:
-            raise ProviderError(
-                f"malformed response: the body is not JSON: {self._excerpt(body_text) or 'empty body'}"
-            ) from None
+            raise ProviderFailure(FailureCode.NOT_JSON, excerpt=self._excerpt(body_text) or "''") from None
         try:
             return self.answer.model_validate(body)
         except ValidationError as error:
             detail = error.errors(include_url=False)[0]
-            where = ".".join(str(part) for part in detail["loc"]) or "the body"
-            raise ProviderError(f"malformed response: {self._excerpt(where)}: {detail['msg']}") from None
+            where = ".".join(str(part) for part in detail["loc"]) or "$"  # JSONPath's name for the whole body
+            raise ProviderFailure(FailureCode.BAD_FIELD, where=self._excerpt(where), check=detail["type"]) from None
 
     def _excerpt(self, text: str) -> str:
         """A short, printable excerpt of server text with every secret removed, in any spelling."""
@@ -480,7 +455,7 @@ class OpenAICompatibleProvider:
 
 
 class _NotStrictJSON(ValueError):
-    """The body is JSON, but not the strict JSON a model's reply must be either."""
+    """The body is JSON, but not the strict JSON a model's reply must be either: ``args`` are a code and its params."""
 
 
 def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -493,28 +468,26 @@ def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         if key in seen:
             break
         seen.add(key)
-    raise _NotStrictJSON(
-        f"duplicate key {shorten(key, 40)!r} in one object; expected each key at most once, as in a model's own reply"
-    )
+    raise _NotStrictJSON(FailureCode.DUPLICATE_KEY, {"key": repr(shorten(key, 40))})
 
 
 def _bounded_integer(token: str) -> int:
     # int() on a long digit string costs quadratic time, and past 4300 digits Python refuses to print it.
     digits = len(token) - token.startswith("-")
     if digits > _MAX_INTEGER_DIGITS:
-        raise _NotStrictJSON(f"an integer with {digits} digits; expected at most {_MAX_INTEGER_DIGITS}")
+        raise _NotStrictJSON(FailureCode.LONG_INTEGER, {"digits": str(digits), "limit": str(_MAX_INTEGER_DIGITS)})
     return int(token)
 
 
 def _finite_float(token: str) -> float:
     value = float(token)
     if not math.isfinite(value):
-        raise _NotStrictJSON(f"the number {shorten(token, 40)!r} is too large for a finite float")
+        raise _NotStrictJSON(FailureCode.HUGE_NUMBER, {"number": repr(shorten(token, 40))})
     return value
 
 
 def _no_constant(token: str) -> Any:
-    raise _NotStrictJSON(f"{token} is not a JSON number; expected finite numbers only")
+    raise _NotStrictJSON(FailureCode.NOT_A_NUMBER, {"token": token})
 
 
 _MAX_INTEGER_DIGITS = 100

@@ -343,13 +343,7 @@ def protect_library_logs(owner: object, redactor: Redactor) -> None:
     """
     _LOG_FILTER.watch(owner, redactor)
     _install_record_factory()
-    names = list(logging.root.manager.loggerDict)
-    for name in names:
-        if name.split(".", 1)[0] in _LIBRARY_LOGGERS:
-            logger = logging.getLogger(name)
-            if _LOG_FILTER not in logger.filters:
-                logger.addFilter(_LOG_FILTER)
-    for name in _LIBRARY_LOGGERS:
+    for name in {*_LIBRARY_LOGGERS, *logging.root.manager.loggerDict}:
         logger = logging.getLogger(name)
-        if _LOG_FILTER not in logger.filters:
+        if name.split(".", 1)[0] in _LIBRARY_LOGGERS and _LOG_FILTER not in logger.filters:
             logger.addFilter(_LOG_FILTER)

@@ -4,14 +4,15 @@
 progress, and why a build failed and what to do as ``Note``s (a code and its parameters). This module is the
 one place those become sentences, through the message catalog (``words``), so ``python -m codeagent_lite run
 --provider local``, ``scripts/local_engine.py`` and notebook 06 say the same thing, each in its language.
-A note's parameters are shown as they are: commands, paths, exit codes, and how the engine ended in
-``local_server``'s words (the smoke test's detail).
+A note's parameters are shown as they are (commands, paths, exit codes); a failed smoke test keeps the
+provider failure's code and parameters, worded by ``provider_words``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..providers.llama_server_build import ServerBuild
 from ..providers.local_engine import (
     PORTABLE_CMAKE_ARGS,
     BuildProgress,
@@ -22,9 +23,10 @@ from ..providers.local_engine import (
     Phase,
 )
 from .language import Language
+from .provider_words import stored_failure_text
 from .words import N_, _
 
-__all__ = ["engine_advice", "engine_report_line", "engine_summary", "note_text", "progress_text"]
+__all__ = ["engine_advice", "engine_report_line", "engine_summary", "note_text", "progress_text", "server_summary"]
 
 _NOTES: Mapping[NoteCode, str] = {
     NoteCode.INTERRUPTED: N_("the last build stopped before it finished (it was interrupted or killed)"),
@@ -35,6 +37,12 @@ _NOTES: Mapping[NoteCode, str] = {
     NoteCode.BUILD_FAILED: N_("the build failed with exit code {returncode}"),
     NoteCode.WRONG_PYTHON: N_("the last build succeeded, but this Python ({python}) cannot import {modules}"),
     NoteCode.SMOKE_FAILED: N_("the engine installed, but its one-token smoke test failed: {failure}"),
+    NoteCode.NO_BACKGROUND: N_("the background build could not start (see {path})"),
+    NoteCode.SERVER_DOWNLOAD: N_("pip could not download the llama-cpp-python source (exit code {returncode})"),
+    NoteCode.SERVER_UNPACK: N_("the source archive could not be unpacked"),
+    NoteCode.SERVER_CONFIGURE: N_("CMake could not configure llama.cpp (exit code {returncode})"),
+    NoteCode.SERVER_COMPILE: N_("compiling llama-server failed (exit code {returncode})"),
+    NoteCode.SERVER_NO_BINARY: N_("the build made no llama-server executable"),
     NoteCode.CHECK_NETWORK: N_(
         "Check the network connection or proxy settings (pip's own settings, e.g. PIP_INDEX_URL)"
     ),
@@ -65,7 +73,11 @@ _PHASES: Mapping[Phase, str] = {
     Phase.CONFIGURING: N_("downloading and configuring"),
     Phase.COMPILING: N_("compiling"),
     Phase.INSTALLING: N_("installing"),
+    Phase.SMOKE_TEST: N_("one-token smoke test in a separate process"),
+    Phase.REINSTALLING: N_("reinstalling llama-cpp-python"),
 }
+_STEPS = (Phase.SMOKE_TEST, Phase.REINSTALLING)
+"""Phases that are one step, not a stretch of time: shown without a duration."""
 
 if set(_NOTES) != set(NoteCode) or set(_PHASES) != set(Phase):
     raise ImportError("engine_words needs words for every NoteCode and Phase of providers.local_engine")
@@ -75,7 +87,11 @@ def note_text(note: Note | None, language: Language | None = None) -> str:
     """A cause or a hint in ``language``; empty for no note."""
     if note is None:
         return ""
-    return _(_NOTES[note.code], language, **dict(note.fields))
+    fields = dict(note.fields)
+    if note.code is NoteCode.SMOKE_FAILED:
+        code = fields.pop("failure", "?")
+        return _(_NOTES[note.code], language, failure=stored_failure_text(code, fields, language))
+    return _(_NOTES[note.code], language, **fields)
 
 
 def _duration(seconds: float, language: Language | None) -> str:
@@ -89,6 +105,8 @@ def _duration(seconds: float, language: Language | None) -> str:
 def progress_text(progress: BuildProgress, language: Language | None = None) -> str:
     """The phase of a running build, its steps and time so far, and the estimate of what is left."""
     phase = _(_PHASES[progress.phase], language)
+    if progress.phase in _STEPS:
+        return phase
     elapsed = _duration(progress.elapsed_seconds, language)
     if progress.done_steps is not None and progress.total_steps is not None:
         text = _(
@@ -114,6 +132,10 @@ def engine_summary(status: EngineStatus, language: Language | None = None) -> st
         return _("local engine: ready (llama-cpp-python and the Gemma weights are installed)", language)
     if status.state is EngineState.BUILDING:
         progress = _("started", language) if status.progress is None else progress_text(status.progress, language)
+        if status.reason is not None:
+            progress = _(
+                "{progress}, because {reason}", language, progress=progress, reason=note_text(status.reason, language)
+            )
         return _("local engine: building in the background, {progress}", language, progress=progress)
     if status.state is EngineState.FAILED:
         reason = note_text(status.reason, language)
@@ -152,3 +174,19 @@ def engine_advice(status: EngineStatus, language: Language | None = None) -> str
 def engine_report_line(status: EngineStatus, language: Language | None = None) -> str:
     """The summary and, unless the engine is ready, the advice: what the command line prints."""
     return "\n".join(part for part in (engine_summary(status, language), engine_advice(status, language)) if part)
+
+
+def server_summary(build: ServerBuild, phase: Phase | None = None, language: Language | None = None) -> str:
+    """One line on llama.cpp's own llama-server: the step a build is at, or where the build stands."""
+    log = str(build.log_path)
+    if phase is not None:
+        return _("llama-server: {phase} (log: {log})", language, phase=_(_PHASES[phase], language), log=log)
+    if build.state is EngineState.READY:
+        return _("llama-server: ready ({path})", language, path=str(build.binary))
+    if build.state is EngineState.BUILDING:
+        return _("llama-server: building in the background (log: {log})", language, log=log)
+    if build.state is EngineState.FAILED:
+        return _(
+            "llama-server: failed: {reason} (log: {log})", language, reason=note_text(build.reason, language), log=log
+        )
+    return _("llama-server: not built (`make local-server` builds it, several minutes on 2 cores)", language)

@@ -35,6 +35,7 @@ from ..model_adapter import TokenUsage
 from ..providers.local_llama import MODEL_FILENAME
 from ..providers.local_server import LocalModelServer
 from .ladder import format_ladder, layer_label
+from .provider_words import provider_error_text
 from .transcript_view import usage_words
 from .widget_view import ShownAsWidget
 from .words import N_, _
@@ -85,8 +86,12 @@ WORDS: Mapping[str, str] = {
 
 
 def say(key: str, **fields: object) -> str:
-    """The words named ``key`` in the edition's language, their ``{name}`` fields filled in."""
-    return _(WORDS[key], None, **fields)
+    """The words named ``key`` in the edition's language, their ``{name}`` fields filled in (an error from its code)."""
+    shown = {
+        name: provider_error_text(value) if isinstance(value, BaseException) else value
+        for name, value in fields.items()
+    }
+    return _(WORDS[key], None, **shown)
 
 
 __all__ = [
@@ -222,7 +227,8 @@ def ask(
     try:
         response = provider.complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
     except ProviderError as error:
-        return Attempt(task, label, None, None, None, None, error=str(error), seconds=time.perf_counter() - started)
+        shown = provider_error_text(error)
+        return Attempt(task, label, None, None, None, None, error=shown, seconds=time.perf_counter() - started)
     seconds = time.perf_counter() - started
     usage = TokenUsage(response.input_tokens, response.output_tokens)
     return Attempt(task, label, response.text, response.finish_reason, usage, diagnose(response.text), seconds=seconds)

@@ -62,8 +62,14 @@ def usage_words(usage: TokenUsage | None, language: Language | None = None) -> s
 
 
 def _stop_detail(transcript: Transcript, language: Language | None) -> str:
-    """The stop's detail, made from the run's counts; a provider's error or an interrupt is shown as it came."""
+    """The stop's detail, made from the run's counts or the provider's failure; an interrupt is shown as it came."""
     calls = transcript.model_calls
+    if (
+        transcript.stop_reason is StopReason.PROVIDER_ERROR
+        and transcript.steps
+        and isinstance(transcript.steps[-1], ProviderErrorStep)
+    ):
+        return _provider_error(transcript.steps[-1], language)
     if transcript.stop_reason is StopReason.FINAL_ANSWER:
         return _("after {calls} model calls", language, calls=calls)
     if transcript.stop_reason is StopReason.STEP_LIMIT:
@@ -155,7 +161,7 @@ def _body(step: Step, show_ladders: bool, max_chars: int, language: Language | N
     if isinstance(step, ActionStep):
         return _("✔ all four layers passed\n=> {action}", language, action=shorten(repr(step.action), max_chars))
     if isinstance(step, ProviderErrorStep):
-        return f"✘ {shorten_counted(step.message, max_chars)}"
+        return f"✘ {shorten_counted(_provider_error(step, language), max_chars)}"
     if isinstance(step, RepeatedCallIdStep):
         passed = _("✔ all four layers passed: {action}", language, action=shorten(repr(step.action), max_chars))
         refused = _(
@@ -165,6 +171,13 @@ def _body(step: Step, show_ladders: bool, max_chars: int, language: Language | N
         )
         return "\n".join([passed, refused, _correction_line(step.correction, max_chars, language)])
     return _rejection_body(step, show_ladders, max_chars, language)
+
+
+def _provider_error(step: ProviderErrorStep, language: Language | None) -> str:
+    # Imported here: a run with the scripted provider loads no module of providers/ (tests/test_cli_run.py).
+    from .provider_words import provider_error_text
+
+    return step.message if step.error is None else provider_error_text(step.error, language)
 
 
 def _tool_result_body(step: ToolResultStep, max_chars: int, language: Language | None) -> str:

@@ -230,7 +230,7 @@ def _details(result: CheckResult, group: tuple[str, ...] | None) -> tuple[list[s
 
 def _text_lines(result: CheckResult, group: tuple[str, ...] | None = None) -> list[str]:
     """One check in the command line's report: its mark and name, then why it failed and any notes."""
-    ours = " " + _("[ours]") if result.check.ours else ""
+    ours = " " + _("[workbook rule]") if result.check.ours else ""
     lines, rule = _details(result, group)
     if rule:
         lines.insert(len(lines) - len(result.notes), _("(a rule of this workbook: {rule})", rule=rule))
@@ -243,7 +243,7 @@ def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
     """One check as a row of the notebook's table: the same facts as ``_text_lines``, escaped for HTML."""
     esc = html.escape
     words = result.check.words()
-    mark = _("[ours]")
+    mark = _("[workbook rule]")
     ours = f' <span title="{esc(words.ours)}">{esc(mark)}</span>' if words.ours else ""
     lines, rule = _details(result, group)
     detail = [esc(line) for line in lines]

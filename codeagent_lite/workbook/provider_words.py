@@ -1,0 +1,61 @@
+"""A provider's failure in the learner's language: the one place ``ProviderFailure`` codes become sentences.
+
+``providers/failure.py`` keeps each failure as a code and its parameters, with English templates that are
+this catalog's message ids; here they are looked up in the learner's language (``words``), so the agent's
+transcript, the command line, notebook 06 and the engine's status say a provider failure in Chinese to a
+Chinese learner. A parameter is shown as it came (a number, a path, an already scrubbed excerpt of a
+server's text); one that is itself a failure is worded in the same language. An error that is not ours (a
+learner's own ``ProviderError``) carries only its sentence, shown as it is; the scripted provider's running out
+is worded from the count it keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..model_adapter import ModelProviderError
+from ..providers.failure import FAILURE_WORDS, FailureCode, ProviderFailure
+from ..scripted_provider import EXHAUSTED, ScriptExhaustedError
+from .language import Language
+from .words import _
+
+__all__ = ["failure_text", "provider_error_text", "stored_failure_text"]
+
+
+def failure_text(failure: ProviderFailure, language: Language | None = None) -> str:
+    """``failure`` in ``language``, its nested failures too."""
+    fields = {
+        name: failure_text(value, language) if isinstance(value, ProviderFailure) else value
+        for name, value in failure.params.items()
+    }
+    return _(FAILURE_WORDS[failure.code], language, **fields)
+
+
+def stored_failure_text(code: str, params: Mapping[str, str], language: Language | None = None) -> str:
+    """A failure kept as its code and parameters (a build's ``state.json``); an unknown code is shown as it is."""
+    if code not in set(FailureCode):
+        return code
+    try:
+        return failure_text(ProviderFailure(FailureCode(code), **params), language)
+    except (KeyError, IndexError):  # a file from another version lacks a parameter: the code says enough
+        return code
+
+
+def _worded(error: BaseException | None, language: Language | None) -> str | None:
+    """Our words for ``error`` when it is one of ours, else None."""
+    if isinstance(error, ScriptExhaustedError):
+        return _(EXHAUSTED, language, calls=error.calls)
+    return failure_text(error, language) if isinstance(error, ProviderFailure) else None
+
+
+def provider_error_text(error: BaseException, language: Language | None = None) -> str:
+    """What to show of a provider's failure (itself, or the adapter's error raised from it): ours from its data,
+    anyone else's as its own sentence."""
+    wrapped = isinstance(error, ModelProviderError)
+    text = _worded(error.__cause__ if wrapped else error, language)
+    if text is None:
+        try:
+            return str(error)
+        except Exception:  # a learner's error class may fail even to print
+            return type(error).__name__
+    return _("provider request failed: {error}", language, error=text) if wrapped else text
