@@ -101,6 +101,8 @@ def test_twenty_identical_requests_at_once_make_one_upstream_call_and_twenty_equ
     # Later, the same request again: answered from the store, marked, no model call.
     status, served, body = post(cache, dict(reversed(GREEDY.items())))
     assert (status, served, body[MARK_FIELD], len(upstream.requests)) == (200, "hit", "hit", 1)
+    counts = cache.cache.stats()
+    assert (counts["miss"], counts["joined"], counts["hit"], counts["model_tokens"]) == (1, 19, 1, 12)
 
 
 @pytest.mark.parametrize("change", [{"temperature": 0.7}, {"temperature": None}, {"mirostat": 2}])

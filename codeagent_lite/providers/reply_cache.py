@@ -29,7 +29,8 @@ from the stored reply.
 Run by the class's model service (``classroom/class_model.py``), as the model's own account:
 ``python -m codeagent_lite.providers.reply_cache --host 127.0.0.1 --port P [--cache-mb M] [local_server options]``
 starts ``local_server`` with the other options as its child, on a free loopback port, and serves in front of it
-until that child ends or this process is stopped. ``GET /class-cache`` gives its counts.
+until that child ends or this process is stopped. ``GET /class-cache`` gives its counts: requests by how they were
+served, replies stored and their bytes, and ``model_tokens``, what the model wrote (the benchmark reads them).
 """
 
 from __future__ import annotations
@@ -263,6 +264,7 @@ class ReplyCache:
         reply = Refused(502, "the reply cache failed while asking the model").reply()
         try:
             reply = ask()
+            self.generated(reply)
         finally:
             # Always: a waiter is never left without an answer, whatever happened here.
             flight.reply = reply
@@ -284,10 +286,19 @@ class ReplyCache:
             old_key, old_body = self._stored.popitem(last=False)
             self._size -= len(old_key) + len(old_body)
 
-    def passed(self) -> None:
+    def passed(self, reply: Reply) -> None:
         """Count a request that was not shareable and went to the model as it is."""
         with self._lock:
             self.counts["bypass"] += 1
+        self.generated(reply)
+
+    def generated(self, reply: Reply) -> None:
+        """Count the tokens the model wrote for a reply it was asked for (``model_tokens`` in the counts)."""
+        with contextlib.suppress(ValueError, RecursionError, KeyError, TypeError):
+            tokens = json.loads(reply.body)["usage"]["completion_tokens"] if reply.status == 200 else 0
+            if type(tokens) is int and 0 < tokens < 1 << 40:
+                with self._lock:
+                    self.counts["model_tokens"] += tokens
 
     def stats(self) -> dict[str, int]:
         with self._lock:
@@ -369,8 +380,9 @@ class CacheServer(ThreadingHTTPServer):
         sent = canonical(body)
         key = cache_key(path, body)
         if key is None:
-            self.cache.passed()
-            return self.upstream.send("POST", path, sent), "bypass"
+            reply = self.upstream.send("POST", path, sent)
+            self.cache.passed(reply)
+            return reply, "bypass"
         return self.cache.answer(key, lambda: self.upstream.send("POST", path, sent))
 
 
