@@ -51,6 +51,8 @@ from typing import Any, Literal
 
 from ..display import printable, shorten
 from ..json_text_adapter import ProviderError, ProviderResponse
+from .local_server import LOCAL_TIMEOUT_SECONDS, serve, start_local_server
+from .openai_compatible import MAX_BODY_BYTES
 
 __all__ = [
     "HEADER",
@@ -77,12 +79,9 @@ PASSED_GETS = ("/v1/models", "/health")
 STATS_PATH = "/class-cache"
 MAX_REQUEST_BYTES = 1_000_000
 """A request of the workbook is a few kilobytes (a 2048-token context is about 8 KB of text)."""
-MAX_REPLY_BYTES = 8_000_000
-"""The provider's own limit on an answer (``openai_compatible.MAX_BODY_BYTES``)."""
 MAX_CONNECTIONS = 256
+"""Connections handled at once (a thread each): a class of 32 keeps a few each; more are refused, not queued."""
 CLIENT_TIMEOUT_SECONDS = 30.0
-UPSTREAM_TIMEOUT_SECONDS = 600.0
-"""As long as the provider waits for the local model (``local_server.LOCAL_TIMEOUT_SECONDS``)."""
 DEFAULT_CACHE_MB = 64
 _MAX_INTEGER_DIGITS = 100
 
@@ -103,6 +102,12 @@ def shared_mark(body: Mapping[str, Any]) -> str | None:
 # --------------------------------------------------------------------------- the request
 
 
+def error_reply(status: int, message: str) -> Reply:
+    """An error in the shape llama-server and OpenAI give theirs, so the provider shows its message."""
+    kind = "invalid_request_error" if status < 500 else "server_error"
+    return Reply.json(status, {"error": {"code": status, "type": kind, "message": message}})
+
+
 class Refused(Exception):
     """A request this server will not pass on: the HTTP status and what was expected instead."""
 
@@ -112,8 +117,7 @@ class Refused(Exception):
         self.message = message
 
     def reply(self) -> Reply:
-        kind = "invalid_request_error" if self.status < 500 else "server_error"
-        return Reply.json(self.status, {"error": {"code": self.status, "type": kind, "message": self.message}})
+        return error_reply(self.status, self.message)
 
 
 def _excerpt(text: str) -> str:
@@ -230,7 +234,7 @@ class ReplyCache:
     flight, so that identical requests wait for one upstream call instead of each making their own."""
 
     max_bytes: int
-    wait_seconds: float = UPSTREAM_TIMEOUT_SECONDS + 30.0
+    wait_seconds: float = LOCAL_TIMEOUT_SECONDS + 30.0
     counts: Counter[str] = field(default_factory=Counter)
     _stored: OrderedDict[bytes, bytes] = field(default_factory=OrderedDict)
     _size: int = 0
@@ -257,11 +261,11 @@ class ReplyCache:
     def _join(self, flight: _Flight) -> Reply:
         if not flight.done.wait(self.wait_seconds) or flight.reply is None:
             message = f"an identical request asked the model and had no answer within {self.wait_seconds:g} s"
-            return Refused(504, message).reply()
+            return error_reply(504, message)
         return flight.reply.marked("joined") or flight.reply
 
     def _lead(self, key: bytes, flight: _Flight, ask: Callable[[], Reply]) -> Reply:
-        reply = Refused(502, "the reply cache failed while asking the model").reply()
+        reply = error_reply(502, "the reply cache failed while asking the model")
         try:
             reply = ask()
             self.generated(reply)
@@ -314,7 +318,7 @@ class Upstream:
 
     host: str
     port: int
-    timeout: float = UPSTREAM_TIMEOUT_SECONDS
+    timeout: float = LOCAL_TIMEOUT_SECONDS
 
     def send(self, method: str, path: str, body: bytes | None = None) -> Reply:
         """The model server's answer, or a 502/504 reply saying why there is none (never an exception)."""
@@ -323,15 +327,15 @@ class Upstream:
         try:
             connection.request(method, path, body=body, headers=headers)
             response = connection.getresponse()
-            data = response.read(MAX_REPLY_BYTES + 1)
-            if len(data) > MAX_REPLY_BYTES:
-                return Refused(502, f"the model server's answer is longer than {MAX_REPLY_BYTES} bytes").reply()
+            data = response.read(MAX_BODY_BYTES + 1)
+            if len(data) > MAX_BODY_BYTES:
+                return error_reply(502, f"the model server's answer is longer than {MAX_BODY_BYTES} bytes")
             return Reply(response.status, data, response.getheader("Content-Type") or "application/json")
         except TimeoutError:
-            return Refused(504, f"the model server did not answer within {self.timeout:g} s").reply()
+            return error_reply(504, f"the model server did not answer within {self.timeout:g} s")
         except (OSError, http.client.HTTPException) as error:
             detail = _excerpt(str(error)) or type(error).__name__
-            return Refused(502, f"the model server could not be asked: {type(error).__name__}: {detail}").reply()
+            return error_reply(502, f"the model server could not be asked: {type(error).__name__}: {detail}")
         finally:
             connection.close()
 
@@ -406,7 +410,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(self.server.upstream.send("GET", self.path), "bypass")
         else:
             paths = ", ".join((*PASSED_GETS, STATS_PATH))
-            self._send(Refused(404, f"this server answers GET {paths}, not {_excerpt(self.path)!r}").reply(), "bypass")
+            self._send(error_reply(404, f"this server answers GET {paths}, not {_excerpt(self.path)!r}"), "bypass")
 
     def _body(self) -> bytes:
         length = self.headers.get("Content-Length")
@@ -451,8 +455,6 @@ def _arguments(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .local_server import serve, start_local_server
-
     args, engine_options = _arguments(argv)
     command = [sys.executable, "-m", "codeagent_lite.providers.local_server", "--host", "127.0.0.1"]
     try:
