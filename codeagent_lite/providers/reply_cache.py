@@ -26,6 +26,11 @@ from the stored reply.
   end); a client that stops sending is dropped after ``CLIENT_TIMEOUT_SECONDS``. A body that is not a JSON object
   gets a 400 that says what was expected and what came.
 
+What it does not change: the model server behind it listens on the loopback, where any account of the machine can
+still reach it directly, as before; the cache is for speed, not a wall. And a shared reply is the one the first of
+identical requests got: with continuous batching llama-server's greedy text can depend on what else it decoded at
+the time, so a class served from the cache sees one answer where it might have seen a few.
+
 Run by the class's model service (``classroom/class_model.py``), as the model's own account:
 ``python -m codeagent_lite.providers.reply_cache --host 127.0.0.1 --port P [--cache-mb M] [local_server options]``
 starts ``local_server`` with the other options as its child, on a free loopback port, and serves in front of it
