@@ -185,7 +185,7 @@ def test_the_store_is_bounded_by_bytes_least_recently_used_out_first() -> None:
     [
         (b"not json", None, 400, "expected a JSON object (an OpenAI completions request); Expecting value"),
         (b"[1, 2]", None, 400, "found a JSON list"),
-        (b'{"prompt": "a", "prompt": "b"}', None, 400, "the key 'prompt' appears twice in one object"),
+        (b'{"prompt": "a", "prompt": "b"}', None, 400, "duplicate key 'prompt' in one object"),
         (b'{"temperature": NaN}', None, 400, "NaN is not a JSON number"),
         (b'{"max_tokens": 1' + b"0" * 200 + b"}", None, 400, "expected at most 100"),
         (b"\xff\xfe{}", None, 400, "byte 1 of the body is not UTF-8"),

@@ -45,7 +45,6 @@ import contextlib
 import hashlib
 import http.client
 import json
-import math
 import sys
 import threading
 from collections import Counter, OrderedDict
@@ -57,7 +56,7 @@ from typing import Any, Literal
 from ..display import printable, shorten
 from ..json_text_adapter import ProviderError, ProviderResponse
 from .local_server import LOCAL_TIMEOUT_SECONDS, serve, start_local_server
-from .openai_compatible import MAX_BODY_BYTES
+from .openai_compatible import _STRICT_DECODER, MAX_BODY_BYTES
 
 __all__ = [
     "HEADER",
@@ -88,7 +87,6 @@ MAX_CONNECTIONS = 256
 """Connections handled at once (a thread each): a class of 32 keeps a few each; more are refused, not queued."""
 CLIENT_TIMEOUT_SECONDS = 30.0
 DEFAULT_CACHE_MB = 64
-_MAX_INTEGER_DIGITS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,43 +127,12 @@ def _excerpt(text: str) -> str:
     return printable(shorten(" ".join(text.split()), 80))
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        names = [name for name, _ in pairs]
-        twice = next(name for name in names if names.count(name) > 1)
-        raise ValueError(f"the key {_excerpt(twice)!r} appears twice in one object; expected each key once")
-    return found
-
-
-def _integer(token: str) -> int:
-    if len(token.lstrip("-")) > _MAX_INTEGER_DIGITS:
-        raise ValueError(f"an integer of {len(token)} digits; expected at most {_MAX_INTEGER_DIGITS}")
-    return int(token)
-
-
-def _finite(token: str) -> float:
-    value = float(token)
-    if not math.isfinite(value):
-        raise ValueError(f"the number {_excerpt(token)!r} is out of range; expected a finite number")
-    return value
-
-
-def _no_constant(token: str) -> Any:
-    raise ValueError(f"{token} is not a JSON number; expected finite numbers only")
-
-
-_DECODER = json.JSONDecoder(
-    object_pairs_hook=_no_duplicates, parse_int=_integer, parse_float=_finite, parse_constant=_no_constant
-)
-
-
 def parse_request(data: bytes) -> dict[str, Any]:
     """The request body as a JSON object, or ``Refused`` (400) saying what was expected and what came."""
     expected = "expected a JSON object (an OpenAI completions request)"
     try:
         text = data.decode("utf-8")
-        body = _DECODER.decode(text)
+        body = _STRICT_DECODER.decode(text)  # the provider's rules: no duplicate key, no NaN, no endless number
     except UnicodeDecodeError as error:
         raise Refused(400, f"{expected}; byte {error.start + 1} of the body is not UTF-8") from None
     except RecursionError:
