@@ -123,6 +123,12 @@ def test_any_field_that_differs_makes_another_request(upstream: Server, cache: C
     assert len(upstream.requests) == 5
 
 
+def test_a_lone_surrogate_is_passed_on_escaped_and_shared_like_any_text(upstream: Server, cache: CacheServer) -> None:
+    body = json.dumps({**GREEDY, "prompt": "\ud800 学生"}).encode()
+    assert [post(cache, body)[:2] for _ in range(2)] == [(200, "miss"), (200, "hit")]
+    assert upstream.bodies[0].isascii() and json.loads(upstream.bodies[0])["prompt"] == "\ud800 学生"
+
+
 def test_an_upstream_error_reaches_every_waiter_and_is_never_stored(upstream: Server, cache: CacheServer) -> None:
     gate = threading.Event()
     failure = {"error": {"code": 500, "message": "the model broke"}}

@@ -148,8 +148,9 @@ def parse_request(data: bytes) -> dict[str, Any]:
 
 
 def canonical(body: Mapping[str, Any]) -> bytes:
-    """The one spelling of a body: keys sorted, no spaces. Hashed for the key, and what is sent on."""
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """The one spelling of a body: keys sorted, no spaces, ASCII (a lone surrogate stays an escape, never a crash).
+    Hashed for the key, and what is sent on."""
+    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode("ascii")
 
 
 def cache_key(path: str, body: Mapping[str, Any]) -> bytes | None:
@@ -177,7 +178,7 @@ class Reply:
 
     @classmethod
     def json(cls, status: int, body: Mapping[str, Any]) -> Reply:
-        return cls(status, json.dumps(body, ensure_ascii=False).encode("utf-8"))
+        return cls(status, json.dumps(body).encode("ascii"))
 
     def marked(self, served: str) -> Reply | None:
         """This successful reply with the cache's mark in its body; None when it is no JSON object to keep."""
