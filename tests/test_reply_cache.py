@@ -249,3 +249,15 @@ def test_the_package_provider_and_notebook_06_say_when_a_reply_came_from_the_cla
     assert "from the class's shared reply cache" in render_attempt(attempts[0])
     table = timing_table(attempts)
     assert table.count("class cache") == 3  # both calls, and the total row over them
+
+
+def test_a_fault_inside_the_cache_still_answers_and_leaves_no_call_in_flight(cache: CacheServer) -> None:
+    class Broken(Upstream):
+        def send(self, method: str, path: str, body: bytes | None = None) -> Reply:
+            raise RuntimeError("a bug")
+
+    cache.upstream = Broken("127.0.0.1", 1)
+    for _ in range(2):  # the second is not left waiting for the first
+        status, _, body = post(cache, GREEDY)
+        assert (status, body["error"]["message"]) == (500, "the class's reply cache failed: RuntimeError")
+    assert cache.cache.stats()["stored"] == 0

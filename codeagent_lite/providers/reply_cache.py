@@ -374,6 +374,9 @@ class _Handler(BaseHTTPRequestHandler):
         except Refused as refused:
             self.close_connection = True
             reply, served = refused.reply(), "bypass"
+        except Exception as error:  # a bug here must still answer, not drop the student's connection
+            self.close_connection = True
+            reply, served = error_reply(500, f"the class's reply cache failed: {type(error).__name__}"), "bypass"
         self._send(reply, served)
 
     def do_GET(self) -> None:
