@@ -66,11 +66,13 @@ class Engine:
         return "llama-server" if self.binary else "llama-cpp-python"
 
     def describe(self, slots: int) -> str:
+        shared = "; in front, the class's reply cache: identical greedy requests decoded once"
         if self.binary:
-            return f"llama.cpp's llama-server (built here): {slots} slots decoded together, a prompt cache per slot"
+            engine = f"llama.cpp's llama-server (built here): {slots} slots decoded together, a prompt cache per slot"
+            return engine + shared
         return (
             "llama-cpp-python's server, because llama-server is not built (`make local-server`): "
-            "one request at a time, the class's requests queue"
+            f"one request at a time, the class's requests queue{shared}"
         )
 
 
