@@ -29,7 +29,7 @@ from codeagent_lite.providers.reply_cache import (
     SharedReply,
     Upstream,
 )
-from codeagent_lite.workbook.real_model_lab import ask, render_attempt, timing_table
+from codeagent_lite.workbook.real_model_lab import TaskPlayground, ask, render_attempt, timing_table
 
 COMPLETION = {
     "choices": [{"text": '{"type":"final_answer","content":"ok"}', "finish_reason": "stop", "index": 0}],
@@ -249,6 +249,8 @@ def test_the_package_provider_and_notebook_06_say_when_a_reply_came_from_the_cla
     assert "from the class's shared reply cache" in render_attempt(attempts[0])
     table = timing_table(attempts)
     assert table.count("class cache") == 3  # both calls, and the total row over them
+    playground = TaskPlayground({"free_text": provider}, [], task="Say hello.")
+    assert playground.run_once().shared and "shared reply cache" in playground.result.value
 
 
 def test_a_fault_inside_the_cache_still_answers_and_leaves_no_call_in_flight(cache: CacheServer) -> None:

@@ -284,12 +284,16 @@ def render_attempt(attempt: Attempt) -> str:
         lines.append(say("provider_error", error=attempt.error))
         return "\n".join(lines)
     lines.append(raw_line(attempt.raw_text))
-    lines.append(f"{finish_note(attempt)}; {usage_words(attempt.usage)}")
-    if attempt.shared:
-        lines.append(say("shared_reply"))
+    lines.extend(_cost_lines(attempt))
     assert attempt.diagnosis is not None
     lines.append(format_ladder(attempt.diagnosis))
     return "\n".join(lines)
+
+
+def _cost_lines(attempt: Attempt) -> list[str]:
+    """Why the reply stopped and what it cost; for a reply the class's reply cache shared, that it was shared."""
+    lines = [f"{finish_note(attempt)}; {usage_words(attempt.usage)}"]
+    return [*lines, say("shared_reply")] if attempt.shared else lines
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
@@ -479,9 +483,7 @@ class TaskPlayground(ShownAsWidget):
         if attempt.error is not None or attempt.diagnosis is None:
             self.result.value = f"<pre>{html.escape(render_attempt(attempt))}</pre>"
         else:
-            header = (
-                f"{raw_line(attempt.raw_text, max_chars=400)}\n{finish_note(attempt)}; {usage_words(attempt.usage)}"
-            )
+            header = "\n".join([raw_line(attempt.raw_text, max_chars=400), *_cost_lines(attempt)])
             self.result.value = f"<pre>{html.escape(header)}</pre>" + self._render_ladder_html(attempt.diagnosis)
         return attempt
 
