@@ -15,7 +15,8 @@ their state the script measures:
   class (every run's reply tokens over the slowest run's time);
 - the class's reply cache (codeagent_lite/providers/reply_cache.py, in front of the model): how many of the class's
   model calls reached the model and how many got a reply it had already written for an identical request
-  ("shared"), and the tokens the model itself wrote per second (its own count, GET /class-cache);
+  ("shared"), and the tokens the model itself wrote per second (its own count, GET /class-cache); the cache is
+  emptied before each step, so each measures a class that starts together with nothing stored;
 - failures: runs that raised, timed out, did not reach the model (the notebook fell back to its recorded outputs),
   or had a model call fail (asked of the notebook's own variables in the same kernel afterwards, never read from
   its words);
@@ -264,6 +265,14 @@ def shut_down_kernels(hub: hub_client.RunningHub, students: list[str]) -> None:
                 hub.request("DELETE", f"/user/{student}/api/sessions/{session['id']}")
 
 
+def empty_reply_cache(hub: hub_client.RunningHub) -> None:
+    """Each step starts with nothing stored, as a class does that starts together: SIGHUP empties the store."""
+    for process in hub_client.hub_processes(hub):
+        with contextlib.suppress(psutil.Error):
+            if "-m codeagent_lite.providers.reply_cache" in " ".join(process.cmdline()):
+                process.send_signal(signal.SIGHUP)
+
+
 def cache_counts(port: int) -> dict[str, int]:
     """The class reply cache's counts now (empty when it does not answer: no class model, or another engine)."""
     try:
@@ -290,6 +299,7 @@ def measure_step(
         hub_client.start_servers(hub, new_students)
         hub_client.wait_until_ready(hub, new_students, timeout_s=600)
     spawn_s = time.monotonic() - started
+    empty_reply_cache(hub)
     counted = cache_counts(model_port)
     result = run_class(hub, students, notebook, timeout_s, alone)
     cache = {name: value - counted.get(name, 0) for name, value in cache_counts(model_port).items()}

@@ -184,6 +184,9 @@ def test_the_store_is_bounded_by_bytes_least_recently_used_out_first() -> None:
     assert store.stats()["stored"] == 2 and store.stats()["bytes"] <= 2 * one
     assert store.answer(keys[0], lambda: Reply(500, b"{}"))[1] == "hit"
     assert store.answer(keys[1], lambda: Reply(200, body))[1] == "miss"
+    store.clear()  # what SIGHUP does to the class's cache
+    assert (store.stats()["stored"], store.stats()["bytes"]) == (0, 0)
+    assert store.answer(keys[0], lambda: Reply(200, body))[1] == "miss"
 
 
 @pytest.mark.parametrize(

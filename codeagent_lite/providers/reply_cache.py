@@ -36,6 +36,7 @@ Run by the class's model service (``classroom/class_model.py``), as the model's 
 starts ``local_server`` with the other options as its child, on a free loopback port, and serves in front of it
 until that child ends or this process is stopped. ``GET /class-cache`` gives its counts: requests by how they were
 served, replies stored and their bytes, and ``model_tokens``, what the model wrote (the benchmark reads them).
+``SIGHUP`` empties the store (the benchmark starts each step from nothing that way); no request can.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import contextlib
 import hashlib
 import http.client
 import json
+import signal
 import sys
 import threading
 from collections import Counter, OrderedDict
@@ -277,6 +279,12 @@ class ReplyCache:
                 with self._lock:
                     self.counts["model_tokens"] += tokens
 
+    def clear(self) -> None:
+        """Forget every stored reply (calls in flight finish as they are)."""
+        with self._lock:
+            self._stored.clear()
+            self._size = 0
+
     def stats(self) -> dict[str, int]:
         with self._lock:
             return {**self.counts, "stored": len(self._stored), "bytes": self._size, "max_bytes": self.max_bytes}
@@ -444,10 +452,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in (engine.log_path.read_text(encoding="utf-8").splitlines() if engine.log_path else [])[:3]:
         print(line, flush=True)  # the model server's own lines: which backend serves and why
     server.upstream = Upstream("127.0.0.1", engine.port)
+    # Only this account and root may signal it: emptying the store is theirs, never a request's.
+    signal.signal(signal.SIGHUP, lambda _number, _frame: server.cache.clear())
     threading.Thread(target=server.serve_forever, daemon=True).start()
     announce = (
         f"class reply cache: ready at {server.base_url}, in front of the model server at {engine.base_url}; "
-        f"identical greedy requests decoded once, at most {args.cache_mb} MB of replies kept"
+        f"identical greedy requests decoded once, at most {args.cache_mb} MB of replies kept (SIGHUP empties it)"
     )
     try:
         return serve(engine, announce)
