@@ -273,6 +273,15 @@ def empty_reply_cache(hub: hub_client.RunningHub) -> None:
                 process.send_signal(signal.SIGHUP)
 
 
+def wait_for_the_model(port: int, timeout_s: float = 600.0) -> None:
+    """The class starts once the class model answers, as a teacher would wait for it (the hub says when)."""
+    started = time.monotonic()
+    while not cache_counts(port) and time.monotonic() - started < timeout_s:
+        time.sleep(1)
+    waited = time.monotonic() - started
+    print(f"class model: {'answering' if cache_counts(port) else 'NOT answering'} after {waited:.0f} s", flush=True)
+
+
 def cache_counts(port: int) -> dict[str, int]:
     """The class reply cache's counts now (empty when it does not answer: no class model, or another engine)."""
     try:
@@ -402,6 +411,7 @@ def run(folder: Path, sizes: list[int], notebook: str, cell_timeout: float) -> l
     }
     with hub_client.classroom(folder, settings, ready_timeout_s=180) as (hub, seen):
         print_first(hub, "  model:")
+        wait_for_the_model(model_port)
         print(HEADER, flush=True)
         everyone = sorted(hub.students)
         measure = (notebook, available_before, cell_timeout)

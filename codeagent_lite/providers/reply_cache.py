@@ -445,6 +445,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Bound first: a port already taken is said before the model is loaded. Requests wait in the backlog
         # until the model server is ready.
         server = CacheServer((args.host, args.port), Upstream("127.0.0.1", 0), ReplyCache(args.cache_mb << 20))
+        # Only this account and root may signal it: emptying the store is theirs, never a request's. Set before the
+        # model loads: a SIGHUP meanwhile must not end the service (its default action).
+        signal.signal(signal.SIGHUP, lambda _number, _frame: server.cache.clear())
         engine = start_local_server([*command, "--port", "{port}", *engine_options], startup_timeout=300)
     except (OSError, ProviderError) as error:
         print(f"class reply cache: failed: {error}", file=sys.stderr, flush=True)
@@ -452,8 +455,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in (engine.log_path.read_text(encoding="utf-8").splitlines() if engine.log_path else [])[:3]:
         print(line, flush=True)  # the model server's own lines: which backend serves and why
     server.upstream = Upstream("127.0.0.1", engine.port)
-    # Only this account and root may signal it: emptying the store is theirs, never a request's.
-    signal.signal(signal.SIGHUP, lambda _number, _frame: server.cache.clear())
     threading.Thread(target=server.serve_forever, daemon=True).start()
     announce = (
         f"class reply cache: ready at {server.base_url}, in front of the model server at {engine.base_url}; "
