@@ -11,8 +11,12 @@ one student alone, measured in the same run; then the class grows to each size (
 every student runs the notebook at the same moment over the kernel websocket, and while all kernels still hold
 their state the script measures:
 
-- time per notebook (median and slowest), as a ratio to the baseline, and the model's output tokens per second
-  for the whole class (every run's generated tokens over the slowest run's time);
+- time per notebook (median and slowest), as a ratio to the baseline, and output tokens per second for the whole
+  class (every run's reply tokens over the slowest run's time);
+- the class's reply cache (codeagent_lite/providers/reply_cache.py, in front of the model): how many of the class's
+  model calls reached the model and how many got a reply it had already written for an identical request
+  ("shared"), and the tokens the model itself wrote per second (its own count, GET /class-cache); the cache is
+  emptied before each step, so each measures a class that starts together with nothing stored;
 - failures: runs that raised, timed out, did not reach the model (the notebook fell back to its recorded outputs),
   or had a model call fail (asked of the notebook's own variables in the same kernel afterwards, never read from
   its words);
@@ -21,6 +25,11 @@ their state the script measures:
   gives other greedy text) and from the student who ran alone (the same engine: batching changed the text);
 - memory per student: PSS (proportional set size: shared pages split between the processes sharing them, so the
   figures add up) of the student's server plus kernel, and the machine's MemAvailable drop divided by the class.
+
+A run killed outright (SIGKILL, or the machine's OOM killer) runs no clean-up, and its accounts, hub and folder would
+stay. So the first thing a run does is write where its class lives to RECORD; the next run cleans up after a run
+that is gone before it starts, and so can a teacher by hand: `classroom/accounts.py remove --roster ROSTER` (the
+roster the record names), then delete the folder it names.
 """
 
 from __future__ import annotations
@@ -29,10 +38,14 @@ import argparse
 import contextlib
 import json
 import os
+import pwd
+import shutil
+import signal
 import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,13 +55,68 @@ import psutil  # type: ignore[import-untyped]  # psutil ships no type hints
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "classroom"))
 
-import hub_client  # noqa: E402  (classroom/ is a folder of files, not a package)
+import accounts  # noqa: E402  (classroom/ is a folder of files, not a package)
+import hub_client  # noqa: E402
 
 MODEL_NOTEBOOK = "notebooks/zh/06_real_model.ipynb"
 MB = 1024 * 1024
 # Memory kept free for the operating system, the hub and the teacher when extrapolating.
 RESERVE_MB = 2048
 MAX_STUDENTS = 200  # classroom/jupyterhub_config.py's limit
+RECORD = Path("/var/tmp/codeagent-lite-bench-classroom.json")
+"""Where the running benchmark's class lives (root's alone): what the next run cleans up if this one is killed."""
+
+
+def record_run(folder: Path) -> Path:
+    """Write, before anything is made, where this run's class will be: the roster names its accounts."""
+    record = RECORD
+    roster = folder / "state" / "roster.csv"
+    text = json.dumps({"pid": os.getpid(), "folder": str(folder), "roster": str(roster)})
+    partial = record.with_name(record.name + ".partial")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(partial, record)
+    print(f"this run's class: {folder}, roster {roster} (recorded in {record} for a clean-up if it is killed)")
+    return roster
+
+
+def _kill_tree(pid_file: Path, name: str) -> None:
+    """End a process the killed run left (by its pid file), and everything it started, if it is still that one."""
+    with contextlib.suppress(OSError, ValueError, psutil.Error):
+        process = psutil.Process(int(pid_file.read_text(encoding="ascii").strip()))
+        if name in " ".join(process.cmdline()):
+            for child in [*process.children(recursive=True), process]:
+                with contextlib.suppress(psutil.Error):
+                    child.send_signal(signal.SIGKILL)
+
+
+def clean_up_killed_run() -> str:
+    """Remove what a killed run left (its hub, its accounts and their processes, its folder); '' when none."""
+    record = RECORD
+    try:
+        found = json.loads(record.read_text(encoding="utf-8"))
+        pid, folder, roster = int(found["pid"]), Path(found["folder"]), Path(found["roster"])
+    except FileNotFoundError:
+        return ""
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise SystemExit(f"{record} is not a benchmark's record ({error}); look at it and delete it") from None
+    with contextlib.suppress(psutil.Error):
+        if "bench_classroom" in " ".join(psutil.Process(pid).cmdline()):
+            raise SystemExit(f"another benchmark (pid {pid}) is running its class in {folder}; one at a time")
+    state = roster.parent
+    _kill_tree(state / "jupyterhub.pid", "jupyterhub")
+    _kill_tree(state / "proxy.pid", "configurable-http-proxy")
+    people = list(accounts.read_roster(roster).values()) if roster.is_file() else []
+    uids = {pwd.getpwnam(person.account).pw_uid for person in people if accounts.is_class_account(person.account)}
+    for process in psutil.process_iter(["uids"]):
+        with contextlib.suppress(psutil.Error):
+            if process.info["uids"] and process.info["uids"].real in uids:
+                process.send_signal(signal.SIGKILL)
+    removed = accounts.remove_accounts(people)
+    shutil.rmtree(folder, ignore_errors=True)
+    record.unlink()
+    return f"cleaned up after a killed run (pid {pid}): {len(removed)} class accounts removed, {folder} deleted"
 
 
 @dataclass(frozen=True)
@@ -65,10 +133,21 @@ class Step:
     pss_per_student_mb: float
     available_drop_per_student_mb: float  # since before the hub started (the model step: since just before it)
     hub_pss_mb: float
+    cache: dict[str, int]  # the reply cache's counts over this step: miss, bypass, hit, joined, model_tokens
 
     @property
     def tokens_per_s(self) -> float:
         return self.output_tokens / self.slowest_s if self.slowest_s else float("nan")
+
+    @property
+    def model_tokens_per_s(self) -> float:
+        return self.cache.get("model_tokens", 0) / self.slowest_s if self.slowest_s else float("nan")
+
+    @property
+    def shared(self) -> str:
+        """Calls answered by the reply cache out of all the class's calls, e.g. '456/480'."""
+        shared = self.cache.get("hit", 0) + self.cache.get("joined", 0)
+        return f"{shared}/{shared + self.cache.get('miss', 0) + self.cache.get('bypass', 0)}"
 
 
 # Run in each student's kernel after notebook 06: how its model calls went, from the notebook's own variables.
@@ -186,6 +265,33 @@ def shut_down_kernels(hub: hub_client.RunningHub, students: list[str]) -> None:
                 hub.request("DELETE", f"/user/{student}/api/sessions/{session['id']}")
 
 
+def empty_reply_cache(hub: hub_client.RunningHub) -> None:
+    """Each step starts with nothing stored, as a class does that starts together: SIGHUP empties the store."""
+    for process in hub_client.hub_processes(hub):
+        with contextlib.suppress(psutil.Error):
+            if "-m codeagent_lite.providers.reply_cache" in " ".join(process.cmdline()):
+                process.send_signal(signal.SIGHUP)
+
+
+def wait_for_the_model(port: int, timeout_s: float = 600.0) -> None:
+    """The class starts once the class model answers, as a teacher would wait for it (the hub says when)."""
+    started = time.monotonic()
+    while not cache_counts(port) and time.monotonic() - started < timeout_s:
+        time.sleep(1)
+    waited = time.monotonic() - started
+    print(f"class model: {'answering' if cache_counts(port) else 'NOT answering'} after {waited:.0f} s", flush=True)
+
+
+def cache_counts(port: int) -> dict[str, int]:
+    """The class reply cache's counts now (empty when it does not answer: no class model, or another engine)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/class-cache", timeout=10) as answer:
+            counts = json.loads(answer.read(100_000))
+    except (OSError, ValueError):
+        return {}
+    return {name: value for name, value in counts.items() if isinstance(value, int)}
+
+
 def measure_step(
     hub: hub_client.RunningHub,
     label: str,
@@ -195,13 +301,17 @@ def measure_step(
     available_before: int,
     timeout_s: float,
     alone: dict[int, str],
+    model_port: int,
 ) -> tuple[Step, dict[int, str]]:
     started = time.monotonic()
     if new_students:
         hub_client.start_servers(hub, new_students)
         hub_client.wait_until_ready(hub, new_students, timeout_s=600)
     spawn_s = time.monotonic() - started
+    empty_reply_cache(hub)
+    counted = cache_counts(model_port)
     result = run_class(hub, students, notebook, timeout_s, alone)
+    cache = {name: value - counted.get(name, 0) for name, value in cache_counts(model_port).items()}
     for kind, notes in (("failure", result.failures), ("differs from saved", result.differ_saved)):
         for note in notes[:3]:
             print(f"    {kind}: {note}", flush=True)
@@ -227,13 +337,15 @@ def measure_step(
         pss_per_student_mb=statistics.median(per_student),
         available_drop_per_student_mb=drop_mb / len(students),
         hub_pss_mb=hub_pss,
+        cache=cache,
     )
     return step, result.outputs
 
 
 HEADER = (
     f"{'step':<22} {'students':>8} {'spawn s':>8} {'median s':>9} {'slowest s':>9} {'vs alone':>8} "
-    f"{'failures':>8} {'tok/s':>6} {'≠saved':>6} {'≠alone':>6} {'PSS MB/st':>9} {'drop MB/st':>9} {'hub MB':>7}"
+    f"{'failures':>8} {'tok/s':>6} {'shared':>9} {'model tok/s':>11} {'≠saved':>6} {'≠alone':>6} {'PSS MB/st':>9} "
+    f"{'drop MB/st':>9} {'hub MB':>7}"
 )
 
 
@@ -246,7 +358,8 @@ def print_step(step: Step, baseline_s: float) -> None:
     ratio = step.median_s / baseline_s if baseline_s else float("nan")
     print(
         f"{step.label:<22} {step.students:>8} {step.spawn_s:>8.1f} {step.median_s:>9.2f} {step.slowest_s:>9.2f} "
-        f"{ratio:>7.1f}x {step.failures:>8} {step.tokens_per_s:>6.1f} {step.differ_saved:>6} {step.differ_alone:>6} "
+        f"{ratio:>7.1f}x {step.failures:>8} {step.tokens_per_s:>6.1f} {step.shared:>9} "
+        f"{step.model_tokens_per_s:>11.1f} {step.differ_saved:>6} {step.differ_alone:>6} "
         f"{step.pss_per_student_mb:>9.0f} {step.available_drop_per_student_mb:>9.0f} {step.hub_pss_mb:>7.0f}",
         flush=True,
     )
@@ -273,30 +386,50 @@ def main() -> int:
         f"load average {' '.join(f'{value:.1f}' for value in os.getloadavg())} at the start",
         flush=True,
     )
-    label = Path(arguments.notebook).stem[:2]
-    with tempfile.TemporaryDirectory(prefix="cal-bench-classroom-") as folder:
-        available_before = psutil.virtual_memory().available
-        settings = {"CAL_HUB_STUDENTS": str(sizes[-1]), "CAL_HUB_SPAWN_TIMEOUT": "600", "CAL_HUB_MODEL": "1"}
-        with hub_client.classroom(Path(folder), settings, ready_timeout_s=180) as (hub, seen):
-            print_first(hub, "  model:")
-            print(HEADER, flush=True)
-            everyone = sorted(hub.students)
-            measure = (arguments.notebook, available_before, arguments.cell_timeout)
-            baseline, alone = measure_step(hub, "alone (baseline)", everyone[:1], everyone[:1], *measure, {})
-            print_step(baseline, baseline.median_s)
-            print_first(hub, "local model server:")  # the service's own first line, written once it started
-            steps = []
-            running = 1
-            for size in sizes:
-                fresh = everyone[running:size]
-                step, _ = measure_step(hub, f"notebook {label} x{size}", everyone[:size], fresh, *measure, alone)
-                running = max(running, size)
-                steps.append(step)
-                print_step(step, baseline.median_s)
-                seen.extend(hub_client.hub_processes(hub))
-        print(f"load average {' '.join(f'{value:.1f}' for value in os.getloadavg())} at the end", flush=True)
-        summarize(memory.total / MB, steps)
+    print(clean_up_killed_run() or f"no class left by a killed run ({RECORD})", flush=True)
+    try:
+        with tempfile.TemporaryDirectory(prefix="cal-bench-classroom-") as folder:
+            record_run(Path(folder))
+            steps = run(Path(folder), sizes, arguments.notebook, arguments.cell_timeout)
+    finally:
+        RECORD.unlink(missing_ok=True)  # the class's own clean-up ran: nothing is left for the next run
+    print(f"load average {' '.join(f'{value:.1f}' for value in os.getloadavg())} at the end", flush=True)
+    summarize(memory.total / MB, steps)
     return 0
+
+
+def run(folder: Path, sizes: list[int], notebook: str, cell_timeout: float) -> list[Step]:
+    """The baseline, then each class size, in one class made in folder (and removed after)."""
+    label = Path(notebook).stem[:2]
+    available_before = psutil.virtual_memory().available
+    model_port = hub_client.free_port()
+    settings = {
+        "CAL_HUB_STUDENTS": str(sizes[-1]),
+        "CAL_HUB_SPAWN_TIMEOUT": "600",
+        "CAL_HUB_MODEL": "1",
+        "CAL_HUB_MODEL_PORT": str(model_port),
+    }
+    with hub_client.classroom(folder, settings, ready_timeout_s=180) as (hub, seen):
+        print_first(hub, "  model:")
+        wait_for_the_model(model_port)
+        print(HEADER, flush=True)
+        everyone = sorted(hub.students)
+        measure = (notebook, available_before, cell_timeout)
+        baseline, alone = measure_step(hub, "alone (baseline)", everyone[:1], everyone[:1], *measure, {}, model_port)
+        print_step(baseline, baseline.median_s)
+        print_first(hub, "local model server:")  # the service's own first line, written once it started
+        print_first(hub, "class reply cache:")
+        steps = []
+        running = 1
+        for size in sizes:
+            fresh = everyone[running:size]
+            label_size = f"notebook {label} x{size}"
+            step, _ = measure_step(hub, label_size, everyone[:size], fresh, *measure, alone, model_port)
+            running = max(running, size)
+            steps.append(step)
+            print_step(step, baseline.median_s)
+            seen.extend(hub_client.hub_processes(hub))
+    return steps
 
 
 GOAL_S = 180.0  # issue 19: 20 students all done within 3 minutes
@@ -314,9 +447,15 @@ def summarize(total_mb: float, steps: list[Step]) -> None:
     )
     if largest.output_tokens:
         print(
-            f"the model generated {largest.output_tokens} tokens for them at {largest.tokens_per_s:.1f} tokens/s; "
-            f"all done within {GOAL_S:.0f} s needs at least {largest.output_tokens / GOAL_S:.0f} tokens/s "
-            "(before reading any prompt)."
+            f"their replies held {largest.output_tokens} tokens, {largest.tokens_per_s:.1f} tokens/s for the class; "
+            f"each generated separately, all done within {GOAL_S:.0f} s would need at least "
+            f"{largest.output_tokens / GOAL_S:.0f} tokens/s (before reading any prompt)."
+        )
+    if largest.cache:
+        print(
+            f"the class's reply cache answered {largest.shared} of their model calls with a reply already written "
+            f"for an identical request; the model itself wrote {largest.cache.get('model_tokens', 0)} tokens, "
+            f"{largest.model_tokens_per_s:.1f} tokens/s."
         )
 
 

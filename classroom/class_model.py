@@ -1,6 +1,9 @@
 """One model for the class: loaded once, served to every student's notebook 06, by an account that only reads it.
 
-The hub starts the package's model server (codeagent_lite.providers.local_server) once, as a JupyterHub service.
+The hub starts the package's model server (codeagent_lite.providers.local_server) once, as a JupyterHub service,
+behind the class's reply cache (codeagent_lite.providers.reply_cache): twenty students running notebook 06 send the
+same greedy requests, and each is decoded once for the class. The cache is the service's process and starts the model
+server as its child, so both run as the same account.
 Which engine: llama.cpp's llama-server where `make local-server` built it (parallel slots decoded together, a prompt
 cache per slot: what a class needs), else llama-cpp-python's own server (one request at a time). Who runs it: not
 root and not the teacher, but a system account of its own (CAL_HUB_MODEL_USER, default `codeagent-model`, made by
@@ -26,7 +29,8 @@ from typing import Any
 import accounts
 
 SERVICE_NAME = "class-model"
-SERVER_MODULE = "codeagent_lite.providers.local_server"
+SERVER_MODULE = "codeagent_lite.providers.reply_cache"
+"""The service: the class's reply cache, which starts the package's model server behind it (its docstring says why)."""
 MODEL_FILE = "model.gguf"
 BINARY_FILE = "llama-server"
 MAX_SLOTS = 32
@@ -34,7 +38,7 @@ MAX_SLOTS = 32
 
 PROBE = """
 import os, sys
-import codeagent_lite.providers.local_server
+import codeagent_lite.providers.local_server, codeagent_lite.providers.reply_cache
 if sys.argv[3] == "llama-cpp-python":
     import llama_cpp.server
 open(sys.argv[1], "rb").close()
@@ -62,11 +66,13 @@ class Engine:
         return "llama-server" if self.binary else "llama-cpp-python"
 
     def describe(self, slots: int) -> str:
+        shared = "; in front, the class's reply cache: identical greedy requests decoded once"
         if self.binary:
-            return f"llama.cpp's llama-server (built here): {slots} slots decoded together, a prompt cache per slot"
+            engine = f"llama.cpp's llama-server (built here): {slots} slots decoded together, a prompt cache per slot"
+            return engine + shared
         return (
             "llama-cpp-python's server, because llama-server is not built (`make local-server`): "
-            "one request at a time, the class's requests queue"
+            f"one request at a time, the class's requests queue{shared}"
         )
 
 

@@ -32,23 +32,27 @@ class Answer:
     headers: list[tuple[str, str]] = field(default_factory=list)
     trickle_seconds: float = 0.0  # > 0: the body one byte at a time, this far apart
     content_length: bool = True
+    gate: threading.Event | None = None  # set: answer only once it is set (at most 30 s), to hold requests in flight
 
 
 class Server:
     """Answers every POST with ``answer``; ``requests`` holds each request's headers (names title-cased);
-    ``handled`` is released each time an answer is done or abandoned by the client."""
+    ``bodies`` each request's body; ``handled`` is released each time an answer is done or abandoned by the client."""
 
     def __init__(self, answer: Answer | None = None) -> None:
         self.answer = answer or Answer()
         self.requests: list[dict[str, str]] = []
+        self.bodies: list[bytes] = []
         self.handled = threading.Semaphore(0)
         state = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                state.bodies.append(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
                 state.requests.append({name.title(): value for name, value in self.headers.items()})
                 answer = state.answer
+                if answer.gate is not None:
+                    answer.gate.wait(30)
                 self.send_response(answer.status)
                 self.send_header("Content-Type", "application/json")
                 for name, value in answer.headers:

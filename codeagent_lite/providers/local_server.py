@@ -408,6 +408,16 @@ class GemmaProvider(OpenAICompletionsProvider):
     def _render(self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec]) -> str:
         return render_completion_prompt(messages, tools, self.examples)
 
+    def read_completion(self, body_text: str) -> ProviderResponse:
+        """The reply, as a ``SharedReply`` when the class's reply cache answered it without a model call."""
+        from .reply_cache import MARK_FIELD, SharedReply, shared_mark  # here: `python -m` runs that module
+
+        response = super().read_completion(body_text)
+        served = shared_mark(json.loads(body_text)) if MARK_FIELD in body_text else None
+        if served is None:
+            return response
+        return SharedReply(response.text, response.input_tokens, response.output_tokens, response.finish_reason, served)
+
 
 @dataclass(frozen=True, slots=True)
 class EngineGuard:

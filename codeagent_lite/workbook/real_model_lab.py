@@ -34,6 +34,7 @@ from ..kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
 from ..model_adapter import TokenUsage
 from ..providers.local_llama import MODEL_FILENAME
 from ..providers.local_server import LocalModelServer
+from ..providers.reply_cache import SharedReply
 from .ladder import format_ladder, layer_label
 from .provider_words import provider_error_text
 from .transcript_view import usage_words
@@ -53,6 +54,10 @@ WORDS: Mapping[str, str] = {
     "asking": N_("<i>asking the model…</i>"),
     "task_line": N_("task: {task}  [{label}]"),
     "provider_error": N_("✘ provider error: {error}"),
+    "shared_reply": N_(
+        "from the class's shared reply cache: an identical request was already answered, so no model call this time"
+    ),
+    "rate_shared": N_("class cache"),
     "col_task": N_("task"),
     "col_mode": N_("mode"),
     "col_verdict": N_("verdict"),
@@ -187,7 +192,8 @@ class Attempt:
     ``label`` says which model or mode answered (e.g. ``"free_text"``). ``error`` is
     set instead of a reply when the provider itself failed. ``seconds`` is the wall time
     of the call: the only way to see what constrained decoding costs, since both modes
-    report the same kind of usage.
+    report the same kind of usage. ``shared``: the class's reply cache answered it from an
+    identical request's reply (``providers.reply_cache``), so its seconds measure no model.
     """
 
     task: str
@@ -198,6 +204,7 @@ class Attempt:
     diagnosis: Diagnosis | None
     error: str | None = None
     seconds: float | None = None
+    shared: bool = False
 
     @property
     def verdict(self) -> str:
@@ -231,7 +238,9 @@ def ask(
         return Attempt(task, label, None, None, None, None, error=shown, seconds=time.perf_counter() - started)
     seconds = time.perf_counter() - started
     usage = TokenUsage(response.input_tokens, response.output_tokens)
-    return Attempt(task, label, response.text, response.finish_reason, usage, diagnose(response.text), seconds=seconds)
+    shared = isinstance(response, SharedReply)
+    diagnosis = diagnose(response.text)
+    return Attempt(task, label, response.text, response.finish_reason, usage, diagnosis, seconds=seconds, shared=shared)
 
 
 def verdict_text(diagnosis: Diagnosis) -> str:
@@ -281,10 +290,16 @@ def render_attempt(attempt: Attempt) -> str:
         lines.append(say("provider_error", error=attempt.error))
         return "\n".join(lines)
     lines.append(raw_line(attempt.raw_text))
-    lines.append(f"{finish_note(attempt)}; {usage_words(attempt.usage)}")
+    lines.extend(_cost_lines(attempt))
     assert attempt.diagnosis is not None
     lines.append(format_ladder(attempt.diagnosis))
     return "\n".join(lines)
+
+
+def _cost_lines(attempt: Attempt) -> list[str]:
+    """Why the reply stopped and what it cost; for a reply the class's reply cache shared, that it was shared."""
+    lines = [f"{finish_note(attempt)}; {usage_words(attempt.usage)}"]
+    return [*lines, say("shared_reply")] if attempt.shared else lines
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
@@ -338,17 +353,17 @@ def timing_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
     total row leaves out each mode's first call: llama.cpp reads the whole prompt there
     (about 740 tokens; the two modes' worked examples differ, so each mode reads its own)
     and reuses it on the calls after it, so only those measure the writing, which is
-    where the grammar costs time. A mode asked once is totalled over that one call.
+    where the grammar costs time. A mode asked once is totalled over that one call. A reply
+    the class's reply cache gave (``Attempt.shared``) says "class cache" for its speed, and
+    the totals' speed leaves it out: it was written for someone else.
     """
     header = tuple(say(key) for key in ("col_task", "col_mode", "col_out", "col_seconds", "col_rate"))
 
     def row(task: str, label: str, group: Sequence[Attempt]) -> tuple[str, str, str, str, str]:
-        # A number that is not known for every call of the row is "?", never a partial sum.
-        usages = [attempt.usage for attempt in group if attempt.usage is not None]
-        times = [attempt.seconds for attempt in group if attempt.seconds is not None]
-        tokens = sum(usage.output_tokens for usage in usages) if len(usages) == len(group) else None
-        seconds = sum(times) if len(times) == len(group) else None
-        return (task, label, "?" if tokens is None else str(tokens), seconds_cell(seconds), rate_cell(tokens, seconds))
+        tokens, seconds = _sums(group)
+        generated = [attempt for attempt in group if not attempt.shared]
+        rate = rate_cell(*_sums(generated)) if generated else say("rate_shared")
+        return (task, label, "?" if tokens is None else str(tokens), seconds_cell(seconds), rate)
 
     rows = [row(shorten(attempt.task, task_width), attempt.label, [attempt]) for attempt in attempts]
     labels = list(dict.fromkeys(attempt.label for attempt in attempts))
@@ -357,8 +372,16 @@ def timing_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
         group = [attempt for attempt in attempts if attempt.label == label]
         later = group[1:] or group
         rows.append(row(say("later_calls", first=len(group) - len(later) + 1, last=len(group)), label, later))
-        rates[label] = _rate(later)
+        rates[label] = _rate([attempt for attempt in later if not attempt.shared])
     return _table(header, rows, right=(2,)) + _speed_ratio(rates)
+
+
+def _sums(group: Sequence[Attempt]) -> tuple[int | None, float | None]:
+    """Output tokens and seconds of group; a number not known for every call is None, never a partial sum."""
+    usages = [attempt.usage for attempt in group if attempt.usage is not None]
+    times = [attempt.seconds for attempt in group if attempt.seconds is not None]
+    tokens = sum(usage.output_tokens for usage in usages) if len(usages) == len(group) else None
+    return tokens, sum(times) if len(times) == len(group) else None
 
 
 def _rate(group: Sequence[Attempt]) -> float | None:
@@ -466,9 +489,7 @@ class TaskPlayground(ShownAsWidget):
         if attempt.error is not None or attempt.diagnosis is None:
             self.result.value = f"<pre>{html.escape(render_attempt(attempt))}</pre>"
         else:
-            header = (
-                f"{raw_line(attempt.raw_text, max_chars=400)}\n{finish_note(attempt)}; {usage_words(attempt.usage)}"
-            )
+            header = "\n".join([raw_line(attempt.raw_text, max_chars=400), *_cost_lines(attempt)])
             self.result.value = f"<pre>{html.escape(header)}</pre>" + self._render_ladder_html(attempt.diagnosis)
         return attempt
 

@@ -414,10 +414,10 @@ def command_lines(hub: hub_client.RunningHub) -> list[str]:
 
 
 def model_processes(hub: hub_client.RunningHub) -> list[psutil.Process]:
-    """The class model server (the package's wrapper) and its engine, as the hub started them."""
+    """The class model service (the reply cache), the package's model server behind it and its engine."""
     for process in hub_client.hub_processes(hub):
         try:
-            if "-m codeagent_lite.providers.local_server" in " ".join(process.cmdline()):
+            if "-m codeagent_lite.providers.reply_cache" in " ".join(process.cmdline()):
                 return [process, *process.children(recursive=True)]
         except psutil.NoSuchProcess:
             continue
@@ -444,8 +444,26 @@ def test_every_student_reaches_the_one_class_model_server(hub: hub_client.Runnin
     )
     urls = {student: in_kernel(hub, student, code, timeout_s=240) for student in hub.students}
     assert {tuple(found) for found in urls.values()} == {(urls[hub.students[0]][0], 200)}, urls  # type: ignore[index]
-    servers = [line for line in command_lines(hub) if "-m codeagent_lite.providers.local_server" in line]
-    assert len(servers) == 1, "one model server for the class"
+    for module in ("reply_cache", "local_server"):
+        servers = [line for line in command_lines(hub) if f"-m codeagent_lite.providers.{module} " in line]
+        assert len(servers) == 1, f"one {module} for the class"
+
+
+def test_the_second_student_asking_the_same_greedy_question_gets_the_class_cache_reply(
+    hub: hub_client.RunningHub,
+) -> None:
+    class_model_or_skip(hub)
+    code = (
+        "import json, os, urllib.request\nurl = os.environ['CAL_LOCAL_MODEL_URL'] + '/completions'\n"
+        "body = json.dumps({'model': 'gemma-3-270m', 'prompt': 'The class asks:', 'max_tokens': 2, "
+        "'temperature': 0}).encode()\n"
+        "request = urllib.request.Request(url, data=body, headers={'Content-Type': 'application/json'})\n"
+        "answer = urllib.request.urlopen(request, timeout=240)\nreply = json.loads(answer.read())\n"
+        "print(json.dumps([answer.headers['X-Class-Cache'], reply['choices'][0]['text'], reply.get('class_cache')]))"
+    )
+    first, second = (in_kernel(hub, student, code, timeout_s=300) for student in hub.students[:2])
+    assert (first[0], first[2]) == ("miss", None), first  # type: ignore[index]
+    assert second == ["hit", first[1], "hit"], (first, second)  # type: ignore[index]
 
 
 def test_the_class_model_server_runs_as_its_own_account_and_only_reads_the_model(hub: hub_client.RunningHub) -> None:
@@ -454,7 +472,7 @@ def test_the_class_model_server_runs_as_its_own_account_and_only_reads_the_model
     entry = pwd.getpwnam(account)
     assert entry.pw_uid != 0 and accounts.is_class_account(account)
     processes = model_processes(hub)
-    assert len(processes) >= 2, "the wrapper and its engine"
+    assert len(processes) >= 3, "the reply cache, the model server behind it and its engine"
     for process in processes:
         assert set(process.uids()) == {entry.pw_uid}, (process.cmdline(), process.uids())
         assert set(process.gids()) == {entry.pw_gid}, (process.cmdline(), process.gids())
@@ -678,7 +696,7 @@ def test_the_class_model_server_is_one_hub_service_and_every_server_is_told_wher
     assert model["command"] == [
         sys.executable,
         "-m",
-        "codeagent_lite.providers.local_server",
+        "codeagent_lite.providers.reply_cache",
         "--host",
         "127.0.0.1",
         "--port",
