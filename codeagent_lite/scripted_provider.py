@@ -28,6 +28,9 @@ class ScriptExhaustedError(ProviderError):
         super().__init__(EXHAUSTED.format(calls=calls))
         self.calls = calls
 
+    def __reduce__(self) -> tuple[object, ...]:  # copied from its count, not from its message
+        return (type(self), (self.calls,))
+
 
 @dataclass(frozen=True, slots=True)
 class ProviderCall:

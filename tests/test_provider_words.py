@@ -118,3 +118,37 @@ def test_a_mistyped_address_is_a_value_error_worded_in_chinese(
         from codeagent_lite.providers import OpenAICompatibleProvider
 
         OpenAICompatibleProvider("localhost:8080", "m", api_key_env=None)
+
+
+def test_a_blank_model_name_is_worded_in_chinese(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: object
+) -> None:
+    monkeypatch.setenv("CAL_LANG", "zh")
+    argv = ["run", "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", " ", "--no-api-key"]
+    status = main([*argv, "--workspace", str(tmp_path), "Go."])
+    said = capsys.readouterr().err
+    assert status != 0
+    assert "模型名不能为空" in said
+    assert english_left(said) == [], said
+
+
+def test_a_copied_or_pickled_failure_stays_the_same_kind_with_the_same_data() -> None:
+    import copy
+    import pickle
+
+    from codeagent_lite.providers.failure import SetupFailure
+    from codeagent_lite.providers.local_server import EngineStartError
+    from codeagent_lite.scripted_provider import ScriptExhaustedError
+
+    setup = SetupFailure(FailureCode.BLANK_MODEL, found="' '")
+    started = EngineStartError(engine_end(-9), "the log's last line")
+    exhausted = ScriptExhaustedError(3)
+    for error in (setup, started, exhausted):
+        for copied in (copy.deepcopy(error), pickle.loads(pickle.dumps(error))):
+            assert type(copied) is type(error)
+            assert str(copied) == str(error)
+    assert isinstance(copy.deepcopy(setup), ValueError)
+    copied_start = copy.deepcopy(started)
+    assert copied_start.cause.code == started.cause.code
+    assert copied_start.params["log_tail"] == "the log's last line"
+    assert copy.deepcopy(exhausted).calls == 3

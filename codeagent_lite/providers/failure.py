@@ -34,6 +34,7 @@ class FailureCode(StrEnum):
     URL_CREDENTIALS = "url-credentials"
     INVALID_URL = "invalid-url"
     BAD_VARIABLE_NAME = "bad-variable-name"
+    BLANK_MODEL = "blank-model"
     KEY_NOT_SET = "key-not-set"
     KEY_UNPRINTABLE = "key-unprintable"
     KEY_PUNCTUATION = "key-punctuation"
@@ -83,6 +84,7 @@ FAILURE_WORDS: Mapping[FailureCode, str] = {
         "{found}); put the API key in the environment variable named by api_key_env"
     ),
     FailureCode.INVALID_URL: N_("invalid base_url {url}: {detail}"),
+    FailureCode.BLANK_MODEL: N_("the model's name must not be blank, found {found}"),
     FailureCode.BAD_VARIABLE_NAME: N_(
         "api_key_env must be the name of an environment variable (letters, digits and _), found {length} other "
         "characters (not shown: it may be the key itself)"
@@ -174,16 +176,21 @@ class ProviderFailure(ProviderError):
         self.params: Mapping[str, object] = MappingProxyType(params)
         super().__init__(FAILURE_WORDS[code].format(**params))
 
-    def __reduce__(self) -> tuple[object, ...]:  # pickled by keyword, not by its message
-        return (_rebuilt, (self.code, dict(self.params)))
+    def __reduce__(self) -> tuple[object, ...]:
+        # Pickled (and copied) by class, code and params, not by its message: a copy stays the same kind of error
+        # (a ``SetupFailure`` still a ``ValueError``) and keeps what subclasses add (``cause``) as its state.
+        state = {name: value for name, value in self.__dict__.items() if name not in ("code", "params")}
+        return (_rebuilt, (type(self), self.code, dict(self.params)), state)
 
 
 class SetupFailure(ProviderFailure, ValueError):
     """A provider's option that cannot work (its address, the name of its key's variable): a ``ValueError`` too."""
 
 
-def _rebuilt(code: FailureCode, params: dict[str, object]) -> ProviderFailure:
-    return ProviderFailure(code, **params)
+def _rebuilt(kind: type[ProviderFailure], code: FailureCode, params: dict[str, object]) -> ProviderFailure:
+    error = kind.__new__(kind)
+    ProviderFailure.__init__(error, code, **params)
+    return error
 
 
 _SIGNAL_CODES = {

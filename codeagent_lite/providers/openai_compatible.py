@@ -242,7 +242,7 @@ class OpenAICompatibleProvider:
         if not isinstance(model, str):
             raise TypeError(f"model must be a string, found {type(model).__name__}")
         if not model.strip():
-            raise ValueError("model must not be blank")
+            raise SetupFailure(FailureCode.BLANK_MODEL, found=repr(shorten(model, 40)))
         if send_action_schema and not json_mode:
             raise ValueError("send_action_schema=True only makes sense with json_mode=True")
         if api_key_env is not None:
