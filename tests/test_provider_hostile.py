@@ -45,6 +45,8 @@ def spellings(secret: str) -> set[str]:
         urllib.parse.quote_plus(secret),
         "".join(f"&#{ord(char)};" for char in secret),
         html.escape(secret),
+        "\u200b".join(secret),  # a zero-width space after each character: invisible, still the key to a reader
+        " ".join(secret),
     }
 
 

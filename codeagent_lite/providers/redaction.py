@@ -8,9 +8,9 @@ header echo shows it in base64 (``Basic …``), and a log line may cut it after 
 
 So the text is read the way a browser, a JSON decoder or a URL decoder would read it,
 up to ``_MAX_LAYERS`` times over (each escape undone, remembering where in the original
-text every character came from), and in each reading any run of ``_RUN`` or more
-consecutive characters of a secret is found; those places in the original text become
-``***``. Derived spellings that are not escapes (base64 at each of its three alignments,
+text every character came from), and in each reading, and in it with spaces and zero-width characters taken
+out, any run of ``_RUN`` or more consecutive characters of a secret is found; those places in the original text
+become ``***``. Derived spellings that are not escapes (base64 at each of its three alignments,
 hexadecimal) are secrets of their own.
 
 Credentials can also hide in the server address (``https://user:pass@host/v1`` or an
@@ -25,6 +25,7 @@ import binascii
 import html
 import logging
 import re
+import unicodedata
 import urllib.parse
 import weakref
 from collections.abc import Iterable
@@ -107,6 +108,16 @@ def _read_once(reading: _Reading) -> _Reading | None:
     return _Reading("".join(pieces), tuple(starts), tuple(ends))
 
 
+def _without_invisibles(reading: _Reading) -> _Reading | None:
+    """``reading`` without spaces and format characters (U+200B and its kind), or None when it has none: a key
+    with a zero-width space after each character is still read as the key by whoever looks at it."""
+    kept = [i for i, char in enumerate(reading.text) if not (char.isspace() or unicodedata.category(char) == "Cf")]
+    if len(kept) == len(reading.text):
+        return None
+    text = "".join(reading.text[i] for i in kept)
+    return _Reading(text, tuple(reading.starts[i] for i in kept), tuple(reading.ends[i] for i in kept))
+
+
 def _base64_forms(secret: bytes) -> list[str]:
     """The base64 of ``secret`` wherever it may sit in a longer encoded text (three alignments, two alphabets).
 
@@ -164,9 +175,10 @@ class Redactor:
         for _ in range(_MAX_LAYERS + 1):
             if reading is None:
                 break
-            for finder, width in self.finders:
-                for match in finder.finditer(reading.text):
-                    hidden.append((reading.starts[match.start()], reading.ends[match.start() + width - 1]))
+            for seen in (reading, _without_invisibles(reading)):
+                for finder, width in self.finders if seen else ():
+                    for match in finder.finditer(seen.text):
+                        hidden.append((seen.starts[match.start()], seen.ends[match.start() + width - 1]))
             reading = _read_once(reading)
         return _masked(text, hidden)
 
