@@ -175,8 +175,8 @@ class Redactor:
         for _ in range(_MAX_LAYERS + 1):
             if reading is None:
                 break
-            for seen in (reading, _without_invisibles(reading)):
-                for finder, width in self.finders if seen else ():
+            for seen in (reading, _without_invisibles(reading) or reading):
+                for finder, width in self.finders:
                     for match in finder.finditer(seen.text):
                         hidden.append((seen.starts[match.start()], seen.ends[match.start() + width - 1]))
             reading = _read_once(reading)
