@@ -175,7 +175,8 @@ class Redactor:
         for _ in range(_MAX_LAYERS + 1):
             if reading is None:
                 break
-            for seen in (reading, _without_invisibles(reading) or reading):
+            squeezed = _without_invisibles(reading)
+            for seen in (reading,) if squeezed is None else (reading, squeezed):
                 for finder, width in self.finders:
                     for match in finder.finditer(seen.text):
                         hidden.append((seen.starts[match.start()], seen.ends[match.start() + width - 1]))
