@@ -43,6 +43,7 @@ __all__ = [
     "learner_folder",
     "load_learner_file",
     "package_calls",
+    "step_part",
 ]
 
 
@@ -92,9 +93,13 @@ class StepCheck:
 
 def check_step(directory: str | os.PathLike[str], step: int) -> StepCheck:
     """Run verify up to ``step`` and keep that step's checks: the earlier steps are graded in their own cells."""
-    full = verify(directory, step=step, progress=False)  # a graded cell shows its StepCheck only
-    results = tuple(result for result in full.results if result.check.step == step)
-    return StepCheck(step, VerifyReport(full.label, (step,), results, full.file_problems, full.notes))
+    return step_part(verify(directory, step=step, progress=False), step)  # a graded cell shows its StepCheck only
+
+
+def step_part(report: VerifyReport, step: int) -> StepCheck:
+    """The part of a verify report that is about ``step``."""
+    results = tuple(result for result in report.results if result.check.step == step)
+    return StepCheck(step, VerifyReport(report.label, (step,), results, report.file_problems, report.notes))
 
 
 def load_learner_file(directory: str | os.PathLike[str], file: str) -> ModuleType:

@@ -242,26 +242,25 @@ def _rejected_item_problems(encode_rejected: Callable[[ToolCallRejected], Any], 
 
 
 def _problems_exercise_1(
-    my_encode_json: Callable[[Any], Any], encode_tool_call_rejected: Callable[[ToolCallRejected], Any]
+    my_encode_json: Callable[[Any], Any],
+    encode_tool_call_rejected: Callable[[ToolCallRejected], Any],
+    sample: object = _SAMPLE,
+    items: Sequence[ToolCallRejected] = _REJECTED_ITEMS,
 ) -> list[str]:
     mixed = my_encode_json(_MIXED)
     if not isinstance(mixed, str):
         return [_("my_encode_json must return a string, found {name}", name=type(mixed).__name__)]
     problems = _every_problem(_ENCODE_JSON_CHECKS, my_encode_json, mixed)
-    if not problems and my_encode_json(_SAMPLE) != encode_json(_SAMPLE):
+    if not problems and my_encode_json(sample) != encode_json(sample):
         problems.append(
             _(
                 "my_encode_json({sample}) differs from the series' encoding {expected}",
-                sample=_short(_SAMPLE),
-                expected=repr(encode_json(_SAMPLE)),
+                sample=_short(sample),
+                expected=repr(encode_json(sample)),
             )
         )
-    for item in _REJECTED_ITEMS:
-        item_problems = _rejected_item_problems(encode_tool_call_rejected, item)
-        problems.extend(item_problems)
-        if item_problems:
-            break
-    return problems
+    item_problems = (_rejected_item_problems(encode_tool_call_rejected, item) for item in items)
+    return problems + next((found for found in item_problems if found), [])
 
 
 def check_exercise_1(
@@ -273,6 +272,7 @@ def check_exercise_1(
 
 # --------------------------------------------------------------------------- exercise 2
 
+_OBJECTS: tuple[dict[str, Any], ...] = ({"type": "final_answer", "content": "hi"}, {}, {"type": 1})
 _NOT_OBJECTS: tuple[tuple[str, object], ...] = (
     (N_("an array of actions"), [{"type": "final_answer", "content": "hi"}]),
     (N_("an empty array"), []),
@@ -364,18 +364,14 @@ def _not_object_problem(check: Callable[[Any], Any], label: str, value: object) 
     return _("{label} ({value}) was let through; layer 2 must reject it", label=label, value=_short(value))
 
 
-def _problems_exercise_2(my_check_top_level_object: Callable[[Any], Any]) -> list[str]:
-    problems = [
-        problem
-        for obj in ({"type": "final_answer", "content": "hi"}, {}, {"type": 1})
-        if (problem := _object_problem(my_check_top_level_object, obj)) is not None
-    ]
-    problems.extend(
-        problem
-        for label, value in _NOT_OBJECTS
-        if (problem := _not_object_problem(my_check_top_level_object, _(label), value)) is not None
-    )
-    return problems
+def _problems_exercise_2(
+    my_check_top_level_object: Callable[[Any], Any],
+    objects: Sequence[dict[str, Any]] = _OBJECTS,
+    not_objects: Sequence[tuple[str, object]] = _NOT_OBJECTS,
+) -> list[str]:
+    found = [_object_problem(my_check_top_level_object, obj) for obj in objects]
+    found += [_not_object_problem(my_check_top_level_object, _(label), value) for label, value in not_objects]
+    return [problem for problem in found if problem is not None]
 
 
 def check_exercise_2(my_check_top_level_object: Callable[[Any], Any]) -> CheckResult:
@@ -487,6 +483,7 @@ _TOOLS_4 = (ToolSpec("read_file", "Read a text file in the workspace."),)
 
 _BUDGET_4 = ModelCallBudget(max_output_tokens=64)
 _INVALID_REPLY_4 = '[{"type":"final_answer","content":"hi"}]'
+_USAGE_4 = TokenUsage(80, 7)
 
 
 def _response_problems(response: object) -> list[str]:
@@ -520,37 +517,45 @@ def _valid_reply_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
     return _response_problems(response) + _request_problems(good)
 
 
-# Checks on the InvalidModelOutputError an invalid reply raised; each is independent of the others.
-_INVALID_REPLY_CHECKS: tuple[Callable[[InvalidModelOutputError], str | None], ...] = (
-    lambda error: (
-        None
-        if error.usage == TokenUsage(80, 7)
-        else _(
-            "the InvalidModelOutputError carries usage={usage}; the 87 tokens were spent, "
-            "so it must carry TokenUsage(80, 7)",
-            usage=_short(error.usage),
+def _raised_problems(error: InvalidModelOutputError, refused: InvalidModelOutputError, usage: TokenUsage) -> list[str]:
+    """What the adapter's error must keep: the tokens spent, the parser's layer and raw text, the parser's error."""
+    problems = []
+    if error.usage != usage:
+        problems.append(
+            _(
+                "the InvalidModelOutputError carries usage={usage}; the {total} tokens were spent, "
+                "so it must carry TokenUsage({input}, {output})",
+                usage=_short(error.usage),
+                total=usage.input_tokens + usage.output_tokens,
+                input=usage.input_tokens,
+                output=usage.output_tokens,
+            )
         )
-    ),
-    lambda error: (
-        None
-        if error.layer is ValidationLayer.TOP_LEVEL_OBJECT
-        else _("the error lost the parser's layer (got {layer}, expected TOP_LEVEL_OBJECT)", layer=repr(error.layer))
-    ),
-    lambda error: None if error.raw_text == _INVALID_REPLY_4 else _("the error lost the raw text the parser recorded"),
-    lambda error: (
-        None
-        if isinstance(error.__cause__, InvalidModelOutputError)
-        else _("the error has no cause: raise it from the parser's error (raise error.with_usage(usage) from error)")
-    ),
-)
+    if error.layer is not refused.layer:
+        problems.append(
+            _(
+                "the error lost the parser's layer (got {layer}, expected {wanted})",
+                layer=repr(error.layer),
+                wanted=refused.layer.name,
+            )
+        )
+    if error.raw_text != refused.raw_text:
+        problems.append(_("the error lost the raw text the parser recorded"))
+    if not isinstance(error.__cause__, InvalidModelOutputError):
+        problems.append(
+            _("the error has no cause: raise it from the parser's error (raise error.with_usage(usage) from error)")
+        )
+    return problems
 
 
-def _invalid_reply_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
-    bad = ScriptedProvider([ProviderResponse(_INVALID_REPLY_4, 80, 7)])
+def _invalid_reply_problems(
+    adapter_class: Callable[[Any], Any], reply: str = _INVALID_REPLY_4, usage: TokenUsage = _USAGE_4
+) -> list[str]:
+    bad = ScriptedProvider([ProviderResponse(reply, usage.input_tokens, usage.output_tokens)])
     try:
         returned = adapter_class(bad).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
     except InvalidModelOutputError as error:
-        return _every_problem(_INVALID_REPLY_CHECKS, error)
+        return _raised_problems(error, _rejection(reply), usage)
     return [
         _(
             "an invalid reply must raise InvalidModelOutputError, but complete() returned {returned}",
@@ -572,10 +577,12 @@ def _provider_failure_problems(adapter_class: Callable[[Any], Any]) -> list[str]
     return [_("a failing provider must raise ModelProviderError")]
 
 
-def _problems_exercise_4(adapter_class: Callable[[Any], Any]) -> list[str]:
+def _problems_exercise_4(
+    adapter_class: Callable[[Any], Any], reply: str = _INVALID_REPLY_4, usage: TokenUsage = _USAGE_4
+) -> list[str]:
     return (
         _valid_reply_problems(adapter_class)
-        + _invalid_reply_problems(adapter_class)
+        + _invalid_reply_problems(adapter_class, reply, usage)
         + _provider_failure_problems(adapter_class)
     )
 
@@ -604,7 +611,7 @@ def _rejection(raw_text: str) -> InvalidModelOutputError:
         parse_json_action(raw_text)
     except InvalidModelOutputError as error:
         return error
-    raise AssertionError(f"exercise 5 case was accepted by the parser: {raw_text[:40]!r}")
+    raise AssertionError(f"the parser accepted a case meant to be refused: {raw_text[:40]!r}")
 
 
 # A correction may be written in English or in Chinese: both name the layer and ask for one object.
@@ -687,8 +694,10 @@ _CORRECTION_CHECKS: tuple[Callable[[str, InvalidModelOutputError, str], str | No
 )
 
 
-def _problems_exercise_5(correction_message: Callable[[InvalidModelOutputError], Any]) -> list[str]:
-    for raw_text in _CORRECTION_CASES:
+def _problems_exercise_5(
+    correction_message: Callable[[InvalidModelOutputError], Any], cases: Sequence[str] = _CORRECTION_CASES
+) -> list[str]:
+    for raw_text in cases:
         error = _rejection(raw_text)
         text = correction_message(error)
         if not isinstance(text, str):
@@ -779,25 +788,25 @@ def check_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -
     return _verdict(6, lambda: _problems_exercise_6(pair_results))
 
 
-_CHECKS: dict[int, Callable[..., CheckResult]] = {
-    1: check_exercise_1,
-    2: check_exercise_2,
-    3: check_exercise_3,
-    4: check_exercise_4,
-    5: check_exercise_5,
-    6: check_exercise_6,
+_PROBLEMS: dict[int, Callable[..., list[str]]] = {
+    1: _problems_exercise_1,
+    2: _problems_exercise_2,
+    3: _problems_exercise_3,
+    4: _problems_exercise_4,
+    5: _problems_exercise_5,
+    6: _problems_exercise_6,
 }
 
 
-def check_exercise(number: int, namespace: Mapping[str, Any]) -> CheckResult:
-    """Run exercise ``number``'s check on the names its stub defines in ``namespace`` (a notebook's globals)."""
-    if number not in _CHECKS:
-        raise ValueError(f"there is no exercise {number}; the exercises are {sorted(_CHECKS)}")
+def check_exercise(number: int, namespace: Mapping[str, Any], **cases: Any) -> CheckResult:
+    """Run exercise ``number``'s check on the names its stub defines in ``namespace`` (a notebook's globals).
+
+    ``cases`` replace the check's own inputs by others of the same kind (the outside judge's, drawn fresh for each
+    grading run), so the self-check a learner sees and the hidden one are one check."""
+    if number not in _PROBLEMS:
+        raise ValueError(f"there is no exercise {number}; the exercises are {sorted(_PROBLEMS)}")
     missing = [name for name in EXERCISE_NAMES[number] if name not in namespace]
     if missing:
-        result = CheckResult(
-            number, (_("{names} is not defined yet: run the exercise cell first", names=", ".join(missing)),)
-        )
-        print(result.summary())
-        return result
-    return _CHECKS[number](*(namespace[name] for name in EXERCISE_NAMES[number]))
+        problem = _("{names} is not defined yet: run the exercise cell first", names=", ".join(missing))
+        return _verdict(number, lambda: [problem])
+    return _verdict(number, lambda: _PROBLEMS[number](*(namespace[name] for name in EXERCISE_NAMES[number]), **cases))
