@@ -113,20 +113,6 @@ def _short(value: object, limit: int = 70) -> str:
     return shorten(repr(value), limit)
 
 
-def _first_problem(checks: Sequence[Callable[..., str | None]], *arguments: Any) -> list[str]:
-    """Run ``checks`` in order and keep the first problem: later checks assume earlier ones passed."""
-    for check in checks:
-        problem = check(*arguments)
-        if problem is not None:
-            return [problem]
-    return []
-
-
-def _every_problem(checks: Sequence[Callable[..., str | None]], *arguments: Any) -> list[str]:
-    """Run every one of ``checks`` (they are independent) and keep each problem."""
-    return [problem for check in checks if (problem := check(*arguments)) is not None]
-
-
 def _verdict(exercise: int, body: Callable[[], list[str]]) -> CheckResult:
     try:
         problems = body()
@@ -146,34 +132,25 @@ _MIXED = {"tool_name": "read_file", "arguments": {"path": "a.txt", "limit": 2}}
 _SAMPLE = {"b": [1.5, None, True], "a": {"路径": "说明.md", "z": 0}}
 
 
-def _not_compact(encode: Callable[[Any], Any], mixed: str) -> str | None:
+def _encoding_problems(encode: Callable[[Any], Any], mixed: str) -> list[str]:
+    """The series' four JSON rules, each checked on its own: compact, sorted keys, Chinese kept, NaN refused."""
+    problems = []
     if " " in mixed or "\n" in mixed:
-        return _("my_encode_json is not compact: got {got}; use separators=(',', ':')", got=_short(mixed))
-    return None
-
-
-def _keys_not_sorted(encode: Callable[[Any], Any], mixed: str) -> str | None:
+        problems.append(_("my_encode_json is not compact: got {got}; use separators=(',', ':')", got=_short(mixed)))
     if '"tool_name"' in mixed and '"arguments"' in mixed and mixed.index('"tool_name"') < mixed.index('"arguments"'):
-        return _("my_encode_json does not sort keys: got {got}", got=_short(mixed))
-    return None
-
-
-def _escapes_chinese(encode: Callable[[Any], Any], mixed: str) -> str | None:
+        problems.append(_("my_encode_json does not sort keys: got {got}", got=_short(mixed)))
     chinese = encode({"content": "权限不足"})
     if "权限不足" not in str(chinese):
-        return _("my_encode_json escapes Chinese text: got {got}; keep it as-is", got=_short(chinese))
-    return None
-
-
-def _writes_nan(encode: Callable[[Any], Any], mixed: str) -> str | None:
+        problems.append(_("my_encode_json escapes Chinese text: got {got}; keep it as-is", got=_short(chinese)))
     try:
         with_nan = encode({"score": math.nan})
     except ValueError:
-        return None
-    return _("my_encode_json wrote NaN into the JSON (got {got}); it must refuse NaN", got=_short(with_nan))
+        return problems
+    return [
+        *problems,
+        _("my_encode_json wrote NaN into the JSON (got {got}); it must refuse NaN", got=_short(with_nan)),
+    ]
 
-
-_ENCODE_JSON_CHECKS = (_not_compact, _keys_not_sorted, _escapes_chinese, _writes_nan)
 
 _REJECTED_ITEMS = (
     ToolCallRejected(call_id="call_07", tool_name="write_file", reason="权限不足：/etc/hosts 在工作区之外"),
@@ -181,44 +158,22 @@ _REJECTED_ITEMS = (
 )
 
 
-def _decoded_content(message: ProviderMessage) -> Any:
+def _content_problem(content: str, item: ToolCallRejected) -> str:
+    """The first way ``content`` differs from the series' encoding of ``item`` (each step assumes the earlier)."""
     try:
-        return json.loads(message.content)
+        decoded = json.loads(content)
     except (TypeError, ValueError):
-        return None
-
-
-# Each check looks at (message, decoded content, item); they run in order, the first problem is reported.
-_REJECTED_MESSAGE_CHECKS: tuple[Callable[[ProviderMessage, Any, ToolCallRejected], str | None], ...] = (
-    lambda message, decoded, item: (
-        None if decoded is not None else _("the content is not JSON: {content}", content=_short(message.content))
-    ),
-    lambda message, decoded, item: (
-        None
-        if isinstance(decoded, dict)
-        else _("the content must be a JSON object, got {content}", content=_short(message.content))
-    ),
-    lambda message, decoded, item: (
-        None
-        if set(decoded) == {"type", "call_id", "tool_name", "reason"}
-        else _("the content's keys are {keys}; expected call_id, reason, tool_name, type", keys=sorted(decoded))
-    ),
-    lambda message, decoded, item: (
-        None
-        if decoded["type"] == "tool_call_rejected"
-        else _('"type" is {type}; expected "tool_call_rejected"', type=repr(decoded["type"]))
-    ),
-    lambda message, decoded, item: (
-        None
-        if decoded["call_id"] == item.call_id
-        else _(
-            "call_id {want} came out as {got}; keep it verbatim", want=repr(item.call_id), got=repr(decoded["call_id"])
-        )
-    ),
-    lambda message, decoded, item: _(
-        "the content is not encoded the series' way: got {content}", content=_short(message.content)
-    ),
-)
+        return _("the content is not JSON: {content}", content=_short(content))
+    if not isinstance(decoded, dict):
+        return _("the content must be a JSON object, got {content}", content=_short(content))
+    if set(decoded) != {"type", "call_id", "tool_name", "reason"}:
+        return _("the content's keys are {keys}; expected call_id, reason, tool_name, type", keys=sorted(decoded))
+    if decoded["type"] != "tool_call_rejected":
+        return _('"type" is {type}; expected "tool_call_rejected"', type=repr(decoded["type"]))
+    if decoded["call_id"] != item.call_id:
+        want, got = repr(item.call_id), repr(decoded["call_id"])
+        return _("call_id {want} came out as {got}; keep it verbatim", want=want, got=got)
+    return _("the content is not encoded the series' way: got {content}", content=_short(content))
 
 
 def _rejected_item_problems(encode_rejected: Callable[[ToolCallRejected], Any], item: ToolCallRejected) -> list[str]:
@@ -227,18 +182,14 @@ def _rejected_item_problems(encode_rejected: Callable[[ToolCallRejected], Any], 
         return [_("encode_tool_call_rejected must return a ProviderMessage, found {name}", name=type(message).__name__)]
     problems = []
     if message.role != "user":
+        role = repr(message.role)
         problems.append(
-            _(
-                "the role is {role}; a rejection is news from the environment, like a tool result",
-                role=repr(message.role),
-            )
+            _("the role is {role}; a rejection is news from the environment, like a tool result", role=role)
         )
     expected = encode_json(
         {"type": "tool_call_rejected", "call_id": item.call_id, "tool_name": item.tool_name, "reason": item.reason}
     )
-    if message.content != expected:
-        problems.extend(_first_problem(_REJECTED_MESSAGE_CHECKS, message, _decoded_content(message), item))
-    return problems
+    return problems if message.content == expected else [*problems, _content_problem(message.content, item)]
 
 
 def _problems_exercise_1(
@@ -250,7 +201,7 @@ def _problems_exercise_1(
     mixed = my_encode_json(_MIXED)
     if not isinstance(mixed, str):
         return [_("my_encode_json must return a string, found {name}", name=type(mixed).__name__)]
-    problems = _every_problem(_ENCODE_JSON_CHECKS, my_encode_json, mixed)
+    problems = _encoding_problems(my_encode_json, mixed)
     if not problems and my_encode_json(sample) != encode_json(sample):
         problems.append(
             _(
@@ -311,9 +262,25 @@ def _kind_words(value: object) -> tuple[str, ...]:
     return ("string", "str") if isinstance(value, str) else ("null", "none")
 
 
-def _fields_problem(label: str, value: object, error: InvalidModelOutputError) -> str | None:
-    """The workbook's rule for expected= and found=: each says what it means (the agent loop shows them)."""
+def _rejection_problem(label: str, value: object, error: InvalidModelOutputError) -> str | None:
+    """Layer 2's refusal as the series writes it; expected= and found= each say what they mean (the loop shows them)."""
     expected, found = str(error.expected or ""), str(error.found or "")
+    if error.layer is not ValidationLayer.TOP_LEVEL_OBJECT:
+        layer = repr(error.layer)
+        return _("the error for {label} has layer {layer}; expected TOP_LEVEL_OBJECT", label=label, layer=layer)
+    if not str(error).startswith("model output must be an object"):
+        message = repr(str(error))
+        return _(
+            "the message for {label} is {message}; start it 'model output must be an object'",
+            label=label,
+            message=message,
+        )
+    if not expected or not found:
+        return _("the error for {label} does not fill expected= and found=", label=label)
+    return _fields_problem(label, value, expected, found)
+
+
+def _fields_problem(label: str, value: object, expected: str, found: str) -> str | None:
     if not any(word in expected.lower() for word in ("object", "dict", "{")):
         return _(
             "the error for {label} has expected={expected}, which does not say that an object was expected",
@@ -329,22 +296,6 @@ def _fields_problem(label: str, value: object, error: InvalidModelOutputError) -
             found=repr(found),
         )
     return None
-
-
-def _rejection_problem(label: str, value: object, error: InvalidModelOutputError) -> str | None:
-    if error.layer is not ValidationLayer.TOP_LEVEL_OBJECT:
-        return _(
-            "the error for {label} has layer {layer}; expected TOP_LEVEL_OBJECT", label=label, layer=repr(error.layer)
-        )
-    if not str(error).startswith("model output must be an object"):
-        return _(
-            "the message for {label} is {message}; start it 'model output must be an object'",
-            label=label,
-            message=repr(str(error)),
-        )
-    if not error.expected or not error.found:
-        return _("the error for {label} does not fill expected= and found=", label=label)
-    return _fields_problem(label, value, error)
 
 
 def _not_object_problem(check: Callable[[Any], Any], label: str, value: object) -> str | None:
@@ -654,44 +605,27 @@ def _asks_for_one_object(text: str) -> bool:
     return "exactly one json object" in lowered or _ONE_OBJECT_IN_CHINESE.search(lowered) is not None
 
 
-# Each check looks at (the correction text, the rejection, the raw reply) and returns a problem or None.
-_CORRECTION_CHECKS: tuple[Callable[[str, InvalidModelOutputError, str], str | None], ...] = (
-    lambda text, error, raw: (
-        None
-        if _names_layer(text, error.layer)
-        else _("the message does not name the layer (layer {layer})", layer=int(error.layer))
-    ),
-    lambda text, error, raw: (
-        None
-        if str(error.expected) in text
-        else _("the message does not say what was expected ({expected})", expected=repr(error.expected))
-    ),
-    lambda text, error, raw: (
-        None
-        if str(error.found) in text
-        else _("the message does not say what was found ({found})", found=repr(error.found))
-    ),
-    lambda text, error, raw: (
-        None if _asks_for_one_object(text) else _("the message does not ask for exactly one JSON object")
-    ),
-    lambda text, error, raw: (
-        None
-        if (other := _other_layer_named(text, error)) is None
-        else _(
-            "the message also names {other}; name only the layer that refused the reply",
-            other=layer_label(other),
-        )
-    ),
-    lambda text, error, raw: (
-        _("the message echoes the whole raw reply ({length} characters)", length=len(raw))
-        if len(raw) > 100 and raw in text
-        else _(
-            "the message has {length} characters; keep it under {limit}", length=len(text), limit=MAX_CORRECTION_CHARS
-        )
-        if len(text) > MAX_CORRECTION_CHARS
-        else None
-    ),
-)
+def _correction_problems(text: str, error: InvalidModelOutputError, raw: str) -> list[str]:
+    """Each independent way the correction ``text`` for ``error`` (on the reply ``raw``) falls short."""
+    problems = []
+    if not _names_layer(text, error.layer):
+        problems.append(_("the message does not name the layer (layer {layer})", layer=int(error.layer)))
+    if str(error.expected) not in text:
+        problems.append(_("the message does not say what was expected ({expected})", expected=repr(error.expected)))
+    if str(error.found) not in text:
+        problems.append(_("the message does not say what was found ({found})", found=repr(error.found)))
+    if not _asks_for_one_object(text):
+        problems.append(_("the message does not ask for exactly one JSON object"))
+    other = _other_layer_named(text, error)
+    if other is not None:
+        label = layer_label(other)
+        problems.append(_("the message also names {other}; name only the layer that refused the reply", other=label))
+    if len(raw) > 100 and raw in text:
+        problems.append(_("the message echoes the whole raw reply ({length} characters)", length=len(raw)))
+    elif len(text) > MAX_CORRECTION_CHARS:
+        length, limit = len(text), MAX_CORRECTION_CHARS
+        problems.append(_("the message has {length} characters; keep it under {limit}", length=length, limit=limit))
+    return problems
 
 
 def _problems_exercise_5(
@@ -702,7 +636,7 @@ def _problems_exercise_5(
         text = correction_message(error)
         if not isinstance(text, str):
             return [_("correction_message must return a string, found {name}", name=type(text).__name__)]
-        problems = _every_problem(_CORRECTION_CHECKS, text, error, raw_text)
+        problems = _correction_problems(text, error, raw_text)
         if problems:
             return [
                 _("for a layer-{layer} rejection {problem}", layer=int(error.layer), problem=problem)

@@ -344,17 +344,21 @@ def _computes_predictions(node: ast.AST) -> bool:
         return isinstance(method, ast.Attribute) and _names_predictions(method.value) and method.attr in _MUTATORS
     if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         return False
-    value = node.value
-    literal_whole = (
-        not isinstance(node, ast.AugAssign)
-        and isinstance(value, ast.Dict)
-        and all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in value.keys)
-        and all(_is_literal_answer(item) for item in value.values)
-    )
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    whole = any(_names_predictions(target) for target in targets)
-    item = any(isinstance(target, ast.Subscript) and _names_predictions(target.value) for target in targets)
-    return (whole and not literal_whole) or (item and not _is_literal_answer(value))
+    literal_whole = not isinstance(node, ast.AugAssign) and _literal_dict(node.value)
+    return any(_computed_target(target, literal_whole, node.value) for target in targets)
+
+
+def _literal_dict(node: ast.AST | None) -> bool:
+    keys = node.keys if isinstance(node, ast.Dict) else [None]
+    literal_keys = all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in keys)
+    return isinstance(node, ast.Dict) and literal_keys and all(_is_literal_answer(item) for item in node.values)
+
+
+def _computed_target(target: ast.expr, literal_whole: bool, value: ast.AST | None) -> bool:
+    if _names_predictions(target):
+        return not literal_whole
+    return isinstance(target, ast.Subscript) and _names_predictions(target.value) and not _is_literal_answer(value)
 
 
 def computed_predictions(source: str) -> list[str]:
@@ -573,12 +577,13 @@ def _stub_probe(child: SandboxSession, step: int) -> BaseException | None:
     a load error, or whatever the learner's code raises, which is for the checks to judge (None: it returned)."""
     if step == 2:
         return _lent_adapter(child, KeyError("load"), [1, 1])
-    if step == 1:
-        target, argument = "json_text_messages.build_provider_messages", list(HIDDEN_HISTORY)
-    else:
-        target, argument = "json_action_parser.parse_json_action", BLOG_REPLIES[0]
+    probe: tuple[str, object] = (
+        ("json_text_messages.build_provider_messages", list(HIDDEN_HISTORY))
+        if step == 1
+        else ("json_action_parser.parse_json_action", BLOG_REPLIES[0])
+    )
     try:
-        _RemoteFunction(child, target)(argument)
+        _RemoteFunction(child, probe[0])(probe[1])
     except JudgeStopped:
         raise
     except Exception as error:
