@@ -53,7 +53,8 @@ __all__ = [
     "check_exercise_6",
 ]
 
-NOT_IMPLEMENTED = _("not implemented yet (the stub still raises NotImplementedError)", language="en")
+_STUB = N_("not implemented yet (the stub still raises NotImplementedError)")
+NOT_IMPLEMENTED = _(_STUB, language="en")
 """The English verdict for a stub; the check itself says it in the edition's language."""
 
 EXERCISE_NAMES: dict[int, tuple[str, ...]] = {
@@ -117,7 +118,7 @@ def _verdict(exercise: int, body: Callable[[], list[str]]) -> CheckResult:
     try:
         problems = body()
     except NotImplementedError:
-        problems = [_("not implemented yet (the stub still raises NotImplementedError)")]
+        problems = [_(_STUB)]
     except Exception as error:  # the learner's code may raise anything; report it, never crash the cell
         problems = [_("your code raised {name}: {message}", name=type(error).__name__, message=_short(str(error), 120))]
     result = CheckResult(exercise=exercise, problems=tuple(problems))

@@ -6,9 +6,10 @@ in the teacher's process: the learner's code runs in a sandboxed child (``sandbo
 uses, running ``outside_child``) that only answers requests with plain data, and the checks here compare that data with
 what is right.
 
-* Notebook 05: the answer cells' source runs in the child; the exercise checks (``exercise_checks``) run here on proxies
-  that forward each call to the child. The hidden cells add cases drawn fresh from ``seed`` and the traps of the
-  teacher's copy (work handed to the package, computed predictions, a cause dropped, every layer named).
+* Notebook 05: the answer cells' source runs in the child; the exercise checks (``exercise_checks``), the very ones
+  the learner runs, run here on proxies that forward each call to the child, on their own cases and again on cases
+  drawn fresh from ``seed``; the hidden cells add the traps of the teacher's copy (work handed to the package,
+  computed predictions, hard-coded tokens, every layer named).
 * Notebook 07: each step is ``verify`` on the submission's folder (run here: verify sandboxes the learner's files
   itself), plus what only an outside judge can check: the step's file loads in a child that has the previous chapter and
   nothing else (a file that reaches for the reference, however the import is spelled, fails there), and gives the
@@ -104,10 +105,9 @@ class Verdict:
     text: str
 
 
-CLASSES = {
-    **classes_of(kernel_types, model_adapter, json_text_adapter, reference_messages, scripted_provider),
-    f"{ToolCallRejected.__module__}.{ToolCallRejected.__qualname__}": ToolCallRejected,
-}
+CLASSES = classes_of(
+    kernel_types, model_adapter, json_text_adapter, reference_messages, scripted_provider, exercise_checks
+)
 """What the child's answers may be decoded into: the package's value types and exercise 1's new item."""
 
 
