@@ -383,6 +383,7 @@ def _guarded_problem(run: Callable[[], str | None]) -> str | None:
 
 STEP_FILES = {1: "json_text_messages", 2: "json_text_adapter", 3: "json_action_parser", 4: "json_action_parser"}
 """The file each step grades: its own-work check is about this file."""
+_BUILD, _PARSE = "json_text_messages.build_provider_messages", "json_action_parser.parse_json_action"
 
 HIDDEN_HISTORY = (
     Message(MessageRole.SYSTEM, "只回答一个 JSON 对象"),
@@ -475,7 +476,7 @@ def _outcome_words(outcome: tuple[str, str]) -> str:
 
 
 def _parser_problem(child: SandboxSession, replies: Sequence[str]) -> str | None:
-    parse = _RemoteFunction(child, "json_action_parser.parse_json_action")
+    parse = _RemoteFunction(child, _PARSE)
     for text in replies:
         got = _outcome(functools.partial(parse, text))
         wanted = _outcome(functools.partial(reference_parser.parse_json_action, text))
@@ -496,34 +497,39 @@ def _messages_problem(child: SandboxSession, rng: random.Random) -> str | None:
         ToolCall(call_id, "read_file", {_fresh_text(rng): _fresh_value(rng)}),
         ToolResult(call_id, _fresh_text(rng), is_error=rng.random() < 0.5),
     )
-    build = _RemoteFunction(child, "json_text_messages.build_provider_messages")
+    build = _RemoteFunction(child, _BUILD)
     for history in (HIDDEN_HISTORY, fresh):
         mine = build(list(history))
-        reference = reference_messages.build_provider_messages(list(history))
-        if not isinstance(mine, list | tuple) or len(mine) != len(reference):
+        wanted = [(item.role, item.content) for item in reference_messages.build_provider_messages(list(history))]
+        if not isinstance(mine, list | tuple) or len(mine) != len(wanted):
             return _("build_provider_messages returned {value}", value=shorten(repr(mine), 120))
-        for number, (got, wanted) in enumerate(zip(mine, reference, strict=True), start=1):
-            pair = (getattr(got, "role", None), getattr(got, "content", None))
-            if pair != (wanted.role, wanted.content):
-                reference_pair = (wanted.role, wanted.content)
+        got = [(getattr(item, "role", None), getattr(item, "content", None)) for item in mine]
+        for number, (pair, reference) in enumerate(zip(got, wanted, strict=True), start=1):
+            if pair != reference:
+                mine_words, reference_words = shorten(repr(pair), 160), repr(reference)
                 return _(
                     "history item {number}: {got} instead of the reference's {wanted}",
                     number=number,
-                    got=shorten(repr(pair), 160),
-                    wanted=repr(reference_pair),
+                    got=mine_words,
+                    wanted=reference_words,
                 )
+    return None
+
+
+def _raised(run: Callable[[], object]) -> BaseException | None:
+    """What ``run`` raised (None: it returned); a child that stopped stops the judging of the step instead."""
+    try:
+        run()
+    except JudgeStopped:
+        raise
+    except Exception as error:
+        return error
     return None
 
 
 def _lent_adapter(child: SandboxSession, error: BaseException, usage: list[int]) -> BaseException | None:
     """What the learner's adapter raises when the parser it is lent raises ``error`` (None: it returned)."""
-    try:
-        _answer(child, {"op": "lent_adapter", "error": encode(error), "usage": usage})
-    except JudgeStopped:
-        raise
-    except Exception as raised:
-        return raised
-    return None
+    return _raised(lambda: _answer(child, {"op": "lent_adapter", "error": encode(error), "usage": usage}))
 
 
 def _adapter_problem(child: SandboxSession, rng: random.Random) -> str | None:
@@ -577,18 +583,9 @@ def _stub_probe(child: SandboxSession, step: int) -> BaseException | None:
     a load error, or whatever the learner's code raises, which is for the checks to judge (None: it returned)."""
     if step == 2:
         return _lent_adapter(child, KeyError("load"), [1, 1])
-    probe: tuple[str, object] = (
-        ("json_text_messages.build_provider_messages", list(HIDDEN_HISTORY))
-        if step == 1
-        else ("json_action_parser.parse_json_action", BLOG_REPLIES[0])
-    )
-    try:
-        _RemoteFunction(child, probe[0])(probe[1])
-    except JudgeStopped:
-        raise
-    except Exception as error:
-        return error
-    return None
+    if step == 1:
+        return _raised(lambda: _RemoteFunction(child, _BUILD)(list(HIDDEN_HISTORY)))
+    return _raised(lambda: _RemoteFunction(child, _PARSE)(BLOG_REPLIES[0]))
 
 
 def _load_words(file: str, error: BaseException) -> str:
