@@ -295,23 +295,17 @@ def judge_exercises(sources: Sequence[str], *, language: str = "en", seed: int |
 
 
 def _exercise_2_hidden(sources: Sequence[str], language: str) -> str | None:
-    """Trap: layer 2 handed to the package. In this child the package's layer 2 lets everything through, so a
-    check that relies on it lets a non-object through, or leaves it to a later layer to refuse."""
+    """Trap: layer 2 handed to the package. The same self-check again, in a child where the package's layer 2
+    lets everything through: a check that relies on it (directly, or through the parser) fails there."""
     sabotage = ["codeagent_lite.json_action_parser:check_top_level_object"]
     config = {"mode": "answers", "sources": list(sources), "sabotage": sabotage}
     with sandboxed(config, full_package=True, language=language) as child:
-        check = _RemoteFunction(child, "my_check_top_level_object")
-        for value in ([1], "text", None, 3):
-            try:
-                check(value)
-            except InvalidModelOutputError as error:
-                if error.layer is ValidationLayer.TOP_LEVEL_OBJECT:
-                    continue
-            return _(
-                "exercise 2 calls the package's check_top_level_object (directly or through its parser) "
-                "instead of doing the check itself"
-            )
-    return None
+        if _checked(2, _namespace(child)).passed:
+            return None
+    return _(
+        "exercise 2 calls the package's check_top_level_object (directly or through its parser) "
+        "instead of doing the check itself"
+    )
 
 
 def _predictions_problem(sources: Sequence[str]) -> str | None:
