@@ -203,13 +203,11 @@ def _problems_exercise_1(
     if not isinstance(mixed, str):
         return [_("my_encode_json must return a string, found {name}", name=type(mixed).__name__)]
     problems = _encoding_problems(my_encode_json, mixed)
-    if not problems and my_encode_json(sample) != encode_json(sample):
+    expected = encode_json(sample)
+    if not problems and my_encode_json(sample) != expected:
+        shown, wanted = _short(sample), repr(expected)
         problems.append(
-            _(
-                "my_encode_json({sample}) differs from the series' encoding {expected}",
-                sample=_short(sample),
-                expected=repr(encode_json(sample)),
-            )
+            _("my_encode_json({sample}) differs from the series' encoding {expected}", sample=shown, expected=wanted)
         )
     item_problems = (_rejected_item_problems(encode_tool_call_rejected, item) for item in items)
     return problems + next((found for found in item_problems if found), [])
@@ -244,11 +242,8 @@ def _object_problem(check: Callable[[Any], Any], obj: dict[str, Any]) -> str | N
             "it rejected the object {obj} ({error}); layer 2 lets every object through", obj=_short(obj), error=error
         )
     if returned != obj or not isinstance(returned, dict):
-        return _(
-            "for the object {obj} it returned {returned}; return the object itself",
-            obj=_short(obj),
-            returned=_short(returned),
-        )
+        shown, got = _short(obj), _short(returned)
+        return _("for the object {obj} it returned {returned}; return the object itself", obj=shown, returned=got)
     return None
 
 
@@ -386,13 +381,8 @@ def _problems_exercise_3(predictions: Mapping[str, object]) -> list[str]:
         return [_("predictions must be a dict from label to layer, found {name}", name=type(predictions).__name__)]
     placeholders = [label for label in PREDICTION_OUTPUTS if predictions.get(label, None) is Ellipsis]
     if placeholders:
-        return [
-            _(
-                "{left} of {total} outputs still have no prediction (the ... marks)",
-                left=len(placeholders),
-                total=len(PREDICTION_OUTPUTS),
-            )
-        ]
+        left, total = len(placeholders), len(PREDICTION_OUTPUTS)
+        return [_("{left} of {total} outputs still have no prediction (the ... marks)", left=left, total=total)]
     problems = _prediction_form_problems(predictions)
     if problems:
         return problems
@@ -484,12 +474,9 @@ def _raised_problems(error: InvalidModelOutputError, refused: InvalidModelOutput
             )
         )
     if error.layer is not refused.layer:
+        layer, wanted = repr(error.layer), refused.layer.name
         problems.append(
-            _(
-                "the error lost the parser's layer (got {layer}, expected {wanted})",
-                layer=repr(error.layer),
-                wanted=refused.layer.name,
-            )
+            _("the error lost the parser's layer (got {layer}, expected {wanted})", layer=layer, wanted=wanted)
         )
     if error.raw_text != refused.raw_text:
         problems.append(_("the error lost the raw text the parser recorded"))
@@ -508,12 +495,8 @@ def _invalid_reply_problems(
         returned = adapter_class(bad).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
     except InvalidModelOutputError as error:
         return _raised_problems(error, _rejection(reply), usage)
-    return [
-        _(
-            "an invalid reply must raise InvalidModelOutputError, but complete() returned {returned}",
-            returned=_short(returned),
-        )
-    ]
+    got = _short(returned)
+    return [_("an invalid reply must raise InvalidModelOutputError, but complete() returned {returned}", returned=got)]
 
 
 def _provider_failure_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
