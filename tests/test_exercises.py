@@ -34,6 +34,7 @@ from codeagent_lite import (
     build_provider_messages,
     parse_json_action,
 )
+from codeagent_lite.json_text_messages import encode_json
 from codeagent_lite.workbook.exercise_checks import (
     EXERCISE_NAMES,
     NOT_IMPLEMENTED,
@@ -511,3 +512,36 @@ def test_check_6_catches(implementation: Callable[[Sequence[ProviderMessage]], A
     result = check_exercise_6(implementation)
     assert not result.passed
     assert any(expected_problem in problem for problem in result.problems), result.problems
+
+
+def test_the_graders_cases_replace_the_checks_own() -> None:
+    # The outside judge runs these very checks on cases drawn fresh: answers copied from the self-check's cases
+    # pass it, and fail the same check on other cases.
+    seen = ({"tool_name": "read_file", "arguments": {"path": "a.txt", "limit": 2}}, {"content": "权限不足"})
+    seen += ({"b": [1.5, None, True], "a": {"路径": "说明.md", "z": 0}},)
+
+    def copied_encoder(value: Any) -> str:
+        if isinstance(value, dict) and "score" in value:
+            raise ValueError("NaN is not JSON")
+        return encode_json(value) if value in seen else json.dumps(value)
+
+    names = {"my_encode_json": copied_encoder, "encode_tool_call_rejected": _solutions().encode_tool_call_rejected}
+    assert check_exercise(1, names).passed
+    assert not check_exercise(1, names, sample={"x": "路"}).passed
+
+    keep = _adapter("keep")
+
+    class CopiedTokens:
+        def __init__(self, provider: Any) -> None:
+            self._adapter = keep(provider)
+
+        def complete(self, history: Sequence[Any], tools: Sequence[Any], budget: Any) -> ModelResponse:
+            try:
+                response: ModelResponse = self._adapter.complete(history, tools, budget)
+            except InvalidModelOutputError as error:
+                raise error.with_usage(TokenUsage(80, 7)) from error.__cause__
+            return response
+
+    assert check_exercise(4, {"MyJsonTextAdapter": CopiedTokens}).passed
+    fresh = check_exercise(4, {"MyJsonTextAdapter": CopiedTokens}, reply="[]", usage=TokenUsage(41, 9))
+    assert any("must carry TokenUsage(41, 9)" in problem for problem in fresh.problems), fresh.problems

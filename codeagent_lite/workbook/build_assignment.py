@@ -43,6 +43,7 @@ __all__ = [
     "learner_folder",
     "load_learner_file",
     "package_calls",
+    "step_part",
 ]
 
 
@@ -92,9 +93,13 @@ class StepCheck:
 
 def check_step(directory: str | os.PathLike[str], step: int) -> StepCheck:
     """Run verify up to ``step`` and keep that step's checks: the earlier steps are graded in their own cells."""
-    full = verify(directory, step=step, progress=False)  # a graded cell shows its StepCheck only
-    results = tuple(result for result in full.results if result.check.step == step)
-    return StepCheck(step, VerifyReport(full.label, (step,), results, full.file_problems, full.notes))
+    return step_part(verify(directory, step=step, progress=False), step)  # a graded cell shows its StepCheck only
+
+
+def step_part(report: VerifyReport, step: int) -> StepCheck:
+    """The part of a verify report that is about ``step``."""
+    results = tuple(result for result in report.results if result.check.step == step)
+    return StepCheck(step, VerifyReport(report.label, (step,), results, report.file_problems, report.notes))
 
 
 def load_learner_file(directory: str | os.PathLike[str], file: str) -> ModuleType:
@@ -170,39 +175,31 @@ def _watched_functions() -> dict[int, tuple[str, Callable[..., Any]]]:
     """Every function and method the watched modules define, by identity (classes' methods included)."""
     found: dict[int, tuple[str, Callable[..., Any]]] = {}
     for module_name in WATCHED_MODULES:
-        module = importlib.import_module(module_name)
-        for name, value in vars(module).items():
+        for name, value in vars(importlib.import_module(module_name)).items():
             if getattr(value, "__module__", None) != module_name:
                 continue
-            if isinstance(value, type):
-                for attribute, method in vars(value).items():
-                    public = not attribute.startswith("__") or attribute in ("__init__", "__call__")
-                    if callable(method) and public:
-                        found[id(method)] = (f"{module_name}.{name}.{attribute}", method)
-            elif callable(value):
-                found[id(value)] = (f"{module_name}.{name}", value)
+            members = vars(value).items() if isinstance(value, type) else [("", value)]
+            for attribute, member in members:
+                if callable(member) and (not attribute.startswith("__") or attribute in ("__init__", "__call__")):
+                    found[id(member)] = (f"{module_name}.{name}.{attribute}".rstrip("."), member)
     return found
-
-
-def _holders() -> list[ModuleType | type]:
-    """Where a reference to a watched function may sit: every loaded module, and the watched modules' classes."""
-    holders: list[ModuleType | type] = [
-        module for module in list(sys.modules.values()) if isinstance(module, ModuleType)
-    ]
-    for module_name in WATCHED_MODULES:
-        holders += [value for value in vars(sys.modules[module_name]).values() if isinstance(value, type)]
-    return holders
 
 
 def _references(watched: dict[int, tuple[str, Callable[..., Any]]]) -> list[tuple[ModuleType | type, str, Any]]:
-    """Every (holder, name, function) whose value is one of the watched functions."""
-    found = []
-    for holder in _holders():
-        for name, value in list(vars(holder).items()):
-            entry = watched.get(id(value))
-            if entry is not None and entry[1] is value:
-                found.append((holder, name, value))
-    return found
+    """Every (holder, name, function) whose value is one of the watched functions: a holder is a loaded module or
+    a class of a watched module."""
+    holders: list[ModuleType | type] = [
+        module for module in list(sys.modules.values()) if isinstance(module, ModuleType)
+    ]
+    holders += [
+        value for name in WATCHED_MODULES for value in vars(sys.modules[name]).values() if isinstance(value, type)
+    ]
+    return [
+        (holder, name, value)
+        for holder in holders
+        for name, value in list(vars(holder).items())
+        if (entry := watched.get(id(value))) is not None and entry[1] is value
+    ]
 
 
 @contextlib.contextmanager

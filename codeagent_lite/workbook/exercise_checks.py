@@ -53,7 +53,8 @@ __all__ = [
     "check_exercise_6",
 ]
 
-NOT_IMPLEMENTED = _("not implemented yet (the stub still raises NotImplementedError)", language="en")
+_STUB = N_("not implemented yet (the stub still raises NotImplementedError)")
+NOT_IMPLEMENTED = _(_STUB, language="en")
 """The English verdict for a stub; the check itself says it in the edition's language."""
 
 EXERCISE_NAMES: dict[int, tuple[str, ...]] = {
@@ -113,25 +114,11 @@ def _short(value: object, limit: int = 70) -> str:
     return shorten(repr(value), limit)
 
 
-def _first_problem(checks: Sequence[Callable[..., str | None]], *arguments: Any) -> list[str]:
-    """Run ``checks`` in order and keep the first problem: later checks assume earlier ones passed."""
-    for check in checks:
-        problem = check(*arguments)
-        if problem is not None:
-            return [problem]
-    return []
-
-
-def _every_problem(checks: Sequence[Callable[..., str | None]], *arguments: Any) -> list[str]:
-    """Run every one of ``checks`` (they are independent) and keep each problem."""
-    return [problem for check in checks if (problem := check(*arguments)) is not None]
-
-
 def _verdict(exercise: int, body: Callable[[], list[str]]) -> CheckResult:
     try:
         problems = body()
     except NotImplementedError:
-        problems = [_("not implemented yet (the stub still raises NotImplementedError)")]
+        problems = [_(_STUB)]
     except Exception as error:  # the learner's code may raise anything; report it, never crash the cell
         problems = [_("your code raised {name}: {message}", name=type(error).__name__, message=_short(str(error), 120))]
     result = CheckResult(exercise=exercise, problems=tuple(problems))
@@ -146,34 +133,25 @@ _MIXED = {"tool_name": "read_file", "arguments": {"path": "a.txt", "limit": 2}}
 _SAMPLE = {"b": [1.5, None, True], "a": {"路径": "说明.md", "z": 0}}
 
 
-def _not_compact(encode: Callable[[Any], Any], mixed: str) -> str | None:
+def _encoding_problems(encode: Callable[[Any], Any], mixed: str) -> list[str]:
+    """The series' four JSON rules, each checked on its own: compact, sorted keys, Chinese kept, NaN refused."""
+    problems = []
     if " " in mixed or "\n" in mixed:
-        return _("my_encode_json is not compact: got {got}; use separators=(',', ':')", got=_short(mixed))
-    return None
-
-
-def _keys_not_sorted(encode: Callable[[Any], Any], mixed: str) -> str | None:
+        problems.append(_("my_encode_json is not compact: got {got}; use separators=(',', ':')", got=_short(mixed)))
     if '"tool_name"' in mixed and '"arguments"' in mixed and mixed.index('"tool_name"') < mixed.index('"arguments"'):
-        return _("my_encode_json does not sort keys: got {got}", got=_short(mixed))
-    return None
-
-
-def _escapes_chinese(encode: Callable[[Any], Any], mixed: str) -> str | None:
+        problems.append(_("my_encode_json does not sort keys: got {got}", got=_short(mixed)))
     chinese = encode({"content": "权限不足"})
     if "权限不足" not in str(chinese):
-        return _("my_encode_json escapes Chinese text: got {got}; keep it as-is", got=_short(chinese))
-    return None
-
-
-def _writes_nan(encode: Callable[[Any], Any], mixed: str) -> str | None:
+        problems.append(_("my_encode_json escapes Chinese text: got {got}; keep it as-is", got=_short(chinese)))
     try:
         with_nan = encode({"score": math.nan})
     except ValueError:
-        return None
-    return _("my_encode_json wrote NaN into the JSON (got {got}); it must refuse NaN", got=_short(with_nan))
+        return problems
+    return [
+        *problems,
+        _("my_encode_json wrote NaN into the JSON (got {got}); it must refuse NaN", got=_short(with_nan)),
+    ]
 
-
-_ENCODE_JSON_CHECKS = (_not_compact, _keys_not_sorted, _escapes_chinese, _writes_nan)
 
 _REJECTED_ITEMS = (
     ToolCallRejected(call_id="call_07", tool_name="write_file", reason="权限不足：/etc/hosts 在工作区之外"),
@@ -181,44 +159,22 @@ _REJECTED_ITEMS = (
 )
 
 
-def _decoded_content(message: ProviderMessage) -> Any:
+def _content_problem(content: str, item: ToolCallRejected) -> str:
+    """The first way ``content`` differs from the series' encoding of ``item`` (each step assumes the earlier)."""
     try:
-        return json.loads(message.content)
+        decoded = json.loads(content)
     except (TypeError, ValueError):
-        return None
-
-
-# Each check looks at (message, decoded content, item); they run in order, the first problem is reported.
-_REJECTED_MESSAGE_CHECKS: tuple[Callable[[ProviderMessage, Any, ToolCallRejected], str | None], ...] = (
-    lambda message, decoded, item: (
-        None if decoded is not None else _("the content is not JSON: {content}", content=_short(message.content))
-    ),
-    lambda message, decoded, item: (
-        None
-        if isinstance(decoded, dict)
-        else _("the content must be a JSON object, got {content}", content=_short(message.content))
-    ),
-    lambda message, decoded, item: (
-        None
-        if set(decoded) == {"type", "call_id", "tool_name", "reason"}
-        else _("the content's keys are {keys}; expected call_id, reason, tool_name, type", keys=sorted(decoded))
-    ),
-    lambda message, decoded, item: (
-        None
-        if decoded["type"] == "tool_call_rejected"
-        else _('"type" is {type}; expected "tool_call_rejected"', type=repr(decoded["type"]))
-    ),
-    lambda message, decoded, item: (
-        None
-        if decoded["call_id"] == item.call_id
-        else _(
-            "call_id {want} came out as {got}; keep it verbatim", want=repr(item.call_id), got=repr(decoded["call_id"])
-        )
-    ),
-    lambda message, decoded, item: _(
-        "the content is not encoded the series' way: got {content}", content=_short(message.content)
-    ),
-)
+        return _("the content is not JSON: {content}", content=_short(content))
+    if not isinstance(decoded, dict):
+        return _("the content must be a JSON object, got {content}", content=_short(content))
+    if set(decoded) != {"type", "call_id", "tool_name", "reason"}:
+        return _("the content's keys are {keys}; expected call_id, reason, tool_name, type", keys=sorted(decoded))
+    if decoded["type"] != "tool_call_rejected":
+        return _('"type" is {type}; expected "tool_call_rejected"', type=repr(decoded["type"]))
+    if decoded["call_id"] != item.call_id:
+        want, got = repr(item.call_id), repr(decoded["call_id"])
+        return _("call_id {want} came out as {got}; keep it verbatim", want=want, got=got)
+    return _("the content is not encoded the series' way: got {content}", content=_short(content))
 
 
 def _rejected_item_problems(encode_rejected: Callable[[ToolCallRejected], Any], item: ToolCallRejected) -> list[str]:
@@ -227,41 +183,34 @@ def _rejected_item_problems(encode_rejected: Callable[[ToolCallRejected], Any], 
         return [_("encode_tool_call_rejected must return a ProviderMessage, found {name}", name=type(message).__name__)]
     problems = []
     if message.role != "user":
+        role = repr(message.role)
         problems.append(
-            _(
-                "the role is {role}; a rejection is news from the environment, like a tool result",
-                role=repr(message.role),
-            )
+            _("the role is {role}; a rejection is news from the environment, like a tool result", role=role)
         )
     expected = encode_json(
         {"type": "tool_call_rejected", "call_id": item.call_id, "tool_name": item.tool_name, "reason": item.reason}
     )
-    if message.content != expected:
-        problems.extend(_first_problem(_REJECTED_MESSAGE_CHECKS, message, _decoded_content(message), item))
-    return problems
+    return problems if message.content == expected else [*problems, _content_problem(message.content, item)]
 
 
 def _problems_exercise_1(
-    my_encode_json: Callable[[Any], Any], encode_tool_call_rejected: Callable[[ToolCallRejected], Any]
+    my_encode_json: Callable[[Any], Any],
+    encode_tool_call_rejected: Callable[[ToolCallRejected], Any],
+    sample: object = _SAMPLE,
+    items: Sequence[ToolCallRejected] = _REJECTED_ITEMS,
 ) -> list[str]:
     mixed = my_encode_json(_MIXED)
     if not isinstance(mixed, str):
         return [_("my_encode_json must return a string, found {name}", name=type(mixed).__name__)]
-    problems = _every_problem(_ENCODE_JSON_CHECKS, my_encode_json, mixed)
-    if not problems and my_encode_json(_SAMPLE) != encode_json(_SAMPLE):
+    problems = _encoding_problems(my_encode_json, mixed)
+    expected = encode_json(sample)
+    if not problems and my_encode_json(sample) != expected:
+        shown, wanted = _short(sample), repr(expected)
         problems.append(
-            _(
-                "my_encode_json({sample}) differs from the series' encoding {expected}",
-                sample=_short(_SAMPLE),
-                expected=repr(encode_json(_SAMPLE)),
-            )
+            _("my_encode_json({sample}) differs from the series' encoding {expected}", sample=shown, expected=wanted)
         )
-    for item in _REJECTED_ITEMS:
-        item_problems = _rejected_item_problems(encode_tool_call_rejected, item)
-        problems.extend(item_problems)
-        if item_problems:
-            break
-    return problems
+    item_problems = (_rejected_item_problems(encode_tool_call_rejected, item) for item in items)
+    return problems + next((found for found in item_problems if found), [])
 
 
 def check_exercise_1(
@@ -273,6 +222,7 @@ def check_exercise_1(
 
 # --------------------------------------------------------------------------- exercise 2
 
+_OBJECTS: tuple[dict[str, Any], ...] = ({"type": "final_answer", "content": "hi"}, {}, {"type": 1})
 _NOT_OBJECTS: tuple[tuple[str, object], ...] = (
     (N_("an array of actions"), [{"type": "final_answer", "content": "hi"}]),
     (N_("an empty array"), []),
@@ -292,11 +242,8 @@ def _object_problem(check: Callable[[Any], Any], obj: dict[str, Any]) -> str | N
             "it rejected the object {obj} ({error}); layer 2 lets every object through", obj=_short(obj), error=error
         )
     if returned != obj or not isinstance(returned, dict):
-        return _(
-            "for the object {obj} it returned {returned}; return the object itself",
-            obj=_short(obj),
-            returned=_short(returned),
-        )
+        shown, got = _short(obj), _short(returned)
+        return _("for the object {obj} it returned {returned}; return the object itself", obj=shown, returned=got)
     return None
 
 
@@ -311,9 +258,25 @@ def _kind_words(value: object) -> tuple[str, ...]:
     return ("string", "str") if isinstance(value, str) else ("null", "none")
 
 
-def _fields_problem(label: str, value: object, error: InvalidModelOutputError) -> str | None:
-    """The workbook's rule for expected= and found=: each says what it means (the agent loop shows them)."""
+def _rejection_problem(label: str, value: object, error: InvalidModelOutputError) -> str | None:
+    """Layer 2's refusal as the series writes it; expected= and found= each say what they mean (the loop shows them)."""
     expected, found = str(error.expected or ""), str(error.found or "")
+    if error.layer is not ValidationLayer.TOP_LEVEL_OBJECT:
+        layer = repr(error.layer)
+        return _("the error for {label} has layer {layer}; expected TOP_LEVEL_OBJECT", label=label, layer=layer)
+    if not str(error).startswith("model output must be an object"):
+        message = repr(str(error))
+        return _(
+            "the message for {label} is {message}; start it 'model output must be an object'",
+            label=label,
+            message=message,
+        )
+    if not expected or not found:
+        return _("the error for {label} does not fill expected= and found=", label=label)
+    return _fields_problem(label, value, expected, found)
+
+
+def _fields_problem(label: str, value: object, expected: str, found: str) -> str | None:
     if not any(word in expected.lower() for word in ("object", "dict", "{")):
         return _(
             "the error for {label} has expected={expected}, which does not say that an object was expected",
@@ -329,22 +292,6 @@ def _fields_problem(label: str, value: object, error: InvalidModelOutputError) -
             found=repr(found),
         )
     return None
-
-
-def _rejection_problem(label: str, value: object, error: InvalidModelOutputError) -> str | None:
-    if error.layer is not ValidationLayer.TOP_LEVEL_OBJECT:
-        return _(
-            "the error for {label} has layer {layer}; expected TOP_LEVEL_OBJECT", label=label, layer=repr(error.layer)
-        )
-    if not str(error).startswith("model output must be an object"):
-        return _(
-            "the message for {label} is {message}; start it 'model output must be an object'",
-            label=label,
-            message=repr(str(error)),
-        )
-    if not error.expected or not error.found:
-        return _("the error for {label} does not fill expected= and found=", label=label)
-    return _fields_problem(label, value, error)
 
 
 def _not_object_problem(check: Callable[[Any], Any], label: str, value: object) -> str | None:
@@ -364,18 +311,14 @@ def _not_object_problem(check: Callable[[Any], Any], label: str, value: object) 
     return _("{label} ({value}) was let through; layer 2 must reject it", label=label, value=_short(value))
 
 
-def _problems_exercise_2(my_check_top_level_object: Callable[[Any], Any]) -> list[str]:
-    problems = [
-        problem
-        for obj in ({"type": "final_answer", "content": "hi"}, {}, {"type": 1})
-        if (problem := _object_problem(my_check_top_level_object, obj)) is not None
-    ]
-    problems.extend(
-        problem
-        for label, value in _NOT_OBJECTS
-        if (problem := _not_object_problem(my_check_top_level_object, _(label), value)) is not None
-    )
-    return problems
+def _problems_exercise_2(
+    my_check_top_level_object: Callable[[Any], Any],
+    objects: Sequence[dict[str, Any]] = _OBJECTS,
+    not_objects: Sequence[tuple[str, object]] = _NOT_OBJECTS,
+) -> list[str]:
+    found = [_object_problem(my_check_top_level_object, obj) for obj in objects]
+    found += [_not_object_problem(my_check_top_level_object, _(label), value) for label, value in not_objects]
+    return [problem for problem in found if problem is not None]
 
 
 def check_exercise_2(my_check_top_level_object: Callable[[Any], Any]) -> CheckResult:
@@ -438,13 +381,8 @@ def _problems_exercise_3(predictions: Mapping[str, object]) -> list[str]:
         return [_("predictions must be a dict from label to layer, found {name}", name=type(predictions).__name__)]
     placeholders = [label for label in PREDICTION_OUTPUTS if predictions.get(label, None) is Ellipsis]
     if placeholders:
-        return [
-            _(
-                "{left} of {total} outputs still have no prediction (the ... marks)",
-                left=len(placeholders),
-                total=len(PREDICTION_OUTPUTS),
-            )
-        ]
+        left, total = len(placeholders), len(PREDICTION_OUTPUTS)
+        return [_("{left} of {total} outputs still have no prediction (the ... marks)", left=left, total=total)]
     problems = _prediction_form_problems(predictions)
     if problems:
         return problems
@@ -487,6 +425,7 @@ _TOOLS_4 = (ToolSpec("read_file", "Read a text file in the workspace."),)
 
 _BUDGET_4 = ModelCallBudget(max_output_tokens=64)
 _INVALID_REPLY_4 = '[{"type":"final_answer","content":"hi"}]'
+_USAGE_4 = TokenUsage(80, 7)
 
 
 def _response_problems(response: object) -> list[str]:
@@ -520,43 +459,44 @@ def _valid_reply_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
     return _response_problems(response) + _request_problems(good)
 
 
-# Checks on the InvalidModelOutputError an invalid reply raised; each is independent of the others.
-_INVALID_REPLY_CHECKS: tuple[Callable[[InvalidModelOutputError], str | None], ...] = (
-    lambda error: (
-        None
-        if error.usage == TokenUsage(80, 7)
-        else _(
-            "the InvalidModelOutputError carries usage={usage}; the 87 tokens were spent, "
-            "so it must carry TokenUsage(80, 7)",
-            usage=_short(error.usage),
+def _raised_problems(error: InvalidModelOutputError, refused: InvalidModelOutputError, usage: TokenUsage) -> list[str]:
+    """What the adapter's error must keep: the tokens spent, the parser's layer and raw text, the parser's error."""
+    problems = []
+    if error.usage != usage:
+        problems.append(
+            _(
+                "the InvalidModelOutputError carries usage={usage}; the {total} tokens were spent, "
+                "so it must carry TokenUsage({input}, {output})",
+                usage=_short(error.usage),
+                total=usage.input_tokens + usage.output_tokens,
+                input=usage.input_tokens,
+                output=usage.output_tokens,
+            )
         )
-    ),
-    lambda error: (
-        None
-        if error.layer is ValidationLayer.TOP_LEVEL_OBJECT
-        else _("the error lost the parser's layer (got {layer}, expected TOP_LEVEL_OBJECT)", layer=repr(error.layer))
-    ),
-    lambda error: None if error.raw_text == _INVALID_REPLY_4 else _("the error lost the raw text the parser recorded"),
-    lambda error: (
-        None
-        if isinstance(error.__cause__, InvalidModelOutputError)
-        else _("the error has no cause: raise it from the parser's error (raise error.with_usage(usage) from error)")
-    ),
-)
+    if error.layer is not refused.layer:
+        layer, wanted = repr(error.layer), refused.layer.name
+        problems.append(
+            _("the error lost the parser's layer (got {layer}, expected {wanted})", layer=layer, wanted=wanted)
+        )
+    if error.raw_text != refused.raw_text:
+        problems.append(_("the error lost the raw text the parser recorded"))
+    if not isinstance(error.__cause__, InvalidModelOutputError):
+        problems.append(
+            _("the error has no cause: raise it from the parser's error (raise error.with_usage(usage) from error)")
+        )
+    return problems
 
 
-def _invalid_reply_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
-    bad = ScriptedProvider([ProviderResponse(_INVALID_REPLY_4, 80, 7)])
+def _invalid_reply_problems(
+    adapter_class: Callable[[Any], Any], reply: str = _INVALID_REPLY_4, usage: TokenUsage = _USAGE_4
+) -> list[str]:
+    bad = ScriptedProvider([ProviderResponse(reply, usage.input_tokens, usage.output_tokens)])
     try:
         returned = adapter_class(bad).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
     except InvalidModelOutputError as error:
-        return _every_problem(_INVALID_REPLY_CHECKS, error)
-    return [
-        _(
-            "an invalid reply must raise InvalidModelOutputError, but complete() returned {returned}",
-            returned=_short(returned),
-        )
-    ]
+        return _raised_problems(error, _rejection(reply), usage)
+    got = _short(returned)
+    return [_("an invalid reply must raise InvalidModelOutputError, but complete() returned {returned}", returned=got)]
 
 
 def _provider_failure_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
@@ -572,10 +512,12 @@ def _provider_failure_problems(adapter_class: Callable[[Any], Any]) -> list[str]
     return [_("a failing provider must raise ModelProviderError")]
 
 
-def _problems_exercise_4(adapter_class: Callable[[Any], Any]) -> list[str]:
+def _problems_exercise_4(
+    adapter_class: Callable[[Any], Any], reply: str = _INVALID_REPLY_4, usage: TokenUsage = _USAGE_4
+) -> list[str]:
     return (
         _valid_reply_problems(adapter_class)
-        + _invalid_reply_problems(adapter_class)
+        + _invalid_reply_problems(adapter_class, reply, usage)
         + _provider_failure_problems(adapter_class)
     )
 
@@ -604,7 +546,7 @@ def _rejection(raw_text: str) -> InvalidModelOutputError:
         parse_json_action(raw_text)
     except InvalidModelOutputError as error:
         return error
-    raise AssertionError(f"exercise 5 case was accepted by the parser: {raw_text[:40]!r}")
+    raise AssertionError(f"the parser accepted a case meant to be refused: {raw_text[:40]!r}")
 
 
 # A correction may be written in English or in Chinese: both name the layer and ask for one object.
@@ -647,53 +589,38 @@ def _asks_for_one_object(text: str) -> bool:
     return "exactly one json object" in lowered or _ONE_OBJECT_IN_CHINESE.search(lowered) is not None
 
 
-# Each check looks at (the correction text, the rejection, the raw reply) and returns a problem or None.
-_CORRECTION_CHECKS: tuple[Callable[[str, InvalidModelOutputError, str], str | None], ...] = (
-    lambda text, error, raw: (
-        None
-        if _names_layer(text, error.layer)
-        else _("the message does not name the layer (layer {layer})", layer=int(error.layer))
-    ),
-    lambda text, error, raw: (
-        None
-        if str(error.expected) in text
-        else _("the message does not say what was expected ({expected})", expected=repr(error.expected))
-    ),
-    lambda text, error, raw: (
-        None
-        if str(error.found) in text
-        else _("the message does not say what was found ({found})", found=repr(error.found))
-    ),
-    lambda text, error, raw: (
-        None if _asks_for_one_object(text) else _("the message does not ask for exactly one JSON object")
-    ),
-    lambda text, error, raw: (
-        None
-        if (other := _other_layer_named(text, error)) is None
-        else _(
-            "the message also names {other}; name only the layer that refused the reply",
-            other=layer_label(other),
-        )
-    ),
-    lambda text, error, raw: (
-        _("the message echoes the whole raw reply ({length} characters)", length=len(raw))
-        if len(raw) > 100 and raw in text
-        else _(
-            "the message has {length} characters; keep it under {limit}", length=len(text), limit=MAX_CORRECTION_CHARS
-        )
-        if len(text) > MAX_CORRECTION_CHARS
-        else None
-    ),
-)
+def _correction_problems(text: str, error: InvalidModelOutputError, raw: str) -> list[str]:
+    """Each independent way the correction ``text`` for ``error`` (on the reply ``raw``) falls short."""
+    problems = []
+    if not _names_layer(text, error.layer):
+        problems.append(_("the message does not name the layer (layer {layer})", layer=int(error.layer)))
+    if str(error.expected) not in text:
+        problems.append(_("the message does not say what was expected ({expected})", expected=repr(error.expected)))
+    if str(error.found) not in text:
+        problems.append(_("the message does not say what was found ({found})", found=repr(error.found)))
+    if not _asks_for_one_object(text):
+        problems.append(_("the message does not ask for exactly one JSON object"))
+    other = _other_layer_named(text, error)
+    if other is not None:
+        label = layer_label(other)
+        problems.append(_("the message also names {other}; name only the layer that refused the reply", other=label))
+    if len(raw) > 100 and raw in text:
+        problems.append(_("the message echoes the whole raw reply ({length} characters)", length=len(raw)))
+    elif len(text) > MAX_CORRECTION_CHARS:
+        length, limit = len(text), MAX_CORRECTION_CHARS
+        problems.append(_("the message has {length} characters; keep it under {limit}", length=length, limit=limit))
+    return problems
 
 
-def _problems_exercise_5(correction_message: Callable[[InvalidModelOutputError], Any]) -> list[str]:
-    for raw_text in _CORRECTION_CASES:
+def _problems_exercise_5(
+    correction_message: Callable[[InvalidModelOutputError], Any], cases: Sequence[str] = _CORRECTION_CASES
+) -> list[str]:
+    for raw_text in cases:
         error = _rejection(raw_text)
         text = correction_message(error)
         if not isinstance(text, str):
             return [_("correction_message must return a string, found {name}", name=type(text).__name__)]
-        problems = _every_problem(_CORRECTION_CHECKS, text, error, raw_text)
+        problems = _correction_problems(text, error, raw_text)
         if problems:
             return [
                 _("for a layer-{layer} rejection {problem}", layer=int(error.layer), problem=problem)
@@ -779,25 +706,25 @@ def check_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -
     return _verdict(6, lambda: _problems_exercise_6(pair_results))
 
 
-_CHECKS: dict[int, Callable[..., CheckResult]] = {
-    1: check_exercise_1,
-    2: check_exercise_2,
-    3: check_exercise_3,
-    4: check_exercise_4,
-    5: check_exercise_5,
-    6: check_exercise_6,
+_PROBLEMS: dict[int, Callable[..., list[str]]] = {
+    1: _problems_exercise_1,
+    2: _problems_exercise_2,
+    3: _problems_exercise_3,
+    4: _problems_exercise_4,
+    5: _problems_exercise_5,
+    6: _problems_exercise_6,
 }
 
 
-def check_exercise(number: int, namespace: Mapping[str, Any]) -> CheckResult:
-    """Run exercise ``number``'s check on the names its stub defines in ``namespace`` (a notebook's globals)."""
-    if number not in _CHECKS:
-        raise ValueError(f"there is no exercise {number}; the exercises are {sorted(_CHECKS)}")
+def check_exercise(number: int, namespace: Mapping[str, Any], **cases: Any) -> CheckResult:
+    """Run exercise ``number``'s check on the names its stub defines in ``namespace`` (a notebook's globals).
+
+    ``cases`` replace the check's own inputs by others of the same kind (the outside judge's, drawn fresh for each
+    grading run), so the self-check a learner sees and the hidden one are one check."""
+    if number not in _PROBLEMS:
+        raise ValueError(f"there is no exercise {number}; the exercises are {sorted(_PROBLEMS)}")
     missing = [name for name in EXERCISE_NAMES[number] if name not in namespace]
     if missing:
-        result = CheckResult(
-            number, (_("{names} is not defined yet: run the exercise cell first", names=", ".join(missing)),)
-        )
-        print(result.summary())
-        return result
-    return _CHECKS[number](*(namespace[name] for name in EXERCISE_NAMES[number]))
+        problem = _("{names} is not defined yet: run the exercise cell first", names=", ".join(missing))
+        return _verdict(number, lambda: [problem])
+    return _verdict(number, lambda: _PROBLEMS[number](*(namespace[name] for name in EXERCISE_NAMES[number]), **cases))

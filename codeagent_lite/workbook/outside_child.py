@@ -13,7 +13,6 @@ sends, and the parent treats that as untrusted input (size cap, deadline, a ✘ 
 
 from __future__ import annotations
 
-import functools
 import importlib
 import os
 import sys
@@ -60,14 +59,6 @@ def _load_answers(sources: list[str]) -> dict[str, Any]:
     return namespace
 
 
-def _load_folder(folder: str) -> types.ModuleType:
-    """The learner's folder as the package ``my_json_text``, without running its ``__init__.py``."""
-    package = types.ModuleType("my_json_text")
-    package.__path__ = [folder]
-    sys.modules["my_json_text"] = package
-    return package
-
-
 def _lend(file: str, **names: Any) -> None:
     """Stand in for one of the learner's files: step 2 judges the adapter alone, with what the check lends it."""
     module = types.ModuleType(f"my_json_text.{file}")
@@ -85,19 +76,11 @@ class _Provider:
         return self._response
 
 
-def _outcome(run: Callable[[], Any], encode: Callable[[Any], Any]) -> dict[str, Any]:
-    try:
-        return {"returned": encode(run())}
-    except BaseException as error:  # everything the learner's code raises is data for the judge
-        return {"raised": encode(error)}
-
-
 class _Child:
     def __init__(self, config: dict[str, Any]) -> None:
         from codeagent_lite.workbook import wire
 
         self.wire = wire
-        self.encode = functools.partial(wire.encode, caps=wire.GRADER_CAPS)
         self.mode = str(config["mode"])
         self.classes = _classes(self.mode)
         self.named = {klass.__name__: klass for klass in self.classes.values()}
@@ -106,11 +89,19 @@ class _Child:
         if self.mode == "answers":
             _sabotage([str(target) for target in config.get("sabotage", [])])
             self.namespace = _load_answers([str(source) for source in config["sources"]])
-        else:
-            _load_folder(os.path.abspath(str(config["folder"])))
+        else:  # the learner's folder as the package my_json_text, without running its __init__.py
+            package = types.ModuleType("my_json_text")
+            package.__path__ = [os.path.abspath(str(config["folder"]))]
+            sys.modules["my_json_text"] = package
 
-    def decode(self, data: Any) -> Any:
-        return self.wire.decode(data, self.classes)
+    def encode(self, value: Any) -> Any:
+        return self.wire.encode(value, caps=self.wire.GRADER_CAPS)
+
+    def outcome(self, run: Callable[[], Any]) -> dict[str, Any]:
+        try:
+            return {"returned": self.encode(run())}
+        except BaseException as error:  # everything the learner's code raises is data for the judge
+            return {"raised": self.encode(error)}
 
     def target(self, name: str) -> Any:
         if self.mode == "answers":
@@ -119,32 +110,26 @@ class _Child:
         return getattr(importlib.import_module(f"my_json_text.{file}"), attribute)
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        operation = request.get("op")
-        encode = self.encode
+        operation, target = request.get("op"), str(request.get("target"))
+        args = [self.wire.decode(arg, self.classes) for arg in request.get("args", [])]
         if operation == "value":
-            return _outcome(lambda: self.target(str(request["target"])), encode)
+            return self.outcome(lambda: self.target(target))
         if operation == "call":
-            args = [self.decode(arg) for arg in request.get("args", [])]
-            return _outcome(lambda: self.target(str(request["target"]))(*args), encode)
+            return self.outcome(lambda: self.target(target)(*args))
         if operation == "load":
-            return _outcome(lambda: importlib.import_module(f"my_json_text.{request['target']}") and None, encode)
-        if operation == "adapter":
-            return self.adapter(request)
+            return self.outcome(lambda: importlib.import_module(f"my_json_text.{target}") and None)
+        if operation == "adapter":  # exercise 4: the learner's class on a scripted provider, and what it was asked
+            replies = [self.wire.decode(reply, self.classes) for reply in request["replies"]]
+            provider = self.named["ScriptedProvider"](replies)
+            result = self.outcome(lambda: self.target(target)(provider).complete(*args))
+            return {**result, "calls": self.encode(list(provider.calls))}
         if operation == "lent_adapter":
             return self.lent_adapter(request)
-        return {"raised": encode(ValueError(f"unknown request {operation!r}"))}
-
-    def adapter(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Exercise 4: the learner's adapter class on a scripted provider, and what the provider was asked."""
-        provider = self.named["ScriptedProvider"]([self.decode(reply) for reply in request["replies"]])
-        args = [self.decode(arg) for arg in request.get("args", [])]
-        result = _outcome(lambda: self.target(str(request["target"]))(provider).complete(*args), self.encode)
-        result["calls"] = self.encode(list(provider.calls))
-        return result
+        return {"raised": self.encode(ValueError(f"unknown request {operation!r}"))}
 
     def lent_adapter(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Step 2: the learner's adapter with a parser that refuses (or has a bug) and an empty encoder."""
-        self.lent_error = self.decode(request["error"])
+        """Step 2: the learner's adapter with a parser that raises the parent's error and an empty encoder."""
+        self.lent_error = self.wire.decode(request["error"], self.classes)
 
         def parser(raw_text: str) -> Any:
             raise self.lent_error
@@ -159,7 +144,7 @@ class _Child:
             history = [self.named["Message"](self.named["MessageRole"].USER, "hi")]
             return adapter.complete(history, [], self.named["ModelCallBudget"](max_output_tokens=16))
 
-        return _outcome(complete, self.encode)
+        return self.outcome(complete)
 
 
 def main() -> None:

@@ -19,8 +19,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from jupyter_client.manager import AsyncKernelManager
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
+from nbgrader.preprocessors import Execute  # type: ignore[import-untyped]
 
 from .language import _assignment_suffix
 from .outside_judge import Verdict, judge_build, judge_exercises
@@ -173,32 +175,19 @@ def _kernel_environment(environ: Mapping[str, str]) -> dict[str, str]:
     return {**kept, "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def _sandboxed_kernel_manager() -> type:
-    from jupyter_client.manager import AsyncKernelManager
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernel starts inside ``_kernel_sandbox``."""
 
-    class SandboxedKernelManager(AsyncKernelManager):
-        """A kernel manager whose kernel starts inside ``_kernel_sandbox``."""
-
-        def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
-            command = super().format_kernel_cmd(extra_arguments)
-            notebook_dir = Path(str((self._launch_args or {}).get("cwd") or Path.cwd()))
-            # nbgrader runs in the course's root folder: that whole folder is what the kernel must not see.
-            return _kernel_sandbox(command, notebook_dir, Path.cwd(), self.connection_file)
-
-    return SandboxedKernelManager
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        command = super().format_kernel_cmd(extra_arguments)
+        notebook_dir = Path(str((self._launch_args or {}).get("cwd") or Path.cwd()))
+        # nbgrader runs in the course's root folder: that whole folder is what the kernel must not see.
+        return _kernel_sandbox(command, notebook_dir, Path.cwd(), self.connection_file)
 
 
-def _sandboxed_execute() -> type:
-    from nbgrader.preprocessors import Execute  # type: ignore[import-untyped]
+class SandboxedExecute(Execute):  # type: ignore[misc]
+    """nbgrader's Execute, its kernel started without the teacher's rights (``_kernel_sandbox``)."""
 
-    class SandboxedExecute(Execute):  # type: ignore[misc]
-        """nbgrader's Execute, its kernel started without the teacher's rights (``_kernel_sandbox``)."""
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            kwargs["kernel_manager_class"] = _sandboxed_kernel_manager()
-            super().__init__(*args, **kwargs)
-
-    return SandboxedExecute
-
-
-SandboxedExecute = _sandboxed_execute()
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["kernel_manager_class"] = SandboxedKernelManager
+        super().__init__(*args, **kwargs)

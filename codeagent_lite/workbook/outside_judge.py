@@ -6,9 +6,10 @@ in the teacher's process: the learner's code runs in a sandboxed child (``sandbo
 uses, running ``outside_child``) that only answers requests with plain data, and the checks here compare that data with
 what is right.
 
-* Notebook 05: the answer cells' source runs in the child; the exercise checks (``exercise_checks``) run here on proxies
-  that forward each call to the child. The hidden cells add cases drawn fresh from ``seed`` and the traps of the
-  teacher's copy (work handed to the package, computed predictions, a cause dropped, every layer named).
+* Notebook 05: the answer cells' source runs in the child; the exercise checks (``exercise_checks``), the very ones
+  the learner runs, run here on proxies that forward each call to the child, on their own cases and again on cases
+  drawn fresh from ``seed``; the hidden cells add the traps of the teacher's copy (work handed to the package,
+  computed predictions, hard-coded tokens, every layer named).
 * Notebook 07: each step is ``verify`` on the submission's folder (run here: verify sandboxes the learner's files
   itself), plus what only an outside judge can check: the step's file loads in a child that has the previous chapter and
   nothing else (a file that reaches for the reference, however the import is spelled, fails there), and gives the
@@ -28,31 +29,29 @@ import io
 import json
 import os
 import random
-import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from .. import json_action_parser as reference_parser
 from .. import json_text_adapter, kernel_types, model_adapter, scripted_provider
 from .. import json_text_messages as reference_messages
-from ..display import shorten
-from ..json_action_parser import parse_json_action
-from ..json_text_messages import encode_json
+from ..display import printable, shorten
 from ..kernel_types import Message, MessageRole, ToolCall, ToolResult
-from ..model_adapter import InvalidModelOutputError, ModelCallBudget, TokenUsage, ValidationLayer
+from ..model_adapter import InvalidModelOutputError, TokenUsage, ValidationLayer
 from ..scripted_provider import ScriptedProvider
 from . import exercise_checks
-from .build_assignment import chapter_imports
+from .build_assignment import StepCheck, chapter_imports, step_part
 from .exercise_checks import ToolCallRejected
 from .sandbox import Limits, SandboxSession, SandboxStopped
 from .verify import VerifyReport, verify
 from .wire import GRADER_CAPS, WireError, classes_of, decode
 from .wire import encode as wire_encode
-from .words import _
+from .words import N_, _
 
 __all__ = ["STEP_FILES", "Verdict", "judge_build", "judge_exercises", "sandboxed"]
 
@@ -106,10 +105,10 @@ class Verdict:
     text: str
 
 
-def _classes() -> dict[str, Any]:
-    found = classes_of(kernel_types, model_adapter, json_text_adapter, reference_messages, scripted_provider)
-    found[f"{ToolCallRejected.__module__}.{ToolCallRejected.__qualname__}"] = ToolCallRejected
-    return found
+CLASSES = classes_of(
+    kernel_types, model_adapter, json_text_adapter, reference_messages, scripted_provider, exercise_checks
+)
+"""What the child's answers may be decoded into: the package's value types and exercise 1's new item."""
 
 
 def encode(value: object) -> Any:
@@ -117,21 +116,23 @@ def encode(value: object) -> Any:
     return wire_encode(value, caps=GRADER_CAPS)
 
 
-CLASSES = _classes()
-
-
 class JudgeStopped(RuntimeError):
     """The learner's child broke off (a hang, a crash, garbage): every later call says so."""
 
 
-def _answer(child: SandboxSession | _Replay, request: Mapping[str, Any], timeout: float | None = None) -> Any:
-    """The child's answer, decoded: the value returned, or the exception raised (re-raised here)."""
+def _ask(child: SandboxSession, request: Mapping[str, Any]) -> dict[str, Any]:
+    """The child's reply to one request, which must at least be a JSON object."""
     try:
-        reply = child.ask(request, timeout)
+        reply = child.ask(request)
     except SandboxStopped as stopped:
         raise JudgeStopped(_("the sandboxed run of your code stopped: {stopped}", stopped=stopped)) from None
     if type(reply) is not dict:
         raise JudgeStopped(_("the sandboxed run of your code sent something that is not an answer"))
+    return reply
+
+
+def _returned(reply: Mapping[str, Any]) -> Any:
+    """The value a reply says was returned, decoded; the exception it says was raised is raised here."""
     try:
         raised = "raised" in reply
         value = decode(reply["raised"] if raised else reply.get("returned"), CLASSES)
@@ -144,27 +145,13 @@ def _answer(child: SandboxSession | _Replay, request: Mapping[str, Any], timeout
     return value
 
 
-class _Replay:
-    """An answer already received, read again through ``_answer``'s checks."""
-
-    def __init__(self, reply: Any) -> None:
-        self._reply = reply
-
-    def ask(self, request: Mapping[str, Any], timeout: float | None = None) -> Any:
-        return self._reply
+def _answer(child: SandboxSession, request: Mapping[str, Any]) -> Any:
+    return _returned(_ask(child, request))
 
 
-@contextlib.contextmanager
-def _language(language: str) -> Iterator[None]:
-    saved = os.environ.get("CAL_LANG")
-    os.environ["CAL_LANG"] = language
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("CAL_LANG", None)
-        else:
-            os.environ["CAL_LANG"] = saved
+def _language(language: str) -> Any:
+    """The edition's language for the words the checks say, while it lasts (they read ``CAL_LANG``)."""
+    return mock.patch.dict(os.environ, {"CAL_LANG": language})
 
 
 # --------------------------------------------------------------------------- notebook 05: proxies to the child
@@ -187,23 +174,16 @@ class _RemoteAdapter:
         self._child, self._name, self._provider = child, name, provider
 
     def complete(self, *args: Any) -> Any:
-        request = {
-            "op": "adapter",
-            "target": self._name,
-            "replies": [encode(reply) for reply in self._provider._replies],
-            "args": [encode(arg) for arg in args],
-        }
-        try:
-            reply = self._child.ask(request)
-        except SandboxStopped as stopped:
-            raise JudgeStopped(_("the sandboxed run of your code stopped: {stopped}", stopped=stopped)) from None
-        try:
-            calls = decode(reply.get("calls", []), CLASSES) if type(reply) is dict else []
+        replies = [encode(reply) for reply in self._provider._replies]
+        request = {"op": "adapter", "target": self._name, "replies": replies, "args": [encode(arg) for arg in args]}
+        reply = _ask(self._child, request)
+        try:  # what the provider was asked: the check compares it with the history and budget it gave
+            calls = decode(reply.get("calls", []), CLASSES)
         except (WireError, ValueError, TypeError, RecursionError):
             calls = []
         calls = calls if isinstance(calls, list) else []
         self._provider.calls.extend(call for call in calls if isinstance(call, scripted_provider.ProviderCall))
-        return _answer(_Replay(reply), {})
+        return _returned(reply)
 
 
 def _namespace(child: SandboxSession) -> dict[str, Any]:
@@ -221,17 +201,23 @@ def _namespace(child: SandboxSession) -> dict[str, Any]:
     return names
 
 
-def _run_check(number: int, names: Mapping[str, Any]) -> tuple[bool, str]:
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        result = exercise_checks.check_exercise(number, names)
-    return result.passed, printed.getvalue().strip()
+def _checked(number: int, names: Mapping[str, Any], **cases: Any) -> Verdict:
+    """Exercise ``number``'s self-check, the learner's own, on the proxies (on ``cases`` instead of its own)."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        result = exercise_checks.check_exercise(number, names, **cases)
+    return Verdict(result.passed, result.summary())
 
 
-def _hidden(problem: str | None, check: tuple[bool, str], number: int) -> Verdict:
-    if not check[0]:
+def _problem(verdict: Verdict) -> str | None:
+    return None if verdict.passed else verdict.text
+
+
+def _hidden(number: int, check: Verdict, problem: Callable[[], str | None]) -> Verdict:
+    """A hidden cell: its self-check first (a point the self-check denies is not given back), then ``problem``."""
+    if not check.passed:
         return Verdict(False, _("the self-check for exercise {number} does not pass", number=number))
-    return Verdict(problem is None, problem or _("✔ exercise {number}: the hidden tests pass", number=number))
+    found = _guarded_problem(problem)
+    return Verdict(found is None, found or _("✔ exercise {number}: the hidden tests pass", number=number))
 
 
 def _fresh_text(rng: random.Random) -> str:
@@ -255,280 +241,71 @@ def _fresh_value(rng: random.Random, depth: int = 0) -> Any:
     return {_fresh_text(rng): _fresh_value(rng, depth + 1) for _ in range(rng.randint(1, 3))}
 
 
-def _fresh_exercise_1(names: Mapping[str, Any], rng: random.Random) -> str | None:
-    sample = {_fresh_text(rng): _fresh_value(rng) for _ in range(3)}
-    got = names["my_encode_json"](sample)
-    if got != encode_json(sample):
-        return _(
-            "exercise 1: for a fresh sample my_encode_json gave {got}, not {expected}",
-            got=shorten(repr(got), 80),
-            expected=repr(encode_json(sample)),
-        )
-    item = ToolCallRejected(f"call_{rng.randrange(10**6)}", _fresh_text(rng).strip() or "t", _fresh_text(rng) + "x")
-    message = names["encode_tool_call_rejected"](item)
-    expected = encode_json(
-        {"type": "tool_call_rejected", **{k: getattr(item, k) for k in ("call_id", "tool_name", "reason")}}
-    )
-    if getattr(message, "content", None) != expected or getattr(message, "role", None) != "user":
-        return _("exercise 1: a fresh rejection was encoded as {message}", message=shorten(repr(message), 80))
-    return None
-
-
-def _layer_2_problem(check: Callable[[Any], Any], value: Any) -> str | None:
-    try:
-        returned = check(value)
-    except InvalidModelOutputError as error:
-        if isinstance(value, dict):
-            return _("exercise 2 refused the object {value}", value=shorten(repr(value), 60))
-        return (
-            None
-            if error.layer is ValidationLayer.TOP_LEVEL_OBJECT
-            else _("exercise 2 refused at {layer}", layer=repr(error.layer))
-        )
-    except JudgeStopped:
-        raise
-    except Exception as error:
-        return _("exercise 2 raised {name} for {value}", name=type(error).__name__, value=shorten(repr(value), 60))
-    if not isinstance(value, dict):
-        return _let_through(value)
-    return None if returned == value else _("exercise 2 changed {value}", value=shorten(repr(value), 60))
-
-
-def _let_through(value: Any) -> str:
-    """The words for a non-object exercise 2 let through (the sabotaged child's telltale, see _exercise_2_hidden)."""
-    return _("exercise 2 let {value} through", value=shorten(repr(value), 60))
-
-
-def _fresh_exercise_2(names: Mapping[str, Any], rng: random.Random) -> str | None:
-    values = [_fresh_value(rng) for _ in range(6)] + [{"type": _fresh_text(rng)}, [_fresh_text(rng)]]
-    return next((p for value in values if (p := _layer_2_problem(names["my_check_top_level_object"], value))), None)
-
-
-_KINDS = (
-    ([1, 2], ("array", "list")),
-    ("final_answer", ("string", "str")),
-    (7, ("number", "int")),
-    (2.5, ("number", "float")),
-    (False, ("false", "bool")),
-    (None, ("null", "none")),
+_ONE_LAYER_REPLIES = (
+    "Sure, here it is: {}",
+    "null",
+    '{"type": "answer", "content": "42"}',
+    '{"type": "final_answer", "content": 42}',
 )
+"""One rejection per layer: a correction that names every layer names a wrong one for three of them."""
 
 
-def _placeholders_problem(check: Callable[[Any], Any]) -> str | None:
-    """Trap: expected="?" and found="?": each field must say what it means."""
-    for value, words in _KINDS:
-        try:
-            check(value)
-        except InvalidModelOutputError as error:
-            expected, found = str(error.expected or ""), str(error.found or "")
-        except JudgeStopped:
-            raise
-        except Exception as error:
-            return _("{value} raised {name}", value=repr(value), name=type(error).__name__)
-        else:
-            return _("{value} was let through", value=repr(value))
-        problem = _fields_problem(value, words, expected, found)
-        if problem is not None:
-            return problem
-    return None
-
-
-def _fields_problem(value: Any, words: tuple[str, ...], expected: str, found: str) -> str | None:
-    """Whether a rejection's expected and found say what was expected (an object) and what came instead."""
-    if not any(word in expected.lower() for word in ("object", "dict", "{")):
-        return _(
-            "for {value} expected={expected} does not say that an object was expected",
-            value=repr(value),
-            expected=repr(expected),
-        )
-    if not (any(word in found.lower() for word in words) or repr(value) in found or json.dumps(value) in found):
-        return _("for {value} found={found} does not say what came instead", value=repr(value), found=repr(found))
-    return None
-
-
-def _is_literal_answer(node: ast.AST) -> bool:
-    if isinstance(node, ast.Constant):
-        return node.value is None or node.value is Ellipsis or type(node.value) is int
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "ValidationLayer"
-
-
-def _names_predictions(node: ast.AST) -> bool:
-    return isinstance(node, ast.Name) and node.id == "predictions"
-
-
-def _literal_dict(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Dict)
-        and all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in node.keys)
-        and all(_is_literal_answer(item) for item in node.values)
+def _fresh_cases(rng: random.Random) -> dict[int, dict[str, Any]]:
+    """Inputs for the exercises' own checks that no learner has seen: a copy of the self-check's answers fails
+    them (1, 2: other values; 4: other token counts; 5: other rejections, one per layer)."""
+    item = ToolCallRejected(f"call_{rng.randrange(10**6)}", _fresh_text(rng).strip() or "t", _fresh_text(rng) + "x")
+    values = [_fresh_value(rng) for _ in range(6)] + [{"type": _fresh_text(rng)}, [_fresh_text(rng)]]
+    drawn = N_("a value drawn for this run")
+    rejections = (
+        json.dumps([_fresh_text(rng)]),
+        json.dumps({"type": _fresh_text(rng) + "_x", "content": "a"}),
+        json.dumps({"type": "final_answer", "content": rng.randint(0, 99)}),
     )
-
-
-def _mutates_predictions(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and _names_predictions(node.func.value)
-        and node.func.attr in ("update", "setdefault", "__setitem__", "fromkeys")
-    )
-
-
-def computed_predictions(source: str) -> list[str]:
-    """Statements of ``source`` that set predictions from anything but literal labels and layers."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    found = []
-    for node in ast.walk(tree):
-        if _computes_predictions(node):
-            fallback = "predictions.update(...)" if isinstance(node, ast.Call) else "predictions = ..."
-            found.append(ast.get_source_segment(source, node) or fallback)
-    return found
-
-
-def _computes_predictions(node: ast.AST) -> bool:
-    """An assignment to predictions (whole, or one item) from anything but literals, or a mutating call on it."""
-    if _mutates_predictions(node):
-        return True
-    if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        return False
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    return any(_computed_target(node, target) for target in targets)
-
-
-def _computed_target(node: ast.Assign | ast.AnnAssign | ast.AugAssign, target: ast.expr) -> bool:
-    literal_whole = not isinstance(node, ast.AugAssign) and node.value is not None and _literal_dict(node.value)
-    if _names_predictions(target):
-        return not literal_whole
-    literal_item = node.value is not None and _is_literal_answer(node.value)
-    return isinstance(target, ast.Subscript) and _names_predictions(target.value) and not literal_item
-
-
-def _cause_problem(names: Mapping[str, Any], rng: random.Random) -> str | None:
-    """Exercise 4's trap: the error keeps the call's tokens and the parser's error as its cause."""
-    tokens = TokenUsage(rng.randint(10, 999), rng.randint(1, 99))
-    provider = ScriptedProvider(
-        [json_text_adapter.ProviderResponse('{"type": "final_answer"}', tokens.input_tokens, tokens.output_tokens)]
-    )
-    adapter = names["MyJsonTextAdapter"](provider)
-    try:
-        adapter.complete([Message(MessageRole.USER, "hi")], [], ModelCallBudget(max_output_tokens=16))
-    except InvalidModelOutputError as error:
-        if error.usage != tokens:
-            return _(
-                "the error carries usage={usage}, not the call's {tokens}", usage=repr(error.usage), tokens=repr(tokens)
-            )
-        if error.layer is not ValidationLayer.FIELDS:
-            return _("the error's layer is {layer}, not FIELDS", layer=repr(error.layer))
-        cause = error.__cause__
-        if not isinstance(cause, InvalidModelOutputError):
-            return _(
-                "the error's __cause__ is {cause}: raise it `from` the parser's InvalidModelOutputError",
-                cause=repr(cause),
-            )
-        return None if cause.layer is ValidationLayer.FIELDS else _("the cause is not the parser's own error")
-    except JudgeStopped:
-        raise
-    except Exception as error:
-        return _("a reply missing its content field raised {name}", name=type(error).__name__)
-    return _("a reply missing its content field was accepted")
-
-
-_ONE_LAYER_REPLIES = {
-    ValidationLayer.JSON_SYNTAX: "Sure, here it is: {}",
-    ValidationLayer.TOP_LEVEL_OBJECT: "null",
-    ValidationLayer.ACTION_TYPE: '{"type": "answer", "content": "42"}',
-    ValidationLayer.FIELDS: '{"type": "final_answer", "content": 42}',
-}
-
-
-def _rejection(text: str) -> InvalidModelOutputError:
-    try:
-        parse_json_action(text)
-    except InvalidModelOutputError as error:
-        return error
-    raise AssertionError(f"the parser accepted {text!r}")
-
-
-def _one_layer_problem(names: Mapping[str, Any], rng: random.Random) -> str | None:
-    """Exercise 5's trap: a message that names every layer; and fresh rejections it must describe."""
-    fresh = {
-        ValidationLayer.TOP_LEVEL_OBJECT: json.dumps([_fresh_text(rng)]),
-        ValidationLayer.ACTION_TYPE: json.dumps({"type": _fresh_text(rng) + "_x", "content": "a"}),
-        ValidationLayer.FIELDS: json.dumps({"type": "final_answer", "content": rng.randint(0, 99)}),
+    return {
+        1: {"sample": {_fresh_text(rng): _fresh_value(rng) for _ in range(3)}, "items": (item,)},
+        2: {
+            "objects": [value for value in values if isinstance(value, dict)],
+            "not_objects": [(drawn, value) for value in values if not isinstance(value, dict)],
+        },
+        4: {"reply": '{"type": "final_answer"}', "usage": TokenUsage(rng.randint(10, 999), rng.randint(1, 99))},
+        5: {"cases": (*_ONE_LAYER_REPLIES, *rejections)},
     }
-    for replies in (_ONE_LAYER_REPLIES, fresh):
-        for layer, reply in replies.items():
-            error = _rejection(reply)
-            message = names["correction_message"](error)
-            if not isinstance(message, str):
-                return _("correction_message returned {name}, not a string", name=type(message).__name__)
-            text = message.replace(str(error.expected), " ").replace(str(error.found), " ").lower()
-            for other in ValidationLayer:
-                if other is not layer and (
-                    re.search(rf"\blayer\s*{int(other)}\b", text) or other.title.lower() in text
-                ):
-                    return _(
-                        "the message for a layer-{layer} rejection also names layer {other} ({title}); "
-                        "name only the layer that refused the reply",
-                        layer=int(layer),
-                        other=int(other),
-                        title=other.title,
-                    )
-            if str(error.found) not in message:
-                return _(
-                    "the message for {reply} does not say what was found ({found})",
-                    reply=repr(reply),
-                    found=repr(error.found),
-                )
-    return None
-
-
-_FRESH_CHECKS: dict[int, Callable[[Mapping[str, Any], random.Random], str | None]] = {
-    1: _fresh_exercise_1,
-    2: _fresh_exercise_2,
-}
 
 
 def judge_exercises(sources: Sequence[str], *, language: str = "en", seed: int | None = None) -> dict[str, Verdict]:
-    """Notebook 05's graded cells, by grade_id, for answer cells whose source is ``sources`` (in notebook order)."""
-    rng = random.Random(seed if seed is not None else random.SystemRandom().randrange(2**63))
-    verdicts: dict[str, Verdict] = {}
-    with _language(language), sandboxed({"mode": "answers", "sources": list(sources)}, full_package=True) as child:
+    """Notebook 05's graded cells, by grade_id, for answer cells whose source is ``sources`` (in notebook order).
+
+    A check cell is the exercise's self-check, then (1, 2) the same check on fresh cases; a hidden cell is its
+    self-check, then its trap: the same check on fresh cases (4, 5), computed predictions (3), layer 2 handed to
+    the package (2)."""
+    fresh = _fresh_cases(random.Random(seed if seed is not None else random.SystemRandom().randrange(2**63)))
+    config = {"mode": "answers", "sources": list(sources)}
+    with _language(language), sandboxed(config, full_package=True, language=language) as child:
         names = _namespace(child)
-        checks = {number: _guarded(functools.partial(_run_check, number, names)) for number in range(1, 6)}
-        for number, check in checks.items():
-            passed, text = check
-            fresh = _FRESH_CHECKS.get(number)
-            problem = _guarded_problem(functools.partial(fresh, names, rng)) if passed and fresh else None
-            verdicts[f"exercise_{number}_check"] = Verdict(passed and problem is None, problem or text)
-        verdicts["exercise_3_hidden"] = _hidden(_predictions_problem(sources), checks[3], 3)
-        verdicts["exercise_4_hidden"] = _hidden(_guarded_problem(lambda: _cause_problem(names, rng)), checks[4], 4)
-        verdicts["exercise_5_hidden"] = _hidden(_guarded_problem(lambda: _one_layer_problem(names, rng)), checks[5], 5)
-    verdicts["exercise_2_hidden"] = _hidden(_exercise_2_hidden(sources, language), checks[2], 2)
+        checks = {number: _checked(number, names) for number in range(1, 6)}
+        for number in (1, 2):
+            checks[number] = _checked(number, names, **fresh[number]) if checks[number].passed else checks[number]
+        verdicts = {f"exercise_{number}_check": check for number, check in checks.items()}
+        verdicts["exercise_3_hidden"] = _hidden(3, checks[3], lambda: _predictions_problem(sources))
+        verdicts["exercise_4_hidden"] = _hidden(4, checks[4], lambda: _problem(_checked(4, names, **fresh[4])))
+        verdicts["exercise_5_hidden"] = _hidden(5, checks[5], lambda: _problem(_checked(5, names, **fresh[5])))
+    with _language(language):
+        verdicts["exercise_2_hidden"] = _hidden(2, checks[2], lambda: _exercise_2_hidden(sources, language))
     return verdicts
 
 
 def _exercise_2_hidden(sources: Sequence[str], language: str) -> str | None:
-    """Trap: layer 2 handed to the package. In this child the package's layer 2 lets everything through."""
-    config = {
-        "mode": "answers",
-        "sources": list(sources),
-        "sabotage": ["codeagent_lite.json_action_parser:check_top_level_object"],
-    }
-    with _language(language), sandboxed(config, full_package=True) as child:
-        check = _RemoteFunction(child, "my_check_top_level_object")
-        for value in ([1], "text", None, 3):
-            problem = _guarded_problem(functools.partial(_layer_2_problem, check, value))
-            if problem is not None and problem == _let_through(value):
-                return _(
-                    "exercise 2 calls the package's check_top_level_object (directly or through its parser) "
-                    "instead of doing the check itself"
-                )
-            if problem is not None:
-                return problem
-        return _guarded_problem(lambda: _placeholders_problem(check))
+    """Trap: layer 2 handed to the package. The same self-check again, in a child where the package's layer 2
+    lets everything through: a check that relies on it (directly, or through the parser) fails there."""
+    sabotage = ["codeagent_lite.json_action_parser:check_top_level_object"]
+    config = {"mode": "answers", "sources": list(sources), "sabotage": sabotage}
+    with sandboxed(config, full_package=True, language=language) as child:
+        if _checked(2, _namespace(child)).passed:
+            return None
+    return _(
+        "exercise 2 calls the package's check_top_level_object (directly or through its parser) "
+        "instead of doing the check itself"
+    )
 
 
 def _predictions_problem(sources: Sequence[str]) -> str | None:
@@ -540,16 +317,56 @@ def _predictions_problem(sources: Sequence[str]) -> str | None:
     )
 
 
-def _guarded(run: Callable[[], tuple[bool, str]]) -> tuple[bool, str]:
+_MUTATORS = ("update", "setdefault", "__setitem__", "fromkeys")
+
+
+def _is_literal_answer(node: ast.AST | None) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value is None or node.value is Ellipsis or type(node.value) is int
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "ValidationLayer"
+
+
+def _names_predictions(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "predictions"
+
+
+def _computes_predictions(node: ast.AST) -> bool:
+    """An assignment to predictions (whole, from anything but a dict of literal labels and layers; or one item,
+    from anything but a literal layer), or a call of one of its methods that change it."""
+    if isinstance(node, ast.Call):
+        method = node.func
+        return isinstance(method, ast.Attribute) and _names_predictions(method.value) and method.attr in _MUTATORS
+    if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        return False
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    literal_whole = not isinstance(node, ast.AugAssign) and _literal_dict(node.value)
+    return any(_computed_target(target, literal_whole, node.value) for target in targets)
+
+
+def _literal_dict(node: ast.AST | None) -> bool:
+    keys = node.keys if isinstance(node, ast.Dict) else [None]
+    literal_keys = all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in keys)
+    return isinstance(node, ast.Dict) and literal_keys and all(_is_literal_answer(item) for item in node.values)
+
+
+def _computed_target(target: ast.expr, literal_whole: bool, value: ast.AST | None) -> bool:
+    if _names_predictions(target):
+        return not literal_whole
+    return isinstance(target, ast.Subscript) and _names_predictions(target.value) and not _is_literal_answer(value)
+
+
+def computed_predictions(source: str) -> list[str]:
+    """Statements of ``source`` that set predictions from anything but literal labels and layers."""
     try:
-        return run()
-    except Exception as error:  # the checks never raise on a learner's values; a judge failure is a ✘, not a crash
-        return False, _(
-            "the outside judge could not run this check: {name}: {error}", name=type(error).__name__, error=error
-        )
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = (node for node in ast.walk(tree) if _computes_predictions(node))
+    return [ast.get_source_segment(source, node) or "predictions" for node in found]
 
 
 def _guarded_problem(run: Callable[[], str | None]) -> str | None:
+    """``run``'s problem, or the error that stopped it as one: a judge failure is a ✘, never a crash of grading."""
     try:
         return run()
     except Exception as error:
@@ -560,6 +377,7 @@ def _guarded_problem(run: Callable[[], str | None]) -> str | None:
 
 STEP_FILES = {1: "json_text_messages", 2: "json_text_adapter", 3: "json_action_parser", 4: "json_action_parser"}
 """The file each step grades: its own-work check is about this file."""
+_BUILD, _PARSE = "json_text_messages.build_provider_messages", "json_action_parser.parse_json_action"
 
 HIDDEN_HISTORY = (
     Message(MessageRole.SYSTEM, "只回答一个 JSON 对象"),
@@ -652,7 +470,7 @@ def _outcome_words(outcome: tuple[str, str]) -> str:
 
 
 def _parser_problem(child: SandboxSession, replies: Sequence[str]) -> str | None:
-    parse = _RemoteFunction(child, "json_action_parser.parse_json_action")
+    parse = _RemoteFunction(child, _PARSE)
     for text in replies:
         got = _outcome(functools.partial(parse, text))
         wanted = _outcome(functools.partial(reference_parser.parse_json_action, text))
@@ -673,23 +491,39 @@ def _messages_problem(child: SandboxSession, rng: random.Random) -> str | None:
         ToolCall(call_id, "read_file", {_fresh_text(rng): _fresh_value(rng)}),
         ToolResult(call_id, _fresh_text(rng), is_error=rng.random() < 0.5),
     )
-    build = _RemoteFunction(child, "json_text_messages.build_provider_messages")
+    build = _RemoteFunction(child, _BUILD)
     for history in (HIDDEN_HISTORY, fresh):
         mine = build(list(history))
-        reference = reference_messages.build_provider_messages(list(history))
-        if not isinstance(mine, list | tuple) or len(mine) != len(reference):
+        wanted = [(item.role, item.content) for item in reference_messages.build_provider_messages(list(history))]
+        if not isinstance(mine, list | tuple) or len(mine) != len(wanted):
             return _("build_provider_messages returned {value}", value=shorten(repr(mine), 120))
-        for number, (got, wanted) in enumerate(zip(mine, reference, strict=True), start=1):
-            pair = (getattr(got, "role", None), getattr(got, "content", None))
-            if pair != (wanted.role, wanted.content):
-                reference_pair = (wanted.role, wanted.content)
+        got = [(getattr(item, "role", None), getattr(item, "content", None)) for item in mine]
+        for number, (pair, reference) in enumerate(zip(got, wanted, strict=True), start=1):
+            if pair != reference:
+                mine_words, reference_words = shorten(repr(pair), 160), repr(reference)
                 return _(
                     "history item {number}: {got} instead of the reference's {wanted}",
                     number=number,
-                    got=shorten(repr(pair), 160),
-                    wanted=repr(reference_pair),
+                    got=mine_words,
+                    wanted=reference_words,
                 )
     return None
+
+
+def _raised(run: Callable[[], object]) -> BaseException | None:
+    """What ``run`` raised (None: it returned); a child that stopped stops the judging of the step instead."""
+    try:
+        run()
+    except JudgeStopped:
+        raise
+    except Exception as error:
+        return error
+    return None
+
+
+def _lent_adapter(child: SandboxSession, error: BaseException, usage: list[int]) -> BaseException | None:
+    """What the learner's adapter raises when the parser it is lent raises ``error`` (None: it returned)."""
+    return _raised(lambda: _answer(child, {"op": "lent_adapter", "error": encode(error), "usage": usage}))
 
 
 def _adapter_problem(child: SandboxSession, rng: random.Random) -> str | None:
@@ -698,123 +532,79 @@ def _adapter_problem(child: SandboxSession, rng: random.Random) -> str | None:
     usage = [rng.randint(10, 999), rng.randint(1, 99)]
     expected, found, message = _fresh_text(rng) + "e", _fresh_text(rng) + "f", "refused " + _fresh_text(rng)
     refusal = InvalidModelOutputError(message, layer=ValidationLayer.TOP_LEVEL_OBJECT, expected=expected, found=found)
-    try:
-        _answer(child, {"op": "lent_adapter", "error": encode(refusal), "usage": usage})
-    except InvalidModelOutputError as raised:
-        if raised.usage != TokenUsage(*usage):
-            return _(
-                "the error carries usage={usage}, not {tokens}",
-                usage=repr(raised.usage),
-                tokens=repr(TokenUsage(*usage)),
-            )
-    except JudgeStopped:
-        raise
-    except Exception as error:
-        return _(
-            "a reply the parser refused came out as {name}: {error}",
-            name=type(error).__name__,
-            error=shorten(str(error), 120),
-        )
-    else:
+    raised = _lent_adapter(child, refusal, usage)
+    if raised is None:
         return _("a reply the parser refused came back as an action")
-    return _bug_problem(child, rng, usage)
-
-
-def _bug_problem(child: SandboxSession, rng: random.Random, usage: list[int]) -> str | None:
-    try:
-        _answer(child, {"op": "lent_adapter", "error": encode(KeyError(_fresh_text(rng))), "usage": usage})
-    except KeyError:
-        return None
-    except JudgeStopped:
-        raise
-    except Exception as error:
+    if not isinstance(raised, InvalidModelOutputError):
+        name, error = type(raised).__name__, shorten(str(raised), 120)
+        return _("a reply the parser refused came out as {name}: {error}", name=name, error=error)
+    if raised.usage != TokenUsage(*usage):
+        tokens = repr(TokenUsage(*usage))
+        return _("the error carries usage={usage}, not {tokens}", usage=repr(raised.usage), tokens=tokens)
+    bug = _lent_adapter(child, KeyError(_fresh_text(rng)), usage)
+    if bug is None:
+        return _("a parser that raised KeyError gave an answer")
+    if not isinstance(bug, KeyError):
         return _(
             "a KeyError inside the parser came out as {name}: catch only"
             " InvalidModelOutputError around the parser (and ProviderError around the provider)",
-            name=type(error).__name__,
-        )
-    return _("a parser that raised KeyError gave an answer")
-
-
-def _load_problem(child: SandboxSession, file: str) -> str | None:
-    """Own work: the file loads where only the previous chapter exists (step 2's siblings lent as stand-ins)."""
-    try:
-        if file == "json_text_adapter":
-            _answer(child, {"op": "lent_adapter", "error": encode(KeyError("load")), "usage": [1, 1]})
-        else:
-            _answer(child, {"op": "load", "target": file})
-    except (KeyError, NotImplementedError):
-        return None
-    except JudgeStopped:
-        raise
-    except ModuleNotFoundError as error:
-        if "codeagent_lite" in str(error):
-            return _(
-                "{file}.py imports the reference one ({error}); "
-                "only codeagent_lite.kernel_types and codeagent_lite.model_adapter are there to use",
-                file=file,
-                error=error,
-            )
-        return _(
-            "{file}.py cannot be loaded: {name}: {error}",
-            file=file,
-            name="ModuleNotFoundError",
-            error=shorten(str(error), 160),
-        )
-    except Exception as error:
-        if file == "json_text_adapter" and not isinstance(error, ImportError | SyntaxError):
-            return None
-        return _(
-            "{file}.py cannot be loaded: {name}: {error}",
-            file=file,
-            name=type(error).__name__,
-            error=shorten(str(error), 160),
+            name=type(bug).__name__,
         )
     return None
 
 
-def _implemented(child: SandboxSession, step: int) -> bool:
-    """Whether the step's function does anything but the stub's NotImplementedError on the hidden inputs."""
+def _own_work_problem(child: SandboxSession, folder: Path, step: int, file: str) -> str | None:
+    """Own work: the file is there, imports nothing of the package's chapter, loads where only the previous chapter
+    exists (step 2's siblings lent as stand-ins) and is no longer the stub on the hidden inputs."""
+    if not (folder / f"{file}.py").is_file():
+        return _("there is no {file}.py", file=file)
+    used = chapter_imports(folder, file)
+    if used:
+        return _("{file}.py uses the package's {modules}: write it yourself", file=file, modules=", ".join(used))
     try:
-        if step == 1:
-            _RemoteFunction(child, "json_text_messages.build_provider_messages")(list(HIDDEN_HISTORY))
-        elif step == 2:
-            _answer(child, {"op": "lent_adapter", "error": encode(KeyError("x")), "usage": [1, 1]})
-        else:
-            _RemoteFunction(child, "json_action_parser.parse_json_action")(BLOG_REPLIES[0])
-    except NotImplementedError:
-        return False
-    except JudgeStopped:
-        return False
-    except Exception:
-        return True
-    return True
+        if step != 2:
+            _answer(child, {"op": "load", "target": file})
+        raised = _stub_probe(child, step)
+    except Exception as error:
+        return _load_words(file, error)
+    if isinstance(raised, NotImplementedError):
+        return _("{file}.py still raises NotImplementedError (the stub)", file=file)
+    return _load_words(file, raised) if isinstance(raised, ImportError | SyntaxError) else None
 
 
-def _verify_steps(folder: Path, language: str, seed: int) -> dict[int, tuple[bool, str]]:
-    """verify's checks on the learner's folder, with cases drawn from ``seed``: each step's pass and report.
+def _stub_probe(child: SandboxSession, step: int) -> BaseException | None:
+    """What the step's function raises on a hidden input (loading its file first): the stub's NotImplementedError,
+    a load error, or whatever the learner's code raises, which is for the checks to judge (None: it returned)."""
+    if step == 2:
+        return _lent_adapter(child, KeyError("load"), [1, 1])
+    if step == 1:
+        return _raised(lambda: _RemoteFunction(child, _BUILD)(list(HIDDEN_HISTORY)))
+    return _raised(lambda: _RemoteFunction(child, _PARSE)(BLOG_REPLIES[0]))
+
+
+def _load_words(file: str, error: BaseException) -> str:
+    if isinstance(error, ModuleNotFoundError) and "codeagent_lite" in str(error):
+        return _(
+            "{file}.py imports the reference one ({error}); "
+            "only codeagent_lite.kernel_types and codeagent_lite.model_adapter are there to use",
+            file=file,
+            error=error,
+        )
+    name, text = type(error).__name__, shorten(str(error), 160)
+    return _("{file}.py cannot be loaded: {name}: {error}", file=file, name=name, error=text)
+
+
+def _verify_steps(folder: Path, seed: int) -> dict[int, StepCheck]:
+    """verify's checks on the learner's folder, with cases drawn from ``seed``, by step.
 
     Run here, in the teacher's process: verify runs the learner's files in its own sandbox and judges outside it
     (inside another sandbox it would fall back to a weaker one). All steps in one run, each step's part reported;
     step 2 in a run of its own that judges the adapter alone (``_adapter_alone``).
     """
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            report = verify(folder, seed=seed)
-            alone = _adapter_alone(folder, seed)
-    except Exception as error:  # a folder verify cannot read is a ✘ for every step, never a crash of grading
-        return dict.fromkeys(
-            STEP_FILES, (False, _("verify could not run: {name}: {error}", name=type(error).__name__, error=error))
-        )
-    verdicts = {step: _step_part(report, step) for step in STEP_FILES}
-    verdicts[2] = _step_part(alone, 2)
-    return verdicts
-
-
-def _step_part(report: VerifyReport, step: int) -> tuple[bool, str]:
-    results = tuple(result for result in report.results if result.check.step == step)
-    part = VerifyReport(report.label, (step,), results, report.file_problems, report.notes)
-    return bool(results) and all(result.passed for result in results), printable_report(str(part))
+    with contextlib.redirect_stdout(io.StringIO()):
+        report = verify(folder, seed=seed)
+        alone = _adapter_alone(folder, seed)
+    return {step: step_part(alone if step == 2 else report, step) for step in STEP_FILES}
 
 
 _STAND_IN = '''"""A stand-in the grader puts beside your adapter for a file that uses the package's chapter."""
@@ -848,22 +638,15 @@ def _adapter_alone(folder: Path, seed: int) -> VerifyReport:
     with tempfile.TemporaryDirectory(prefix="outside-judge-") as temporary:
         copy = Path(temporary) / folder.name
         copy.mkdir()
-        adapter = folder / "json_text_adapter.py"
-        if adapter.is_file() and not adapter.is_symlink():
-            shutil.copyfile(adapter, copy / adapter.name)
-        for sibling in ("json_text_messages", "json_action_parser"):
-            original = folder / f"{sibling}.py"
-            if original.is_file() and not original.is_symlink() and not _uses_chapter(folder, sibling):
-                shutil.copyfile(original, copy / original.name)
-            elif original.is_file():
+        for file in sorted(set(STEP_FILES.values())):
+            original = folder / f"{file}.py"
+            if not original.is_file():
+                continue
+            if original.is_symlink() or (file != "json_text_adapter" and _uses_chapter(folder, file)):
                 (copy / original.name).write_text(_STAND_IN, encoding="utf-8")
+            else:
+                shutil.copyfile(original, copy / original.name)
         return verify(copy, step=2, seed=seed)
-
-
-def printable_report(text: str) -> str:
-    """A report from the child, kept to printable characters and a bounded length (it is untrusted text)."""
-    kept = "".join(character if character == "\n" or character.isprintable() else "?" for character in text)
-    return shorten(kept, 20_000)
 
 
 def judge_build(folder: Path, *, language: str = "en", seed: int | None = None) -> dict[str, Verdict]:
@@ -872,49 +655,34 @@ def judge_build(folder: Path, *, language: str = "en", seed: int | None = None) 
     rng = random.Random(seed)
     verdicts: dict[str, Verdict] = {}
     with _language(language):
-        checks = _verify_steps(folder, language, seed)
+        try:
+            checks = _verify_steps(folder, seed)
+        except Exception as error:  # a folder verify cannot read is a ✘ for every step, never a crash of grading
+            failed = Verdict(False, _("verify could not run: {name}: {error}", name=type(error).__name__, error=error))
+            return {f"step_{step}_{kind}": failed for step in STEP_FILES for kind in ("check", "hidden")}
         for step, file in STEP_FILES.items():
             verdicts.update(_judge_step(folder, step, file, language, checks[step], rng))
     return verdicts
 
 
 def _judge_step(
-    folder: Path, step: int, file: str, language: str, verified: tuple[bool, str], rng: random.Random
+    folder: Path, step: int, file: str, language: str, verified: StepCheck, rng: random.Random
 ) -> dict[str, Verdict]:
     check_id, hidden_id = f"step_{step}_check", f"step_{step}_hidden"
-    passed, report = verified
+    report = shorten(printable(str(verified)), 20_000)  # the learner's files speak in it: untrusted text
     with sandboxed({"mode": "folder"}, full_package=False, folder=folder, language=language) as child:
-        used = _guarded_problem(lambda: _imports_problem(folder, file))
-        own = used or _guarded_problem(lambda: _load_problem(child, file))
-        if own is None and not _implemented(child, step):
-            own = _("{file}.py still raises NotImplementedError (the stub)", file=file)
+        own = _guarded_problem(lambda: _own_work_problem(child, folder, step, file))
         if own is not None:
             failed = Verdict(False, _("✘ step {step} scores 0: {problem}", step=step, problem=own))
             # A report with passes in it is not the learner's own work: shown beside 0 points it would mislead.
             shown = failed.text if "✔" in report else f"{report}\n{failed.text}"
             return {check_id: Verdict(False, shown), hidden_id: failed}
-        check = Verdict(passed, report)
-        if not passed:
-            return {
-                check_id: check,
-                hidden_id: Verdict(False, _("the checks of step {step} do not pass yet", step=step)),
-            }
+        if not verified.passed:
+            hidden = Verdict(False, _("the checks of step {step} do not pass yet", step=step))
+            return {check_id: Verdict(False, report), hidden_id: hidden}
         problem = _guarded_problem(lambda: _step_hidden(child, step, rng))
-    return {
-        check_id: check,
-        hidden_id: Verdict(problem is None, problem or _("✔ step {step}: the hidden tests pass", step=step)),
-    }
-
-
-def _imports_problem(folder: Path, file: str) -> str | None:
-    if not (folder / f"{file}.py").is_file():
-        return _("there is no {file}.py", file=file)
-    used = chapter_imports(folder, file)
-    return (
-        _("{file}.py uses the package's {modules}: write it yourself", file=file, modules=", ".join(used))
-        if used
-        else None
-    )
+    passed = _("✔ step {step}: the hidden tests pass", step=step)
+    return {check_id: Verdict(True, report), hidden_id: Verdict(problem is None, problem or passed)}
 
 
 def _step_hidden(child: SandboxSession, step: int, rng: random.Random) -> str | None:

@@ -445,7 +445,7 @@ def test_the_hidden_tests_explain_what_they_caught(graded: GradedCourse) -> None
         "trap_computed_predictions": "computed, not predicted",
         "rule_raise_without_from": "raise error.with_usage(usage) from error",
         "rule_stuffed_correction": "name only the layer that refused the reply",
-        "trap_hard_coded_tokens": "not the call's TokenUsage",
+        "trap_hard_coded_tokens": "so it must carry TokenUsage(",
     }
     for student, phrase in expected.items():
         autograded = nbformat.read(graded.course / "autograded" / student / ASSIGNMENT / NOTEBOOK, as_version=4)
