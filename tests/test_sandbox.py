@@ -356,3 +356,20 @@ def test_writing_200_megabytes_fails_cleanly_and_the_runs_own_files_are_read_onl
     assert any("64 MiB" in phrase for phrase in sandbox.protections())
     memory = "a cgroup of its own" if sandbox_cgroup.available() else "no memory cgroup"
     assert any(memory in phrase for phrase in sandbox.protections())
+
+
+def test_a_conversation_never_takes_a_late_unasked_part_for_the_next_answer() -> None:
+    program = (
+        "import time, sandbox_io\n"
+        "while (request := sandbox_io.receive()) is not None:\n"
+        "    sandbox_io.send_part(request)\n"
+        "    time.sleep(0.05)\n"
+        "    sandbox_io.send_part('nobody asked for this')\n"
+    )
+    with sandbox.SandboxSession(program, payload=None, files={}, limits=LIMITS) as child:
+        answers = []
+        for number in range(4):
+            answers.append(child.ask(number))
+            time.sleep(0.1 if number % 2 else 0.0)  # the extra part arrives before the next request, or after it
+    assert answers == [0, 1, 2, 3]
+    assert sandbox_processes() == []

@@ -69,6 +69,7 @@ __all__ = [
 ]
 
 Status = Literal["ok", "timeout", "crashed", "too_big", "garbage"]
+_Message = tuple[str, object, int | None]  # a channel message: kind, data, how many requests the child had read
 
 REFERENCE_MODULES = frozenset(
     {"json_text_messages", "json_text_adapter", "json_action_parser", "strict_json", "diagnosis"}
@@ -515,6 +516,7 @@ class SandboxSession:
         if self.stopped is not None or live is None:
             raise SandboxStopped(self.stopped or "the session is closed")
         deadline = time.monotonic() + (self.limits.seconds if timeout is None else timeout)
+        live.asked += 1  # the child's answer names this request; a part naming an earlier one is not it
         outcome = _write_request(live, request, deadline) or _listen(live, self.limits, None, None, until=deadline)
         if outcome.status == "ok":
             return outcome.data
@@ -550,6 +552,7 @@ class _Live:
     printed: bytearray = field(default_factory=bytearray)
     lock: threading.Lock = field(default_factory=threading.Lock)
     received: int = 0
+    asked: int = 0  # a conversation's requests written so far
     pumps: tuple[threading.Thread, ...] = ()
 
 
@@ -688,7 +691,9 @@ def _listen(
         if now >= deadline:
             return _timed_out(live, now < end and bool(live.parts), end - start, part_seconds)
         messages, ended = _messages(live, limits, deadline - now)
-        for kind, data in messages:
+        for kind, data, asked in messages:
+            if until is not None and kind == "part" and asked != live.asked:
+                continue  # a part sent before this request was read: an answer nobody is waiting for
             stopped, progress = _take(live, kind, data, on_part, conversation=until is not None)
             if stopped is not None:
                 return stopped
@@ -724,7 +729,7 @@ def _timed_out(live: _Live, early: bool, whole: float, part_seconds: float | Non
     return _outcome(live, "timeout", _("no answer within {seconds} s", seconds=format(seconds, "g")))
 
 
-def _messages(live: _Live, limits: Limits, wait: float) -> tuple[list[tuple[str, object]], ChildOutcome | None]:
+def _messages(live: _Live, limits: Limits, wait: float) -> tuple[list[_Message], ChildOutcome | None]:
     """The messages the next chunk completes (waiting at most ``wait``), and what ends the run after them."""
     try:
         chunk = live.chunks.get(timeout=wait)
@@ -738,7 +743,7 @@ def _messages(live: _Live, limits: Limits, wait: float) -> tuple[list[tuple[str,
             live, "too_big", _("the checking process sent more than {limit} bytes", limit=limits.output_bytes)
         )
     live.buffer += chunk
-    messages: list[tuple[str, object]] = []
+    messages: list[_Message] = []
     while b"\n" in live.buffer and not (messages and messages[-1][0] == "final"):
         line, _newline, rest = bytes(live.buffer).partition(b"\n")
         live.buffer = bytearray(rest)
@@ -819,8 +824,9 @@ def _outcome(live: _Live, status: Status, detail: str, data: object | None = Non
     return ChildOutcome(status, data, detail, tuple(live.parts), printed, capped=live.group is not None)
 
 
-def decode_message(line: bytes) -> tuple[str, object] | str:
-    """One channel line as (kind, data), or a sentence saying why it is not a message of ours."""
+def decode_message(line: bytes) -> _Message | str:
+    """One channel line as (kind, data, how many requests the child had read), or a sentence saying why it is not
+    a message of ours. ``asked`` is absent only from a message ``sandbox_io`` did not write."""
     try:
         text = line.decode("ascii")
     except UnicodeDecodeError:
@@ -831,9 +837,14 @@ def decode_message(line: bytes) -> tuple[str, object] | str:
         value = json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
         return "the checking process sent a message that is not JSON"
-    if not isinstance(value, dict) or set(value) != {"kind", "data"} or value["kind"] not in ("part", "final"):
+    if not isinstance(value, dict) or set(value) - {"asked"} != {"kind", "data"} or not _known(value):
         return "the checking process sent a message of an unknown shape"
-    return str(value["kind"]), value["data"]
+    return str(value["kind"]), value["data"], value.get("asked")
+
+
+def _known(message: dict[str, object]) -> bool:
+    asked = message.get("asked", 0)
+    return message["kind"] in ("part", "final") and type(asked) is int
 
 
 def _refuse_constant(name: str) -> object:
