@@ -8,10 +8,12 @@ is a failure, not a quiet fallback.
 from __future__ import annotations
 
 import os
+import subprocess
 import resource
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from sandbox_watch import sandbox_processes
@@ -373,3 +375,27 @@ def test_a_conversation_never_takes_a_late_unasked_part_for_the_next_answer() ->
             time.sleep(0.1 if number % 2 else 0.0)  # the extra part arrives before the next request, or after it
     assert answers == [0, 1, 2, 3]
     assert sandbox_processes() == []
+
+
+def test_the_cgroups_of_a_killed_verify_are_removed_by_the_next_run() -> None:
+    if not sandbox_cgroup.available():
+        pytest.skip("no cgroup can be made here (root on a cgroup v1 memory and pids hierarchy is needed)")
+    program = (
+        "import sys, time\n"
+        "from codeagent_lite.workbook import sandbox_cgroup\n"
+        "group = sandbox_cgroup.make(2**28, 8)\n"
+        "print(*group.folders, sep='\\n', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    killed = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True, env=env)
+    assert killed.stdout is not None
+    left = [Path(killed.stdout.readline().strip()) for _ in range(2)]
+    killed.kill()  # kill -9, as a Jupyter kernel's restart does: no finally runs
+    killed.wait()
+    killed.stdout.close()
+    assert all(folder.is_dir() for folder in left), left
+    group = sandbox_cgroup.make(2**28, 8)
+    assert group is not None
+    group.remove()
+    assert not any(folder.exists() for folder in left), left

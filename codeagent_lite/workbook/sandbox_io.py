@@ -55,7 +55,9 @@ def receive() -> Any:
 
 
 def _write(kind: str, data: object) -> None:
-    payload = (json.dumps({"kind": kind, "data": data, "asked": _asked}, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
+    payload = (
+        json.dumps({"kind": kind, "data": data, "asked": _asked}, ensure_ascii=True, allow_nan=False) + "\n"
+    ).encode("ascii")
     while payload:
         payload = payload[os.write(_channel_fd, payload) :]
 
