@@ -8,8 +8,8 @@ is a failure, not a quiet fallback.
 from __future__ import annotations
 
 import os
-import subprocess
 import resource
+import subprocess
 import sys
 import threading
 import time
