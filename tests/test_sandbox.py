@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+import psutil  # type: ignore[import-untyped]
 import pytest
 from sandbox_watch import sandbox_processes
 
@@ -399,3 +400,51 @@ def test_the_cgroups_of_a_killed_verify_are_removed_by_the_next_run() -> None:
     assert group is not None
     group.remove()
     assert not any(folder.exists() for folder in left), left
+
+
+def test_without_bubblewrap_or_a_uid_a_double_forked_setsid_sleeper_dies_with_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """macOS, or a Linux where user namespaces are blocked, not root: no pid namespace, no uid of the run's own."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("no child subreaper here: protections() says a process that calls setsid can escape")
+    monkeypatch.setattr(sandbox, "isolated", lambda: False)
+    monkeypatch.setattr(sandbox, "_drops_uid", lambda: False)
+    monkeypatch.setattr(sandbox_cgroup, "make", lambda memory_bytes, processes: None)
+    program = (
+        "import os, time, sandbox_io\n"
+        "reader, writer = os.pipe()\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    grandchild = os.fork()\n"
+        "    if grandchild == 0:\n"
+        "        time.sleep(120)\n"
+        "        os._exit(0)\n"
+        "    os.write(writer, str(grandchild).encode())\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.3)\n"
+        "sandbox_io.send(int(os.read(reader, 20)))\n"
+    )
+    started = time.monotonic()
+    outcome = run(program)
+    assert outcome.status == "ok", outcome
+    assert time.monotonic() - started < 4
+    assert any("re-parented to this process" in phrase for phrase in sandbox.protections())
+    assert isinstance(outcome.data, int)
+    deadline = time.monotonic() + 2
+    while _running(outcome.data) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(outcome.data)
+
+
+def test_where_no_subreaper_exists_verify_says_a_setsid_process_can_escape(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "isolated", lambda: False)
+    monkeypatch.setattr(sandbox, "_subreaper", lambda: False)
+    assert any("calls setsid can outlive it" in phrase for phrase in sandbox.protections())
+
+
+def _running(pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False

@@ -364,6 +364,10 @@ def protections() -> tuple[str, ...]:
     else:
         found.append(N_("no bubblewrap: files and network of this user stay reachable"))
         found.append(N_("no cap on the disk it fills, only on one file's size"))
+        if _subreaper():
+            found.append(N_("what it leaves running is re-parented to this process and killed with the run"))
+        else:
+            found.append(N_("no child subreaper: a process of the run that calls setsid can outlive it"))
     if _drops_uid():
         found.append(N_("an unprivileged uid of its own"))
     elif _is_root():
@@ -385,6 +389,21 @@ def memory_protection(capped: bool) -> str:
             "this machine has cgroup v2 only, where verify makes no cgroup"
         )
     return N_("memory capped per process (address space), not for the run as a whole: no memory cgroup")
+
+
+@functools.cache
+def _subreaper() -> bool:
+    """Make this process a child subreaper (Linux's ``PR_SET_CHILD_SUBREAPER``), once: without bwrap's pid
+    namespace a grandchild that calls ``setsid`` and loses its parent is then re-parented here, not to init, so
+    ``_run_pids`` still finds it. False where the OS has none (macOS, Windows)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        return int(ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def _has_rlimits() -> bool:
@@ -553,7 +572,7 @@ class _Live:
     lock: threading.Lock = field(default_factory=threading.Lock)
     received: int = 0
     asked: int = 0  # a conversation's requests written so far
-    pumps: tuple[threading.Thread, ...] = ()
+    started: int = 0  # the first process's start (clock ticks since boot): what this process adopts after it
 
 
 def _launch(folder: Path, limits: Limits, requests: bool) -> _Live | ChildOutcome:
@@ -577,8 +596,17 @@ def _launch(folder: Path, limits: Limits, requests: bool) -> _Live | ChildOutcom
     finally:
         _close(writer, request_reader)
     live = _Live(process, bwrap, uid, group, reader, request_writer)
-    live.pumps = _pumps(live, limits.output_bytes)
+    if not bwrap and _subreaper():
+        _adopt_from(live)
+    _pumps(live, limits.output_bytes)
     return live
+
+
+def _adopt_from(live: _Live) -> None:
+    """Note when the run's first process started: the orphans this process adopts after it are the run's."""
+    fields = _stat_fields(live.process.pid)
+    live.started = int(fields[19]) if fields is not None and len(fields) > 19 else 0
+    _FIRSTS.add(live.process.pid)
 
 
 def _start(
@@ -611,34 +639,40 @@ def _start(
     )
 
 
-def _pumps(live: _Live, cap: int) -> tuple[threading.Thread, ...]:
+def _pumps(live: _Live, cap: int) -> None:
     """Two reader threads (no select on pipes, portably): the channel's bytes to a queue, stopping past ``cap``
-    so a huge message never grows this process; the child's printed output to a bounded buffer."""
+    so a huge message never grows this process; the child's printed output to a bounded buffer. Each reads a
+    duplicate of its pipe's end and closes it: a survivor holding the pipe open (where nothing could kill it)
+    keeps one thread waiting, never reading a number the run's end closed and something else reused."""
     assert live.process.stdout is not None
-    output = live.process.stdout.fileno()
+    channel_end, output = os.dup(live.reader), os.dup(live.process.stdout.fileno())
 
     def channel() -> None:
         received = 0
-        while True:
-            try:
-                chunk = os.read(live.reader, _READ_CHUNK)
-            except OSError:
-                chunk = b""
-            live.chunks.put(chunk)
-            received += len(chunk)
-            if not chunk or received > cap:
-                return
+        try:
+            while True:
+                try:
+                    chunk = os.read(channel_end, _READ_CHUNK)
+                except OSError:
+                    chunk = b""
+                live.chunks.put(chunk)
+                received += len(chunk)
+                if not chunk or received > cap:
+                    return
+        finally:
+            os.close(channel_end)
 
     def printed() -> None:
-        with contextlib.suppress(OSError):
-            while chunk := os.read(output, _READ_CHUNK):
-                with live.lock:
-                    live.printed += chunk[: max(0, _MAX_PRINTED - len(live.printed))]
+        try:
+            with contextlib.suppress(OSError):
+                while chunk := os.read(output, _READ_CHUNK):
+                    with live.lock:
+                        live.printed += chunk[: max(0, _MAX_PRINTED - len(live.printed))]
+        finally:
+            os.close(output)
 
-    threads = (threading.Thread(target=channel, daemon=True), threading.Thread(target=printed, daemon=True))
-    for thread in threads:
-        thread.start()
-    return threads
+    for pump in (channel, printed):
+        threading.Thread(target=pump, daemon=True).start()
 
 
 def _shutdown(live: _Live) -> None:
@@ -654,11 +688,11 @@ def _shutdown(live: _Live) -> None:
         with contextlib.suppress(ProcessLookupError):
             live.process.kill()
         live.process.wait()
+        _reap_adopted(live)
     finally:
+        _FIRSTS.discard(live.process.pid)
         if live.group is not None:
             live.group.remove()
-    for pump in live.pumps:
-        pump.join(timeout=5)
     _close(live.reader, live.request_writer)
     if live.process.stdout is not None:
         live.process.stdout.close()
@@ -691,10 +725,8 @@ def _listen(
         if now >= deadline:
             return _timed_out(live, now < end and bool(live.parts), end - start, part_seconds)
         messages, ended = _messages(live, limits, deadline - now)
-        for kind, data, asked in messages:
-            if until is not None and kind == "part" and asked != live.asked:
-                continue  # a part sent before this request was read: an answer nobody is waiting for
-            stopped, progress = _take(live, kind, data, on_part, conversation=until is not None)
+        for message in messages:
+            stopped, progress = _take(live, message, on_part, conversation=until is not None)
             if stopped is not None:
                 return stopped
             last = time.monotonic() if progress else last
@@ -709,10 +741,14 @@ def _deadline(live: _Live, end: float, last: float, part_seconds: float | None) 
 
 
 def _take(
-    live: _Live, kind: str, data: object, on_part: Callable[[object], bool | Answer | None] | None, conversation: bool
+    live: _Live, message: _Message, on_part: Callable[[object], bool | Answer | None] | None, conversation: bool
 ) -> tuple[ChildOutcome | None, bool]:
     """One message: a run's final answer ends it (prints after it are not waited for), a conversation's first
-    part is the answer (its end is not); a run's part goes to ``_take_part``."""
+    part naming this request is the answer (its end is not; one sent before the request was read is an answer
+    nobody is waiting for); a run's part goes to ``_take_part``."""
+    kind, data, asked = message
+    if conversation and kind == "part" and asked != live.asked:
+        return None, False
     if kind == "final":
         ended = _("the checking process ended the conversation")
         return (_outcome(live, "garbage", ended) if conversation else _outcome(live, "ok", "", data)), False
@@ -928,13 +964,42 @@ def _run_pids(live: _Live) -> set[int]:
 
 
 def _belongs(pid: int, live: _Live) -> bool:
-    """A process of a run without bwrap: in its session, or (with a uid of its own) of that uid."""
+    """A process of a run without bwrap: in its session, or (with a uid of its own) of that uid, or adopted."""
     if live.uid is not None:
         with contextlib.suppress(OSError):
             if os.stat(f"/proc/{pid}").st_uid == live.uid:
                 return True
     fields = _stat_fields(pid)
-    return fields is not None and fields[3] == str(live.process.pid)
+    return fields is not None and (fields[3] == str(live.process.pid) or _adopted(pid, fields, live))
+
+
+_FIRSTS: set[int] = set()  # the first processes of the runs under way here: never another run's orphans
+
+
+def _adopted(pid: int, fields: list[str], live: _Live) -> bool:
+    """An orphan re-parented to this process (a subreaper): a child of ours, of the run's uid, started after the
+    run's first process and not another run's first. Something else this process adopts during a run (a daemon a
+    notebook cell started) would be taken for the run's: verify runs nothing else meanwhile."""
+    if not live.started or len(fields) <= 19 or fields[1] != str(os.getpid()) or pid in _FIRSTS:
+        return False
+    with contextlib.suppress(OSError):
+        return int(fields[19]) >= live.started and os.stat(f"/proc/{pid}").st_uid == (live.uid or os.getuid())
+    return False
+
+
+def _reap_adopted(live: _Live) -> None:
+    """Kill and wait for the orphans this process adopted from the run (one may be adopted only as its parent
+    dies in the run's end): else each would live on, or stay a zombie here."""
+    deadline = time.monotonic() + _FENCE_SECONDS
+    while live.started and time.monotonic() < deadline:
+        orphans = [pid for pid in _children(os.getpid()) if _adopted(pid, _stat_fields(pid) or [], live)]
+        if not orphans:
+            return
+        for pid in orphans:
+            with contextlib.suppress(ProcessLookupError, PermissionError, ChildProcessError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.001)
 
 
 def _stat_fields(pid: int) -> list[str] | None:
