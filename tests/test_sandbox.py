@@ -8,6 +8,7 @@ is a failure, not a quiet fallback.
 from __future__ import annotations
 
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -448,3 +449,32 @@ def _running(pid: int) -> bool:
         return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.NoSuchProcess:
         return False
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        b"not json\n",
+        b"\xff garbage\n",
+        b'{"kind": "verdict", "data": 1}\n',
+        b'{"data": ' + b"[" * 100 + b"]" * 100 + b"}\n",
+    ],
+    ids=["not JSON", "bytes", "a forged kind", "too deep"],
+)
+def test_a_broken_message_is_said_in_chinese_on_the_chinese_path(
+    monkeypatch: pytest.MonkeyPatch, written: bytes
+) -> None:
+    monkeypatch.setenv("CAL_LANG", "zh")
+    outcome = run(f"import os, sys, time\nos.write(int(sys.argv[1]), {written!r})\ntime.sleep(60)\n")
+    assert outcome.status == "garbage"
+    assert re.search("[\u4e00-\u9fff]", outcome.detail) and not re.search("[a-z]{3,}", outcome.detail), outcome.detail
+
+
+def test_asking_a_closed_session_is_said_in_chinese_on_the_chinese_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAL_LANG", "zh")
+    with sandbox.SandboxSession("import sandbox_io\nsandbox_io.receive()\n", payload=None, files={}) as child:
+        child.close()
+        with pytest.raises(sandbox.SandboxStopped) as stopped:
+            child.ask("anything")
+    said = str(stopped.value)
+    assert re.search("[\u4e00-\u9fff]", said) and not re.search("[a-z]{3,}", said), said

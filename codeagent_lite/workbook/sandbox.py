@@ -533,7 +533,7 @@ class SandboxSession:
         """The child's answer to ``request`` (JSON data), or ``SandboxStopped`` saying what went wrong."""
         live = self._live
         if self.stopped is not None or live is None:
-            raise SandboxStopped(self.stopped or "the session is closed")
+            raise SandboxStopped(self.stopped or _("the session is closed"))
         deadline = time.monotonic() + (self.limits.seconds if timeout is None else timeout)
         live.asked += 1  # the child's answer names this request; a part naming an earlier one is not it
         outcome = _write_request(live, request, deadline) or _listen(live, self.limits, None, None, until=deadline)
@@ -548,7 +548,7 @@ class SandboxSession:
         live, self._live = self._live, None
         if live is not None:
             _shutdown(live)
-            self.stopped = self.stopped or "the session is closed"
+            self.stopped = self.stopped or _("the session is closed")
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
@@ -866,15 +866,15 @@ def decode_message(line: bytes) -> _Message | str:
     try:
         text = line.decode("ascii")
     except UnicodeDecodeError:
-        return "the checking process sent bytes that are not a message"
+        return _("the checking process sent bytes that are not a message")
     if nesting_depth(text) > _MAX_DEPTH:
-        return f"the checking process sent a message nested more than {_MAX_DEPTH} deep"
+        return _("the checking process sent a message nested more than {depth} deep", depth=_MAX_DEPTH)
     try:
         value = json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
-        return "the checking process sent a message that is not JSON"
+        return _("the checking process sent a message that is not JSON")
     if not isinstance(value, dict) or set(value) - {"asked"} != {"kind", "data"} or not _known(value):
-        return "the checking process sent a message of an unknown shape"
+        return _("the checking process sent a message of an unknown shape")
     return str(value["kind"]), value["data"], value.get("asked")
 
 
