@@ -438,6 +438,19 @@ def test_without_bubblewrap_or_a_uid_a_double_forked_setsid_sleeper_dies_with_th
     assert not _running(outcome.data)
 
 
+def test_without_bubblewrap_or_a_uid_a_fence_kills_a_setsid_grandchild(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("fences list the run's processes in /proc")
+    monkeypatch.setattr(sandbox, "isolated", lambda: False)
+    monkeypatch.setattr(sandbox, "_drops_uid", lambda: False)
+    monkeypatch.setattr(sandbox_cgroup, "make", lambda memory_bytes, processes: None)
+    outcome = run_fenced("SETSID = True\n" + FENCED)
+    assert outcome.status == "ok", outcome
+    assert isinstance(outcome.data, dict) and outcome.data["before"] == ["S", "S"], outcome.data
+    # the grandchild is this process's (adopted) child: a zombie here until the run's end reaps it
+    assert outcome.data["after"][0] == "gone" and outcome.data["after"][1] in ("gone", "Z"), outcome.data
+
+
 def test_where_no_subreaper_exists_verify_says_a_setsid_process_can_escape(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox, "isolated", lambda: False)
     monkeypatch.setattr(sandbox, "_subreaper", lambda: False)
