@@ -20,7 +20,8 @@ cleared environment, its own session and the limits the OS has; ``protections()`
 The channel back is a pipe of its own (printed output goes to a bounded buffer): one JSON object per line,
 every read under a deadline, ``output_bytes`` in all, counted as bytes arrive, nesting checked without
 recursion before parsing. The run's processes are found in ``/proc``: under bwrap its pid namespace (the
-program is pid 2 there), else its descendants, its session and its uid.
+program is pid 2 there), else its descendants, its session, its uid and, on Linux, the orphans this process
+adopts as a child subreaper (a ``setsid``'d grandchild would otherwise be re-parented to init, out of sight).
 """
 
 from __future__ import annotations
@@ -953,7 +954,7 @@ def _spared(live: _Live) -> set[int] | None:
 def _run_pids(live: _Live) -> set[int]:
     """Every process of the run but its first: its descendants and its cgroup's; under bwrap that is all of its
     pid namespace (orphans are re-parented to its init, inside the run); without it also its session's and, with
-    a uid of its own, that uid's (a setsid'd grandchild is re-parented outside)."""
+    a uid of its own, that uid's, and the orphans this process adopted from it (a setsid'd grandchild)."""
     found = set(_descendants(live.process.pid))
     if live.group is not None:
         found |= live.group.pids()
