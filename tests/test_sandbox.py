@@ -8,11 +8,15 @@ is a failure, not a quiet fallback.
 from __future__ import annotations
 
 import os
+import re
 import resource
+import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
+import psutil  # type: ignore[import-untyped]
 import pytest
 from sandbox_watch import sandbox_processes
 
@@ -356,3 +360,134 @@ def test_writing_200_megabytes_fails_cleanly_and_the_runs_own_files_are_read_onl
     assert any("64 MiB" in phrase for phrase in sandbox.protections())
     memory = "a cgroup of its own" if sandbox_cgroup.available() else "no memory cgroup"
     assert any(memory in phrase for phrase in sandbox.protections())
+
+
+def test_a_conversation_never_takes_a_late_unasked_part_for_the_next_answer() -> None:
+    program = (
+        "import time, sandbox_io\n"
+        "while (request := sandbox_io.receive()) is not None:\n"
+        "    sandbox_io.send_part(request)\n"
+        "    time.sleep(0.05)\n"
+        "    sandbox_io.send_part('nobody asked for this')\n"
+    )
+    with sandbox.SandboxSession(program, payload=None, files={}, limits=LIMITS) as child:
+        answers = []
+        for number in range(4):
+            answers.append(child.ask(number))
+            time.sleep(0.1 if number % 2 else 0.0)  # the extra part arrives before the next request, or after it
+    assert answers == [0, 1, 2, 3]
+    assert sandbox_processes() == []
+
+
+def test_the_cgroups_of_a_killed_verify_are_removed_by_the_next_run() -> None:
+    if not sandbox_cgroup.available():
+        pytest.skip("no cgroup can be made here (root on a cgroup v1 memory and pids hierarchy is needed)")
+    program = (
+        "import sys, time\n"
+        "from codeagent_lite.workbook import sandbox_cgroup\n"
+        "group = sandbox_cgroup.make(2**28, 8)\n"
+        "print(*group.folders, sep='\\n', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    killed = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True, env=env)
+    assert killed.stdout is not None
+    left = [Path(killed.stdout.readline().strip()) for _ in range(2)]
+    killed.kill()  # kill -9, as a Jupyter kernel's restart does: no finally runs
+    killed.wait()
+    killed.stdout.close()
+    assert all(folder.is_dir() for folder in left), left
+    group = sandbox_cgroup.make(2**28, 8)
+    assert group is not None
+    group.remove()
+    assert not any(folder.exists() for folder in left), left
+
+
+def test_without_bubblewrap_or_a_uid_a_double_forked_setsid_sleeper_dies_with_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """macOS, or a Linux where user namespaces are blocked, not root: no pid namespace, no uid of the run's own."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("no child subreaper here: protections() says a process that calls setsid can escape")
+    monkeypatch.setattr(sandbox, "isolated", lambda: False)
+    monkeypatch.setattr(sandbox, "_drops_uid", lambda: False)
+    monkeypatch.setattr(sandbox_cgroup, "make", lambda memory_bytes, processes: None)
+    program = (
+        "import os, time, sandbox_io\n"
+        "reader, writer = os.pipe()\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    grandchild = os.fork()\n"
+        "    if grandchild == 0:\n"
+        "        time.sleep(120)\n"
+        "        os._exit(0)\n"
+        "    os.write(writer, str(grandchild).encode())\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.3)\n"
+        "sandbox_io.send(int(os.read(reader, 20)))\n"
+    )
+    started = time.monotonic()
+    outcome = run(program)
+    assert outcome.status == "ok", outcome
+    assert time.monotonic() - started < 4
+    assert any("re-parented to this process" in phrase for phrase in sandbox.protections())
+    assert isinstance(outcome.data, int)
+    deadline = time.monotonic() + 2
+    while _running(outcome.data) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(outcome.data)
+
+
+def test_without_bubblewrap_or_a_uid_a_fence_kills_a_setsid_grandchild(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("fences list the run's processes in /proc")
+    monkeypatch.setattr(sandbox, "isolated", lambda: False)
+    monkeypatch.setattr(sandbox, "_drops_uid", lambda: False)
+    monkeypatch.setattr(sandbox_cgroup, "make", lambda memory_bytes, processes: None)
+    outcome = run_fenced("SETSID = True\n" + FENCED)
+    assert outcome.status == "ok", outcome
+    assert isinstance(outcome.data, dict) and outcome.data["before"] == ["S", "S"], outcome.data
+    # the grandchild is this process's (adopted) child: a zombie here until the run's end reaps it
+    assert outcome.data["after"][0] == "gone" and outcome.data["after"][1] in ("gone", "Z"), outcome.data
+
+
+def test_where_no_subreaper_exists_verify_says_a_setsid_process_can_escape(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "isolated", lambda: False)
+    monkeypatch.setattr(sandbox, "_subreaper", lambda: False)
+    assert any("calls setsid can outlive it" in phrase for phrase in sandbox.protections())
+
+
+def _running(pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        b"not json\n",
+        b"\xff garbage\n",
+        b'{"kind": "verdict", "data": 1}\n',
+        b'{"data": ' + b"[" * 100 + b"]" * 100 + b"}\n",
+    ],
+    ids=["not JSON", "bytes", "a forged kind", "too deep"],
+)
+def test_a_broken_message_is_said_in_chinese_on_the_chinese_path(
+    monkeypatch: pytest.MonkeyPatch, written: bytes
+) -> None:
+    monkeypatch.setenv("CAL_LANG", "zh")
+    outcome = run(f"import os, sys, time\nos.write(int(sys.argv[1]), {written!r})\ntime.sleep(60)\n")
+    assert outcome.status == "garbage"
+    assert re.search("[\u4e00-\u9fff]", outcome.detail) and not re.search("[a-z]{3,}", outcome.detail), outcome.detail
+
+
+def test_asking_a_closed_session_is_said_in_chinese_on_the_chinese_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAL_LANG", "zh")
+    with sandbox.SandboxSession("import sandbox_io\nsandbox_io.receive()\n", payload=None, files={}) as child:
+        child.close()
+        with pytest.raises(sandbox.SandboxStopped) as stopped:
+            child.ask("anything")
+    said = str(stopped.value)
+    assert re.search("[\u4e00-\u9fff]", said) and not re.search("[a-z]{3,}", said), said

@@ -20,7 +20,8 @@ cleared environment, its own session and the limits the OS has; ``protections()`
 The channel back is a pipe of its own (printed output goes to a bounded buffer): one JSON object per line,
 every read under a deadline, ``output_bytes`` in all, counted as bytes arrive, nesting checked without
 recursion before parsing. The run's processes are found in ``/proc``: under bwrap its pid namespace (the
-program is pid 2 there), else its descendants, its session and its uid.
+program is pid 2 there), else its descendants, its session, its uid and, on Linux, the orphans this process
+adopts as a child subreaper (a ``setsid``'d grandchild would otherwise be re-parented to init, out of sight).
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ __all__ = [
 ]
 
 Status = Literal["ok", "timeout", "crashed", "too_big", "garbage"]
+_Message = tuple[str, object, int | None]  # a channel message: kind, data, how many requests the child had read
 
 REFERENCE_MODULES = frozenset(
     {"json_text_messages", "json_text_adapter", "json_action_parser", "strict_json", "diagnosis"}
@@ -363,6 +365,10 @@ def protections() -> tuple[str, ...]:
     else:
         found.append(N_("no bubblewrap: files and network of this user stay reachable"))
         found.append(N_("no cap on the disk it fills, only on one file's size"))
+        if _subreaper():
+            found.append(N_("what it leaves running is re-parented to this process and killed with the run"))
+        else:
+            found.append(N_("no child subreaper: a process of the run that calls setsid can outlive it"))
     if _drops_uid():
         found.append(N_("an unprivileged uid of its own"))
     elif _is_root():
@@ -384,6 +390,21 @@ def memory_protection(capped: bool) -> str:
             "this machine has cgroup v2 only, where verify makes no cgroup"
         )
     return N_("memory capped per process (address space), not for the run as a whole: no memory cgroup")
+
+
+@functools.cache
+def _subreaper() -> bool:
+    """Make this process a child subreaper (Linux's ``PR_SET_CHILD_SUBREAPER``), once: without bwrap's pid
+    namespace a grandchild that calls ``setsid`` and loses its parent is then re-parented here, not to init, so
+    ``_run_pids`` still finds it. False where the OS has none (macOS, Windows)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        return int(ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def _has_rlimits() -> bool:
@@ -513,8 +534,9 @@ class SandboxSession:
         """The child's answer to ``request`` (JSON data), or ``SandboxStopped`` saying what went wrong."""
         live = self._live
         if self.stopped is not None or live is None:
-            raise SandboxStopped(self.stopped or "the session is closed")
+            raise SandboxStopped(self.stopped or _("the session is closed"))
         deadline = time.monotonic() + (self.limits.seconds if timeout is None else timeout)
+        live.asked += 1  # the child's answer names this request; a part naming an earlier one is not it
         outcome = _write_request(live, request, deadline) or _listen(live, self.limits, None, None, until=deadline)
         if outcome.status == "ok":
             return outcome.data
@@ -527,7 +549,7 @@ class SandboxSession:
         live, self._live = self._live, None
         if live is not None:
             _shutdown(live)
-            self.stopped = self.stopped or "the session is closed"
+            self.stopped = self.stopped or _("the session is closed")
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
@@ -550,7 +572,8 @@ class _Live:
     printed: bytearray = field(default_factory=bytearray)
     lock: threading.Lock = field(default_factory=threading.Lock)
     received: int = 0
-    pumps: tuple[threading.Thread, ...] = ()
+    asked: int = 0  # a conversation's requests written so far
+    started: int = 0  # the first process's start (clock ticks since boot): what this process adopts after it
 
 
 def _launch(folder: Path, limits: Limits, requests: bool) -> _Live | ChildOutcome:
@@ -574,8 +597,17 @@ def _launch(folder: Path, limits: Limits, requests: bool) -> _Live | ChildOutcom
     finally:
         _close(writer, request_reader)
     live = _Live(process, bwrap, uid, group, reader, request_writer)
-    live.pumps = _pumps(live, limits.output_bytes)
+    if not bwrap and _subreaper():
+        _adopt_from(live)
+    _pumps(live, limits.output_bytes)
     return live
+
+
+def _adopt_from(live: _Live) -> None:
+    """Note when the run's first process started: the orphans this process adopts after it are the run's."""
+    fields = _stat_fields(live.process.pid)
+    live.started = int(fields[19]) if fields is not None and len(fields) > 19 else 0
+    _FIRSTS.add(live.process.pid)
 
 
 def _start(
@@ -608,34 +640,40 @@ def _start(
     )
 
 
-def _pumps(live: _Live, cap: int) -> tuple[threading.Thread, ...]:
+def _pumps(live: _Live, cap: int) -> None:
     """Two reader threads (no select on pipes, portably): the channel's bytes to a queue, stopping past ``cap``
-    so a huge message never grows this process; the child's printed output to a bounded buffer."""
+    so a huge message never grows this process; the child's printed output to a bounded buffer. Each reads a
+    duplicate of its pipe's end and closes it: a survivor holding the pipe open (where nothing could kill it)
+    keeps one thread waiting, never reading a number the run's end closed and something else reused."""
     assert live.process.stdout is not None
-    output = live.process.stdout.fileno()
+    channel_end, output = os.dup(live.reader), os.dup(live.process.stdout.fileno())
 
     def channel() -> None:
         received = 0
-        while True:
-            try:
-                chunk = os.read(live.reader, _READ_CHUNK)
-            except OSError:
-                chunk = b""
-            live.chunks.put(chunk)
-            received += len(chunk)
-            if not chunk or received > cap:
-                return
+        try:
+            while True:
+                try:
+                    chunk = os.read(channel_end, _READ_CHUNK)
+                except OSError:
+                    chunk = b""
+                live.chunks.put(chunk)
+                received += len(chunk)
+                if not chunk or received > cap:
+                    return
+        finally:
+            os.close(channel_end)
 
     def printed() -> None:
-        with contextlib.suppress(OSError):
-            while chunk := os.read(output, _READ_CHUNK):
-                with live.lock:
-                    live.printed += chunk[: max(0, _MAX_PRINTED - len(live.printed))]
+        try:
+            with contextlib.suppress(OSError):
+                while chunk := os.read(output, _READ_CHUNK):
+                    with live.lock:
+                        live.printed += chunk[: max(0, _MAX_PRINTED - len(live.printed))]
+        finally:
+            os.close(output)
 
-    threads = (threading.Thread(target=channel, daemon=True), threading.Thread(target=printed, daemon=True))
-    for thread in threads:
-        thread.start()
-    return threads
+    for pump in (channel, printed):
+        threading.Thread(target=pump, daemon=True).start()
 
 
 def _shutdown(live: _Live) -> None:
@@ -651,11 +689,11 @@ def _shutdown(live: _Live) -> None:
         with contextlib.suppress(ProcessLookupError):
             live.process.kill()
         live.process.wait()
+        _reap_adopted(live)
     finally:
+        _FIRSTS.discard(live.process.pid)
         if live.group is not None:
             live.group.remove()
-    for pump in live.pumps:
-        pump.join(timeout=5)
     _close(live.reader, live.request_writer)
     if live.process.stdout is not None:
         live.process.stdout.close()
@@ -688,8 +726,8 @@ def _listen(
         if now >= deadline:
             return _timed_out(live, now < end and bool(live.parts), end - start, part_seconds)
         messages, ended = _messages(live, limits, deadline - now)
-        for kind, data in messages:
-            stopped, progress = _take(live, kind, data, on_part, conversation=until is not None)
+        for message in messages:
+            stopped, progress = _take(live, message, on_part, conversation=until is not None)
             if stopped is not None:
                 return stopped
             last = time.monotonic() if progress else last
@@ -704,10 +742,14 @@ def _deadline(live: _Live, end: float, last: float, part_seconds: float | None) 
 
 
 def _take(
-    live: _Live, kind: str, data: object, on_part: Callable[[object], bool | Answer | None] | None, conversation: bool
+    live: _Live, message: _Message, on_part: Callable[[object], bool | Answer | None] | None, conversation: bool
 ) -> tuple[ChildOutcome | None, bool]:
     """One message: a run's final answer ends it (prints after it are not waited for), a conversation's first
-    part is the answer (its end is not); a run's part goes to ``_take_part``."""
+    part naming this request is the answer (its end is not; one sent before the request was read is an answer
+    nobody is waiting for); a run's part goes to ``_take_part``."""
+    kind, data, asked = message
+    if conversation and kind == "part" and asked != live.asked:
+        return None, False
     if kind == "final":
         ended = _("the checking process ended the conversation")
         return (_outcome(live, "garbage", ended) if conversation else _outcome(live, "ok", "", data)), False
@@ -724,7 +766,7 @@ def _timed_out(live: _Live, early: bool, whole: float, part_seconds: float | Non
     return _outcome(live, "timeout", _("no answer within {seconds} s", seconds=format(seconds, "g")))
 
 
-def _messages(live: _Live, limits: Limits, wait: float) -> tuple[list[tuple[str, object]], ChildOutcome | None]:
+def _messages(live: _Live, limits: Limits, wait: float) -> tuple[list[_Message], ChildOutcome | None]:
     """The messages the next chunk completes (waiting at most ``wait``), and what ends the run after them."""
     try:
         chunk = live.chunks.get(timeout=wait)
@@ -738,7 +780,7 @@ def _messages(live: _Live, limits: Limits, wait: float) -> tuple[list[tuple[str,
             live, "too_big", _("the checking process sent more than {limit} bytes", limit=limits.output_bytes)
         )
     live.buffer += chunk
-    messages: list[tuple[str, object]] = []
+    messages: list[_Message] = []
     while b"\n" in live.buffer and not (messages and messages[-1][0] == "final"):
         line, _newline, rest = bytes(live.buffer).partition(b"\n")
         live.buffer = bytearray(rest)
@@ -819,21 +861,27 @@ def _outcome(live: _Live, status: Status, detail: str, data: object | None = Non
     return ChildOutcome(status, data, detail, tuple(live.parts), printed, capped=live.group is not None)
 
 
-def decode_message(line: bytes) -> tuple[str, object] | str:
-    """One channel line as (kind, data), or a sentence saying why it is not a message of ours."""
+def decode_message(line: bytes) -> _Message | str:
+    """One channel line as (kind, data, how many requests the child had read), or a sentence saying why it is not
+    a message of ours. ``asked`` is absent only from a message ``sandbox_io`` did not write."""
     try:
         text = line.decode("ascii")
     except UnicodeDecodeError:
-        return "the checking process sent bytes that are not a message"
+        return _("the checking process sent bytes that are not a message")
     if nesting_depth(text) > _MAX_DEPTH:
-        return f"the checking process sent a message nested more than {_MAX_DEPTH} deep"
+        return _("the checking process sent a message nested more than {depth} deep", depth=_MAX_DEPTH)
     try:
         value = json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
-        return "the checking process sent a message that is not JSON"
-    if not isinstance(value, dict) or set(value) != {"kind", "data"} or value["kind"] not in ("part", "final"):
-        return "the checking process sent a message of an unknown shape"
-    return str(value["kind"]), value["data"]
+        return _("the checking process sent a message that is not JSON")
+    if not isinstance(value, dict) or set(value) - {"asked"} != {"kind", "data"} or not _known(value):
+        return _("the checking process sent a message of an unknown shape")
+    return str(value["kind"]), value["data"], value.get("asked")
+
+
+def _known(message: dict[str, object]) -> bool:
+    asked = message.get("asked", 0)
+    return message["kind"] in ("part", "final") and type(asked) is int
 
 
 def _refuse_constant(name: str) -> object:
@@ -906,7 +954,7 @@ def _spared(live: _Live) -> set[int] | None:
 def _run_pids(live: _Live) -> set[int]:
     """Every process of the run but its first: its descendants and its cgroup's; under bwrap that is all of its
     pid namespace (orphans are re-parented to its init, inside the run); without it also its session's and, with
-    a uid of its own, that uid's (a setsid'd grandchild is re-parented outside)."""
+    a uid of its own, that uid's, and the orphans this process adopted from it (a setsid'd grandchild)."""
     found = set(_descendants(live.process.pid))
     if live.group is not None:
         found |= live.group.pids()
@@ -917,13 +965,42 @@ def _run_pids(live: _Live) -> set[int]:
 
 
 def _belongs(pid: int, live: _Live) -> bool:
-    """A process of a run without bwrap: in its session, or (with a uid of its own) of that uid."""
+    """A process of a run without bwrap: in its session, or (with a uid of its own) of that uid, or adopted."""
     if live.uid is not None:
         with contextlib.suppress(OSError):
             if os.stat(f"/proc/{pid}").st_uid == live.uid:
                 return True
     fields = _stat_fields(pid)
-    return fields is not None and fields[3] == str(live.process.pid)
+    return fields is not None and (fields[3] == str(live.process.pid) or _adopted(pid, fields, live))
+
+
+_FIRSTS: set[int] = set()  # the first processes of the runs under way here: never another run's orphans
+
+
+def _adopted(pid: int, fields: list[str], live: _Live) -> bool:
+    """An orphan re-parented to this process (a subreaper): a child of ours, of the run's uid, started after the
+    run's first process and not another run's first. Something else this process adopts during a run (a daemon a
+    notebook cell started) would be taken for the run's: verify runs nothing else meanwhile."""
+    if not live.started or len(fields) <= 19 or fields[1] != str(os.getpid()) or pid in _FIRSTS:
+        return False
+    with contextlib.suppress(OSError):
+        return int(fields[19]) >= live.started and os.stat(f"/proc/{pid}").st_uid == (live.uid or os.getuid())
+    return False
+
+
+def _reap_adopted(live: _Live) -> None:
+    """Kill and wait for the orphans this process adopted from the run (one may be adopted only as its parent
+    dies in the run's end): else each would live on, or stay a zombie here."""
+    deadline = time.monotonic() + _FENCE_SECONDS
+    while live.started and time.monotonic() < deadline:
+        orphans = [pid for pid in _children(os.getpid()) if _adopted(pid, _stat_fields(pid) or [], live)]
+        if not orphans:
+            return
+        for pid in orphans:
+            with contextlib.suppress(ProcessLookupError, PermissionError, ChildProcessError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.001)
 
 
 def _stat_fields(pid: int) -> list[str] | None:

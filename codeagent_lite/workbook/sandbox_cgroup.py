@@ -27,6 +27,7 @@ __all__ = ["RunGroup", "available", "make", "unified_only"]
 
 _ROOT = Path("/sys/fs/cgroup")
 _counter = itertools.count()
+_PREFIX = "cal-sandbox-"  # then the pid of the process that made the group, and its count
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,8 @@ def make(memory_bytes: int, processes: int) -> RunGroup | None:
     parents = _parents() if available() else None
     if parents is None:
         return None
-    name = f"cal-sandbox-{os.getpid()}-{next(_counter)}"
+    _remove_orphans(parents)
+    name = f"{_PREFIX}{os.getpid()}-{next(_counter)}"
     memory, pids = (parent / name for parent in parents)
     made: list[Path] = []
     try:
@@ -114,3 +116,26 @@ def make(memory_bytes: int, processes: int) -> RunGroup | None:
         RunGroup(tuple(made)).remove()
         return None
     return RunGroup((memory, pids))
+
+
+def _remove_orphans(parents: tuple[Path, Path]) -> None:
+    """Remove the empty groups of a process that is gone. Why: one killed with ``kill -9`` in the middle of a run (a
+    Jupyter kernel's restart) ran no ``finally``, and nothing else would ever remove its groups. A group that
+    still holds a process is left alone (``rmdir`` refuses it); so is one whose maker's pid is alive."""
+    for parent in parents:
+        with contextlib.suppress(OSError):
+            for folder in parent.glob(f"{_PREFIX}*-*"):
+                maker = folder.name.removeprefix(_PREFIX).partition("-")[0]
+                if maker.isdigit() and not _alive(int(maker)):
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        pass  # alive, another user's
+    return True

@@ -31,6 +31,7 @@ def _descriptor(index: int, mode: int) -> int:
 _channel_fd = _descriptor(1, 0)
 _request_fd = _descriptor(2, os.O_RDONLY)
 _pending = bytearray()
+_asked = 0  # requests read so far: each message names it, so a late part is never taken for a later answer
 
 
 def read_payload() -> Any:
@@ -41,7 +42,7 @@ def read_payload() -> Any:
 
 def receive() -> Any:
     """The parent's next request (JSON data), or None when it has no more."""
-    global _pending
+    global _pending, _asked
     while b"\n" not in _pending:
         chunk = os.read(_request_fd, 65536) if _request_fd >= 0 else b""
         if not chunk:
@@ -49,11 +50,14 @@ def receive() -> Any:
         _pending += chunk
     line, _, rest = bytes(_pending).partition(b"\n")
     _pending = bytearray(rest)
+    _asked += 1
     return json.loads(line)
 
 
 def _write(kind: str, data: object) -> None:
-    payload = (json.dumps({"kind": kind, "data": data}, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
+    payload = (
+        json.dumps({"kind": kind, "data": data, "asked": _asked}, ensure_ascii=True, allow_nan=False) + "\n"
+    ).encode("ascii")
     while payload:
         payload = payload[os.write(_channel_fd, payload) :]
 
