@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -113,5 +114,11 @@ def test_requests_beyond_the_slots_wait_their_turn_while_a_health_check_gets_thr
         texts = [future.result(timeout=300).text for future in replies]
     assert texts == ["x" * 24] * CLIENTS
     assert health_s < 2.0, f"GET /models waited {health_s:.1f} s behind the completions"
-    with urllib.request.urlopen(server.base_url.removesuffix("/v1") + "/slots", timeout=5) as response:
-        assert len(json.loads(response.read())) == SLOTS
+    with urllib.request.urlopen(server.base_url.removesuffix("/v1") + "/props", timeout=5) as response:
+        assert json.loads(response.read())["total_slots"] == SLOTS
+
+
+def test_no_one_reads_what_the_other_slots_are_decoding(server: LocalModelServer) -> None:
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(server.base_url.removesuffix("/v1") + "/slots", timeout=5)
+    assert refused.value.code in (404, 501)

@@ -236,6 +236,7 @@ def engine_command(
             "--cont-batching",
             "--cache-prompt",
             "--no-webui",
+            "--no-slots",  # GET /slots shows what each slot is decoding: one student must not read another's
         ]  # fmt: skip
     return [
         python, "-m", "codeagent_lite.providers.llama_cpp_engine",
