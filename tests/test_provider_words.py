@@ -105,31 +105,37 @@ def test_the_scripted_provider_running_out_is_worded_from_its_count() -> None:
     )
 
 
-def test_a_mistyped_address_is_a_value_error_worded_in_chinese(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: object
+@pytest.mark.parametrize(
+    ("base_url", "model", "expected"),
+    [
+        ("localhost:8080", "m", "base_url 必须是带主机名的 http:// 或 https:// 地址，实际是 'localhost:8080'"),
+        ("http://127.0.0.1:9/v1", " ", "模型名不能为空，实际是 ' '"),
+    ],
+)
+def test_a_setup_mistake_is_worded_in_chinese(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: object,
+    base_url: str,
+    model: str,
+    expected: str,
 ) -> None:
     monkeypatch.setenv("CAL_LANG", "zh")
-    argv = ["run", "--provider", "openai", "--base-url", "localhost:8080", "--model", "m", "--no-api-key"]
+    argv = ["run", "--provider", "openai", "--base-url", base_url, "--model", model, "--no-api-key"]
     status = main([*argv, "--workspace", str(tmp_path), "Go."])
     said = capsys.readouterr().err
     assert status != 0
-    assert "base_url 必须是带主机名的 http:// 或 https:// 地址，实际是 'localhost:8080'" in said
-    with pytest.raises(ValueError, match="base_url must be an http"):
-        from codeagent_lite.providers import OpenAICompatibleProvider
-
-        OpenAICompatibleProvider("localhost:8080", "m", api_key_env=None)
-
-
-def test_a_blank_model_name_is_worded_in_chinese(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: object
-) -> None:
-    monkeypatch.setenv("CAL_LANG", "zh")
-    argv = ["run", "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", " ", "--no-api-key"]
-    status = main([*argv, "--workspace", str(tmp_path), "Go."])
-    said = capsys.readouterr().err
-    assert status != 0
-    assert "模型名不能为空" in said
+    assert expected in said
     assert english_left(said) == [], said
+
+
+def test_a_setup_mistake_is_a_value_error_with_english_words_for_a_program() -> None:
+    from codeagent_lite.providers import OpenAICompatibleProvider
+
+    with pytest.raises(ValueError, match="base_url must be an http"):
+        OpenAICompatibleProvider("localhost:8080", "m", api_key_env=None)
+    with pytest.raises(ValueError, match="must not be blank"):
+        OpenAICompatibleProvider("http://127.0.0.1:9/v1", " ", api_key_env=None)
 
 
 def test_a_copied_or_pickled_failure_stays_the_same_kind_with_the_same_data() -> None:
