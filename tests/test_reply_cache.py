@@ -6,8 +6,10 @@ not greedy, what failed and what is hostile is never stored, and a hostile body 
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import socket
 import threading
 import time
 import urllib.parse
@@ -19,6 +21,7 @@ import pytest
 from loopback_server import Answer, Server
 
 from codeagent_lite import Message, MessageRole, build_provider_messages
+from codeagent_lite.providers import reply_cache
 from codeagent_lite.providers.local_server import GemmaProvider
 from codeagent_lite.providers.reply_cache import (
     HEADER,
@@ -105,7 +108,19 @@ def test_twenty_identical_requests_at_once_make_one_upstream_call_and_twenty_equ
     assert (counts["miss"], counts["joined"], counts["hit"], counts["model_tokens"]) == (1, 19, 1, 12)
 
 
-@pytest.mark.parametrize("change", [{"temperature": 0.7}, {"temperature": None}, {"mirostat": 2}])
+NOT_GREEDY = [
+    {"temperature": 0.7},
+    {"temperature": None},
+    {"mirostat": 2},
+    # each of these changes a reply even at temperature 0; any field outside the allowlist goes to the model
+    {"dynatemp_range": 0.5},
+    {"xtc_probability": 0.5},
+    {"samplers": ["top_k", "dry"]},
+    {"t_max_predict_ms": 10},
+]
+
+
+@pytest.mark.parametrize("change", NOT_GREEDY)
 def test_a_request_that_is_not_greedy_is_never_shared(upstream: Server, cache: CacheServer, change: Any) -> None:
     sampled = {**GREEDY, **change}
     if change.get("temperature", 0) is None:
@@ -203,6 +218,7 @@ def test_the_store_is_bounded_by_bytes_least_recently_used_out_first() -> None:
         (json.dumps({**GREEDY, "stream": True}).encode(), None, 400, "stream is not served here"),
         (b"{}", {"Content-Type": "application/json"}, 411, "expected a Content-Length header"),
         (b"{}", {"Content-Length": "-1"}, 400, "expected a Content-Length of digits, found '-1'"),
+        (b"{}", {"Content-Length": "\u00b2"}, 400, "expected a Content-Length of digits"),  # isdigit(), not int()
     ],
 )
 def test_a_hostile_body_gets_a_4xx_that_says_what_was_expected(
@@ -266,3 +282,23 @@ def test_a_fault_inside_the_cache_still_answers_and_leaves_no_call_in_flight(cac
         status, _, body = post(cache, GREEDY)
         assert (status, body["error"]["message"]) == (500, "the class's reply cache failed: RuntimeError")
     assert cache.cache.stats()["stored"] == 0
+
+
+@pytest.mark.parametrize("pause", [None, 0.3], ids=["stops sending", "sends a byte at a time"])
+def test_a_client_that_does_not_send_its_request_in_time_gets_a_408_at_the_deadline(
+    upstream: Server, cache: CacheServer, monkeypatch: pytest.MonkeyPatch, pause: float | None
+) -> None:
+    """One deadline for the whole request: a per-read timeout alone lets a slow sender hold its connection."""
+    monkeypatch.setattr(reply_cache, "REQUEST_DEADLINE_SECONDS", 1.0)
+    started = time.monotonic()
+    with socket.create_connection(cache.server_address[:2], timeout=20) as client:
+        client.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{}")
+        for _ in range(20 if pause else 0):
+            time.sleep(pause or 0)
+            with contextlib.suppress(OSError):
+                client.sendall(b" ")
+        answer = client.recv(65536).decode("latin-1")
+    assert answer.startswith("HTTP/1.1 408"), answer
+    assert "a body of 100 bytes within 1 s" in answer
+    assert time.monotonic() - started < (6.0 + 1.0 if pause else 5.0)
+    assert upstream.requests == []

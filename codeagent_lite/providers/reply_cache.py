@@ -46,7 +46,9 @@ import contextlib
 import hashlib
 import http.client
 import json
+import re
 import signal
+import socket
 import sys
 import threading
 from collections import Counter, OrderedDict
@@ -89,6 +91,8 @@ MAX_REQUEST_BYTES = 1_000_000
 MAX_CONNECTIONS = 256
 """Connections handled at once (a thread each): a class of 32 keeps a few each; more are refused, not queued."""
 CLIENT_TIMEOUT_SECONDS = 30.0
+REQUEST_DEADLINE_SECONDS = 30.0
+"""How long a client has to send a whole request, headers and body (the model's time is not counted)."""
 DEFAULT_CACHE_MB = 64
 
 
@@ -160,14 +164,28 @@ def canonical(body: Mapping[str, Any]) -> bytes:
     return json.dumps(body, sort_keys=True, separators=(",", ":")).encode("ascii")
 
 
-def cache_key(path: str, body: Mapping[str, Any]) -> bytes | None:
-    """The key of a request whose reply may be shared, or None when decoding is not greedy.
+SHAREABLE_FIELDS = frozenset(
+    {
+        "model", "prompt", "max_tokens", "temperature", "stop", "seed", "grammar", "json_schema", "repeat_penalty",
+        "frequency_penalty", "presence_penalty", "top_p", "top_k", "min_p", "n", "echo", "logprobs", "user", "stream",
+    }
+)  # fmt: skip
+"""The fields a shared request may hold: each either leaves greedy decoding alone or is part of the key.
 
-    Greedy only when ``temperature`` is given as 0: llama-server samples at 0.8 without it.
+An allowlist, not a list of the samplers that add chance: llama-server keeps gaining fields (``dynatemp_range``,
+``xtc_probability``, ``samplers``, ``t_max_predict_ms`` all change a reply even at temperature 0), and a field we do
+not know sends the request to the model, which is slower, never wrong."""
+
+
+def cache_key(path: str, body: Mapping[str, Any]) -> bytes | None:
+    """The key of a request whose reply may be shared, or None when its decoding may not be greedy.
+
+    Greedy only when ``temperature`` is given as 0 (llama-server samples at 0.8 without it) and every field is one
+    of ``SHAREABLE_FIELDS``.
     """
     temperature = body.get("temperature")
     greedy = type(temperature) in (int, float) and temperature == 0
-    if not greedy or body.get("mirostat") not in (None, 0):
+    if not greedy or not SHAREABLE_FIELDS.issuperset(body):
         return None
     return hashlib.sha256(path.encode("utf-8") + b"\0" + canonical(body)).digest()
 
@@ -401,17 +419,39 @@ class _Handler(BaseHTTPRequestHandler):
             paths = ", ".join((*PASSED_GETS, STATS_PATH))
             self._send(error_reply(404, f"this server answers GET {paths}, not {_excerpt(self.path)!r}"), "bypass")
 
+    def handle_one_request(self) -> None:
+        # One deadline for the whole request, headers and body: the socket's timeout bounds each read only, so a
+        # client sending a byte every few seconds would otherwise hold its connection (and one of MAX_CONNECTIONS)
+        # for as long as it likes. When it passes, reading stops (SHUT_RD) and the request is refused with a 408.
+        self._deadline = threading.Timer(REQUEST_DEADLINE_SECONDS, self._stop_reading)
+        self._deadline.daemon = True
+        self._deadline.start()
+        try:
+            super().handle_one_request()
+        finally:
+            self._deadline.cancel()
+
+    def _stop_reading(self) -> None:
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RD)
+
     def _body(self) -> bytes:
         length = self.headers.get("Content-Length")
         if length is None:
             raise Refused(411, "expected a Content-Length header (a body of known length, not chunked)")
-        if not length.isdigit() or len(length) > 12:
+        if re.fullmatch(r"[0-9]{1,12}", length) is None:
             raise Refused(400, f"expected a Content-Length of digits, found {_excerpt(length)!r}")
         if int(length) > MAX_REQUEST_BYTES:
             raise Refused(413, f"a request body of at most {MAX_REQUEST_BYTES} bytes, found {length}")
-        data = self.rfile.read(int(length))
+        try:
+            data = self.rfile.read(int(length))
+        except OSError:  # the socket's timeout: the client stopped sending
+            data = b""
+        self._deadline.cancel()
         if len(data) != int(length):
-            raise Refused(400, f"the body ended after {len(data)} of {length} bytes")
+            raise Refused(
+                408, f"a body of {length} bytes within {REQUEST_DEADLINE_SECONDS:g} s, found {len(data)} bytes"
+            )
         return data
 
     def _send(self, reply: Reply, served: Served) -> None:
