@@ -316,6 +316,8 @@ def _layer_2(*, reject_empty: bool = False, accept_lists: bool = False, **overri
         # the workbook's rule: each field says what it means (placeholders pass a truthiness test)
         (_layer_2(expected="?"), "does not say that an object was expected"),
         (_layer_2(found="?"), "does not say what came instead"),
+        # a found= that names every kind always names the right one: it says nothing about this value
+        (_layer_2(found="not an object (array/string/number/true/false/null)"), "which also names"),
         (_layer_2(exception=TypeError("not a dict")), "raised TypeError, not InvalidModelOutputError"),
         (_layer_2(returned=None), "return the object itself"),
     ],

@@ -291,7 +291,28 @@ def _fields_problem(label: str, value: object, expected: str, found: str) -> str
             label=label,
             found=repr(found),
         )
+    named = _other_kinds_named(value, found)
+    if named:
+        return _(
+            "the error for {label} has found={found}, which also names {kinds}: say what this value is, "
+            "not every kind it might have been",
+            label=label,
+            found=repr(found),
+            kinds=_(", ").join(named),
+        )
     return None
+
+
+_KIND_WORDS = frozenset({"array", "list", "string", "str", "number", "int", "float", "true", "false", "bool", "null"})
+
+
+def _other_kinds_named(value: object, found: str) -> list[str]:
+    """The kinds ``found`` names besides ``value``'s own (the value itself, if shown, taken out first): a ``found``
+    that lists every kind would otherwise always name the right one."""
+    rest = found.lower()
+    for shown in (repr(value), json.dumps(value)):
+        rest = rest.replace(shown.lower(), " ")
+    return sorted((set(re.findall(r"[a-z]+", rest)) & _KIND_WORDS) - set(_kind_words(value)))
 
 
 def _not_object_problem(check: Callable[[Any], Any], label: str, value: object) -> str | None:

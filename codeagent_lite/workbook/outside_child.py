@@ -41,12 +41,27 @@ def _sabotage(targets: list[str]) -> None:
     A learner who hands the exercise to the package then gets wrong answers, which the parent sees; honest work
     does not notice (exercise 2's own-work trap).
     """
+    sabotaged = set()
     for target in targets:
         module_name, _, attribute = target.partition(":")
         original = getattr(importlib.import_module(module_name), attribute)
         for module in list(sys.modules.values()):
             if getattr(module, attribute, None) is original:
                 setattr(module, attribute, lambda value: value)
+                sabotaged.add(module.__name__)
+    sys.meta_path.insert(0, _NoFreshCopy(frozenset(sabotaged)))
+
+
+class _NoFreshCopy:
+    """A finder that refuses to load the sabotaged modules again: ``importlib.reload`` (or a fresh import after
+    ``del sys.modules[...]``) would bring the real function back and undo the trap."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name in self.names:
+            raise ImportError(f"{name} cannot be loaded again while its exercise is judged")
 
 
 def _load_answers(sources: list[str]) -> dict[str, Any]:

@@ -111,6 +111,25 @@ def test_notebook_05_patching_the_checks_changes_no_verdict() -> None:
     assert not any(verdict.passed for verdict in verdicts.values())
 
 
+FORWARD_AFTER_RELOAD = """\
+import importlib
+import codeagent_lite.json_action_parser as _parser
+
+importlib.reload(_parser)  # would bring the real layer 2 back into the child that lets everything through
+
+
+def my_check_top_level_object(value):
+    return _parser.check_top_level_object(value)
+"""
+
+
+def test_notebook_05_reloading_the_package_does_not_undo_exercise_2s_own_work_trap() -> None:
+    edition = release.EDITIONS[0]
+    answers = _answer_sources(release.source_notebook(edition), {"exercise_2_answer": FORWARD_AFTER_RELOAD})
+    verdicts = judge_exercises(answers, seed=11)
+    assert not verdicts["exercise_2_hidden"].passed, verdicts["exercise_2_hidden"]
+
+
 def test_notebook_07_the_solution_passes_the_stubs_score_nothing(tmp_path: Path) -> None:
     solved = judge_build(ROOT / "solutions" / "my_json_text", seed=5)
     assert all(verdict.passed for verdict in solved.values()), solved
