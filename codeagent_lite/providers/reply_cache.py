@@ -23,8 +23,9 @@ from the stored reply.
   the body field (``SharedReply``) and notebook 06 shows it.
 - **Bounded.** At most ``--cache-mb`` of replies, the least recently used forgotten first; request bodies at most
   ``MAX_REQUEST_BYTES``; at most ``MAX_CONNECTIONS`` handled at once (more are refused with 503, not queued without
-  end); a client that stops sending is dropped after ``CLIENT_TIMEOUT_SECONDS``. A body that is not a JSON object
-  gets a 400 that says what was expected and what came.
+  end); a client that stops sending is dropped after ``CLIENT_TIMEOUT_SECONDS``, and one that sends its request
+  slowly gets a 408 after ``REQUEST_DEADLINE_SECONDS``. A body that is not a JSON object gets a 400 that says what
+  was expected and what came.
 
 What it does not change: the model server behind it listens on the loopback, where any account of the machine can
 still reach it directly, as before; the cache is for speed, not a wall. And a shared reply is the one the first of
@@ -445,13 +446,12 @@ class _Handler(BaseHTTPRequestHandler):
             raise Refused(413, f"a request body of at most {MAX_REQUEST_BYTES} bytes, found {length}")
         try:
             data = self.rfile.read(int(length))
-        except OSError:  # the socket's timeout: the client stopped sending
-            data = b""
+            found = f"{len(data)} arrived"
+        except OSError:  # the socket's own timeout: the client stopped sending for that long
+            data, found = b"", f"nothing for {CLIENT_TIMEOUT_SECONDS:g} s"
         self._deadline.cancel()
         if len(data) != int(length):
-            raise Refused(
-                408, f"a body of {length} bytes within {REQUEST_DEADLINE_SECONDS:g} s, found {len(data)} bytes"
-            )
+            raise Refused(408, f"a body of {length} bytes within {REQUEST_DEADLINE_SECONDS:g} s, found {found}")
         return data
 
     def _send(self, reply: Reply, served: Served) -> None:
