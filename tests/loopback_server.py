@@ -5,12 +5,27 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socketserver
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+
+
+@contextlib.contextmanager
+def serving(server: socketserver.BaseServer) -> Iterator[None]:
+    """``server`` answering in a thread of its own until the block ends; then shut down, closed and joined."""
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 def chat_completion(content: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from local_model import requires_local_model
+from loopback_server import serving
 
 from codeagent_lite import (
     InvalidModelOutputError,
@@ -108,14 +109,8 @@ def fake_server() -> Iterator[FakeChatServer]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     state.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 @pytest.fixture
@@ -129,15 +124,11 @@ def silent_server() -> Iterator[str]:
 
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        release.set()
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving(server):
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+        finally:
+            release.set()  # before the shutdown: the handlers still waiting end first
 
 
 def unused_port() -> int:

@@ -403,15 +403,20 @@ def test_the_cgroups_of_a_killed_verify_are_removed_by_the_next_run() -> None:
     assert not any(folder.exists() for folder in left), left
 
 
+def _without_isolation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on macOS, or a Linux where user namespaces are blocked, not root: no bubblewrap, no uid, no cgroup."""
+    monkeypatch.setattr(sandbox, "isolated", lambda: False)
+    monkeypatch.setattr(sandbox, "_drops_uid", lambda: False)
+    monkeypatch.setattr(sandbox_cgroup, "make", lambda memory_bytes, processes: None)
+
+
 def test_without_bubblewrap_or_a_uid_a_double_forked_setsid_sleeper_dies_with_the_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """macOS, or a Linux where user namespaces are blocked, not root: no pid namespace, no uid of the run's own."""
     if not sys.platform.startswith("linux"):
         pytest.skip("no child subreaper here: protections() says a process that calls setsid can escape")
-    monkeypatch.setattr(sandbox, "isolated", lambda: False)
-    monkeypatch.setattr(sandbox, "_drops_uid", lambda: False)
-    monkeypatch.setattr(sandbox_cgroup, "make", lambda memory_bytes, processes: None)
+    _without_isolation(monkeypatch)
     program = (
         "import os, time, sandbox_io\n"
         "reader, writer = os.pipe()\n"
@@ -441,9 +446,7 @@ def test_without_bubblewrap_or_a_uid_a_double_forked_setsid_sleeper_dies_with_th
 def test_without_bubblewrap_or_a_uid_a_fence_kills_a_setsid_grandchild(monkeypatch: pytest.MonkeyPatch) -> None:
     if not sys.platform.startswith("linux"):
         pytest.skip("fences list the run's processes in /proc")
-    monkeypatch.setattr(sandbox, "isolated", lambda: False)
-    monkeypatch.setattr(sandbox, "_drops_uid", lambda: False)
-    monkeypatch.setattr(sandbox_cgroup, "make", lambda memory_bytes, processes: None)
+    _without_isolation(monkeypatch)
     outcome = run_fenced("SETSID = True\n" + FENCED)
     assert outcome.status == "ok", outcome
     assert isinstance(outcome.data, dict) and outcome.data["before"] == ["S", "S"], outcome.data
