@@ -60,7 +60,7 @@ from typing import Any, Literal
 
 from ..display import printable, shorten
 from ..json_text_adapter import ProviderError, ProviderResponse
-from .failure import FAILURE_WORDS
+from .failure import ProviderFailure
 from .local_server import LOCAL_TIMEOUT_SECONDS, serve, start_local_server
 from .openai_compatible import _STRICT_DECODER, MAX_BODY_BYTES, _NotStrictJSON
 
@@ -150,8 +150,8 @@ def parse_request(data: bytes) -> dict[str, Any]:
         raise Refused(400, f"{expected}; {error.msg} at character {error.pos + 1}, near {found!r}") from None
     except _NotStrictJSON as problem:
         code, params = problem.args
-        words = FAILURE_WORDS[code].format(**{name: _excerpt(str(value)) for name, value in params.items()})
-        raise Refused(400, f"{expected}; {words}") from None
+        failure = ProviderFailure(code, **{name: _excerpt(str(value)) for name, value in params.items()})
+        raise Refused(400, f"{expected}; {failure}") from None
     except ValueError as error:  # any other refusal of the decoder's own
         raise Refused(400, f"{expected}; {_excerpt(str(error))}") from None
     if not isinstance(body, dict):
