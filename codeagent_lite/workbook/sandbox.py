@@ -1,27 +1,19 @@
 """A small, killable world for code nobody vouches for: a learner's files, a student's submission.
 
 Why: a verdict must not be decided where the judged code runs. ``verify`` and the classroom's grader run the
-untrusted code here, get back data only, and judge it themselves.
-
-``program`` runs as ``__main__`` in a folder holding ``files``, ``sandbox_io.py`` (the child's end of the
-channel) and, with ``kernel_types``, a package of the Kernel types and ``workbook.wire`` only, found with
-``ast`` (``kernel_closure``): the reference chapter is never copied, so no spelling of an import reaches it.
-Two ways to talk: ``run_in_sandbox`` (the child sends parts and one final answer; with ``answers`` it may ask,
-and an ``Answer`` may be fenced: every other process of the run is killed before it is written, so one session
-serves all of verify's steps and nothing one step forked sees the next) and ``SandboxSession`` (the parent asks).
+untrusted code here, get back data only, and judge it themselves. ``program`` runs as ``__main__`` beside
+``files``, ``sandbox_io.py`` (the child's end of the channel) and, with ``kernel_types``, the Kernel types and
+``workbook.wire`` (never the reference chapter). ``run_in_sandbox``: the child sends parts and one final answer,
+and may ask (an ``Answer`` may be fenced: every other process of the run is killed first, so one run serves all
+of verify's steps). ``SandboxSession``: the parent asks, case after case.
 
 On Linux with bubblewrap the child is ``python -I -S -B`` in a fresh root (``/usr`` and the interpreter
-read-only, site-packages hidden, a 64 MiB tmpfs each for ``/tmp`` and its folder), no network, its own pid
-namespace, an empty environment and, as root, a uid of its own (``RLIMIT_NPROC`` does not bind root). Rlimits
-are set before exec; as root on a v1 memory and pids hierarchy the run also gets a cgroup of its own
-(``sandbox_cgroup``), which caps it as a whole. Without bwrap (macOS, Windows) it is a plain subprocess with a
-cleared environment, its own session and the limits the OS has; ``protections()`` says which apply.
-
-The channel back is a pipe of its own (printed output goes to a bounded buffer): one JSON object per line,
-every read under a deadline, ``output_bytes`` in all, counted as bytes arrive, nesting checked without
-recursion before parsing. The run's processes are found in ``/proc``: under bwrap its pid namespace (the
-program is pid 2 there), else its descendants, its session, its uid and, on Linux, the orphans this process
-adopts as a child subreaper (a ``setsid``'d grandchild would otherwise be re-parented to init, out of sight).
+read-only), no network, its own pid namespace, an empty environment and, as root, a uid of its own; rlimits are
+set before exec and, as root on cgroup v1, a cgroup caps the run as a whole (``sandbox_cgroup``). Without bwrap
+it is a plain subprocess with a cleared environment and its own session; ``protections()`` says what applies.
+The channel is a pipe of its own: one JSON line per message, every read under a deadline, ``output_bytes`` in
+all, nesting checked before parsing. The run's processes are found in ``/proc``: its pid namespace, else its
+descendants, session, uid and the orphans this process adopts as a child subreaper.
 """
 
 from __future__ import annotations
@@ -35,6 +27,7 @@ import json
 import marshal
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -42,7 +35,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -71,6 +64,7 @@ __all__ = [
 
 Status = Literal["ok", "timeout", "crashed", "too_big", "garbage"]
 _Message = tuple[str, object, int | None]  # a channel message: kind, data, how many requests the child had read
+_OnPart = Callable[[object], "bool | Answer | None"]
 
 REFERENCE_MODULES = frozenset(
     {"json_text_messages", "json_text_adapter", "json_action_parser", "strict_json", "diagnosis"}
@@ -87,6 +81,7 @@ _MAX_PRINTED = 64 * 1024
 _MAX_PARTS = 100_000
 _READ_CHUNK = 65536
 _FENCE_SECONDS = 2.0  # the killing at one fence, and the writing of one answer; both take milliseconds
+_HAS_RLIMITS = importlib.util.find_spec("resource") is not None  # not on Windows
 # -I leaves the working directory off sys.path; the program and its files are found there.
 _BOOT = "import os, runpy, sys; sys.path.insert(0, os.getcwd()); runpy.run_path('__main__.py', run_name='__main__')"
 # Not root: the process limit is set inside, because set before bwrap it would count all of this user's
@@ -97,6 +92,7 @@ _NPROC = (
     "except (ValueError, OSError):\n    pass\n"
 )
 _ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0"}
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # one JSON string, escapes included
 
 
 @dataclass(frozen=True)
@@ -112,11 +108,9 @@ class Limits:
 
 @dataclass(frozen=True)
 class Answer:
-    """What ``on_part`` returns to answer a part on the child's request pipe (``sandbox_io.receive``).
-
-    ``fence``: kill every other process of the run first, so what the answer carries (verify's next step)
-    reaches nothing the code so far left behind. ``progress``: whether the part restarts the per-part clock.
-    """
+    """What ``on_part`` writes back to a part (read by ``sandbox_io.receive``). ``fence``: kill every other process
+    of the run first, so what it carries (verify's next step) reaches nothing the code so far left behind.
+    ``progress``: whether the part restarts the per-part clock."""
 
     data: object
     fence: bool = False
@@ -125,10 +119,8 @@ class Answer:
 
 @dataclass(frozen=True)
 class ChildOutcome:
-    """What came back from one sandbox run: the final answer (``data``) when ``status`` is "ok".
-
-    ``capped``: the run had a memory and pids cgroup of its own (what ``memory_protection`` says applied).
-    """
+    """What came back from one run: the final answer (``data``) when ``status`` is "ok". ``capped``: the run had a
+    cgroup of its own (what ``memory_protection`` says applied)."""
 
     status: Status
     data: object | None
@@ -142,8 +134,8 @@ class ChildOutcome:
 
 
 def kernel_closure(package_dir: Path = _PACKAGE_DIR) -> tuple[str, ...]:
-    """The package modules the Kernel types need, themselves included, read from their imports with ``ast`` so
-    that a new import is followed at once. A reference module never is: the copy importing it fails in the child."""
+    """The package modules the Kernel types need, read from their imports with ``ast`` so that a new import is
+    followed at once. A reference module never is: the copy importing it fails in the child."""
     seen: list[str] = []
     todo = list(_KERNEL_ROOTS)
     while todo:
@@ -158,18 +150,16 @@ def kernel_closure(package_dir: Path = _PACKAGE_DIR) -> tuple[str, ...]:
 
 
 def _imported(node: ast.AST) -> list[str]:
-    """The package's modules one import names, however spelled (``.x``, ``codeagent_lite.x``)."""
+    """The package's modules one import names, however spelled (``.x``, ``from . import x``, ``codeagent_lite.x``)."""
     if isinstance(node, ast.Import):
         return [alias.name.split(".")[1] for alias in node.names if alias.name.startswith(_PACKAGE + ".")]
-    return _imported_from(node) if isinstance(node, ast.ImportFrom) else []
-
-
-def _imported_from(node: ast.ImportFrom) -> list[str]:
-    """``from .x import y`` names x; ``from . import x`` and ``from codeagent_lite import x`` name x itself."""
-    absolute = node.level == 0 and (node.module or "").split(".")[0] == _PACKAGE
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    parts = (node.module or "").split(".")
+    absolute = node.level == 0 and parts[0] == _PACKAGE
     if node.level != 1 and not absolute:
         return []
-    parts = (node.module or "").split(".")[1 if absolute else 0 :]
+    parts = parts[1:] if absolute else parts
     return [parts[0]] if parts and parts[0] else [alias.name for alias in node.names]
 
 
@@ -181,6 +171,7 @@ _KERNEL_MODULES = kernel_closure()
 def _world(program: str, payload: object, files: Mapping[str, bytes], kernel: bool) -> Path:
     """A fresh folder holding the run's files (the caller removes it)."""
     folder = Path(tempfile.mkdtemp(prefix="cal-sandbox-"))
+    here, package = Path(__file__).parent, folder / _PACKAGE
     try:
         for relative, content in files.items():
             target = (folder / relative).resolve()
@@ -189,13 +180,13 @@ def _world(program: str, payload: object, files: Mapping[str, bytes], kernel: bo
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
         if kernel:
-            (folder / _PACKAGE / "workbook").mkdir(parents=True, exist_ok=True)
-            (folder / _PACKAGE / "__init__.py").write_text('"""The Kernel types only."""\n')
-            (folder / _PACKAGE / "workbook" / "__init__.py").write_text('"""The channel\'s codec only."""\n')
+            (package / "workbook").mkdir(parents=True, exist_ok=True)
+            (package / "__init__.py").write_text('"""The Kernel types only."""\n')
+            (package / "workbook" / "__init__.py").write_text('"""The channel\'s codec only."""\n')
             for name in _KERNEL_MODULES:
-                _copy_compiled(_PACKAGE_DIR / f"{name}.py", folder / _PACKAGE / f"{name}.py")
-            _copy_compiled(Path(__file__).with_name("wire.py"), folder / _PACKAGE / "workbook" / "wire.py")
-        _copy_compiled(Path(__file__).with_name("sandbox_io.py"), folder / "sandbox_io.py")
+                _copy_compiled(_PACKAGE_DIR / f"{name}.py", package / f"{name}.py")
+            _copy_compiled(here / "wire.py", package / "workbook" / "wire.py")
+        _copy_compiled(here / "sandbox_io.py", folder / "sandbox_io.py")
         (folder / "payload.json").write_text(json.dumps(payload, ensure_ascii=True, allow_nan=False))
         (folder / "__main__.py").write_text(program, encoding="utf-8")
     except BaseException:
@@ -311,9 +302,8 @@ def bwrap_executable() -> str | None:
 
 
 def _setpriv(uid: int) -> list[str]:
-    setpriv = shutil.which("setpriv") or "setpriv"
     drop = ["--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"]
-    return [setpriv, f"--reuid={uid}", f"--regid={uid}", *drop]
+    return [shutil.which("setpriv") or "setpriv", f"--reuid={uid}", f"--regid={uid}", *drop]
 
 
 @functools.cache
@@ -373,7 +363,7 @@ def protections() -> tuple[str, ...]:
         found.append(N_("an unprivileged uid of its own"))
     elif _is_root():
         found.append(N_("run as root: no process limit binds"))
-    if _has_rlimits():
+    if _HAS_RLIMITS:
         found.append(N_("limits on memory, processes, open files and file size"))
         found.append(memory_protection(sandbox_cgroup.available()))
     return tuple(found)
@@ -407,18 +397,10 @@ def _subreaper() -> bool:
         return False
 
 
-def _has_rlimits() -> bool:
-    try:
-        import resource  # noqa: F401  (not on Windows)
-    except ImportError:
-        return False
-    return True
-
-
 def _limiter(limits: Limits, own_uid: bool, group: sandbox_cgroup.RunGroup | None) -> Callable[[], None] | None:
     """What the forked child does before it execs: join the run's cgroup (so nothing it starts is outside it),
     then set the rlimits, inherited by bwrap and Python."""
-    if not _has_rlimits():
+    if not _HAS_RLIMITS:
         return None
     import resource
 
@@ -440,7 +422,7 @@ def _limiter(limits: Limits, own_uid: bool, group: sandbox_cgroup.RunGroup | Non
 def _command(folder: Path, limits: Limits) -> tuple[list[str], int | None, bool]:
     """The command line, the uid the child runs as (None: ours), and whether bwrap is used."""
     uid = _own_uid() if _drops_uid() else None
-    boot = _BOOT if uid is not None or not _has_rlimits() else _NPROC.format(n=limits.processes) + _BOOT
+    boot = _BOOT if uid is not None or not _HAS_RLIMITS else _NPROC.format(n=limits.processes) + _BOOT
     python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd", "request-fd"]
     if isolated():
         return [*_bwrap_command(folder, uid), *python_args], uid, True
@@ -459,7 +441,7 @@ def run_in_sandbox(
     limits: Limits = Limits(),
     kernel_types: bool = True,
     part_seconds: float | None = None,
-    on_part: Callable[[object], bool | Answer | None] | None = None,
+    on_part: _OnPart | None = None,
     answers: bool = False,
 ) -> ChildOutcome:
     """Run ``program`` in a fresh sandbox and return what it sent, never raising for what it did.
@@ -516,10 +498,7 @@ class SandboxSession:
         except BaseException:
             self.close()
             raise
-        if isinstance(live, ChildOutcome):
-            self.stopped = live.detail
-        else:
-            self._live = live
+        self.stopped, self._live = (live.detail, None) if isinstance(live, ChildOutcome) else (None, live)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -597,17 +576,14 @@ def _launch(folder: Path, limits: Limits, requests: bool) -> _Live | ChildOutcom
     finally:
         _close(writer, request_reader)
     live = _Live(process, bwrap, uid, group, reader, request_writer)
-    if not bwrap and _subreaper():
-        _adopt_from(live)
-    _pumps(live, limits.output_bytes)
+    if not bwrap and _subreaper():  # the orphans this process adopts after the run's start are the run's
+        fields = _stat_fields(process.pid)
+        live.started = int(fields[19]) if fields is not None and len(fields) > 19 else 0
+        _FIRSTS.add(process.pid)
+    _pump(live.reader, live.chunks.put, stop_after=limits.output_bytes)
+    assert process.stdout is not None
+    _pump(process.stdout.fileno(), functools.partial(_keep_printed, live))
     return live
-
-
-def _adopt_from(live: _Live) -> None:
-    """Note when the run's first process started: the orphans this process adopts after it are the run's."""
-    fields = _stat_fields(live.process.pid)
-    live.started = int(fields[19]) if fields is not None and len(fields) > 19 else 0
-    _FIRSTS.add(live.process.pid)
 
 
 def _start(
@@ -616,13 +592,8 @@ def _start(
     """The child, with the channel's write end and the requests' read end (-1: none) as its only extra
     inherited descriptors (handles on Windows), named on its command line."""
     writer, request_reader = ends
-    common: dict[str, Any] = {
-        "cwd": folder,
-        "env": dict(_ENV),
-        "stdin": subprocess.DEVNULL,
-        "stdout": subprocess.PIPE,
-        "stderr": subprocess.STDOUT,
-    }
+    common: dict[str, Any] = {"cwd": folder, "env": dict(_ENV), "stdin": subprocess.DEVNULL}
+    common.update(stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         import msvcrt
 
@@ -631,8 +602,9 @@ def _start(
             os.set_handle_inheritable(handle, True)
         command[-2:] = [f"h{handles[0]}", f"h{handles[1]}" if len(handles) > 1 else "-"]
         startup = subprocess.STARTUPINFO(lpAttributeList={"handle_list": handles})
-        flags = subprocess.CREATE_NEW_PROCESS_GROUP
-        return subprocess.Popen(command, startupinfo=startup, creationflags=flags, **common)
+        return subprocess.Popen(
+            command, startupinfo=startup, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP, **common
+        )
     command[-2:] = [str(writer), str(request_reader) if request_reader >= 0 else "-"]
     passed = tuple(end for end in (writer, request_reader) if end >= 0)
     return subprocess.Popen(  # the command is ours; only its files are untrusted
@@ -640,56 +612,51 @@ def _start(
     )
 
 
-def _pumps(live: _Live, cap: int) -> None:
-    """Two reader threads (no select on pipes, portably): the channel's bytes to a queue, stopping past ``cap``
-    so a huge message never grows this process; the child's printed output to a bounded buffer. Each reads a
-    duplicate of its pipe's end and closes it: a survivor holding the pipe open (where nothing could kill it)
+def _pump(end: int, deliver: Callable[[bytes], None], stop_after: int | None = None) -> None:
+    """A reader thread (no select on pipes, portably) handing each chunk of a pipe to ``deliver``, the empty one
+    at its end included, and stopping past ``stop_after`` bytes so a huge message never grows this process. It
+    reads a duplicate of the end and closes it: a survivor holding the pipe open (where nothing could kill it)
     keeps one thread waiting, never reading a number the run's end closed and something else reused."""
-    assert live.process.stdout is not None
-    channel_end, output = os.dup(live.reader), os.dup(live.process.stdout.fileno())
+    own = os.dup(end)
 
-    def channel() -> None:
+    def pump() -> None:
         received = 0
         try:
-            while True:
+            while stop_after is None or received <= stop_after:
                 try:
-                    chunk = os.read(channel_end, _READ_CHUNK)
+                    chunk = os.read(own, _READ_CHUNK)
                 except OSError:
                     chunk = b""
-                live.chunks.put(chunk)
+                deliver(chunk)
                 received += len(chunk)
-                if not chunk or received > cap:
+                if not chunk:
                     return
         finally:
-            os.close(channel_end)
+            os.close(own)
 
-    def printed() -> None:
-        try:
-            with contextlib.suppress(OSError):
-                while chunk := os.read(output, _READ_CHUNK):
-                    with live.lock:
-                        live.printed += chunk[: max(0, _MAX_PRINTED - len(live.printed))]
-        finally:
-            os.close(output)
+    threading.Thread(target=pump, daemon=True).start()
 
-    for pump in (channel, printed):
-        threading.Thread(target=pump, daemon=True).start()
+
+def _keep_printed(live: _Live, chunk: bytes) -> None:
+    """The child's printed output, up to ``_MAX_PRINTED`` bytes."""
+    with live.lock:
+        live.printed += chunk[: max(0, _MAX_PRINTED - len(live.printed))]
 
 
 def _shutdown(live: _Live) -> None:
     """Kill every process of the run (the session's group, then the first process), close what the parent held
     of it, and remove its cgroup, on every path."""
     try:
-        for pid in _run_pids(live):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+        _kill(_run_pids(live))
         if hasattr(os, "killpg"):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(live.process.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             live.process.kill()
         live.process.wait()
-        _reap_adopted(live)
+        # the orphans this process adopted from the run (one only as its parent dies now): else each lives on,
+        # or stays a zombie here
+        _kill_until_gone(lambda: [pid for pid in _children(os.getpid()) if _adopted(pid, live)])
     finally:
         _FIRSTS.discard(live.process.pid)
         if live.group is not None:
@@ -709,22 +676,20 @@ def _close(*descriptors: int) -> None:
 
 
 def _listen(
-    live: _Live,
-    limits: Limits,
-    part_seconds: float | None,
-    on_part: Callable[[object], bool | Answer | None] | None,
-    until: float | None = None,
+    live: _Live, limits: Limits, part_seconds: float | None, on_part: _OnPart | None, until: float | None = None
 ) -> ChildOutcome:
     """Read the channel until the final answer, a deadline, or a misbehaviour; in a conversation (``until``: the
-    request's deadline) until the first part, which is its answer. The per-part clock restarts only at a complete
-    message that ``on_part`` calls progress: half a message, or one sent again, buys no time."""
+    request's deadline) until the first part, which is its answer. The per-part clock starts at the first message
+    (before it the sandbox is starting, slow on a loaded machine, and our programs send one before any untrusted
+    code runs) and restarts only at a complete message that ``on_part`` calls progress: half a message, or one
+    sent again, buys no time."""
     start = last = time.monotonic()
     end = start + limits.seconds if until is None else until
     while True:
         now = time.monotonic()
-        deadline = _deadline(live, end, last, part_seconds)
+        deadline = end if part_seconds is None or not live.parts else min(end, last + part_seconds)
         if now >= deadline:
-            return _timed_out(live, now < end and bool(live.parts), end - start, part_seconds)
+            return _timed_out(live, part_seconds if part_seconds is not None and now < end else end - start)
         messages, ended = _messages(live, limits, deadline - now)
         for message in messages:
             stopped, progress = _take(live, message, on_part, conversation=until is not None)
@@ -735,14 +700,8 @@ def _listen(
             return ended
 
 
-def _deadline(live: _Live, end: float, last: float, part_seconds: float | None) -> float:
-    """The per-part clock starts at the first message: before it the sandbox is starting (slow on a loaded
-    machine), and the programs run here send a message before any untrusted code runs."""
-    return end if part_seconds is None or not live.parts else min(end, last + part_seconds)
-
-
 def _take(
-    live: _Live, message: _Message, on_part: Callable[[object], bool | Answer | None] | None, conversation: bool
+    live: _Live, message: _Message, on_part: _OnPart | None, conversation: bool
 ) -> tuple[ChildOutcome | None, bool]:
     """One message: a run's final answer ends it (prints after it are not waited for), a conversation's first
     part naming this request is the answer (its end is not; one sent before the request was read is an answer
@@ -758,11 +717,9 @@ def _take(
     return _take_part(live, data, on_part)
 
 
-def _timed_out(live: _Live, early: bool, whole: float, part_seconds: float | None) -> ChildOutcome:
-    """A deadline passed: the part's (``early``: before the whole wait's end), else the whole's."""
+def _timed_out(live: _Live, seconds: float) -> ChildOutcome:
     if live.buffer:
         return _outcome(live, "timeout", _("the checking process began a message and never finished it"))
-    seconds = part_seconds if part_seconds is not None and early else whole
     return _outcome(live, "timeout", _("no answer within {seconds} s", seconds=format(seconds, "g")))
 
 
@@ -791,9 +748,7 @@ def _messages(live: _Live, limits: Limits, wait: float) -> tuple[list[_Message],
     return messages, None
 
 
-def _take_part(
-    live: _Live, data: object, on_part: Callable[[object], bool | Answer | None] | None
-) -> tuple[ChildOutcome | None, bool]:
+def _take_part(live: _Live, data: object, on_part: _OnPart | None) -> tuple[ChildOutcome | None, bool]:
     """Keep one part, show it to ``on_part`` and write its ``Answer``. Returns what ends the run instead (None: go
     on) and whether the part was progress."""
     live.parts.append(data)
@@ -804,7 +759,7 @@ def _take_part(
         return None, said is not False
     if live.request_writer < 0:
         return _outcome(live, "garbage", _("the checking process asked what this run answers nothing to")), False
-    if said.fence and not _kill_all_but_the_program(live):
+    if said.fence and not _fence(live):
         return _outcome(live, "crashed", _("a process of the checking run outlived the fence between steps")), False
     failed = _write_request(live, said.data, time.monotonic() + _FENCE_SECONDS)
     return (None if failed is None else _outcome(live, failed.status, failed.detail)), said.progress
@@ -874,14 +829,12 @@ def decode_message(line: bytes) -> _Message | str:
         value = json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
         return _("the checking process sent a message that is not JSON")
-    if not isinstance(value, dict) or set(value) - {"asked"} != {"kind", "data"} or not _known(value):
+    known = (
+        isinstance(value, dict) and set(value) - {"asked"} == {"kind", "data"} and value["kind"] in ("part", "final")
+    )
+    if not known or type(value.get("asked", 0)) is not int:
         return _("the checking process sent a message of an unknown shape")
     return str(value["kind"]), value["data"], value.get("asked")
-
-
-def _known(message: dict[str, object]) -> bool:
-    asked = message.get("asked", 0)
-    return message["kind"] in ("part", "final") and type(asked) is int
 
 
 def _refuse_constant(name: str) -> object:
@@ -889,50 +842,43 @@ def _refuse_constant(name: str) -> object:
 
 
 def nesting_depth(text: str) -> int:
-    """The deepest bracket nesting of a JSON text, counted in one loop (no recursion, strings skipped)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-            if deepest > _MAX_DEPTH:
-                return deepest
-        elif char in "]}":
-            depth -= 1
-    return deepest
+    """The deepest bracket nesting of a JSON text, strings left out, counted without recursion (``json`` recurses
+    once per level: 200,000 brackets would be a RecursionError, or worse, in this process)."""
+    steps = [1 if char in "[{" else -1 for char in _STRING.sub("", text) if char in "[]{}"]
+    return max(itertools.accumulate(steps, initial=0))
 
 
 # --------------------------------------------------------------------------- the run's processes
 
 
-def _kill_all_but_the_program(live: _Live) -> bool:
-    """Kill the run's processes but the program and its bubblewrap parents until none is left (one that forks
-    while being killed is found on the next pass). False when the program cannot be told apart or something
-    outlived the fence: the caller then ends the run. Where ``/proc`` cannot list the run (macOS, Windows) only
-    the session's kill at the end of the run holds, and the child goes on at once."""
-    spared = _spared(live)
-    if spared is None:
-        return False
+def _kill(pids: Iterable[int]) -> None:
+    """SIGKILL each (gone already, or not ours: nothing to do), and reap it if it is this process's child."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError, ChildProcessError):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, os.WNOHANG)
+
+
+def _kill_until_gone(find: Callable[[], list[int]]) -> bool:
+    """Kill what ``find`` lists until it lists nothing (one that forks while being killed is found on the next
+    pass); False when something outlives ``_FENCE_SECONDS``."""
     deadline = time.monotonic() + _FENCE_SECONDS
     while time.monotonic() < deadline:
-        alive = [pid for pid in _run_pids(live) if pid not in spared and _alive(pid)]
-        if not alive:
+        if not (alive := find()):
             return True
-        for pid in alive:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+        _kill(alive)
         time.sleep(0.001)
     return False
+
+
+def _fence(live: _Live) -> bool:
+    """Kill every process of the run but the program and its bubblewrap parents. False when the program cannot be
+    told apart or something outlived the fence: the caller then ends the run. Where ``/proc`` cannot list the run
+    (macOS, Windows) only the session's kill at the end of the run holds, and the child goes on at once."""
+    spared = _spared(live)
+    return spared is not None and _kill_until_gone(
+        lambda: [pid for pid in _run_pids(live) if pid not in spared and _alive(pid)]
+    )
 
 
 def _spared(live: _Live) -> set[int] | None:
@@ -966,41 +912,29 @@ def _run_pids(live: _Live) -> set[int]:
 
 def _belongs(pid: int, live: _Live) -> bool:
     """A process of a run without bwrap: in its session, or (with a uid of its own) of that uid, or adopted."""
-    if live.uid is not None:
-        with contextlib.suppress(OSError):
-            if os.stat(f"/proc/{pid}").st_uid == live.uid:
-                return True
     fields = _stat_fields(pid)
-    return fields is not None and (fields[3] == str(live.process.pid) or _adopted(pid, fields, live))
+    in_session = fields is not None and len(fields) > 3 and fields[3] == str(live.process.pid)
+    return (live.uid is not None and _uid(pid) == live.uid) or in_session or _adopted(pid, live)
 
 
 _FIRSTS: set[int] = set()  # the first processes of the runs under way here: never another run's orphans
 
 
-def _adopted(pid: int, fields: list[str], live: _Live) -> bool:
+def _adopted(pid: int, live: _Live) -> bool:
     """An orphan re-parented to this process (a subreaper): a child of ours, of the run's uid, started after the
     run's first process and not another run's first. Something else this process adopts during a run (a daemon a
     notebook cell started) would be taken for the run's: verify runs nothing else meanwhile."""
+    fields = _stat_fields(pid) or []
     if not live.started or len(fields) <= 19 or fields[1] != str(os.getpid()) or pid in _FIRSTS:
         return False
-    with contextlib.suppress(OSError):
-        return int(fields[19]) >= live.started and os.stat(f"/proc/{pid}").st_uid == (live.uid or os.getuid())
-    return False
+    return int(fields[19]) >= live.started and _uid(pid) == (live.uid or os.getuid())
 
 
-def _reap_adopted(live: _Live) -> None:
-    """Kill and wait for the orphans this process adopted from the run (one may be adopted only as its parent
-    dies in the run's end): else each would live on, or stay a zombie here."""
-    deadline = time.monotonic() + _FENCE_SECONDS
-    while live.started and time.monotonic() < deadline:
-        orphans = [pid for pid in _children(os.getpid()) if _adopted(pid, _stat_fields(pid) or [], live)]
-        if not orphans:
-            return
-        for pid in orphans:
-            with contextlib.suppress(ProcessLookupError, PermissionError, ChildProcessError):
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, os.WNOHANG)
-        time.sleep(0.001)
+def _uid(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
 
 
 def _stat_fields(pid: int) -> list[str] | None:
@@ -1013,8 +947,7 @@ def _stat_fields(pid: int) -> list[str] | None:
 
 def _alive(pid: int) -> bool:
     """Still running: neither gone nor a zombie (a killed process's pid stays until its parent reaps it)."""
-    fields = _stat_fields(pid)
-    return fields is not None and bool(fields) and fields[0] not in ("Z", "X")
+    return (_stat_fields(pid) or ["X"])[0] not in ("Z", "X")
 
 
 def _children(pid: int) -> list[int]:
