@@ -3,17 +3,17 @@
 Why: a verdict must not be decided where the judged code runs. ``verify`` and the classroom's grader run the
 untrusted code here, get back data only, and judge it themselves. ``program`` runs as ``__main__`` beside
 ``files``, ``sandbox_io.py`` (the child's end of the channel) and, with ``kernel_types``, the Kernel types and
-``workbook.wire`` (never the reference chapter). ``run_in_sandbox``: the child sends parts and one final answer,
-and may ask (an ``Answer`` may be fenced: every other process of the run is killed first, so one run serves all
-of verify's steps). ``SandboxSession``: the parent asks, case after case.
+``workbook.wire``, never the reference chapter. ``run_in_sandbox``: the child sends parts and a final answer, and
+may ask; a fenced ``Answer`` kills every other process of the run first, so one run serves all of verify's steps.
+``SandboxSession``: the parent asks, case after case.
 
-On Linux with bubblewrap the child is ``python -I -S -B`` in a fresh root (``/usr`` and the interpreter
-read-only), no network, its own pid namespace, an empty environment and, as root, a uid of its own; rlimits are
-set before exec and, as root on cgroup v1, a cgroup caps the run as a whole (``sandbox_cgroup``). Without bwrap
-it is a plain subprocess with a cleared environment and its own session; ``protections()`` says what applies.
-The channel is a pipe of its own: one JSON line per message, every read under a deadline, ``output_bytes`` in
-all, nesting checked before parsing. The run's processes are found in ``/proc``: its pid namespace, else its
-descendants, session, uid and the orphans this process adopts as a child subreaper.
+On Linux with bubblewrap the child is ``python -I -S -B`` in a fresh root (``/usr`` and the interpreter,
+read-only), with no network, its own pid namespace, an empty environment and, as root, a uid of its own; rlimits
+are set before exec and, as root on cgroup v1, a cgroup caps the run as a whole. Without bwrap it is a plain
+subprocess with a cleared environment and a session of its own; ``protections()`` says what applies. The channel
+is a pipe of its own, one JSON line a message, read under deadlines and a byte cap, nesting checked before
+parsing. The run's processes are found in ``/proc``: its pid namespace, else its descendants, session, uid and
+the orphans this process adopts as a child subreaper (a ``setsid``'d grandchild would otherwise go to init).
 """
 
 from __future__ import annotations
@@ -74,12 +74,13 @@ REFERENCE_MODULES = frozenset(
 _KERNEL_ROOTS = ("kernel_types", "model_adapter")
 _PACKAGE = "codeagent_lite"
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
+_PYTHON = str(
+    Path(getattr(sys, "_base_executable", "") or sys.executable).resolve()
+)  # its prefix is all the child sees
 _INSIDE = "/sandbox"  # the working directory's name inside bubblewrap
 _DISK_BYTES = 64 * 2**20  # each of the run's two writable places (memory-backed tmpfs under bwrap)
 _MAX_DEPTH = 64  # nesting of the channel's JSON; our programs send a few levels
-_MAX_PRINTED = 64 * 1024
 _MAX_PARTS = 100_000
-_READ_CHUNK = 65536
 _FENCE_SECONDS = 2.0  # the killing at one fence, and the writing of one answer; both take milliseconds
 _HAS_RLIMITS = importlib.util.find_spec("resource") is not None  # not on Windows
 # -I leaves the working directory off sys.path; the program and its files are found there.
@@ -108,9 +109,8 @@ class Limits:
 
 @dataclass(frozen=True)
 class Answer:
-    """What ``on_part`` writes back to a part (read by ``sandbox_io.receive``). ``fence``: kill every other process
-    of the run first, so what it carries (verify's next step) reaches nothing the code so far left behind.
-    ``progress``: whether the part restarts the per-part clock."""
+    """What ``on_part`` writes back to a part. ``fence``: kill every other process of the run first, so what it
+    carries (verify's next step) reaches nothing left behind; ``progress``: the part restarts the per-part clock."""
 
     data: object
     fence: bool = False
@@ -119,14 +119,11 @@ class Answer:
 
 @dataclass(frozen=True)
 class ChildOutcome:
-    """What came back from one run: the final answer (``data``) when ``status`` is "ok". ``capped``: the run had a
-    cgroup of its own (what ``memory_protection`` says applied)."""
+    """What came back from one run: the final answer when ``status`` is "ok"; ``capped``: it had a cgroup."""
 
     status: Status
     data: object | None
     detail: str
-    parts: tuple[object, ...] = field(default=())
-    printed: str = ""
     capped: bool = False
 
 
@@ -196,8 +193,8 @@ def _world(program: str, payload: object, files: Mapping[str, bytes], kernel: bo
 
 
 def _copy_compiled(source: Path, target: Path) -> None:
-    """Copy one of our modules with its bytecode, compiled once per process (the child runs -B: it would compile
-    them every session). Never untrusted source: a compiler crash on it would take this process down."""
+    """Copy one of our modules with its bytecode (the child runs -B: it would compile them every session). Never
+    untrusted source: a compiler crash on it would take this process down."""
     content = source.read_bytes()
     target.write_bytes(content)
     cached = Path(importlib.util.cache_from_source(str(target)))
@@ -214,11 +211,6 @@ def _bytecode(content: bytes, name: str) -> bytes:
 
 
 # --------------------------------------------------------------------------- the isolation
-
-
-def _base_python() -> str:
-    """The interpreter under any virtual environment: its prefix is all the child may see."""
-    return str(Path(getattr(sys, "_base_executable", "") or sys.executable).resolve())
 
 
 def _is_root() -> bool:
@@ -269,10 +261,10 @@ def _bwrap_command(folder: Path, uid: int | None) -> list[str]:
     for name, value in _ENV.items():
         command += ["--setenv", name, value]
     if uid is None:
-        return [*command, "--unshare-all", "--", _base_python()]
+        return [*command, "--unshare-all", "--", _PYTHON]
     # root: a user namespace would map our uid back to 0; a real uid of its own instead
     command += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--"]
-    return [*command, *_setpriv(uid), _base_python()]
+    return [*command, *_setpriv(uid), _PYTHON]
 
 
 def unprivileged(uid: int, limits: Limits) -> list[str]:
@@ -283,17 +275,14 @@ def unprivileged(uid: int, limits: Limits) -> list[str]:
 
 
 def _rlimits(limits: Limits, processes: bool) -> dict[str, int]:
-    """A run's rlimits by ``prlimit``'s names (``resource.RLIMIT_`` and the name in capitals); the process limit
-    only where it binds (a uid of the run's own)."""
+    """A run's rlimits by ``prlimit``'s names; the process limit only where it binds (a uid of the run's own)."""
     caps = {"as": limits.memory_bytes, "nofile": limits.open_files, "fsize": limits.output_bytes * 4 + 2**20, "core": 0}
     return {**caps, "nproc": limits.processes} if processes else caps
 
 
 def fresh_uid() -> int | None:
     """A kernel uid of its own for a program started as root (None when not root, or no ``setpriv``/``prlimit``)."""
-    if not _is_root() or shutil.which("setpriv") is None or shutil.which("prlimit") is None:
-        return None
-    return _own_uid()
+    return _own_uid() if _is_root() and shutil.which("setpriv") and shutil.which("prlimit") else None
 
 
 def bwrap_executable() -> str | None:
@@ -308,8 +297,8 @@ def _setpriv(uid: int) -> list[str]:
 
 @functools.cache
 def isolated() -> bool:
-    """Whether runs get bubblewrap's isolation: it is installed and may create its namespaces here (a container
-    may forbid it), with ``setpriv`` beside it as root."""
+    """Whether runs get bubblewrap's isolation: installed, allowed to make its namespaces here (a container may
+    forbid it), and as root with ``setpriv`` beside it."""
     if not sys.platform.startswith("linux") or shutil.which("bwrap") is None:
         return False
     if _is_root() and shutil.which("setpriv") is None:
@@ -371,7 +360,7 @@ def protections() -> tuple[str, ...]:
 
 def memory_protection(capped: bool) -> str:
     """How a run's memory was capped, as a catalog id: as a whole (``capped``: it had a cgroup of its own), or per
-    process only (``RLIMIT_AS``), and then why. ``verify`` says it for the runs it made."""
+    process only (``RLIMIT_AS``), and then why."""
     if capped:
         return N_("memory and processes capped for the run as a whole: a cgroup of its own")
     if sandbox_cgroup.unified_only():
@@ -384,9 +373,8 @@ def memory_protection(capped: bool) -> str:
 
 @functools.cache
 def _subreaper() -> bool:
-    """Make this process a child subreaper (Linux's ``PR_SET_CHILD_SUBREAPER``), once: without bwrap's pid
-    namespace a grandchild that calls ``setsid`` and loses its parent is then re-parented here, not to init, so
-    ``_run_pids`` still finds it. False where the OS has none (macOS, Windows)."""
+    """Make this process a child subreaper (``PR_SET_CHILD_SUBREAPER``), once: without bwrap's pid namespace an
+    orphan of the run (a ``setsid``'d grandchild) is then re-parented here, not to init, and still found."""
     if not sys.platform.startswith("linux"):
         return False
     try:
@@ -426,8 +414,7 @@ def _command(folder: Path, limits: Limits) -> tuple[list[str], int | None, bool]
     python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd", "request-fd"]
     if isolated():
         return [*_bwrap_command(folder, uid), *python_args], uid, True
-    python = [_base_python(), *python_args]
-    return ([*_setpriv(uid), *python] if uid is not None else python), uid, False
+    return ([*_setpriv(uid)] if uid is not None else []) + [_PYTHON, *python_args], uid, False
 
 
 # --------------------------------------------------------------------------- one run
@@ -472,8 +459,8 @@ class SandboxSession:
 
     Why not one ``run_in_sandbox`` per case: a submission loaded once answers many questions, and the cases can
     be drawn as the judging goes. The child reads each request with ``sandbox_io.receive()`` and answers with one
-    ``sandbox_io.send_part``; anything but that within ``timeout`` (a half-written answer included) kills the run
-    and raises ``SandboxStopped`` from then on. Leaving the ``with`` block kills the run too.
+    ``sandbox_io.send_part``; anything else within ``timeout`` (half an answer included) kills the run and raises
+    ``SandboxStopped`` from then on. Leaving the ``with`` block kills the run too.
     """
 
     def __init__(
@@ -537,7 +524,7 @@ class SandboxSession:
 @dataclass
 class _Live:
     """A started run: its processes (``bwrap``, ``uid``: how to find them), its cgroup, the parent's pipe ends,
-    and what the channel delivered so far (``chunks``, from the reader threads)."""
+    and what the channel delivered so far (``chunks``, from the reader thread)."""
 
     process: subprocess.Popen[bytes]
     bwrap: bool
@@ -546,11 +533,9 @@ class _Live:
     reader: int
     request_writer: int  # -1: a run without requests
     chunks: queue.Queue[bytes] = field(default_factory=queue.Queue)
-    parts: list[object] = field(default_factory=list)
     buffer: bytearray = field(default_factory=bytearray)
-    printed: bytearray = field(default_factory=bytearray)
-    lock: threading.Lock = field(default_factory=threading.Lock)
     received: int = 0
+    parts: int = 0
     asked: int = 0  # a conversation's requests written so far
     started: int = 0  # the first process's start (clock ticks since boot): what this process adopts after it
 
@@ -580,9 +565,7 @@ def _launch(folder: Path, limits: Limits, requests: bool) -> _Live | ChildOutcom
         fields = _stat_fields(process.pid)
         live.started = int(fields[19]) if fields is not None and len(fields) > 19 else 0
         _FIRSTS.add(process.pid)
-    _pump(live.reader, live.chunks.put, stop_after=limits.output_bytes)
-    assert process.stdout is not None
-    _pump(process.stdout.fileno(), functools.partial(_keep_printed, live))
+    _pump(live, limits.output_bytes)
     return live
 
 
@@ -590,10 +573,10 @@ def _start(
     command: list[str], folder: Path, ends: tuple[int, int], limiter: Callable[[], None] | None
 ) -> subprocess.Popen[bytes]:
     """The child, with the channel's write end and the requests' read end (-1: none) as its only extra
-    inherited descriptors (handles on Windows), named on its command line."""
+    inherited descriptors (handles on Windows), named on its command line. What it prints is nobody's data."""
     writer, request_reader = ends
     common: dict[str, Any] = {"cwd": folder, "env": dict(_ENV), "stdin": subprocess.DEVNULL}
-    common.update(stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    common.update(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         import msvcrt
 
@@ -602,9 +585,8 @@ def _start(
             os.set_handle_inheritable(handle, True)
         command[-2:] = [f"h{handles[0]}", f"h{handles[1]}" if len(handles) > 1 else "-"]
         startup = subprocess.STARTUPINFO(lpAttributeList={"handle_list": handles})
-        return subprocess.Popen(
-            command, startupinfo=startup, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP, **common
-        )
+        flags = subprocess.CREATE_NEW_PROCESS_GROUP
+        return subprocess.Popen(command, startupinfo=startup, creationflags=flags, **common)
     command[-2:] = [str(writer), str(request_reader) if request_reader >= 0 else "-"]
     passed = tuple(end for end in (writer, request_reader) if end >= 0)
     return subprocess.Popen(  # the command is ours; only its files are untrusted
@@ -612,22 +594,22 @@ def _start(
     )
 
 
-def _pump(end: int, deliver: Callable[[bytes], None], stop_after: int | None = None) -> None:
-    """A reader thread (no select on pipes, portably) handing each chunk of a pipe to ``deliver``, the empty one
-    at its end included, and stopping past ``stop_after`` bytes so a huge message never grows this process. It
-    reads a duplicate of the end and closes it: a survivor holding the pipe open (where nothing could kill it)
-    keeps one thread waiting, never reading a number the run's end closed and something else reused."""
-    own = os.dup(end)
+def _pump(live: _Live, cap: int) -> None:
+    """A reader thread (no select on pipes, portably) putting the channel's bytes on a queue, the empty chunk of
+    its end included, and stopping past ``cap`` bytes so a huge message never grows this process. It reads a
+    duplicate of the end and closes it: a survivor holding the pipe open (where nothing could kill it) keeps one
+    thread waiting, never reading a number the run's end closed and something else reused."""
+    own = os.dup(live.reader)
 
     def pump() -> None:
         received = 0
         try:
-            while stop_after is None or received <= stop_after:
+            while received <= cap:
                 try:
-                    chunk = os.read(own, _READ_CHUNK)
+                    chunk = os.read(own, 65536)
                 except OSError:
                     chunk = b""
-                deliver(chunk)
+                live.chunks.put(chunk)
                 received += len(chunk)
                 if not chunk:
                     return
@@ -635,12 +617,6 @@ def _pump(end: int, deliver: Callable[[bytes], None], stop_after: int | None = N
             os.close(own)
 
     threading.Thread(target=pump, daemon=True).start()
-
-
-def _keep_printed(live: _Live, chunk: bytes) -> None:
-    """The child's printed output, up to ``_MAX_PRINTED`` bytes."""
-    with live.lock:
-        live.printed += chunk[: max(0, _MAX_PRINTED - len(live.printed))]
 
 
 def _shutdown(live: _Live) -> None:
@@ -654,16 +630,14 @@ def _shutdown(live: _Live) -> None:
         with contextlib.suppress(ProcessLookupError):
             live.process.kill()
         live.process.wait()
-        # the orphans this process adopted from the run (one only as its parent dies now): else each lives on,
-        # or stays a zombie here
+        # the orphans this process adopted from the run (some only as their parent died just now): else each
+        # lives on, or stays a zombie here
         _kill_until_gone(lambda: [pid for pid in _children(os.getpid()) if _adopted(pid, live)])
     finally:
         _FIRSTS.discard(live.process.pid)
         if live.group is not None:
             live.group.remove()
     _close(live.reader, live.request_writer)
-    if live.process.stdout is not None:
-        live.process.stdout.close()
 
 
 def _close(*descriptors: int) -> None:
@@ -751,8 +725,8 @@ def _messages(live: _Live, limits: Limits, wait: float) -> tuple[list[_Message],
 def _take_part(live: _Live, data: object, on_part: _OnPart | None) -> tuple[ChildOutcome | None, bool]:
     """Keep one part, show it to ``on_part`` and write its ``Answer``. Returns what ends the run instead (None: go
     on) and whether the part was progress."""
-    live.parts.append(data)
-    if len(live.parts) > _MAX_PARTS:
+    live.parts += 1
+    if live.parts > _MAX_PARTS:
         return _outcome(live, "too_big", _("the checking process sent too many messages")), False
     said = on_part(data) if on_part is not None else None
     if not isinstance(said, Answer):
@@ -811,9 +785,7 @@ def _ended(live: _Live) -> ChildOutcome:
 
 def _outcome(live: _Live, status: Status, detail: str, data: object | None = None) -> ChildOutcome:
     """The run's outcome (``detail`` is always our own words: nothing of the child's is in it)."""
-    with live.lock:
-        printed = live.printed.decode("utf-8", "replace")
-    return ChildOutcome(status, data, detail, tuple(live.parts), printed, capped=live.group is not None)
+    return ChildOutcome(status, data, detail, capped=live.group is not None)
 
 
 def decode_message(line: bytes) -> _Message | str:

@@ -1,16 +1,13 @@
 """A memory and pids cgroup of its own for one sandbox run, where the machine lets us make one.
 
-Why: ``RLIMIT_AS`` caps each process, so a run of 16 processes may take 16 times that, and ``RLIMIT_NPROC``
-counts a uid's processes, not a run's. A cgroup caps the run as a whole: every process the learner's code forks
-is in it, and the kernel refuses memory (its OOM killer ends the run) and forks past the caps. The group is made
-under this process's own (never above it: a run stays inside whatever caps this process has), joined by the
-child before it execs, and removed after the run is killed.
+Why: ``RLIMIT_AS`` caps each process, so 16 processes may take 16 times that, and ``RLIMIT_NPROC`` counts a
+uid's processes, not a run's. A cgroup caps the run as a whole: the kernel refuses memory (its OOM killer ends the
+run) and forks past the caps. It is made under this process's own group (a run stays inside whatever caps this
+process has), joined by the child before it execs, and removed after the run is killed.
 
-Only cgroup v1 (one hierarchy per controller), as root. Why not v2: there a group that holds processes cannot
-give its children controllers, so a run's group under verify's own needs verify moved into a leaf first, and
-with it every other process of its group (the notebook server, the shell), which are not verify's to move; a
-machine that wants it delegates a cgroup to the service (systemd's ``Delegate=``), which verify cannot see
-apart from any other. On a v2-only machine the per-process limits are all a run gets, and verify says so.
+Only cgroup v1, as root. Why not v2: there a group holding processes cannot give its children controllers, so
+verify would first have to move every process of its group (the notebook server, the shell) into a leaf, and
+those are not verify's to move. On a v2-only machine the per-process limits are all a run gets, and verify says so.
 """
 
 from __future__ import annotations
@@ -54,8 +51,7 @@ class RunGroup:
         return found
 
     def remove(self) -> None:
-        """Kill whatever is still in the group, then remove it (a group with a process in it cannot be); each
-        folder gets two seconds of its own."""
+        """Kill what is still in the group, then remove it (a group holding a process cannot be), two seconds each."""
         for folder in self.folders:
             deadline = time.monotonic() + 2.0
             while folder.exists():
@@ -77,10 +73,10 @@ def _parents() -> tuple[Path, Path] | None:
         for line in Path("/proc/self/cgroup").read_text().splitlines():
             _number, controllers, path = line.split(":", 2)
             own.update((controller, path) for controller in controllers.split(",") if controller)
-    parents = [_ROOT / name / own[name].lstrip("/") for name in ("memory", "pids") if name in own]
-    if len(parents) != 2 or not all((_ROOT / name / "cgroup.procs").exists() for name in ("memory", "pids")):
+    names = ("memory", "pids")
+    if not all(name in own and (_ROOT / name / "cgroup.procs").exists() for name in names):
         return None
-    return parents[0], parents[1]
+    return _ROOT / "memory" / own["memory"].lstrip("/"), _ROOT / "pids" / own["pids"].lstrip("/")
 
 
 def unified_only() -> bool:
@@ -101,8 +97,7 @@ def make(memory_bytes: int, processes: int) -> RunGroup | None:
     if parents is None:
         return None
     _remove_orphans(parents)
-    name = f"{_PREFIX}{os.getpid()}-{next(_counter)}"
-    memory, pids = (parent / name for parent in parents)
+    memory, pids = (parent / f"{_PREFIX}{os.getpid()}-{next(_counter)}" for parent in parents)
     made: list[Path] = []
     try:
         for folder in (memory, pids):
@@ -119,23 +114,13 @@ def make(memory_bytes: int, processes: int) -> RunGroup | None:
 
 
 def _remove_orphans(parents: tuple[Path, Path]) -> None:
-    """Remove the empty groups of a process that is gone. Why: one killed with ``kill -9`` in the middle of a run (a
-    Jupyter kernel's restart) ran no ``finally``, and nothing else would ever remove its groups. A group that
-    still holds a process is left alone (``rmdir`` refuses it); so is one whose maker's pid is alive."""
+    """Remove the empty groups of a process that is gone. Why: one killed with ``kill -9`` mid-run (a Jupyter
+    kernel's restart) ran no ``finally``, and nothing else would ever remove them. A group still holding a process
+    is left alone (``rmdir`` refuses it); so is one whose maker is alive (``/proc`` has its pid)."""
     for parent in parents:
         with contextlib.suppress(OSError):
             for folder in parent.glob(f"{_PREFIX}*-*"):
                 maker = folder.name.removeprefix(_PREFIX).partition("-")[0]
-                if maker.isdigit() and not _alive(int(maker)):
+                if maker.isdigit() and not Path(f"/proc/{maker}").exists():
                     with contextlib.suppress(OSError):
                         folder.rmdir()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        pass  # alive, another user's
-    return True

@@ -1,11 +1,11 @@
 """The child's end of the sandbox's channel: read the payload once, send answers back, hear the parent.
 
-Copied into every sandbox beside the program, so it uses the standard library only. The parent trusts none of
-what arrives: each message is one line of JSON on a pipe of its own (not standard output, which a learner's
-``print`` fills), which the parent caps, times and parses. ``send_part`` may be called any number of times
-(verify sends one part per check, so a hang costs only the check that hung), ``send`` once, at the end. In a
-conversation (``SandboxSession``) ``receive`` gives each request, answered with one ``send_part``; in a run
-with ``answers`` (verify's) the child asks with ``send_part`` and ``receive`` gives the answer.
+Copied into every sandbox beside the program, so it uses the standard library only. Each message is one line
+of JSON on a pipe of its own (not standard output, which a learner's ``print`` fills); the parent caps, times
+and parses it, trusting none of it. ``send_part`` any number of times (verify sends one per check, so a hang
+costs only the check that hung), ``send`` once, at the end. In a conversation (``SandboxSession``) ``receive``
+gives each request, answered with one ``send_part``; in verify's run the child asks with ``send_part`` and
+``receive`` gives the answer.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ _asked = 0  # requests read so far: each message names it, so a late part is nev
 
 
 def read_payload() -> Any:
-    """The JSON payload the parent wrote for this run."""
     with open("payload.json", encoding="utf-8") as file:
         return json.load(file)
 
@@ -55,20 +54,18 @@ def receive() -> Any:
 
 
 def _write(kind: str, data: object) -> None:
-    payload = (
-        json.dumps({"kind": kind, "data": data, "asked": _asked}, ensure_ascii=True, allow_nan=False) + "\n"
-    ).encode("ascii")
+    message = {"kind": kind, "data": data, "asked": _asked}
+    payload = (json.dumps(message, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
     while payload:
         payload = payload[os.write(_channel_fd, payload) :]
 
 
 def send_part(data: object) -> None:
-    """One intermediate answer (JSON-able data); the parent keeps them in order."""
     _write("part", data)
 
 
 def send(data: object) -> None:
-    """The final answer (JSON-able data); the parent stops listening after it."""
+    """The final answer: the parent stops listening after it."""
     _write("final", data)
 
 
