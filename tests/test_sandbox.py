@@ -85,36 +85,9 @@ def test_a_fork_bomb_meets_the_process_limit_and_nothing_it_forked_survives() ->
     assert sandbox_processes() == []
 
 
-def test_a_double_forked_setsid_sleeper_does_not_survive_the_run() -> None:
-    if not sandbox.isolated() and os.environ.get("CAL_REQUIRE_SANDBOX") != "1":
-        pytest.skip("a setsid'd grandchild escapes a plain session; bubblewrap's pid namespace is needed")
-    program = (
-        "import os, time, sandbox_io\n"
-        "if os.fork() == 0:\n"
-        "    os.setsid()\n"
-        "    if os.fork() == 0:\n"
-        "        time.sleep(120)\n"
-        "    os._exit(0)\n"
-        "time.sleep(0.2)\n"
-        "sandbox_io.send('forked')\n"
-    )
-    assert run(program).status == "ok"
-    assert sandbox_processes() == []
-
-
-FENCED = (
-    "import os, sys, time, sandbox_io\n"
-    "def state(pid):\n"
-    "    try:\n"
-    "        return open(f'/proc/{pid}/stat').read().rpartition(')')[2].split()[0]\n"
-    "    except OSError:\n"
-    "        return 'gone'\n"
-    "child = os.fork()\n"
-    "if child == 0:\n"
-    "    time.sleep(120)\n"
-    "    os._exit(0)\n"
-    "pids = [child]\n"
-    "if SETSID:\n"
+SETSID_SLEEPER = (
+    "def setsid_sleeper():\n"
+    "    # a grandchild in a session of its own whose parent has gone: the escape a double fork makes\n"
     "    reader, writer = os.pipe()\n"
     "    first = os.fork()\n"
     "    if first == 0:\n"
@@ -125,14 +98,41 @@ FENCED = (
     "            os._exit(0)\n"
     "        os.write(writer, str(grandchild).encode())\n"
     "        os._exit(0)\n"
-    "    pids.append(int(os.read(reader, 20)))\n"
     "    os.waitpid(first, 0)\n"
-    "time.sleep(0.2)\n"
-    "before = [state(pid) for pid in pids]\n"
-    "sandbox_io.send_part('the next step, please')\n"
-    "sandbox_io.receive()\n"
-    "sandbox_io.reap()\n"
-    "sandbox_io.send({'before': before, 'after': [state(pid) for pid in pids]})\n"
+    "    return int(os.read(reader, 20))\n"
+)
+"""A child program's helper: the pid of a sleeping grandchild that called ``setsid`` and lost its parent."""
+
+
+def test_a_double_forked_setsid_sleeper_does_not_survive_the_run() -> None:
+    if not sandbox.isolated() and os.environ.get("CAL_REQUIRE_SANDBOX") != "1":
+        pytest.skip("a setsid'd grandchild escapes a plain session; bubblewrap's pid namespace is needed")
+    program = "import os, time, sandbox_io\n" + SETSID_SLEEPER + "setsid_sleeper()\nsandbox_io.send('forked')\n"
+    assert run(program).status == "ok"
+    assert sandbox_processes() == []
+
+
+FENCED = (
+    "import os, sys, time, sandbox_io\n"
+    + SETSID_SLEEPER
+    + (
+        "def state(pid):\n"
+        "    try:\n"
+        "        return open(f'/proc/{pid}/stat').read().rpartition(')')[2].split()[0]\n"
+        "    except OSError:\n"
+        "        return 'gone'\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    time.sleep(120)\n"
+        "    os._exit(0)\n"
+        "pids = [child, setsid_sleeper()] if SETSID else [child]\n"
+        "time.sleep(0.2)\n"
+        "before = [state(pid) for pid in pids]\n"
+        "sandbox_io.send_part('the next step, please')\n"
+        "sandbox_io.receive()\n"
+        "sandbox_io.reap()\n"
+        "sandbox_io.send({'before': before, 'after': [state(pid) for pid in pids]})\n"
+    )
 )
 
 
@@ -417,20 +417,7 @@ def test_without_bubblewrap_or_a_uid_a_double_forked_setsid_sleeper_dies_with_th
     if not sys.platform.startswith("linux"):
         pytest.skip("no child subreaper here: protections() says a process that calls setsid can escape")
     _without_isolation(monkeypatch)
-    program = (
-        "import os, time, sandbox_io\n"
-        "reader, writer = os.pipe()\n"
-        "if os.fork() == 0:\n"
-        "    os.setsid()\n"
-        "    grandchild = os.fork()\n"
-        "    if grandchild == 0:\n"
-        "        time.sleep(120)\n"
-        "        os._exit(0)\n"
-        "    os.write(writer, str(grandchild).encode())\n"
-        "    os._exit(0)\n"
-        "time.sleep(0.3)\n"
-        "sandbox_io.send(int(os.read(reader, 20)))\n"
-    )
+    program = "import os, time, sandbox_io\n" + SETSID_SLEEPER + "sandbox_io.send(setsid_sleeper())\n"
     started = time.monotonic()
     outcome = run(program)
     assert outcome.status == "ok", outcome
