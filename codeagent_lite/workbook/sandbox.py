@@ -1,19 +1,13 @@
 """A small, killable world for code nobody vouches for: a learner's files, a student's submission.
 
 Why: a verdict must not be decided where the judged code runs. ``verify`` and the classroom's grader run the
-untrusted code here, get back data only, and judge it themselves. ``program`` runs as ``__main__`` beside
-``files``, ``sandbox_io.py`` (the child's end of the channel) and, with ``kernel_types``, the Kernel types and
-``workbook.wire``, never the reference chapter. ``run_in_sandbox``: the child sends parts and a final answer, and
-may ask; a fenced ``Answer`` kills every other process of the run first, so one run serves all of verify's steps.
-``SandboxSession``: the parent asks, case after case.
+untrusted code here (``program`` as ``__main__`` beside ``files``, ``sandbox_io.py`` and, with ``kernel_types``,
+the Kernel types but never the reference chapter), get back data only, and judge it themselves.
 
-On Linux with bubblewrap the child is ``python -I -S -B`` in a fresh root (``/usr`` and the interpreter,
-read-only), with no network, its own pid namespace, an empty environment and, as root, a uid of its own; rlimits
-are set before exec and, as root on cgroup v1, a cgroup caps the run as a whole. Without bwrap it is a plain
-subprocess with a cleared environment and a session of its own; ``protections()`` says what applies. The channel
-is a pipe of its own, one JSON line a message, read under deadlines and a byte cap, nesting checked before
-parsing. The run's processes are found in ``/proc``: its pid namespace, else its descendants, session, uid and
-the orphans this process adopts as a child subreaper (a ``setsid``'d grandchild would otherwise go to init).
+On Linux with bubblewrap the child has a read-only root of ``/usr`` and the interpreter, no network, its own pid
+namespace, an empty environment and, as root, a uid of its own; rlimits, and as root on cgroup v1 a cgroup for
+the run as a whole. Without bwrap it is a plain subprocess in a session of its own; ``protections()`` says what
+applies. The channel back is a pipe of its own, read under deadlines and a byte cap.
 """
 
 from __future__ import annotations
@@ -43,25 +37,6 @@ from typing import Any, Literal
 from . import sandbox_cgroup
 from .words import N_, _
 
-__all__ = [
-    "REFERENCE_MODULES",
-    "Answer",
-    "ChildOutcome",
-    "Limits",
-    "SandboxSession",
-    "SandboxStopped",
-    "bwrap_executable",
-    "fresh_uid",
-    "isolated",
-    "kernel_closure",
-    "memory_protection",
-    "protections",
-    "readable_bind",
-    "run_in_sandbox",
-    "system_binds",
-    "unprivileged",
-]
-
 Status = Literal["ok", "timeout", "crashed", "too_big", "garbage"]
 _Message = tuple[str, object, int | None]  # a channel message: kind, data, how many requests the child had read
 _OnPart = Callable[[object], "bool | Answer | None"]
@@ -74,9 +49,8 @@ REFERENCE_MODULES = frozenset(
 _KERNEL_ROOTS = ("kernel_types", "model_adapter")
 _PACKAGE = "codeagent_lite"
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
-_PYTHON = str(
-    Path(getattr(sys, "_base_executable", "") or sys.executable).resolve()
-)  # its prefix is all the child sees
+# the interpreter under any virtual environment: its prefix is all the child sees
+_PYTHON = str(Path(getattr(sys, "_base_executable", "") or sys.executable).resolve())
 _INSIDE = "/sandbox"  # the working directory's name inside bubblewrap
 _DISK_BYTES = 64 * 2**20  # each of the run's two writable places (memory-backed tmpfs under bwrap)
 _MAX_DEPTH = 64  # nesting of the channel's JSON; our programs send a few levels
@@ -109,8 +83,8 @@ class Limits:
 
 @dataclass(frozen=True)
 class Answer:
-    """What ``on_part`` writes back to a part. ``fence``: kill every other process of the run first, so what it
-    carries (verify's next step) reaches nothing left behind; ``progress``: the part restarts the per-part clock."""
+    """What ``on_part`` writes back. ``fence``: kill every other process of the run first, so verify's next step reaches
+    nothing left behind; ``progress``: the part restarts the per-part clock."""
 
     data: object
     fence: bool = False
@@ -128,11 +102,9 @@ class ChildOutcome:
 
 
 # --------------------------------------------------------------------------- the child's world
-
-
 def kernel_closure(package_dir: Path = _PACKAGE_DIR) -> tuple[str, ...]:
-    """The package modules the Kernel types need, read from their imports with ``ast`` so that a new import is
-    followed at once. A reference module never is: the copy importing it fails in the child."""
+    """The package modules the Kernel types need, read from their imports with ``ast`` so that a new import is followed
+    at once; never a reference module (a copy importing one fails in the child)."""
     seen: list[str] = []
     todo = list(_KERNEL_ROOTS)
     while todo:
@@ -150,13 +122,14 @@ def _imported(node: ast.AST) -> list[str]:
     """The package's modules one import names, however spelled (``.x``, ``from . import x``, ``codeagent_lite.x``)."""
     if isinstance(node, ast.Import):
         return [alias.name.split(".")[1] for alias in node.names if alias.name.startswith(_PACKAGE + ".")]
-    if not isinstance(node, ast.ImportFrom):
-        return []
-    parts = (node.module or "").split(".")
-    absolute = node.level == 0 and parts[0] == _PACKAGE
+    return _imported_from(node) if isinstance(node, ast.ImportFrom) else []
+
+
+def _imported_from(node: ast.ImportFrom) -> list[str]:
+    absolute = node.level == 0 and (node.module or "").split(".")[0] == _PACKAGE
     if node.level != 1 and not absolute:
         return []
-    parts = parts[1:] if absolute else parts
+    parts = (node.module or "").split(".")[1 if absolute else 0 :]
     return [parts[0]] if parts and parts[0] else [alias.name for alias in node.names]
 
 
@@ -193,8 +166,8 @@ def _world(program: str, payload: object, files: Mapping[str, bytes], kernel: bo
 
 
 def _copy_compiled(source: Path, target: Path) -> None:
-    """Copy one of our modules with its bytecode (the child runs -B: it would compile them every session). Never
-    untrusted source: a compiler crash on it would take this process down."""
+    """Our module with its bytecode: the child runs -B and would compile it every session. Never untrusted source: a
+    compiler crash on it would take this process down."""
     content = source.read_bytes()
     target.write_bytes(content)
     cached = Path(importlib.util.cache_from_source(str(target)))
@@ -211,8 +184,6 @@ def _bytecode(content: bytes, name: str) -> bytes:
 
 
 # --------------------------------------------------------------------------- the isolation
-
-
 def _is_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -221,13 +192,12 @@ _uids = itertools.count()
 
 
 def _own_uid() -> int:
-    """A kernel uid no account uses, different for runs that overlap (RLIMIT_NPROC counts per uid)."""
+    """A uid no account uses, different for runs that overlap (RLIMIT_NPROC counts per uid)."""
     return 3_000_000 + (os.getpid() % 50_000) * 64 + next(_uids) % 64
 
 
 def system_binds() -> list[str]:
-    """bubblewrap's arguments for a fresh root of ``/usr`` and the interpreter's prefix, read-only, its
-    site-packages hidden (a virtual environment a caller binds keeps its own)."""
+    """bubblewrap's arguments: a fresh read-only root of ``/usr`` and the interpreter's prefix, site-packages hidden."""
     command = ["--ro-bind", "/usr", "/usr"]
     for link in ("lib", "lib64", "bin", "sbin"):
         if Path(f"/usr/{link}").is_dir():
@@ -242,8 +212,8 @@ def system_binds() -> list[str]:
 
 
 def readable_bind(path: Path) -> list[str]:
-    """bubblewrap's arguments binding ``path`` read-only where it is, its parents made traversable for any uid
-    (bubblewrap's own parent folders would be 0700 under root: a uid of the run's own could not reach it)."""
+    """bubblewrap's arguments binding ``path`` read-only where it is, its parents traversable for any uid (bubblewrap
+    makes them 0700 under root)."""
     binds: list[str] = []
     for parent in reversed(path.parents[:-1]):
         binds += ["--perms", "0755", "--dir", str(parent)]
@@ -268,20 +238,20 @@ def _bwrap_command(folder: Path, uid: int | None) -> list[str]:
 
 
 def unprivileged(uid: int, limits: Limits) -> list[str]:
-    """A command prefix, run as root, that sets ``limits`` (``prlimit``) and runs the rest as ``uid`` with no
-    capability (``setpriv``). Why a prefix: jupyter_client starts the classroom's kernel, with no ``preexec_fn``."""
+    """A command prefix, run as root, setting ``limits`` (``prlimit``) and running the rest as ``uid`` with no
+    capability. A prefix: jupyter_client starts the classroom's kernel, with no ``preexec_fn``."""
     caps = [f"--{name}={value}" for name, value in _rlimits(limits, processes=True).items()]
     return [shutil.which("prlimit") or "prlimit", *caps, "--", *_setpriv(uid)]
 
 
 def _rlimits(limits: Limits, processes: bool) -> dict[str, int]:
-    """A run's rlimits by ``prlimit``'s names; the process limit only where it binds (a uid of the run's own)."""
+    """By ``prlimit``'s names; the process limit only where it binds (a uid of the run's own)."""
     caps = {"as": limits.memory_bytes, "nofile": limits.open_files, "fsize": limits.output_bytes * 4 + 2**20, "core": 0}
     return {**caps, "nproc": limits.processes} if processes else caps
 
 
 def fresh_uid() -> int | None:
-    """A kernel uid of its own for a program started as root (None when not root, or no ``setpriv``/``prlimit``)."""
+    """A uid of its own for a program started as root (None when not root, or no ``setpriv``/``prlimit``)."""
     return _own_uid() if _is_root() and shutil.which("setpriv") and shutil.which("prlimit") else None
 
 
@@ -297,11 +267,13 @@ def _setpriv(uid: int) -> list[str]:
 
 @functools.cache
 def isolated() -> bool:
-    """Whether runs get bubblewrap's isolation: installed, allowed to make its namespaces here (a container may
-    forbid it), and as root with ``setpriv`` beside it."""
-    if not sys.platform.startswith("linux") or shutil.which("bwrap") is None:
-        return False
-    if _is_root() and shutil.which("setpriv") is None:
+    """Whether runs get bubblewrap: installed, allowed its namespaces here (a container may forbid them), and as root
+    with ``setpriv``."""
+    if (
+        not sys.platform.startswith("linux")
+        or not shutil.which("bwrap")
+        or (_is_root() and not shutil.which("setpriv"))
+    ):
         return False
     folder = Path(tempfile.mkdtemp(prefix="cal-sandbox-probe-"))
     try:
@@ -318,7 +290,7 @@ def isolated() -> bool:
 
 @functools.cache
 def _prefix_open_to_all() -> bool:
-    """Whether any uid may run the interpreter where it is (a pyenv under /root, mode 0700, is not)."""
+    """Whether any uid may run the interpreter where it is (a pyenv under /root, mode 0700, may not)."""
     prefix = Path(sys.base_prefix).resolve()
     try:
         return all(folder.stat().st_mode & 0o001 for folder in [*prefix.parents, prefix])
@@ -327,12 +299,12 @@ def _prefix_open_to_all() -> bool:
 
 
 def _drops_uid() -> bool:
-    """Root gives the child a uid of its own: inside bwrap always, without it only where that uid can run Python."""
+    """Root gives the child a uid of its own: under bwrap always, without it where that uid can run Python."""
     return _is_root() and shutil.which("setpriv") is not None and (isolated() or _prefix_open_to_all())
 
 
 def protections() -> tuple[str, ...]:
-    """What isolation a run gets on this machine, one catalog id each (``verify`` shows them translated)."""
+    """What isolation a run gets here, one catalog id each (``verify`` shows them translated)."""
     found = [N_("a fresh interpreter without site-packages"), N_("an empty environment"), N_("a session of its own")]
     if isolated():
         found += [
@@ -359,8 +331,7 @@ def protections() -> tuple[str, ...]:
 
 
 def memory_protection(capped: bool) -> str:
-    """How a run's memory was capped, as a catalog id: as a whole (``capped``: it had a cgroup of its own), or per
-    process only (``RLIMIT_AS``), and then why."""
+    """How a run's memory was capped, as a catalog id: for the run as a whole (a cgroup), or per process and why."""
     if capped:
         return N_("memory and processes capped for the run as a whole: a cgroup of its own")
     if sandbox_cgroup.unified_only():
@@ -373,8 +344,8 @@ def memory_protection(capped: bool) -> str:
 
 @functools.cache
 def _subreaper() -> bool:
-    """Make this process a child subreaper (``PR_SET_CHILD_SUBREAPER``), once: without bwrap's pid namespace an
-    orphan of the run (a ``setsid``'d grandchild) is then re-parented here, not to init, and still found."""
+    """Become a child subreaper, once: without bwrap's pid namespace an orphan of the run (a ``setsid``'d grandchild) is
+    re-parented here, not to init, and still found."""
     if not sys.platform.startswith("linux"):
         return False
     try:
@@ -386,8 +357,8 @@ def _subreaper() -> bool:
 
 
 def _limiter(limits: Limits, own_uid: bool, group: sandbox_cgroup.RunGroup | None) -> Callable[[], None] | None:
-    """What the forked child does before it execs: join the run's cgroup (so nothing it starts is outside it),
-    then set the rlimits, inherited by bwrap and Python."""
+    """What the forked child does before exec: join the run's cgroup (so nothing it starts is outside it), then set the
+    rlimits bwrap and Python inherit."""
     if not _HAS_RLIMITS:
         return None
     import resource
@@ -418,8 +389,6 @@ def _command(folder: Path, limits: Limits) -> tuple[list[str], int | None, bool]
 
 
 # --------------------------------------------------------------------------- one run
-
-
 def run_in_sandbox(
     program: str,
     *,
@@ -523,8 +492,8 @@ class SandboxSession:
 
 @dataclass
 class _Live:
-    """A started run: its processes (``bwrap``, ``uid``: how to find them), its cgroup, the parent's pipe ends,
-    and what the channel delivered so far (``chunks``, from the reader thread)."""
+    """A started run: its processes (``bwrap``, ``uid``: how to find them), cgroup, pipe ends, and the channel so
+    far."""
 
     process: subprocess.Popen[bytes]
     bwrap: bool
@@ -541,7 +510,7 @@ class _Live:
 
 
 def _launch(folder: Path, limits: Limits, requests: bool) -> _Live | ChildOutcome:
-    """Start the child on ``folder`` (with a request pipe when asked), or say why it could not start."""
+    """Start the child (with a request pipe when asked), or say why it could not start."""
     command, uid, bwrap = _command(folder, limits)
     if uid is not None:
         for path in [folder, *folder.rglob("*")]:
@@ -562,8 +531,7 @@ def _launch(folder: Path, limits: Limits, requests: bool) -> _Live | ChildOutcom
         _close(writer, request_reader)
     live = _Live(process, bwrap, uid, group, reader, request_writer)
     if not bwrap and _subreaper():  # the orphans this process adopts after the run's start are the run's
-        fields = _stat_fields(process.pid)
-        live.started = int(fields[19]) if fields is not None and len(fields) > 19 else 0
+        live.started = int((_stat_fields(process.pid) or ["0"] * 20)[19])
         _FIRSTS.add(process.pid)
     _pump(live, limits.output_bytes)
     return live
@@ -572,8 +540,8 @@ def _launch(folder: Path, limits: Limits, requests: bool) -> _Live | ChildOutcom
 def _start(
     command: list[str], folder: Path, ends: tuple[int, int], limiter: Callable[[], None] | None
 ) -> subprocess.Popen[bytes]:
-    """The child, with the channel's write end and the requests' read end (-1: none) as its only extra
-    inherited descriptors (handles on Windows), named on its command line. What it prints is nobody's data."""
+    """The child, with the channel's write end and the requests' read end (-1: none) as its only extra descriptors
+    (handles on Windows), named on its command line; what it prints is nobody's data."""
     writer, request_reader = ends
     common: dict[str, Any] = {"cwd": folder, "env": dict(_ENV), "stdin": subprocess.DEVNULL}
     common.update(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -595,10 +563,9 @@ def _start(
 
 
 def _pump(live: _Live, cap: int) -> None:
-    """A reader thread (no select on pipes, portably) putting the channel's bytes on a queue, the empty chunk of
-    its end included, and stopping past ``cap`` bytes so a huge message never grows this process. It reads a
-    duplicate of the end and closes it: a survivor holding the pipe open (where nothing could kill it) keeps one
-    thread waiting, never reading a number the run's end closed and something else reused."""
+    """A reader thread (no select on pipes, portably) queueing the channel's chunks, the empty last one included, and
+    stopping past ``cap`` so a huge message never grows this process. It reads a duplicate of the end: a survivor
+    holding the pipe open keeps it waiting, never reading a number reused after the run."""
     own = os.dup(live.reader)
 
     def pump() -> None:
@@ -620,8 +587,7 @@ def _pump(live: _Live, cap: int) -> None:
 
 
 def _shutdown(live: _Live) -> None:
-    """Kill every process of the run (the session's group, then the first process), close what the parent held
-    of it, and remove its cgroup, on every path."""
+    """Kill every process of the run, close the parent's ends and remove its cgroup, on every path."""
     try:
         _kill(_run_pids(live))
         if hasattr(os, "killpg"):
@@ -647,23 +613,19 @@ def _close(*descriptors: int) -> None:
 
 
 # --------------------------------------------------------------------------- the channel
-
-
 def _listen(
     live: _Live, limits: Limits, part_seconds: float | None, on_part: _OnPart | None, until: float | None = None
 ) -> ChildOutcome:
-    """Read the channel until the final answer, a deadline, or a misbehaviour; in a conversation (``until``: the
-    request's deadline) until the first part, which is its answer. The per-part clock starts at the first message
-    (before it the sandbox is starting, slow on a loaded machine, and our programs send one before any untrusted
-    code runs) and restarts only at a complete message that ``on_part`` calls progress: half a message, or one
-    sent again, buys no time."""
+    """Read the channel until the final answer, a deadline or a misbehaviour; in a conversation (``until``) until the
+    part that answers. The per-part clock starts at the first message (before it the sandbox is starting) and restarts
+    only at a complete message ``on_part`` calls progress."""
     start = last = time.monotonic()
     end = start + limits.seconds if until is None else until
     while True:
         now = time.monotonic()
         deadline = end if part_seconds is None or not live.parts else min(end, last + part_seconds)
         if now >= deadline:
-            return _timed_out(live, part_seconds if part_seconds is not None and now < end else end - start)
+            return _timed_out(live, now < end, end - start, part_seconds)
         messages, ended = _messages(live, limits, deadline - now)
         for message in messages:
             stopped, progress = _take(live, message, on_part, conversation=until is not None)
@@ -677,9 +639,8 @@ def _listen(
 def _take(
     live: _Live, message: _Message, on_part: _OnPart | None, conversation: bool
 ) -> tuple[ChildOutcome | None, bool]:
-    """One message: a run's final answer ends it (prints after it are not waited for), a conversation's first
-    part naming this request is the answer (its end is not; one sent before the request was read is an answer
-    nobody is waiting for); a run's part goes to ``_take_part``."""
+    """A run's final answer ends it (prints after it are not waited for); a conversation's answer is the first part
+    naming this request (one sent before the request was read is nobody's answer)."""
     kind, data, asked = message
     if conversation and kind == "part" and asked != live.asked:
         return None, False
@@ -691,9 +652,11 @@ def _take(
     return _take_part(live, data, on_part)
 
 
-def _timed_out(live: _Live, seconds: float) -> ChildOutcome:
+def _timed_out(live: _Live, early: bool, whole: float, part_seconds: float | None) -> ChildOutcome:
+    """A deadline passed: the part's (``early``: before the whole wait's end), else the whole's."""
     if live.buffer:
         return _outcome(live, "timeout", _("the checking process began a message and never finished it"))
+    seconds = part_seconds if part_seconds is not None and early else whole
     return _outcome(live, "timeout", _("no answer within {seconds} s", seconds=format(seconds, "g")))
 
 
@@ -723,8 +686,8 @@ def _messages(live: _Live, limits: Limits, wait: float) -> tuple[list[_Message],
 
 
 def _take_part(live: _Live, data: object, on_part: _OnPart | None) -> tuple[ChildOutcome | None, bool]:
-    """Keep one part, show it to ``on_part`` and write its ``Answer``. Returns what ends the run instead (None: go
-    on) and whether the part was progress."""
+    """Count a part, show it to ``on_part``, write its ``Answer``: what ends the run (None: go on), and whether it was
+    progress."""
     live.parts += 1
     if live.parts > _MAX_PARTS:
         return _outcome(live, "too_big", _("the checking process sent too many messages")), False
@@ -740,10 +703,8 @@ def _take_part(live: _Live, data: object, on_part: _OnPart | None) -> tuple[Chil
 
 
 def _write_request(live: _Live, data: object, deadline: float) -> ChildOutcome | None:
-    """Write one request line before the deadline (a child that stops reading cannot block the parent), or say
-    why not. A thread of its own writes it, on every OS: Windows has no ``select`` on pipes. It writes on a
-    duplicate of the pipe's end, so a write still blocked when the run is closed never reaches a reused number;
-    the run's end breaks the pipe and ends the thread."""
+    """Write one request line before the deadline, or say why not: a thread of its own writes (Windows has no ``select``
+    on pipes), on a duplicate of the end, so a write blocked when the run closes never reaches a reused number."""
     line = json.dumps(data, ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n"
     descriptor = os.dup(live.request_writer)
     failed: list[OSError] = []
@@ -784,13 +745,12 @@ def _ended(live: _Live) -> ChildOutcome:
 
 
 def _outcome(live: _Live, status: Status, detail: str, data: object | None = None) -> ChildOutcome:
-    """The run's outcome (``detail`` is always our own words: nothing of the child's is in it)."""
+    """``detail`` is always our own words: nothing of the child's is in it."""
     return ChildOutcome(status, data, detail, capped=live.group is not None)
 
 
 def decode_message(line: bytes) -> _Message | str:
-    """One channel line as (kind, data, how many requests the child had read), or a sentence saying why it is not
-    a message of ours. ``asked`` is absent only from a message ``sandbox_io`` did not write."""
+    """One channel line as (kind, data, requests the child had read), or why it is not a message of ours."""
     try:
         text = line.decode("ascii")
     except UnicodeDecodeError:
@@ -814,17 +774,14 @@ def _refuse_constant(name: str) -> object:
 
 
 def nesting_depth(text: str) -> int:
-    """The deepest bracket nesting of a JSON text, strings left out, counted without recursion (``json`` recurses
-    once per level: 200,000 brackets would be a RecursionError, or worse, in this process)."""
+    """The deepest bracket nesting, strings left out, counted without recursion (``json`` recurses per level)."""
     steps = [1 if char in "[{" else -1 for char in _STRING.sub("", text) if char in "[]{}"]
     return max(itertools.accumulate(steps, initial=0))
 
 
 # --------------------------------------------------------------------------- the run's processes
-
-
 def _kill(pids: Iterable[int]) -> None:
-    """SIGKILL each (gone already, or not ours: nothing to do), and reap it if it is this process's child."""
+    """SIGKILL each (gone, or not ours: nothing to do), reaping it if it is our child."""
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError, ChildProcessError):
             os.kill(pid, signal.SIGKILL)
@@ -832,8 +789,8 @@ def _kill(pids: Iterable[int]) -> None:
 
 
 def _kill_until_gone(find: Callable[[], list[int]]) -> bool:
-    """Kill what ``find`` lists until it lists nothing (one that forks while being killed is found on the next
-    pass); False when something outlives ``_FENCE_SECONDS``."""
+    """Kill what ``find`` lists until it lists nothing (a fork during the killing is found next pass); False after
+    ``_FENCE_SECONDS``."""
     deadline = time.monotonic() + _FENCE_SECONDS
     while time.monotonic() < deadline:
         if not (alive := find()):
@@ -844,9 +801,8 @@ def _kill_until_gone(find: Callable[[], list[int]]) -> bool:
 
 
 def _fence(live: _Live) -> bool:
-    """Kill every process of the run but the program and its bubblewrap parents. False when the program cannot be
-    told apart or something outlived the fence: the caller then ends the run. Where ``/proc`` cannot list the run
-    (macOS, Windows) only the session's kill at the end of the run holds, and the child goes on at once."""
+    """Kill the run's processes but the program and its bubblewrap parents; False when the program cannot be told apart
+    or something outlived the fence. Where ``/proc`` cannot list the run (macOS, Windows) only the end's kill holds."""
     spared = _spared(live)
     return spared is not None and _kill_until_gone(
         lambda: [pid for pid in _run_pids(live) if pid not in spared and _alive(pid)]
@@ -854,9 +810,8 @@ def _fence(live: _Live) -> bool:
 
 
 def _spared(live: _Live) -> set[int] | None:
-    """What a fence leaves: the program, and under bwrap bubblewrap and its pid namespace's init. The program is
-    the one process there with pid 2 in that namespace (its init's first child): nothing it forks can take that
-    number while it lives. None when it is not found."""
+    """The program and, under bwrap, bubblewrap and the namespace's init. The program is pid 2 there (init's first
+    child): nothing it forks can take that number while it lives."""
     pid = live.process.pid
     if not live.bwrap:
         return {pid}
@@ -870,9 +825,8 @@ def _spared(live: _Live) -> set[int] | None:
 
 
 def _run_pids(live: _Live) -> set[int]:
-    """Every process of the run but its first: its descendants and its cgroup's; under bwrap that is all of its
-    pid namespace (orphans are re-parented to its init, inside the run); without it also its session's and, with
-    a uid of its own, that uid's, and the orphans this process adopted from it (a setsid'd grandchild)."""
+    """Every process of the run but its first: descendants and cgroup; under bwrap that is its pid namespace (orphans go
+    to its init); without, also its session, its uid, and the orphans this process adopted."""
     found = set(_descendants(live.process.pid))
     if live.group is not None:
         found |= live.group.pids()
@@ -893,9 +847,8 @@ _FIRSTS: set[int] = set()  # the first processes of the runs under way here: nev
 
 
 def _adopted(pid: int, live: _Live) -> bool:
-    """An orphan re-parented to this process (a subreaper): a child of ours, of the run's uid, started after the
-    run's first process and not another run's first. Something else this process adopts during a run (a daemon a
-    notebook cell started) would be taken for the run's: verify runs nothing else meanwhile."""
+    """An orphan re-parented to this process: our child, of the run's uid, started after the run's first process and not
+    another run's first. (Anything else adopted meanwhile would be taken for the run's: verify runs nothing else.)"""
     fields = _stat_fields(pid) or []
     if not live.started or len(fields) <= 19 or fields[1] != str(os.getpid()) or pid in _FIRSTS:
         return False
@@ -918,12 +871,12 @@ def _stat_fields(pid: int) -> list[str] | None:
 
 
 def _alive(pid: int) -> bool:
-    """Still running: neither gone nor a zombie (a killed process's pid stays until its parent reaps it)."""
+    """Neither gone nor a zombie (a killed process's pid stays until its parent reaps it)."""
     return (_stat_fields(pid) or ["X"])[0] not in ("Z", "X")
 
 
 def _children(pid: int) -> list[int]:
-    """The process's children, from /proc (Linux); elsewhere [] and the session's kill must do."""
+    """From /proc (Linux); elsewhere [] and the session's kill must do."""
     found: list[int] = []
     with contextlib.suppress(OSError):
         for task in os.listdir(f"/proc/{pid}/task"):
@@ -943,7 +896,7 @@ def _descendants(pid: int) -> list[int]:
 
 
 def _namespace_pids(pid: int) -> list[int]:
-    """The process's pid in each pid namespace it is in, outermost first (``NSpid`` of /proc/PID/status)."""
+    """The process's pid in each pid namespace, outermost first (``NSpid``)."""
     with contextlib.suppress(OSError):
         for line in Path(f"/proc/{pid}/status").read_text(encoding="ascii", errors="replace").splitlines():
             if line.startswith("NSpid:"):
