@@ -39,7 +39,6 @@ from .words import N_, _
 
 Status = Literal["ok", "timeout", "crashed", "too_big", "garbage"]
 _Message = tuple[str, object, int | None]  # a channel message: kind, data, how many requests the child had read
-_OnPart = Callable[[object], "bool | Answer | None"]
 
 REFERENCE_MODULES = frozenset(
     {"json_text_messages", "json_text_adapter", "json_action_parser", "strict_json", "diagnosis"}
@@ -89,6 +88,9 @@ class Answer:
     data: object
     fence: bool = False
     progress: bool = True
+
+
+_OnPart = Callable[[object], bool | Answer | None]  # sees each part: False is no progress, an Answer is written back
 
 
 @dataclass(frozen=True)
