@@ -11,13 +11,12 @@ from codeagent_lite.workbook import sandbox
 
 
 def _of_this_session(process: psutil.Process) -> bool:
-    """As root each run has a uid of its own drawn from this process's pid (``sandbox._own_uid``), so another test
+    """As root each run has a uid of its own drawn from this process's pid (``sandbox._uid_range``), so another test
     session's runs on the same machine are told apart; otherwise every run counts."""
     if os.geteuid() != 0 or not sandbox._drops_uid():
         return True
-    base = 3_000_000 + (os.getpid() % 50_000) * 64
     try:
-        return bool(base <= process.uids().real < base + 64)
+        return bool(process.uids().real in sandbox._uid_range())
     except psutil.Error:
         return False
 

@@ -195,7 +195,13 @@ _uids = itertools.count()
 
 def _own_uid() -> int:
     """A uid no account uses, different for runs that overlap (RLIMIT_NPROC counts per uid)."""
-    return 3_000_000 + (os.getpid() % 50_000) * 64 + next(_uids) % 64
+    return _uid_range()[next(_uids) % 64]
+
+
+def _uid_range() -> range:
+    """The uids of this process's runs: drawn from its pid, so another process's runs are told apart."""
+    base = 3_000_000 + (os.getpid() % 50_000) * 64
+    return range(base, base + 64)
 
 
 def system_binds() -> list[str]:

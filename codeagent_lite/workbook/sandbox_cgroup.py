@@ -1,13 +1,10 @@
 """A memory and pids cgroup of its own for one sandbox run, where the machine lets us make one.
 
-Why: ``RLIMIT_AS`` caps each process, so 16 processes may take 16 times that, and ``RLIMIT_NPROC`` counts a
-uid's processes, not a run's. A cgroup caps the run as a whole: the kernel refuses memory (its OOM killer ends the
-run) and forks past the caps. It is made under this process's own group (a run stays inside whatever caps this
-process has), joined by the child before it execs, and removed after the run is killed.
-
-Only cgroup v1, as root. Why not v2: there a group holding processes cannot give its children controllers, so
-verify would first have to move every process of its group (the notebook server, the shell) into a leaf, and
-those are not verify's to move. On a v2-only machine the per-process limits are all a run gets, and verify says so.
+Why: ``RLIMIT_AS`` caps each process and ``RLIMIT_NPROC`` a uid, not a run; a cgroup caps the run as a whole (the
+kernel refuses memory and forks past the caps). Made under this process's own group (a run stays inside its caps),
+joined by the child before exec, removed after the run is killed. Only cgroup v1, as root: on v2 a group holding
+processes cannot give its children controllers, and the processes of verify's group (the notebook server, the
+shell) are not verify's to move to a leaf; there the per-process limits are all a run gets, and verify says so.
 """
 
 from __future__ import annotations

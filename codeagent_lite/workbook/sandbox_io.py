@@ -1,11 +1,9 @@
 """The child's end of the sandbox's channel: read the payload once, send answers back, hear the parent.
 
-Copied into every sandbox beside the program, so it uses the standard library only. Each message is one line
-of JSON on a pipe of its own (not standard output, which a learner's ``print`` fills); the parent caps, times
-and parses it, trusting none of it. ``send_part`` any number of times (verify sends one per check, so a hang
-costs only the check that hung), ``send`` once, at the end. In a conversation (``SandboxSession``) ``receive``
-gives each request, answered with one ``send_part``; in verify's run the child asks with ``send_part`` and
-``receive`` gives the answer.
+Copied into every sandbox, so standard library only. Each message is one JSON line on a pipe of its own (not
+standard output, which a learner's ``print`` fills), which the parent caps, times and parses. ``send_part`` any
+number of times (verify sends one per check, so a hang costs only that check), ``send`` once, at the end;
+``receive`` gives the parent's next request (a ``SandboxSession``'s question, or the answer verify's child asked).
 """
 
 from __future__ import annotations
