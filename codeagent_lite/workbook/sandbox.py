@@ -220,8 +220,7 @@ def system_binds() -> list[str]:
 
 
 def readable_bind(path: Path) -> list[str]:
-    """bubblewrap's arguments binding ``path`` read-only where it is, its parents traversable for any uid (bubblewrap
-    makes them 0700 under root)."""
+    """bubblewrap's arguments binding ``path`` read-only, its parents traversable for any uid (else 0700 as root)."""
     binds: list[str] = []
     for parent in reversed(path.parents[:-1]):
         binds += ["--perms", "0755", "--dir", str(parent)]
@@ -275,8 +274,7 @@ def _setpriv(uid: int) -> list[str]:
 
 @functools.cache
 def isolated() -> bool:
-    """Whether runs get bubblewrap: installed, allowed its namespaces here (a container may forbid them), and as root
-    with ``setpriv``."""
+    """Whether runs get bubblewrap: installed, allowed its namespaces (a container may forbid them), ``setpriv``."""
     if (
         not sys.platform.startswith("linux")
         or not shutil.which("bwrap")
@@ -500,8 +498,7 @@ class SandboxSession:
 
 @dataclass
 class _Live:
-    """A started run: its processes (``bwrap``, ``uid``: how to find them), cgroup, pipe ends, and the channel so
-    far."""
+    """A started run: its processes (``bwrap``, ``uid``: how to find them), cgroup, pipe ends, channel so far."""
 
     process: subprocess.Popen[bytes]
     bwrap: bool
@@ -694,8 +691,7 @@ def _messages(live: _Live, limits: Limits, wait: float) -> tuple[list[_Message],
 
 
 def _take_part(live: _Live, data: object, on_part: _OnPart | None) -> tuple[ChildOutcome | None, bool]:
-    """Count a part, show it to ``on_part``, write its ``Answer``: what ends the run (None: go on), and whether it was
-    progress."""
+    """Count a part, show it to ``on_part``, write its ``Answer``: what ends the run (None: go on), and progress."""
     live.parts += 1
     if live.parts > _MAX_PARTS:
         return _outcome(live, "too_big", _("the checking process sent too many messages")), False
@@ -797,8 +793,7 @@ def _kill(pids: Iterable[int]) -> None:
 
 
 def _kill_until_gone(find: Callable[[], list[int]]) -> bool:
-    """Kill what ``find`` lists until it lists nothing (a fork during the killing is found next pass); False after
-    ``_FENCE_SECONDS``."""
+    """Kill what ``find`` lists until none left (a fork meanwhile is found next pass); False past the fence's time."""
     deadline = time.monotonic() + _FENCE_SECONDS
     while time.monotonic() < deadline:
         if not (alive := find()):
