@@ -34,7 +34,6 @@ from codeagent_lite.model_adapter import TokenUsage
 from codeagent_lite.providers import GemmaProvider
 from codeagent_lite.workbook.real_model_lab import (
     DEMO_FILES,
-    NOT_INSTALLED_MESSAGE,
     RAW_PREFIX,
     Attempt,
     action_text,
@@ -43,7 +42,6 @@ from codeagent_lite.workbook.real_model_lab import (
     failure_costs,
     finish_note,
     hide_folder,
-    missing_local_packages,
     rate_cell,
     raw_line,
     render_attempt,
@@ -201,14 +199,6 @@ def test_hide_folder_replaces_every_spelling(tmp_path: Path) -> None:
     text = f"a {link}/x and {real}/y and {os.fspath(link)}"
     hidden = hide_folder(text, link)
     assert hidden == "a <workspace>/x and <workspace>/y and <workspace>"
-
-
-def test_missing_local_packages_names_what_cannot_be_imported(monkeypatch: pytest.MonkeyPatch) -> None:
-    from codeagent_lite.workbook import real_model_lab
-
-    monkeypatch.setattr(real_model_lab, "LOCAL_MODEL_PACKAGES", ("json", "no_such_package_xyz"))
-    assert missing_local_packages() == ("no_such_package_xyz",)
-    assert "pip install" in NOT_INSTALLED_MESSAGE
 
 
 @pytest.mark.local_model

