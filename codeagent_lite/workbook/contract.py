@@ -1,18 +1,12 @@
 """The contract a learner's three files are judged by: one list of checks, in notebook order.
 
-``verify DIR`` runs these checks on a learner's folder and ``tests/test_contract.py`` runs them on the package's
-own modules, so the workbook can never grade a learner on a rule its own reference breaks.
+``verify DIR`` runs them on a learner's folder and ``tests/test_contract.py`` on the package's own modules, so the
+workbook never grades a learner on a rule its own reference breaks. A check judges behaviour, never wording, and
+is marked ``ours`` where the blog never states its rule.
 
-A check judges behaviour, never wording: the value returned, the exact bytes, the exception type, the rejecting
-``layer``, the ``usage`` and ``__cause__`` kept, and at most one of the series' phrases in a message. A check is
-marked ``ours`` where the blog never states its rule, and then says what the blog does instead.
-
-The learner's code must not decide its own verdict, so a check is split in two: ``check.probe(inputs)`` gives the
-probe (plain data: which function, on which inputs; ``verify_probe`` runs it in the sandbox) and the judge (run
-here, on what came back, with the expected values the probe never carries). ``Inputs()`` are the public cases a
-report prints; ``Inputs.draw(seed)`` draws fresh ones for graded judging. A check's sentence parts are English
-message ids (``N_``), shown in the learner's language by ``Check.words``; a part that is a Python value is shown
-as it is, and a ``{name}`` in a part is filled from ``given_fields``/``expected_fields``.
+The learner's code must not decide its own verdict, so ``check.probe(inputs)`` gives a probe (plain data that
+``verify_probe`` runs in the sandbox) and a judge (run here, with the expected values the probe never carries).
+``Inputs()`` are the public cases a report prints; ``Inputs.draw(seed)`` draws fresh ones for grading.
 """
 
 from __future__ import annotations
@@ -45,26 +39,6 @@ from .verify_probe import encode
 from .verify_standins import run_here
 from .wire import qualified
 from .words import N_, _
-
-__all__ = [
-    "CHECKS",
-    "FILES",
-    "SAMPLES",
-    "STEPS",
-    "Check",
-    "CheckWords",
-    "Inputs",
-    "Judge",
-    "Mismatch",
-    "Probe",
-    "Raised",
-    "Sample",
-    "checks_up_to",
-    "describe_parse",
-    "rejected_layer",
-    "step_title",
-    "text_samples",
-]
 
 FILES = ("json_text_messages", "json_text_adapter", "json_action_parser")
 """The three files of the chapter, in the order the notebooks build them; step 4 is the parser again."""
@@ -920,7 +894,12 @@ def _judge_error_data(error: dict[str, Any], outcome: Rejection, text: str) -> N
 _BAD_JSON = Rejection(ValidationLayer.JSON_SYNTAX, _NOT_JSON)
 _NO_OBJECT = Rejection(ValidationLayer.TOP_LEVEL_OBJECT, "model output must be an object")
 _BAD_TYPE = Rejection(ValidationLayer.ACTION_TYPE, "unsupported action type")
-_L4 = ValidationLayer.FIELDS
+
+
+def _l4(phrase: str) -> Rejection:
+    return Rejection(ValidationLayer.FIELDS, phrase)
+
+
 _MISSING = object()
 
 
@@ -959,66 +938,50 @@ _DEEP = "[" * 100_000 + "]" * 100_000
 _CUT_OFF = '{"type": "final_answer", "content": "The answer is'
 _TWO_VALUES = '{"type": "final_answer", "content": "1"}\n{"type": "final_answer", "content": "2"}'
 _TOOL_RESULT_REPLY = '{"type": "tool_result", "call_id": "call_1", "content": "ok", "is_error": false}'
-_FIELDS_WRONG = Rejection(_L4, "tool_call fields do not match the contract")
-_ANSWER_FIELDS_WRONG = Rejection(_L4, "final_answer fields do not match the contract")
-
-_STEP_3 = [
-    _parse_check(
+_FIELDS_WRONG = _l4("tool_call fields do not match the contract")
+_ANSWER_FIELDS_WRONG = _l4("final_answer fields do not match the contract")
+_ROWS_3: list[tuple[str, Text, Outcome]] = [
+    (
         N_("the blog's tool call becomes a ToolCall"),
         _pretty_call,
-        lambda inputs: ToolCall(inputs.call_id, inputs.tool_name, {"path": inputs.path}),
+        lambda i: ToolCall(i.call_id, i.tool_name, {"path": i.path}),
     ),
-    _parse_check(
-        N_("a final answer becomes a FinalAnswer"),
-        _final(lambda inputs: inputs.answer),
-        lambda inputs: FinalAnswer(inputs.answer),
-    ),
-    _parse_check(
+    (N_("a final answer becomes a FinalAnswer"), _final(lambda i: i.answer), lambda i: FinalAnswer(i.answer)),
+    (
         N_("arguments' values are the tool's business"),
-        lambda inputs: _call_text(inputs, arguments={"path": inputs.limit}),
-        lambda inputs: ToolCall(inputs.call_id, inputs.tool_name, {"path": inputs.limit}),
+        lambda i: _call_text(i, arguments={"path": i.limit}),
+        lambda i: ToolCall(i.call_id, i.tool_name, {"path": i.limit}),
     ),
-    _parse_check(N_("layer 1: prose is not JSON"), 'Sure! {"type": "final_answer", "content": "42"}', _BAD_JSON),
-    _parse_check(N_("layer 1: a code fence is not JSON"), _FENCED, _BAD_JSON),
-    _parse_check(N_("layer 1: a trailing comma is not JSON"), '{"type": "final_answer", "content": "42",}', _BAD_JSON),
-    _parse_check(N_("layer 1: an empty reply is not JSON"), "", _BAD_JSON),
-    _parse_check(N_("layer 2: an array is not an action"), f"[{_CALL}]", _NO_OBJECT),
-    _parse_check(N_("layer 2: a string is not an action"), '"42"', _NO_OBJECT),
-    _parse_check(N_("layer 2: null is not an action"), "null", _NO_OBJECT),
-    _parse_check(N_("layer 3: tool_result is not an action type"), _TOOL_RESULT_REPLY, _BAD_TYPE),
-    _parse_check(N_("layer 3: type is case-sensitive"), _seeded(type="Tool_Call"), _BAD_TYPE),
-    _parse_check(N_("layer 3: no type at all"), '{"content": "42"}', _BAD_TYPE),
-    _parse_check(N_("layer 3: a type that is a list"), _seeded(type=["tool_call"]), _BAD_TYPE),
-    _parse_check(N_("layer 4: a missing field"), _seeded(tool_name=_MISSING), _FIELDS_WRONG),
-    _parse_check(N_("layer 4: an extra field"), _seeded(reason="I want to look"), _FIELDS_WRONG),
-    _parse_check(
+    (N_("layer 1: prose is not JSON"), 'Sure! {"type": "final_answer", "content": "42"}', _BAD_JSON),
+    (N_("layer 1: a code fence is not JSON"), _FENCED, _BAD_JSON),
+    (N_("layer 1: a trailing comma is not JSON"), '{"type": "final_answer", "content": "42",}', _BAD_JSON),
+    (N_("layer 1: an empty reply is not JSON"), "", _BAD_JSON),
+    (N_("layer 2: an array is not an action"), f"[{_CALL}]", _NO_OBJECT),
+    (N_("layer 2: a string is not an action"), '"42"', _NO_OBJECT),
+    (N_("layer 2: null is not an action"), "null", _NO_OBJECT),
+    (N_("layer 3: tool_result is not an action type"), _TOOL_RESULT_REPLY, _BAD_TYPE),
+    (N_("layer 3: type is case-sensitive"), _seeded(type="Tool_Call"), _BAD_TYPE),
+    (N_("layer 3: no type at all"), '{"content": "42"}', _BAD_TYPE),
+    (N_("layer 3: a type that is a list"), _seeded(type=["tool_call"]), _BAD_TYPE),
+    (N_("layer 4: a missing field"), _seeded(tool_name=_MISSING), _FIELDS_WRONG),
+    (N_("layer 4: an extra field"), _seeded(reason="I want to look"), _FIELDS_WRONG),
+    (
         N_("layer 4: a final answer with arguments"),
         '{"type": "final_answer", "content": "done", "arguments": {}}',
         _ANSWER_FIELDS_WRONG,
     ),
-    _parse_check(N_("layer 4: a final answer without content"), '{"type": "final_answer"}', _ANSWER_FIELDS_WRONG),
-    _parse_check(
-        N_("layer 4: call_id that is a number"), _seeded(call_id=1), Rejection(_L4, "call_id must be a string")
-    ),
-    _parse_check(
-        N_("layer 4: tool_name that is null"), _seeded(tool_name=None), Rejection(_L4, "tool_name must be a string")
-    ),
-    _parse_check(
-        N_("layer 4: content that is true"),
-        '{"type": "final_answer", "content": true}',
-        Rejection(_L4, "content must be a string"),
-    ),
-    _parse_check(
+    (N_("layer 4: a final answer without content"), '{"type": "final_answer"}', _ANSWER_FIELDS_WRONG),
+    (N_("layer 4: call_id that is a number"), _seeded(call_id=1), _l4("call_id must be a string")),
+    (N_("layer 4: tool_name that is null"), _seeded(tool_name=None), _l4("tool_name must be a string")),
+    (N_("layer 4: content that is true"), '{"type": "final_answer", "content": true}', _l4("content must be a string")),
+    (
         N_("layer 4: arguments as a string"),
         _seeded(arguments='{"path": "README.md"}'),
-        Rejection(_L4, "arguments must be an object"),
+        _l4("arguments must be an object"),
     ),
-    _parse_check(
-        N_("layer 4: arguments as a list"),
-        _seeded(arguments=["README.md"]),
-        Rejection(_L4, "arguments must be an object"),
-    ),
+    (N_("layer 4: arguments as a list"), _seeded(arguments=["README.md"]), _l4("arguments must be an object")),
 ]
+_STEP_3 = [_parse_check(name, text, outcome) for name, text, outcome in _ROWS_3]
 
 _STRICT = N_("strict JSON (RFC 8259): json.loads accepts this, the blog's parser starts with json.loads")
 
@@ -1106,21 +1069,21 @@ _STEP_4 = [
     _parse_check(
         N_("a blank call_id"),
         _seeded(call_id="   "),
-        Rejection(_L4, "call_id must not be blank"),
+        _l4("call_id must not be blank"),
         ours=_NON_BLANK,
         look_alike=lambda inputs: _call_text(inputs, call_id=f" {inputs.call_id} "),
     ),
     _parse_check(
         N_("an empty tool_name"),
         _seeded(tool_name=""),
-        Rejection(_L4, "tool_name must not be blank"),
+        _l4("tool_name must not be blank"),
         ours=_NON_BLANK,
         look_alike=lambda inputs: _call_text(inputs, tool_name=inputs.tool_name[:1]),
     ),
     _parse_check(
         N_("a blank final answer"),
         '{"type": "final_answer", "content": " \\n "}',
-        Rejection(_L4, "content must not be blank"),
+        _l4("content must not be blank"),
         ours=_NON_BLANK,
         look_alike=_final(lambda inputs: f" {inputs.answer} \n "),
     ),
