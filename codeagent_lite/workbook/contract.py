@@ -64,8 +64,6 @@ Fields = tuple[tuple[str, object], ...]
 
 @dataclass(frozen=True, slots=True)
 class CheckWords:
-    """A check's sentence parts in one language: what verify's report prints."""
-
     name: str
     given: str
     expected: str
@@ -195,7 +193,6 @@ Probe = dict[str, Any]
 Judge = Callable[[dict[str, Any]], None]
 Case = Callable[[Inputs], tuple[Probe, Judge]]
 Rule = Callable[[Inputs, dict[str, Any]], None]
-"""A judge that also sees the inputs its probe was built from."""
 
 
 # --------------------------------------------------------------------------- what came back
@@ -215,7 +212,6 @@ def _error(result: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _value(result: dict[str, Any]) -> Any:
-    """What came back, or ``Raised`` when the learner's code raised instead."""
     error = _error(result)
     if error is not None:
         raise Raised(error)
@@ -259,8 +255,9 @@ def _json_spec(values: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- step 1: messages
 
 
-def _messages_probe(history: Sequence[HistoryItem | ToolSpec]) -> Probe:
-    return {"kind": "messages", "history": [_item_spec(item) for item in history]}
+def _messages_probe(history: Sequence[HistoryItem | ToolSpec], each: bool = False) -> Probe:
+    probe: Probe = {"kind": "messages", "history": [_item_spec(item) for item in history]}
+    return {**probe, "each": True} if each else probe
 
 
 def _messages(history: Callable[[Inputs], Sequence[HistoryItem | ToolSpec]], rule: Rule) -> Case:
@@ -268,7 +265,6 @@ def _messages(history: Callable[[Inputs], Sequence[HistoryItem | ToolSpec]], rul
 
 
 def _pairs(value: dict[str, Any]) -> list[tuple[str, str]]:
-    """The (role, content) pairs of what ``build_provider_messages`` returned, as the probe described it."""
     if not value["iterable"]:
         raise Mismatch(_("{value}, which is not a sequence of messages", value=_cut(value["shown"])))
     pairs = []
@@ -282,7 +278,8 @@ def _pairs(value: dict[str, Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _only_pair(pairs: list[tuple[str, str]]) -> tuple[str, str]:
+def _one(value: dict[str, Any]) -> tuple[str, str]:
+    pairs = _pairs(value)
     if len(pairs) != 1:
         raise Mismatch(_("{count} messages for one history item", count=len(pairs)))
     return pairs[0]
@@ -304,14 +301,12 @@ def _tool_result(inputs: Inputs) -> ToolResult:
 
 
 def _fields(item: ToolCall | ToolResult) -> dict[str, Any]:
-    """The four fields the blog's encoding writes for a tool call or a tool result."""
     if isinstance(item, ToolCall):
         return {"type": "tool_call", "call_id": item.call_id, "tool_name": item.tool_name, "arguments": item.arguments}
     return {"type": "tool_result", "call_id": item.call_id, "content": item.content, "is_error": item.is_error}
 
 
-_TOOL_CALL = _tool_call(_PUBLIC)
-_TOOL_RESULT = _tool_result(_PUBLIC)
+_TOOL_CALL, _TOOL_RESULT = _tool_call(_PUBLIC), _tool_result(_PUBLIC)
 
 
 def _three_messages(inputs: Inputs) -> list[Message]:
@@ -329,19 +324,19 @@ def _messages_kept(inputs: Inputs, result: dict[str, Any]) -> None:
 
 
 def _assistant_role(_inputs: Inputs, result: dict[str, Any]) -> None:
-    role, _content = _only_pair(_pairs(_value(result)))
+    role, _content = _one(_value(result))
     if role != "assistant":
         raise Mismatch(_("role {role}", role=repr(role)))
 
 
 def _tool_call_fields(inputs: Inputs, result: dict[str, Any]) -> None:
-    decoded = _decoded(_only_pair(_pairs(_value(result)))[1])
+    decoded = _decoded(_one(_value(result))[1])
     if decoded != _fields(_tool_call(inputs)):
         raise Mismatch(_("content that decodes to {value}", value=_show(decoded)))
 
 
 def _tool_result_sent(inputs: Inputs, result: dict[str, Any]) -> None:
-    role, content = _only_pair(_pairs(_value(result)))
+    role, content = _one(_value(result))
     decoded = _decoded(content)
     if role != "user" or decoded != _fields(_tool_result(inputs)):
         raise Mismatch(_("role {role} with content that decodes to {value}", role=repr(role), value=_show(decoded)))
@@ -369,11 +364,8 @@ def _in_order(inputs: Inputs) -> tuple[Probe, Judge]:
         pairs = _pairs(_value(result))
         summary = []
         for role, content in pairs:
-            if role == "user" and not content.startswith("{"):
-                summary.append(content)
-            else:
-                value = _decoded(content)
-                summary.append(f"{value.get('type')}:{value.get('call_id')}" if isinstance(value, dict) else content)
+            value = content if role == "user" and not content.startswith("{") else _decoded(content)
+            summary.append(f"{value.get('type')}:{value.get('call_id')}" if isinstance(value, dict) else content)
         if summary != wanted:
             raise Mismatch(_("{count} messages: {summary}", count=len(pairs), summary=_show(summary, 200)))
 
@@ -391,9 +383,9 @@ def _each_item(check: Callable[[str, HistoryItem], None]) -> Case:
             if len(each) != len(items):
                 raise Mismatch(_("{count} messages for one history item", count=len(each)))
             for value, item in zip(each, items, strict=True):
-                check(_only_pair(_pairs(value))[1], item)
+                check(_one(value)[1], item)
 
-        return {**_messages_probe(items), "each": True}, judge
+        return _messages_probe(items, each=True), judge
 
     return case
 
@@ -424,21 +416,20 @@ def _exact_bytes(content: str, item: HistoryItem) -> None:
 
 
 def _chinese_kept(inputs: Inputs, result: dict[str, Any]) -> None:
-    _role, content = _only_pair(_pairs(_value(result)))
+    _role, content = _one(_value(result))
     if inputs.missing not in content:
         raise Mismatch(_show(content))
 
 
-def _nan_refused(_inputs: Inputs, result: dict[str, Any]) -> None:
-    error = _error(result)
-    if error is None or not _is(error, ValueError):
-        raise Mismatch(_("the message {value}", value=_show(_pairs(_value(result)))))
+def _refused(cls: type, got: Callable[[Any], str]) -> Rule:
+    """A judge wanting ``cls`` raised; ``got`` words what came back instead (``_value`` raises for another error)."""
 
+    def rule(_inputs: Inputs, result: dict[str, Any]) -> None:
+        error = _error(result)
+        if error is None or not _is(error, cls):
+            raise Mismatch(got(_value(result)))
 
-def _unknown_item_refused(_inputs: Inputs, result: dict[str, Any]) -> None:
-    error = _error(result)
-    if error is None or not _is(error, TypeError):
-        raise Mismatch(_("{value} and no error", value=_cut(_value(result)["shown"])))
+    return rule
 
 
 _ABOVE = N_("the ToolCall and ToolResult above")
@@ -513,14 +504,20 @@ _STEP_1 = [
         N_("NaN is refused, not written into the history"),
         "ToolCall('call_1', 'sleep', {'seconds': nan})",
         N_("a ValueError (json.dumps(..., allow_nan=False)), because NaN is not JSON"),
-        _messages(lambda inputs: [ToolCall(inputs.call_id, "sleep", {"seconds": float("nan")})], _nan_refused),
+        _messages(
+            lambda inputs: [ToolCall(inputs.call_id, "sleep", {"seconds": float("nan")})],
+            _refused(ValueError, lambda value: _("the message {value}", value=_show(_pairs(value)))),
+        ),
         ours=N_("allow_nan=False: the blog does not say"),
     ),
     Check(
         N_("an item of another type is refused"),
         N_("a ToolSpec, which is not a HistoryItem"),
         N_("a TypeError naming the type, instead of a guess or silence"),
-        _messages(lambda inputs: [ToolSpec(inputs.tool_name, "Read a file.")], _unknown_item_refused),
+        _messages(
+            lambda inputs: [ToolSpec(inputs.tool_name, "Read a file.")],
+            _refused(TypeError, lambda value: _("{value} and no error", value=_cut(value["shown"]))),
+        ),
         ours=N_("the blog does not say what happens to anything but the three HistoryItem types"),
     ),
 ]
@@ -596,7 +593,6 @@ def _response_fields(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _raised(result: dict[str, Any], cls: type) -> dict[str, Any]:
-    """The error the adapter raised, which must be a ``cls`` raised after the provider was asked."""
     error = _error(result)
     if error is None:
         raise Mismatch(_("no error but {value}", value=_cut(result.get("shown", ""))))
@@ -770,8 +766,6 @@ _STEP_2 = [
 
 @dataclass(frozen=True, slots=True)
 class Rejection:
-    """What a refusal must look like: the layer, and the series' phrase its message contains."""
-
     layer: ValidationLayer
     phrase: str
 
@@ -838,7 +832,6 @@ def _vary(text: str, inputs: Inputs) -> str:
 
 
 def _with_look_alike(text: str, wanted: Action | Rejection, alike: str, inputs: Inputs) -> tuple[Probe, Judge]:
-    """Both texts in one probe, in an order drawn from the inputs (the child is not told which is which)."""
     first = random.Random(f"{inputs.call_id}{alike}").random() < 0.5
     texts = [text, alike] if first else [alike, text]
     accepted = reference_parser.parse_json_action(alike)
@@ -855,16 +848,22 @@ def _with_look_alike(text: str, wanted: Action | Rejection, alike: str, inputs: 
     return {"kind": "parse", "texts": texts}, judge
 
 
-def _judge_parse(result: dict[str, Any], outcome: Action | Rejection, text: str) -> None:
+def _refusal(result: dict[str, Any]) -> dict[str, Any] | None:
+    """A parse probe's InvalidModelOutputError, None when the text was accepted: any other error is ``Raised``."""
     error = _error(result)
+    if error is not None and not _is(error, InvalidModelOutputError):
+        raise Raised(error)
+    return error
+
+
+def _judge_parse(result: dict[str, Any], outcome: Action | Rejection, text: str) -> None:
+    error = _refusal(result)
     if error is None:
         if isinstance(outcome, Rejection):
             raise Mismatch(_("no error: it was accepted as {value}", value=_cut(result.get("shown", ""))))
         if result["value"] != encode(outcome):
             raise Mismatch(_cut(result.get("shown", "")))
         return
-    if not _is(error, InvalidModelOutputError):
-        raise Raised(error)
     layer, message = _raw_layer(error), str(error.get("message", ""))
     if not isinstance(outcome, Rejection) or layer != outcome.layer:
         raise Mismatch(_("a rejection at {layer}: {message}", layer=_layer(layer), message=_show(message)))
@@ -987,7 +986,6 @@ _STRICT = N_("strict JSON (RFC 8259): json.loads accepts this, the blog's parser
 
 
 def _no_number(name: str, token: str) -> Check:
-    """``NaN`` or an infinity where a number goes: json.loads takes it, JSON has no such number."""
     return _parse_check(
         name,
         _sleep(f'"seconds": {token}'),
@@ -1095,11 +1093,9 @@ CHECKS: tuple[Check, ...] = (
     *_numbered(3, _STEP_3),
     *_numbered(4, _STEP_4),
 )
-"""Every check, in step order; ``id`` is ``"<step>.<number>"``."""
 
 
 def checks_up_to(step: int | None) -> tuple[Check, ...]:
-    """The checks of steps 1..``step`` (all of them for None): each step builds on the one before."""
     last = max(STEPS) if step is None else step
     return tuple(check for check in CHECKS if check.step <= last)
 
@@ -1130,7 +1126,6 @@ class Sample:
         return (_describe_messages, _describe_adapter, _describe_parse)[self.step - 1]
 
     def run(self, module: ModuleType) -> str:
-        """The sample through ``module`` in this process (the reference side of ``compare``)."""
         return self.describe(run_here(module, self.probe))
 
     def words(self, language: Language | None = None) -> tuple[str, str]:
@@ -1144,23 +1139,19 @@ def describe_parse(module: ModuleType, text: str) -> str:
 
 
 def rejected_layer(result: dict[str, Any]) -> int | None:
-    """The layer number a parse probe's result was refused at (None: accepted, or not an InvalidModelOutputError
-    with a known layer): the fact ``describe_parse`` puts into words, so nobody parses the words back."""
-    error = _error(result)
-    if error is None or not _is(error, InvalidModelOutputError):
-        return None
+    """The layer a parse probe's result was refused at, as data: the fact ``describe_parse`` puts into words,
+    so nobody parses the words back (None: accepted, crashed, or no known layer)."""
     try:
-        return int(ValidationLayer(_raw_layer(error)))  # type: ignore[arg-type]
-    except (ValueError, TypeError):
+        error = _refusal(result)
+        return None if error is None else int(ValidationLayer(_raw_layer(error)))  # type: ignore[arg-type]
+    except (Raised, ValueError, TypeError):
         return None
 
 
 def _describe_parse(result: dict[str, Any]) -> str:
-    error = _error(result)
+    error = _refusal(result)
     if error is None:
         return f"✔ {_cut(result.get('shown', ''), 90)}"
-    if not _is(error, InvalidModelOutputError):
-        raise Raised(error)
     return _("✘ rejected at {layer}", layer=_layer(_raw_layer(error)))
 
 
@@ -1247,7 +1238,6 @@ SAMPLES: tuple[Sample, ...] = (
 
 
 def text_samples(texts: Sequence[str]) -> tuple[Sample, ...]:
-    """Samples for replies chosen at run time (the playground's): ``t.1``, ``t.2``, ... in order."""
     return tuple(
         Sample(f"t.{n}", 3, N_("reply {index}"), _parse_probe(text), label_fields=(("index", n),))
         for n, text in enumerate(texts, start=1)
