@@ -206,6 +206,10 @@ def _show(value: object, limit: int = 120) -> str:
     return _cut(repr(value), limit)
 
 
+def _shown(result: dict[str, Any], limit: int = 120) -> str:
+    return _cut(result.get("shown", ""), limit)
+
+
 def _error(result: dict[str, Any]) -> dict[str, Any] | None:
     error = result.get("error")
     return error if isinstance(error, dict) else None
@@ -585,7 +589,7 @@ def _asked_the_provider(result: dict[str, Any]) -> None:
 def _response_fields(result: dict[str, Any]) -> dict[str, Any]:
     value = _value(result)
     if not isinstance(value, dict) or value.get("$obj") != qualified(ModelResponse):
-        raise Mismatch(_cut(result.get("shown", ""), 200))
+        raise Mismatch(_shown(result, 200))
     fields = value["fields"]
     assert isinstance(fields, dict)
     _asked_the_provider(result)
@@ -595,7 +599,7 @@ def _response_fields(result: dict[str, Any]) -> dict[str, Any]:
 def _raised(result: dict[str, Any], cls: type) -> dict[str, Any]:
     error = _error(result)
     if error is None:
-        raise Mismatch(_("no error but {value}", value=_cut(result.get("shown", ""))))
+        raise Mismatch(_("no error but {value}", value=_shown(result)))
     if not _is(error, cls):
         raise Raised(error)
     _asked_the_provider(result)
@@ -604,13 +608,13 @@ def _raised(result: dict[str, Any], cls: type) -> dict[str, Any]:
 
 def _returns_action(inputs: Inputs, result: dict[str, Any]) -> None:
     if _response_fields(result).get("action") != encode(_reply_action(inputs)):
-        raise Mismatch(_cut(result.get("shown", ""), 200))
+        raise Mismatch(_shown(result, 200))
 
 
 def _usage_kept(inputs: Inputs, result: dict[str, Any]) -> None:
     usage = _response_fields(result).get("usage")
     if usage != encode(TokenUsage(*inputs.usage)):
-        raise Mismatch(_("usage {value}", value=_cut(_show(usage))))
+        raise Mismatch(_("usage {value}", value=_show(usage)))
 
 
 def _provider_arguments(inputs: Inputs, result: dict[str, Any]) -> None:
@@ -625,7 +629,7 @@ def _provider_arguments(inputs: Inputs, result: dict[str, Any]) -> None:
     if call["tools"] != encode(list(_TOOLS)):
         problems.append(f"tools={_cut(call['tools_shown'], 80)}")
     if call["max_output_tokens"] != inputs.max_output_tokens:
-        problems.append(f"max_output_tokens={_cut(_show(call['max_output_tokens']), 40)}")
+        problems.append(f"max_output_tokens={_show(call['max_output_tokens'], 40)}")
     if problems:
         raise Mismatch(_("the provider was called with {arguments}", arguments=", ".join(problems)))
 
@@ -634,7 +638,7 @@ def _builds_from_history(inputs: Inputs, result: dict[str, Any]) -> None:
     _value(result)
     histories = result["built"]
     if histories != [encode(_history(inputs))]:
-        shown = _cut(_show(histories))
+        shown = _show(histories)
         raise Mismatch(
             _("build_provider_messages called {count} times, with {histories}", count=len(histories), histories=shown)
         )
@@ -670,7 +674,7 @@ def _invalid_error(result: dict[str, Any]) -> dict[str, Any]:
 def _usage_on_error(inputs: Inputs, result: dict[str, Any]) -> None:
     usage = _invalid_error(result).get("usage")
     if usage != encode(TokenUsage(*inputs.invalid_usage)):
-        raise Mismatch(_("InvalidModelOutputError with usage={usage}", usage=_cut(_show(usage))))
+        raise Mismatch(_("InvalidModelOutputError with usage={usage}", usage=_show(usage)))
 
 
 def _message_on_error(inputs: Inputs, result: dict[str, Any]) -> None:
@@ -860,9 +864,9 @@ def _judge_parse(result: dict[str, Any], outcome: Action | Rejection, text: str)
     error = _refusal(result)
     if error is None:
         if isinstance(outcome, Rejection):
-            raise Mismatch(_("no error: it was accepted as {value}", value=_cut(result.get("shown", ""))))
+            raise Mismatch(_("no error: it was accepted as {value}", value=_shown(result)))
         if result["value"] != encode(outcome):
-            raise Mismatch(_cut(result.get("shown", "")))
+            raise Mismatch(_shown(result))
         return
     layer, message = _raw_layer(error), str(error.get("message", ""))
     if not isinstance(outcome, Rejection) or layer != outcome.layer:
@@ -1151,7 +1155,7 @@ def rejected_layer(result: dict[str, Any]) -> int | None:
 def _describe_parse(result: dict[str, Any]) -> str:
     error = _refusal(result)
     if error is None:
-        return f"✔ {_cut(result.get('shown', ''), 90)}"
+        return f"✔ {_shown(result, 90)}"
     return _("✘ rejected at {layer}", layer=_layer(_raw_layer(error)))
 
 
@@ -1171,7 +1175,7 @@ def _describe_adapter(result: dict[str, Any]) -> str:
             "InvalidModelOutputError at {layer}, usage={usage}", layer=_layer(_raw_layer(error)), usage=shown_usage
         )
     _value(result)
-    return _cut(result.get("shown", ""), 160)
+    return _shown(result, 160)
 
 
 def _samples(step: int, rows: Sequence[tuple[str, Probe, str]]) -> list[Sample]:
