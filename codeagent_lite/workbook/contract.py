@@ -999,7 +999,11 @@ def _no_number(name: str, token: str) -> Check:
     )
 
 
-_NON_BLANK = N_("the non-blank rule: the blog checks types only")
+def _blank(name: str, text: Text, field: str, look_alike: Callable[[Inputs], str]) -> Check:
+    ours = N_("the non-blank rule: the blog checks types only")
+    return _parse_check(name, text, _l4(f"{field} must not be blank"), ours=ours, look_alike=look_alike)
+
+
 _STEP_4 = [
     _parse_check(
         N_("a duplicate key is refused, not resolved"),
@@ -1068,26 +1072,15 @@ _STEP_4 = [
         ours=N_("RFC 8259 forbids a byte-order mark in JSON text"),
         look_alike=_final(lambda inputs: "\ufeff" + inputs.answer),
     ),
-    _parse_check(
-        N_("a blank call_id"),
-        _seeded(call_id="   "),
-        _l4("call_id must not be blank"),
-        ours=_NON_BLANK,
-        look_alike=lambda inputs: _call_text(inputs, call_id=f" {inputs.call_id} "),
+    _blank(N_("a blank call_id"), _seeded(call_id="   "), "call_id", lambda i: _call_text(i, call_id=f" {i.call_id} ")),
+    _blank(
+        N_("an empty tool_name"), _seeded(tool_name=""), "tool_name", lambda i: _call_text(i, tool_name=i.tool_name[:1])
     ),
-    _parse_check(
-        N_("an empty tool_name"),
-        _seeded(tool_name=""),
-        _l4("tool_name must not be blank"),
-        ours=_NON_BLANK,
-        look_alike=lambda inputs: _call_text(inputs, tool_name=inputs.tool_name[:1]),
-    ),
-    _parse_check(
+    _blank(
         N_("a blank final answer"),
         '{"type": "final_answer", "content": " \\n "}',
-        _l4("content must not be blank"),
-        ours=_NON_BLANK,
-        look_alike=_final(lambda inputs: f" {inputs.answer} \n "),
+        "content",
+        _final(lambda i: f" {i.answer} \n "),
     ),
 ]
 
