@@ -787,13 +787,9 @@ def _parse_check(
     given: str | None = None,
     look_alike: Callable[[Inputs], str] | None = None,
 ) -> Check:
-    """A check that feeds ``text`` to ``parse_json_action`` and expects an action or a rejection.
-
-    ``text`` and an action may be functions of the inputs, so a seed draws them fresh. ``look_alike``: for drawn
-    inputs, a valid reply of the same surface (the same key twice in two objects, ``NaN`` in a string...) sent
-    with the text in a drawn order; the check passes only when the text is refused and the look-alike accepted as
-    the reference accepts it, so a parser that recognises the refused texts by their look fails it.
-    """
+    """``text`` and an action may be functions of the inputs, so a seed draws them fresh. ``look_alike``: for
+    drawn inputs, a valid reply of the same surface (the same key twice in two objects, ``NaN`` in a string...),
+    sent with the text in a drawn order, so a parser that recognises the refused texts by their look fails."""
     public = outcome(_PUBLIC) if callable(outcome) else outcome
     fields: Fields = ()
     if isinstance(public, Rejection):
@@ -1084,11 +1080,8 @@ _STEP_4 = [
     ),
 ]
 
-CHECKS: tuple[Check, ...] = (
-    *_numbered(1, _STEP_1),
-    *_numbered(2, _STEP_2),
-    *_numbered(3, _STEP_3),
-    *_numbered(4, _STEP_4),
+CHECKS = tuple(
+    check for step, checks in enumerate((_STEP_1, _STEP_2, _STEP_3, _STEP_4), 1) for check in _numbered(step, checks)
 )
 
 
@@ -1212,25 +1205,18 @@ _CORPUS = [
 ]
 """The replies of notebook 04's blog-versus-ours table, with what a lax parser's answer costs."""
 
-SAMPLES: tuple[Sample, ...] = (
-    *_samples(
-        1,
-        [
-            (N_("a Message"), _messages_probe([Message(MessageRole.USER, _PUBLIC.request)]), ""),
-            (N_("a ToolCall"), _messages_probe([_TOOL_CALL]), ""),
-            (N_("a ToolResult in Chinese"), _messages_probe([_TOOL_RESULT]), ""),
-        ],
-    ),
-    *_samples(
-        2,
-        [
-            (N_("a valid reply"), _adapter_probe(_PUBLIC), ""),
-            (N_("the provider fails"), _adapter_probe(_PUBLIC, failure="provider_error"), ""),
-            (N_("a fenced reply"), _adapter_probe(_PUBLIC, fenced=True), ""),
-        ],
-    ),
-    *_samples(3, [(label, _parse_probe(text), cost) for label, text, cost in _CORPUS]),
-)
+_MESSAGES = [
+    (N_("a Message"), _messages_probe([Message(MessageRole.USER, _PUBLIC.request)]), ""),
+    (N_("a ToolCall"), _messages_probe([_TOOL_CALL]), ""),
+    (N_("a ToolResult in Chinese"), _messages_probe([_TOOL_RESULT]), ""),
+]
+_ADAPTER = [
+    (N_("a valid reply"), _adapter_probe(_PUBLIC), ""),
+    (N_("the provider fails"), _adapter_probe(_PUBLIC, failure="provider_error"), ""),
+    (N_("a fenced reply"), _adapter_probe(_PUBLIC, fenced=True), ""),
+]
+_PARSES = [(label, _parse_probe(text), cost) for label, text, cost in _CORPUS]
+SAMPLES = (*_samples(1, _MESSAGES), *_samples(2, _ADAPTER), *_samples(3, _PARSES))
 """What notebooks 02-04 show beside the reference; step 3's samples are also step 4's corpus."""
 
 
