@@ -1,18 +1,12 @@
 """The contract a learner's three files are judged by: one list of checks, in notebook order.
 
-``verify DIR`` runs these checks on a learner's folder and ``tests/test_contract.py`` runs them on the package's
-own modules, so the workbook can never grade a learner on a rule its own reference breaks.
+``verify DIR`` runs them on a learner's folder and ``tests/test_contract.py`` on the package's own modules, so the
+workbook never grades a learner on a rule its own reference breaks. A check judges behaviour, never wording, and
+is marked ``ours`` where the blog never states its rule.
 
-A check judges behaviour, never wording: the value returned, the exact bytes, the exception type, the rejecting
-``layer``, the ``usage`` and ``__cause__`` kept, and at most one of the series' phrases in a message. A check is
-marked ``ours`` where the blog never states its rule, and then says what the blog does instead.
-
-The learner's code must not decide its own verdict, so a check is split in two: ``check.probe(inputs)`` gives the
-probe (plain data: which function, on which inputs; ``verify_probe`` runs it in the sandbox) and the judge (run
-here, on what came back, with the expected values the probe never carries). ``Inputs()`` are the public cases a
-report prints; ``Inputs.draw(seed)`` draws fresh ones for graded judging. A check's sentence parts are English
-message ids (``N_``), shown in the learner's language by ``Check.words``; a part that is a Python value is shown
-as it is, and a ``{name}`` in a part is filled from ``given_fields``/``expected_fields``.
+The learner's code must not decide its own verdict, so ``check.probe(inputs)`` gives a probe (plain data that
+``verify_probe`` runs in the sandbox) and a judge (run here, with the expected values the probe never carries).
+``Inputs()`` are the public cases a report prints; ``Inputs.draw(seed)`` draws fresh ones for grading.
 """
 
 from __future__ import annotations
@@ -46,26 +40,6 @@ from .verify_standins import run_here
 from .wire import qualified
 from .words import N_, _
 
-__all__ = [
-    "CHECKS",
-    "FILES",
-    "SAMPLES",
-    "STEPS",
-    "Check",
-    "CheckWords",
-    "Inputs",
-    "Judge",
-    "Mismatch",
-    "Probe",
-    "Raised",
-    "Sample",
-    "checks_up_to",
-    "describe_parse",
-    "rejected_layer",
-    "step_title",
-    "text_samples",
-]
-
 FILES = ("json_text_messages", "json_text_adapter", "json_action_parser")
 """The three files of the chapter, in the order the notebooks build them; step 4 is the parser again."""
 
@@ -90,8 +64,6 @@ Fields = tuple[tuple[str, object], ...]
 
 @dataclass(frozen=True, slots=True)
 class CheckWords:
-    """A check's sentence parts in one language: what verify's report prints."""
-
     name: str
     given: str
     expected: str
@@ -221,7 +193,6 @@ Probe = dict[str, Any]
 Judge = Callable[[dict[str, Any]], None]
 Case = Callable[[Inputs], tuple[Probe, Judge]]
 Rule = Callable[[Inputs, dict[str, Any]], None]
-"""A judge that also sees the inputs its probe was built from."""
 
 
 # --------------------------------------------------------------------------- what came back
@@ -235,13 +206,16 @@ def _show(value: object, limit: int = 120) -> str:
     return _cut(repr(value), limit)
 
 
+def _shown(result: dict[str, Any], limit: int = 120) -> str:
+    return _cut(result.get("shown", ""), limit)
+
+
 def _error(result: dict[str, Any]) -> dict[str, Any] | None:
     error = result.get("error")
     return error if isinstance(error, dict) else None
 
 
 def _value(result: dict[str, Any]) -> Any:
-    """What came back, or ``Raised`` when the learner's code raised instead."""
     error = _error(result)
     if error is not None:
         raise Raised(error)
@@ -285,8 +259,9 @@ def _json_spec(values: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- step 1: messages
 
 
-def _messages_probe(history: Sequence[HistoryItem | ToolSpec]) -> Probe:
-    return {"kind": "messages", "history": [_item_spec(item) for item in history]}
+def _messages_probe(history: Sequence[HistoryItem | ToolSpec], each: bool = False) -> Probe:
+    probe: Probe = {"kind": "messages", "history": [_item_spec(item) for item in history]}
+    return {**probe, "each": True} if each else probe
 
 
 def _messages(history: Callable[[Inputs], Sequence[HistoryItem | ToolSpec]], rule: Rule) -> Case:
@@ -294,7 +269,6 @@ def _messages(history: Callable[[Inputs], Sequence[HistoryItem | ToolSpec]], rul
 
 
 def _pairs(value: dict[str, Any]) -> list[tuple[str, str]]:
-    """The (role, content) pairs of what ``build_provider_messages`` returned, as the probe described it."""
     if not value["iterable"]:
         raise Mismatch(_("{value}, which is not a sequence of messages", value=_cut(value["shown"])))
     pairs = []
@@ -308,7 +282,8 @@ def _pairs(value: dict[str, Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _only_pair(pairs: list[tuple[str, str]]) -> tuple[str, str]:
+def _one(value: dict[str, Any]) -> tuple[str, str]:
+    pairs = _pairs(value)
     if len(pairs) != 1:
         raise Mismatch(_("{count} messages for one history item", count=len(pairs)))
     return pairs[0]
@@ -330,14 +305,12 @@ def _tool_result(inputs: Inputs) -> ToolResult:
 
 
 def _fields(item: ToolCall | ToolResult) -> dict[str, Any]:
-    """The four fields the blog's encoding writes for a tool call or a tool result."""
     if isinstance(item, ToolCall):
         return {"type": "tool_call", "call_id": item.call_id, "tool_name": item.tool_name, "arguments": item.arguments}
     return {"type": "tool_result", "call_id": item.call_id, "content": item.content, "is_error": item.is_error}
 
 
-_TOOL_CALL = _tool_call(_PUBLIC)
-_TOOL_RESULT = _tool_result(_PUBLIC)
+_TOOL_CALL, _TOOL_RESULT = _tool_call(_PUBLIC), _tool_result(_PUBLIC)
 
 
 def _three_messages(inputs: Inputs) -> list[Message]:
@@ -355,19 +328,19 @@ def _messages_kept(inputs: Inputs, result: dict[str, Any]) -> None:
 
 
 def _assistant_role(_inputs: Inputs, result: dict[str, Any]) -> None:
-    role, _content = _only_pair(_pairs(_value(result)))
+    role, _content = _one(_value(result))
     if role != "assistant":
         raise Mismatch(_("role {role}", role=repr(role)))
 
 
 def _tool_call_fields(inputs: Inputs, result: dict[str, Any]) -> None:
-    decoded = _decoded(_only_pair(_pairs(_value(result)))[1])
+    decoded = _decoded(_one(_value(result))[1])
     if decoded != _fields(_tool_call(inputs)):
         raise Mismatch(_("content that decodes to {value}", value=_show(decoded)))
 
 
 def _tool_result_sent(inputs: Inputs, result: dict[str, Any]) -> None:
-    role, content = _only_pair(_pairs(_value(result)))
+    role, content = _one(_value(result))
     decoded = _decoded(content)
     if role != "user" or decoded != _fields(_tool_result(inputs)):
         raise Mismatch(_("role {role} with content that decodes to {value}", role=repr(role), value=_show(decoded)))
@@ -395,11 +368,8 @@ def _in_order(inputs: Inputs) -> tuple[Probe, Judge]:
         pairs = _pairs(_value(result))
         summary = []
         for role, content in pairs:
-            if role == "user" and not content.startswith("{"):
-                summary.append(content)
-            else:
-                value = _decoded(content)
-                summary.append(f"{value.get('type')}:{value.get('call_id')}" if isinstance(value, dict) else content)
+            value = content if role == "user" and not content.startswith("{") else _decoded(content)
+            summary.append(f"{value.get('type')}:{value.get('call_id')}" if isinstance(value, dict) else content)
         if summary != wanted:
             raise Mismatch(_("{count} messages: {summary}", count=len(pairs), summary=_show(summary, 200)))
 
@@ -417,9 +387,9 @@ def _each_item(check: Callable[[str, HistoryItem], None]) -> Case:
             if len(each) != len(items):
                 raise Mismatch(_("{count} messages for one history item", count=len(each)))
             for value, item in zip(each, items, strict=True):
-                check(_only_pair(_pairs(value))[1], item)
+                check(_one(value)[1], item)
 
-        return {**_messages_probe(items), "each": True}, judge
+        return _messages_probe(items, each=True), judge
 
     return case
 
@@ -450,21 +420,20 @@ def _exact_bytes(content: str, item: HistoryItem) -> None:
 
 
 def _chinese_kept(inputs: Inputs, result: dict[str, Any]) -> None:
-    _role, content = _only_pair(_pairs(_value(result)))
+    _role, content = _one(_value(result))
     if inputs.missing not in content:
         raise Mismatch(_show(content))
 
 
-def _nan_refused(_inputs: Inputs, result: dict[str, Any]) -> None:
-    error = _error(result)
-    if error is None or not _is(error, ValueError):
-        raise Mismatch(_("the message {value}", value=_show(_pairs(_value(result)))))
+def _refused(cls: type, got: Callable[[Any], str]) -> Rule:
+    """A judge wanting ``cls`` raised; ``got`` words what came back instead (``_value`` raises for another error)."""
 
+    def rule(_inputs: Inputs, result: dict[str, Any]) -> None:
+        error = _error(result)
+        if error is None or not _is(error, cls):
+            raise Mismatch(got(_value(result)))
 
-def _unknown_item_refused(_inputs: Inputs, result: dict[str, Any]) -> None:
-    error = _error(result)
-    if error is None or not _is(error, TypeError):
-        raise Mismatch(_("{value} and no error", value=_cut(_value(result)["shown"])))
+    return rule
 
 
 _ABOVE = N_("the ToolCall and ToolResult above")
@@ -539,14 +508,20 @@ _STEP_1 = [
         N_("NaN is refused, not written into the history"),
         "ToolCall('call_1', 'sleep', {'seconds': nan})",
         N_("a ValueError (json.dumps(..., allow_nan=False)), because NaN is not JSON"),
-        _messages(lambda inputs: [ToolCall(inputs.call_id, "sleep", {"seconds": float("nan")})], _nan_refused),
+        _messages(
+            lambda inputs: [ToolCall(inputs.call_id, "sleep", {"seconds": float("nan")})],
+            _refused(ValueError, lambda value: _("the message {value}", value=_show(_pairs(value)))),
+        ),
         ours=N_("allow_nan=False: the blog does not say"),
     ),
     Check(
         N_("an item of another type is refused"),
         N_("a ToolSpec, which is not a HistoryItem"),
         N_("a TypeError naming the type, instead of a guess or silence"),
-        _messages(lambda inputs: [ToolSpec(inputs.tool_name, "Read a file.")], _unknown_item_refused),
+        _messages(
+            lambda inputs: [ToolSpec(inputs.tool_name, "Read a file.")],
+            _refused(TypeError, lambda value: _("{value} and no error", value=_cut(value["shown"]))),
+        ),
         ours=N_("the blog does not say what happens to anything but the three HistoryItem types"),
     ),
 ]
@@ -614,7 +589,7 @@ def _asked_the_provider(result: dict[str, Any]) -> None:
 def _response_fields(result: dict[str, Any]) -> dict[str, Any]:
     value = _value(result)
     if not isinstance(value, dict) or value.get("$obj") != qualified(ModelResponse):
-        raise Mismatch(_cut(result.get("shown", ""), 200))
+        raise Mismatch(_shown(result, 200))
     fields = value["fields"]
     assert isinstance(fields, dict)
     _asked_the_provider(result)
@@ -622,10 +597,9 @@ def _response_fields(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _raised(result: dict[str, Any], cls: type) -> dict[str, Any]:
-    """The error the adapter raised, which must be a ``cls`` raised after the provider was asked."""
     error = _error(result)
     if error is None:
-        raise Mismatch(_("no error but {value}", value=_cut(result.get("shown", ""))))
+        raise Mismatch(_("no error but {value}", value=_shown(result)))
     if not _is(error, cls):
         raise Raised(error)
     _asked_the_provider(result)
@@ -634,13 +608,13 @@ def _raised(result: dict[str, Any], cls: type) -> dict[str, Any]:
 
 def _returns_action(inputs: Inputs, result: dict[str, Any]) -> None:
     if _response_fields(result).get("action") != encode(_reply_action(inputs)):
-        raise Mismatch(_cut(result.get("shown", ""), 200))
+        raise Mismatch(_shown(result, 200))
 
 
 def _usage_kept(inputs: Inputs, result: dict[str, Any]) -> None:
     usage = _response_fields(result).get("usage")
     if usage != encode(TokenUsage(*inputs.usage)):
-        raise Mismatch(_("usage {value}", value=_cut(_show(usage))))
+        raise Mismatch(_("usage {value}", value=_show(usage)))
 
 
 def _provider_arguments(inputs: Inputs, result: dict[str, Any]) -> None:
@@ -655,7 +629,7 @@ def _provider_arguments(inputs: Inputs, result: dict[str, Any]) -> None:
     if call["tools"] != encode(list(_TOOLS)):
         problems.append(f"tools={_cut(call['tools_shown'], 80)}")
     if call["max_output_tokens"] != inputs.max_output_tokens:
-        problems.append(f"max_output_tokens={_cut(_show(call['max_output_tokens']), 40)}")
+        problems.append(f"max_output_tokens={_show(call['max_output_tokens'], 40)}")
     if problems:
         raise Mismatch(_("the provider was called with {arguments}", arguments=", ".join(problems)))
 
@@ -664,7 +638,7 @@ def _builds_from_history(inputs: Inputs, result: dict[str, Any]) -> None:
     _value(result)
     histories = result["built"]
     if histories != [encode(_history(inputs))]:
-        shown = _cut(_show(histories))
+        shown = _show(histories)
         raise Mismatch(
             _("build_provider_messages called {count} times, with {histories}", count=len(histories), histories=shown)
         )
@@ -700,7 +674,7 @@ def _invalid_error(result: dict[str, Any]) -> dict[str, Any]:
 def _usage_on_error(inputs: Inputs, result: dict[str, Any]) -> None:
     usage = _invalid_error(result).get("usage")
     if usage != encode(TokenUsage(*inputs.invalid_usage)):
-        raise Mismatch(_("InvalidModelOutputError with usage={usage}", usage=_cut(_show(usage))))
+        raise Mismatch(_("InvalidModelOutputError with usage={usage}", usage=_show(usage)))
 
 
 def _message_on_error(inputs: Inputs, result: dict[str, Any]) -> None:
@@ -796,8 +770,6 @@ _STEP_2 = [
 
 @dataclass(frozen=True, slots=True)
 class Rejection:
-    """What a refusal must look like: the layer, and the series' phrase its message contains."""
-
     layer: ValidationLayer
     phrase: str
 
@@ -815,13 +787,9 @@ def _parse_check(
     given: str | None = None,
     look_alike: Callable[[Inputs], str] | None = None,
 ) -> Check:
-    """A check that feeds ``text`` to ``parse_json_action`` and expects an action or a rejection.
-
-    ``text`` and an action may be functions of the inputs, so a seed draws them fresh. ``look_alike``: for drawn
-    inputs, a valid reply of the same surface (the same key twice in two objects, ``NaN`` in a string...) sent
-    with the text in a drawn order; the check passes only when the text is refused and the look-alike accepted as
-    the reference accepts it, so a parser that recognises the refused texts by their look fails it.
-    """
+    """``text`` and an action may be functions of the inputs, so a seed draws them fresh. ``look_alike``: for
+    drawn inputs, a valid reply of the same surface (the same key twice in two objects, ``NaN`` in a string...),
+    sent with the text in a drawn order, so a parser that recognises the refused texts by their look fails."""
     public = outcome(_PUBLIC) if callable(outcome) else outcome
     fields: Fields = ()
     if isinstance(public, Rejection):
@@ -864,7 +832,6 @@ def _vary(text: str, inputs: Inputs) -> str:
 
 
 def _with_look_alike(text: str, wanted: Action | Rejection, alike: str, inputs: Inputs) -> tuple[Probe, Judge]:
-    """Both texts in one probe, in an order drawn from the inputs (the child is not told which is which)."""
     first = random.Random(f"{inputs.call_id}{alike}").random() < 0.5
     texts = [text, alike] if first else [alike, text]
     accepted = reference_parser.parse_json_action(alike)
@@ -881,16 +848,22 @@ def _with_look_alike(text: str, wanted: Action | Rejection, alike: str, inputs: 
     return {"kind": "parse", "texts": texts}, judge
 
 
-def _judge_parse(result: dict[str, Any], outcome: Action | Rejection, text: str) -> None:
+def _refusal(result: dict[str, Any]) -> dict[str, Any] | None:
+    """A parse probe's InvalidModelOutputError, None when the text was accepted: any other error is ``Raised``."""
     error = _error(result)
+    if error is not None and not _is(error, InvalidModelOutputError):
+        raise Raised(error)
+    return error
+
+
+def _judge_parse(result: dict[str, Any], outcome: Action | Rejection, text: str) -> None:
+    error = _refusal(result)
     if error is None:
         if isinstance(outcome, Rejection):
-            raise Mismatch(_("no error: it was accepted as {value}", value=_cut(result.get("shown", ""))))
+            raise Mismatch(_("no error: it was accepted as {value}", value=_shown(result)))
         if result["value"] != encode(outcome):
-            raise Mismatch(_cut(result.get("shown", "")))
+            raise Mismatch(_shown(result))
         return
-    if not _is(error, InvalidModelOutputError):
-        raise Raised(error)
     layer, message = _raw_layer(error), str(error.get("message", ""))
     if not isinstance(outcome, Rejection) or layer != outcome.layer:
         raise Mismatch(_("a rejection at {layer}: {message}", layer=_layer(layer), message=_show(message)))
@@ -920,7 +893,12 @@ def _judge_error_data(error: dict[str, Any], outcome: Rejection, text: str) -> N
 _BAD_JSON = Rejection(ValidationLayer.JSON_SYNTAX, _NOT_JSON)
 _NO_OBJECT = Rejection(ValidationLayer.TOP_LEVEL_OBJECT, "model output must be an object")
 _BAD_TYPE = Rejection(ValidationLayer.ACTION_TYPE, "unsupported action type")
-_L4 = ValidationLayer.FIELDS
+
+
+def _l4(phrase: str) -> Rejection:
+    return Rejection(ValidationLayer.FIELDS, phrase)
+
+
 _MISSING = object()
 
 
@@ -959,72 +937,55 @@ _DEEP = "[" * 100_000 + "]" * 100_000
 _CUT_OFF = '{"type": "final_answer", "content": "The answer is'
 _TWO_VALUES = '{"type": "final_answer", "content": "1"}\n{"type": "final_answer", "content": "2"}'
 _TOOL_RESULT_REPLY = '{"type": "tool_result", "call_id": "call_1", "content": "ok", "is_error": false}'
-_FIELDS_WRONG = Rejection(_L4, "tool_call fields do not match the contract")
-_ANSWER_FIELDS_WRONG = Rejection(_L4, "final_answer fields do not match the contract")
-
-_STEP_3 = [
-    _parse_check(
+_FIELDS_WRONG = _l4("tool_call fields do not match the contract")
+_ANSWER_FIELDS_WRONG = _l4("final_answer fields do not match the contract")
+_ROWS_3: list[tuple[str, Text, Outcome]] = [
+    (
         N_("the blog's tool call becomes a ToolCall"),
         _pretty_call,
-        lambda inputs: ToolCall(inputs.call_id, inputs.tool_name, {"path": inputs.path}),
+        lambda i: ToolCall(i.call_id, i.tool_name, {"path": i.path}),
     ),
-    _parse_check(
-        N_("a final answer becomes a FinalAnswer"),
-        _final(lambda inputs: inputs.answer),
-        lambda inputs: FinalAnswer(inputs.answer),
-    ),
-    _parse_check(
+    (N_("a final answer becomes a FinalAnswer"), _final(lambda i: i.answer), lambda i: FinalAnswer(i.answer)),
+    (
         N_("arguments' values are the tool's business"),
-        lambda inputs: _call_text(inputs, arguments={"path": inputs.limit}),
-        lambda inputs: ToolCall(inputs.call_id, inputs.tool_name, {"path": inputs.limit}),
+        lambda i: _call_text(i, arguments={"path": i.limit}),
+        lambda i: ToolCall(i.call_id, i.tool_name, {"path": i.limit}),
     ),
-    _parse_check(N_("layer 1: prose is not JSON"), 'Sure! {"type": "final_answer", "content": "42"}', _BAD_JSON),
-    _parse_check(N_("layer 1: a code fence is not JSON"), _FENCED, _BAD_JSON),
-    _parse_check(N_("layer 1: a trailing comma is not JSON"), '{"type": "final_answer", "content": "42",}', _BAD_JSON),
-    _parse_check(N_("layer 1: an empty reply is not JSON"), "", _BAD_JSON),
-    _parse_check(N_("layer 2: an array is not an action"), f"[{_CALL}]", _NO_OBJECT),
-    _parse_check(N_("layer 2: a string is not an action"), '"42"', _NO_OBJECT),
-    _parse_check(N_("layer 2: null is not an action"), "null", _NO_OBJECT),
-    _parse_check(N_("layer 3: tool_result is not an action type"), _TOOL_RESULT_REPLY, _BAD_TYPE),
-    _parse_check(N_("layer 3: type is case-sensitive"), _seeded(type="Tool_Call"), _BAD_TYPE),
-    _parse_check(N_("layer 3: no type at all"), '{"content": "42"}', _BAD_TYPE),
-    _parse_check(N_("layer 3: a type that is a list"), _seeded(type=["tool_call"]), _BAD_TYPE),
-    _parse_check(N_("layer 4: a missing field"), _seeded(tool_name=_MISSING), _FIELDS_WRONG),
-    _parse_check(N_("layer 4: an extra field"), _seeded(reason="I want to look"), _FIELDS_WRONG),
-    _parse_check(
+    (N_("layer 1: prose is not JSON"), 'Sure! {"type": "final_answer", "content": "42"}', _BAD_JSON),
+    (N_("layer 1: a code fence is not JSON"), _FENCED, _BAD_JSON),
+    (N_("layer 1: a trailing comma is not JSON"), '{"type": "final_answer", "content": "42",}', _BAD_JSON),
+    (N_("layer 1: an empty reply is not JSON"), "", _BAD_JSON),
+    (N_("layer 2: an array is not an action"), f"[{_CALL}]", _NO_OBJECT),
+    (N_("layer 2: a string is not an action"), '"42"', _NO_OBJECT),
+    (N_("layer 2: null is not an action"), "null", _NO_OBJECT),
+    (N_("layer 3: tool_result is not an action type"), _TOOL_RESULT_REPLY, _BAD_TYPE),
+    (N_("layer 3: type is case-sensitive"), _seeded(type="Tool_Call"), _BAD_TYPE),
+    (N_("layer 3: no type at all"), '{"content": "42"}', _BAD_TYPE),
+    (N_("layer 3: a type that is a list"), _seeded(type=["tool_call"]), _BAD_TYPE),
+    (N_("layer 4: a missing field"), _seeded(tool_name=_MISSING), _FIELDS_WRONG),
+    (N_("layer 4: an extra field"), _seeded(reason="I want to look"), _FIELDS_WRONG),
+    (
         N_("layer 4: a final answer with arguments"),
         '{"type": "final_answer", "content": "done", "arguments": {}}',
         _ANSWER_FIELDS_WRONG,
     ),
-    _parse_check(N_("layer 4: a final answer without content"), '{"type": "final_answer"}', _ANSWER_FIELDS_WRONG),
-    _parse_check(
-        N_("layer 4: call_id that is a number"), _seeded(call_id=1), Rejection(_L4, "call_id must be a string")
-    ),
-    _parse_check(
-        N_("layer 4: tool_name that is null"), _seeded(tool_name=None), Rejection(_L4, "tool_name must be a string")
-    ),
-    _parse_check(
-        N_("layer 4: content that is true"),
-        '{"type": "final_answer", "content": true}',
-        Rejection(_L4, "content must be a string"),
-    ),
-    _parse_check(
+    (N_("layer 4: a final answer without content"), '{"type": "final_answer"}', _ANSWER_FIELDS_WRONG),
+    (N_("layer 4: call_id that is a number"), _seeded(call_id=1), _l4("call_id must be a string")),
+    (N_("layer 4: tool_name that is null"), _seeded(tool_name=None), _l4("tool_name must be a string")),
+    (N_("layer 4: content that is true"), '{"type": "final_answer", "content": true}', _l4("content must be a string")),
+    (
         N_("layer 4: arguments as a string"),
         _seeded(arguments='{"path": "README.md"}'),
-        Rejection(_L4, "arguments must be an object"),
+        _l4("arguments must be an object"),
     ),
-    _parse_check(
-        N_("layer 4: arguments as a list"),
-        _seeded(arguments=["README.md"]),
-        Rejection(_L4, "arguments must be an object"),
-    ),
+    (N_("layer 4: arguments as a list"), _seeded(arguments=["README.md"]), _l4("arguments must be an object")),
 ]
+_STEP_3 = [_parse_check(name, text, outcome) for name, text, outcome in _ROWS_3]
 
 _STRICT = N_("strict JSON (RFC 8259): json.loads accepts this, the blog's parser starts with json.loads")
 
 
 def _no_number(name: str, token: str) -> Check:
-    """``NaN`` or an infinity where a number goes: json.loads takes it, JSON has no such number."""
     return _parse_check(
         name,
         _sleep(f'"seconds": {token}'),
@@ -1034,7 +995,11 @@ def _no_number(name: str, token: str) -> Check:
     )
 
 
-_NON_BLANK = N_("the non-blank rule: the blog checks types only")
+def _blank(name: str, text: Text, field: str, look_alike: Callable[[Inputs], str]) -> Check:
+    ours = N_("the non-blank rule: the blog checks types only")
+    return _parse_check(name, text, _l4(f"{field} must not be blank"), ours=ours, look_alike=look_alike)
+
+
 _STEP_4 = [
     _parse_check(
         N_("a duplicate key is refused, not resolved"),
@@ -1103,40 +1068,24 @@ _STEP_4 = [
         ours=N_("RFC 8259 forbids a byte-order mark in JSON text"),
         look_alike=_final(lambda inputs: "\ufeff" + inputs.answer),
     ),
-    _parse_check(
-        N_("a blank call_id"),
-        _seeded(call_id="   "),
-        Rejection(_L4, "call_id must not be blank"),
-        ours=_NON_BLANK,
-        look_alike=lambda inputs: _call_text(inputs, call_id=f" {inputs.call_id} "),
+    _blank(N_("a blank call_id"), _seeded(call_id="   "), "call_id", lambda i: _call_text(i, call_id=f" {i.call_id} ")),
+    _blank(
+        N_("an empty tool_name"), _seeded(tool_name=""), "tool_name", lambda i: _call_text(i, tool_name=i.tool_name[:1])
     ),
-    _parse_check(
-        N_("an empty tool_name"),
-        _seeded(tool_name=""),
-        Rejection(_L4, "tool_name must not be blank"),
-        ours=_NON_BLANK,
-        look_alike=lambda inputs: _call_text(inputs, tool_name=inputs.tool_name[:1]),
-    ),
-    _parse_check(
+    _blank(
         N_("a blank final answer"),
         '{"type": "final_answer", "content": " \\n "}',
-        Rejection(_L4, "content must not be blank"),
-        ours=_NON_BLANK,
-        look_alike=_final(lambda inputs: f" {inputs.answer} \n "),
+        "content",
+        _final(lambda i: f" {i.answer} \n "),
     ),
 ]
 
-CHECKS: tuple[Check, ...] = (
-    *_numbered(1, _STEP_1),
-    *_numbered(2, _STEP_2),
-    *_numbered(3, _STEP_3),
-    *_numbered(4, _STEP_4),
+CHECKS = tuple(
+    check for step, checks in enumerate((_STEP_1, _STEP_2, _STEP_3, _STEP_4), 1) for check in _numbered(step, checks)
 )
-"""Every check, in step order; ``id`` is ``"<step>.<number>"``."""
 
 
 def checks_up_to(step: int | None) -> tuple[Check, ...]:
-    """The checks of steps 1..``step`` (all of them for None): each step builds on the one before."""
     last = max(STEPS) if step is None else step
     return tuple(check for check in CHECKS if check.step <= last)
 
@@ -1167,7 +1116,6 @@ class Sample:
         return (_describe_messages, _describe_adapter, _describe_parse)[self.step - 1]
 
     def run(self, module: ModuleType) -> str:
-        """The sample through ``module`` in this process (the reference side of ``compare``)."""
         return self.describe(run_here(module, self.probe))
 
     def words(self, language: Language | None = None) -> tuple[str, str]:
@@ -1181,23 +1129,19 @@ def describe_parse(module: ModuleType, text: str) -> str:
 
 
 def rejected_layer(result: dict[str, Any]) -> int | None:
-    """The layer number a parse probe's result was refused at (None: accepted, or not an InvalidModelOutputError
-    with a known layer): the fact ``describe_parse`` puts into words, so nobody parses the words back."""
-    error = _error(result)
-    if error is None or not _is(error, InvalidModelOutputError):
-        return None
+    """The layer a parse probe's result was refused at, as data: the fact ``describe_parse`` puts into words,
+    so nobody parses the words back (None: accepted, crashed, or no known layer)."""
     try:
-        return int(ValidationLayer(_raw_layer(error)))  # type: ignore[arg-type]
-    except (ValueError, TypeError):
+        error = _refusal(result)
+        return None if error is None else int(ValidationLayer(_raw_layer(error)))  # type: ignore[arg-type]
+    except (Raised, ValueError, TypeError):
         return None
 
 
 def _describe_parse(result: dict[str, Any]) -> str:
-    error = _error(result)
+    error = _refusal(result)
     if error is None:
-        return f"✔ {_cut(result.get('shown', ''), 90)}"
-    if not _is(error, InvalidModelOutputError):
-        raise Raised(error)
+        return f"✔ {_shown(result, 90)}"
     return _("✘ rejected at {layer}", layer=_layer(_raw_layer(error)))
 
 
@@ -1217,7 +1161,7 @@ def _describe_adapter(result: dict[str, Any]) -> str:
             "InvalidModelOutputError at {layer}, usage={usage}", layer=_layer(_raw_layer(error)), usage=shown_usage
         )
     _value(result)
-    return _cut(result.get("shown", ""), 160)
+    return _shown(result, 160)
 
 
 def _samples(step: int, rows: Sequence[tuple[str, Probe, str]]) -> list[Sample]:
@@ -1261,30 +1205,22 @@ _CORPUS = [
 ]
 """The replies of notebook 04's blog-versus-ours table, with what a lax parser's answer costs."""
 
-SAMPLES: tuple[Sample, ...] = (
-    *_samples(
-        1,
-        [
-            (N_("a Message"), _messages_probe([Message(MessageRole.USER, _PUBLIC.request)]), ""),
-            (N_("a ToolCall"), _messages_probe([_TOOL_CALL]), ""),
-            (N_("a ToolResult in Chinese"), _messages_probe([_TOOL_RESULT]), ""),
-        ],
-    ),
-    *_samples(
-        2,
-        [
-            (N_("a valid reply"), _adapter_probe(_PUBLIC), ""),
-            (N_("the provider fails"), _adapter_probe(_PUBLIC, failure="provider_error"), ""),
-            (N_("a fenced reply"), _adapter_probe(_PUBLIC, fenced=True), ""),
-        ],
-    ),
-    *_samples(3, [(label, _parse_probe(text), cost) for label, text, cost in _CORPUS]),
-)
+_MESSAGES = [
+    (N_("a Message"), _messages_probe([Message(MessageRole.USER, _PUBLIC.request)]), ""),
+    (N_("a ToolCall"), _messages_probe([_TOOL_CALL]), ""),
+    (N_("a ToolResult in Chinese"), _messages_probe([_TOOL_RESULT]), ""),
+]
+_ADAPTER = [
+    (N_("a valid reply"), _adapter_probe(_PUBLIC), ""),
+    (N_("the provider fails"), _adapter_probe(_PUBLIC, failure="provider_error"), ""),
+    (N_("a fenced reply"), _adapter_probe(_PUBLIC, fenced=True), ""),
+]
+_PARSES = [(label, _parse_probe(text), cost) for label, text, cost in _CORPUS]
+SAMPLES = (*_samples(1, _MESSAGES), *_samples(2, _ADAPTER), *_samples(3, _PARSES))
 """What notebooks 02-04 show beside the reference; step 3's samples are also step 4's corpus."""
 
 
 def text_samples(texts: Sequence[str]) -> tuple[Sample, ...]:
-    """Samples for replies chosen at run time (the playground's): ``t.1``, ``t.2``, ... in order."""
     return tuple(
         Sample(f"t.{n}", 3, N_("reply {index}"), _parse_probe(text), label_fields=(("index", n),))
         for n, text in enumerate(texts, start=1)

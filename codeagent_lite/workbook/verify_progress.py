@@ -1,10 +1,8 @@
 """Progress while verify runs: a line per step on a terminal, a bar in a notebook that leaves nothing behind.
 
-Why a bar created empty: nbval records the outputs a cell creates and ignores the messages that change them later
-(``update_display_data``, ``clear_output``), so a bar created with content would be compared, and clearing at the
-end would also clear what the cell printed before verify. The display is created with no data at all, filled by
-updates while the steps run and emptied at the end: the saved notebook keeps one empty display, the same on every
-machine. Outside a kernel, a line per step on a terminal's standard error; elsewhere (a pipe, a test) nothing.
+Why a bar created empty: nbval compares the outputs a cell creates, not the updates that change them later, and
+``clear_output`` would also clear what the cell printed before verify. So the display is created with no data,
+filled by updates while the steps run and emptied at the end: every machine saves the same empty display.
 """
 
 from __future__ import annotations
@@ -36,8 +34,6 @@ def _line(number: int, total: int) -> str:
 
 
 class _Terminal:
-    """A line per step on standard error, or nothing at all (``quiet``)."""
-
     def __init__(self, total: int, quiet: bool) -> None:
         self.total, self.quiet = total, quiet
 
@@ -50,8 +46,6 @@ class _Terminal:
 
 
 class _Notebook:
-    """One display of verify's own: empty, a bar per step, empty again."""
-
     def __init__(self, total: int) -> None:
         from IPython.display import display
 

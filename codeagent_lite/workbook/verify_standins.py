@@ -1,11 +1,10 @@
 """The parent's side of step 2's stand-ins: it answers every call the learner's adapter makes, and records it.
 
 Why the parent: the adapter is judged by how it calls its helpers and the provider, and facts the child reported
-about those calls would be the learner's process speaking for itself. So each stand-in in the child
-(``verify_probe``) only forwards a call over the channel; this side records it and answers with the check's
-values, which carry a nonce drawn for each run (``Inputs.nonce``): handing the right ones on means having asked.
-The judges read only what is recorded here (``facts``). Learner code could write the requests itself, which is
-writing the adapter's calls by another name; a request of the wrong shape, or past ``_MAX_CALLS``, is refused.
+would be the learner's process speaking for itself. The stand-ins in the child (``verify_probe``) only forward
+calls; the answers carry a nonce drawn per run (``Inputs.nonce``), so handing the right ones on means having
+asked. Learner code writing the requests itself is writing the adapter's calls by another name; a request of the
+wrong shape, or past ``_MAX_CALLS``, is refused.
 """
 
 from __future__ import annotations
@@ -31,8 +30,6 @@ def refusal(kind: object) -> dict[str, Any]:
 
 @dataclass
 class StandIns:
-    """One adapter probe's stand-ins (``values``: ``contract``'s ``stand_ins``) and what they saw."""
-
     values: dict[str, Any]
     built: list[Any] = field(default_factory=list)
     parsed: list[Any] = field(default_factory=list)
@@ -41,7 +38,6 @@ class StandIns:
     provider_raised: bool = False
 
     def answer(self, request: object) -> dict[str, Any]:
-        """The answer to one call of the learner's adapter, recorded first."""
         self.asked += 1
         kind = request.get("call") if isinstance(request, dict) else None
         if self.asked > _MAX_CALLS or not isinstance(request, dict):
@@ -94,7 +90,7 @@ class StandIns:
 
 
 def child_probe(probe: dict[str, Any]) -> dict[str, Any]:
-    """What the child is given of a probe: its inputs, never the stand-ins' values."""
+    """A probe without the stand-ins' values: the child learns them only by calling."""
     return {key: value for key, value in probe.items() if key != "stand_ins"}
 
 
