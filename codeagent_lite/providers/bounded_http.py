@@ -23,18 +23,11 @@ from .failure import FailureCode, ProviderFailure
 
 __all__ = ["ACCEPTED_ENCODINGS", "bounded_http_client", "http_library"]
 
-ACCEPTED_ENCODINGS = ("gzip", "deflate")
-"""The content codings asked for and decoded here, with a bound on what each piece may become."""
+ACCEPTED_ENCODINGS = ("gzip", "deflate")  # asked for and decoded here, a bound on what each piece may become
 _ASKED = ", ".join(ACCEPTED_ENCODINGS)
-
-_PIECE_BYTES = 64 * 1024
-"""Most bytes one decompression step may produce: what a bomb can cost before the cap is checked."""
-
-_MAX_CODINGS = 5
-"""Most content codings applied on top of each other (urllib3 and httpx stop at five too)."""
-
-_MIN_WAIT = 0.001
-"""A socket timeout of 0 would mean "do not block" (an error, not a timeout); past the deadline, wait this long."""
+_PIECE_BYTES = 64 * 1024  # most one decompression step may produce: what a bomb costs before the cap is checked
+_MAX_CODINGS = 5  # most codings applied on top of each other (urllib3 and httpx stop at five too)
+_MIN_WAIT = 0.001  # past the deadline: a socket timeout of 0 would mean "do not block", an error, not a timeout
 
 
 def http_library() -> Any:

@@ -36,18 +36,12 @@ if TYPE_CHECKING:
 __all__ = ["KEY_CHARACTERS", "MAX_BODY_BYTES", "MAX_TOKEN_COUNT", "PLACEHOLDER_API_KEY", "OpenAICompatibleProvider"]
 __all__ += ["ChatChoice", "Completion", "TextChoice", "Usage", "check_number", "check_sendable"]
 
-PLACEHOLDER_API_KEY = "no-key-needed"
-"""Sent when ``api_key_env`` is None: local servers accept any key, but the client sends none without one."""
-
-MAX_BODY_BYTES = 8_000_000
-"""Largest answer read from a server: a completion is a few kilobytes, and more would cost the learner's memory."""
-
-MAX_TOKEN_COUNT = 1_000_000_000
-"""Largest token count believed: no call spends a billion, and Python cannot print an integer of 4300 digits."""
-
+PLACEHOLDER_API_KEY = "no-key-needed"  # local servers accept any key, but the client sends nothing without one
+MAX_BODY_BYTES = 8_000_000  # a completion is a few kilobytes; a longer body would cost the learner's memory
+MAX_TOKEN_COUNT = 1_000_000_000  # no call spends a billion, and Python cannot print an integer of 4300 digits
+# What an API key may hold (base64, URL-safe base64, JWT, sk-proj-…): with a backslash, % or & in it, the key's
+# escaped spellings would be ambiguous and redaction could miss one.
 KEY_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~+/=:")
-"""What an API key may hold (base64, URL-safe base64, JWT, ``sk-proj-…``): with a backslash, % or & in it, the
-key's escaped spellings would be ambiguous and redaction could miss one."""
 
 _EXCERPT_CHARS = 300
 _SCRUBBED_CHARS = 20 * _EXCERPT_CHARS  # searched for secrets: more than an excerpt can show, however escaped
@@ -161,20 +155,14 @@ def check_sendable(texts: Iterable[str]) -> None:
 class OpenAICompatibleProvider:
     """Sends provider messages to an OpenAI-compatible ``/chat/completions`` endpoint.
 
-    The key is read once from the variable ``api_key_env`` names (None: a local server that needs none) and
-    handed to the client; no attribute here keeps it. ``json_mode`` asks for ``response_format`` json_object;
-    ``send_action_schema`` adds the action schema to it, which llama.cpp's server uses to constrain decoding
-    (OpenAI rejects it). OpenAI's newer models want ``max_tokens_field="max_completion_tokens"``.
-
-    ``timeout`` bounds the whole call, connecting and reading included, and a body past ``MAX_BODY_BYTES``
-    (decompressed) is refused: a slow, endless or compressed-bomb server costs at most that, and leaves no
-    thread or socket behind. The client's retries are off: a retry would hide a failure and spend tokens twice.
-    The body is read as strictly as a model's reply, and while the provider lives, the HTTP libraries' logs
-    have its secrets masked.
+    The key is read once from the variable ``api_key_env`` names (None: a local server needing none) and only the
+    client keeps it. ``send_action_schema`` adds the action schema to json mode, for llama.cpp's constrained
+    decoding. ``timeout`` bounds the whole call and ``MAX_BODY_BYTES`` the decompressed body, so a slow, endless
+    or bomb server costs at most that and leaves no thread or socket behind; retries are off, as a retry would
+    hide a failure and spend tokens twice.
     """
 
-    answer: ClassVar[type[Completion[Any]]] = Completion[ChatChoice]
-    """What the endpoint answers; ``openai_completions`` reads ``Completion[TextChoice]``."""
+    answer: ClassVar[type[Completion[Any]]] = Completion[ChatChoice]  # openai_completions: Completion[TextChoice]
 
     def __init__(
         self,

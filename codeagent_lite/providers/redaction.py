@@ -25,19 +25,10 @@ from typing import Any
 __all__ = ["MASK", "Redactor", "SecretLogFilter", "protect_library_logs", "redact_url", "url_secrets"]
 
 MASK = "***"
-"""What a secret is replaced by."""
-
-_MIN_SECRET_CHARS = 4
-"""Shorter "secrets" (a user name like ``a``) would blank out ordinary words; they are not hunted."""
-
-_RUN = 8
-"""A run this long of a secret's characters is hidden: enough to be specific, too short to leak much."""
-
-_HEX_RUN = 16
-"""Hexadecimal spends two characters per byte, so its runs are counted twice as long."""
-
-_MAX_LAYERS = 4
-"""How many times escapes are undone (``%252573`` is three layers deep); past that, nobody reads it."""
+_MIN_SECRET_CHARS = 4  # shorter "secrets" (a user name like "a") would blank out ordinary words
+_RUN = 8  # a run this long of a secret's characters is hidden: specific enough, too short to leak much
+_HEX_RUN = 16  # hexadecimal spends two characters per byte
+_MAX_LAYERS = 4  # how often escapes are undone ("%252573" is three layers deep); past that, nobody reads it
 
 # One escaped character, in the spellings of JSON, Python, URLs and HTML.
 _ESCAPE = re.compile(
@@ -266,9 +257,7 @@ class SecretLogFilter(logging.Filter):
         return True
 
 
-_MASKED = "codeagent_lite_masked"
-"""Set on a record once masked, so the factory and the logger's filter do the work once."""
-
+_MASKED = "codeagent_lite_masked"  # set on a record once masked, so the factory and the filter do it once
 _LOG_FILTER = SecretLogFilter()
 _factory_installed = False
 
