@@ -25,6 +25,7 @@ __all__ = ["ACCEPTED_ENCODINGS", "bounded_http_client", "http_library"]
 
 ACCEPTED_ENCODINGS = ("gzip", "deflate")  # asked for and decoded here, a bound on what each piece may become
 _ASKED = ", ".join(ACCEPTED_ENCODINGS)
+_DECODED = (b"content-encoding", b"content-length")  # headers of the body as sent, not as handed on
 _PIECE_BYTES = 64 * 1024  # most one decompression step may produce: what a bomb costs before the cap is checked
 _MAX_CODINGS = 5  # most codings applied on top of each other (urllib3 and httpx stop at five too)
 _MIN_WAIT = 0.001  # past the deadline: a socket timeout of 0 would mean "do not block", an error, not a timeout
@@ -87,22 +88,15 @@ class _DeadlineStream(_Wrapped):
 class _DeadlineBackend(_Wrapped):
     """The library's network backend, connecting and every stream bounded by the deadline."""
 
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> _DeadlineStream:
-        stream = self._inner.connect_tcp(host, port, self._deadline.clamp(timeout), local_address, socket_options)
+    # httpcore passes local_address, socket_options and the like by keyword.
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, **options: Any) -> _DeadlineStream:
+        stream = self._inner.connect_tcp(host, port, self._deadline.clamp(timeout), **options)
         return _DeadlineStream(stream, self._deadline)
 
-    def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
-    ) -> _DeadlineStream:
-        stream = self._inner.connect_unix_socket(path, self._deadline.clamp(timeout), socket_options)
-        return _DeadlineStream(stream, self._deadline)
+    def connect_unix_socket(self, path: str, timeout: float | None = None, **options: Any) -> _DeadlineStream:
+        return _DeadlineStream(
+            self._inner.connect_unix_socket(path, self._deadline.clamp(timeout), **options), self._deadline
+        )
 
 
 def _codings(header: str) -> list[str]:
@@ -142,12 +136,14 @@ def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
     deadline = _Deadline()
 
     def _capped(pieces: Iterable[bytes]) -> Iterator[bytes]:
-        # Counted as received and after each decoding: a gzip bomb stops at the cap, never held whole.
+        # Counted as received and after each decoding (a gzip bomb stops at the cap, never held whole), and timed.
         count = 0
         for piece in pieces:
             count += len(piece)
             if count > max_body_bytes:
                 raise _refusal(http.ReadError, FailureCode.BODY_TOO_LONG, limit=max_body_bytes)
+            if deadline.at is not None and time.monotonic() > deadline.at:
+                raise http.ReadTimeout(f"the answer took longer than {seconds} s in all")
             yield piece
 
     class BoundedStream(http.SyncByteStream):  # type: ignore[misc]
@@ -159,10 +155,7 @@ def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
             pieces = _capped(self._inner)
             for coding in reversed(self._codings):
                 pieces = _capped(_inflate(pieces, coding, http.DecodingError))
-            for piece in pieces:
-                if deadline.at is not None and time.monotonic() > deadline.at:
-                    raise http.ReadTimeout(f"the answer took longer than {seconds} s in all")
-                yield piece
+            yield from pieces
 
         def close(self) -> None:
             self._inner.close()
@@ -188,11 +181,7 @@ def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
                     http.DecodingError, FailureCode.BAD_ENCODING, found=found, asked=_ASKED, depth=_MAX_CODINGS
                 )
             # The body is handed on decoded, so the library must not decode it again.
-            headers = [
-                (name, value)
-                for name, value in response.headers.raw
-                if name.lower() not in (b"content-encoding", b"content-length")
-            ]
+            headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _DECODED]
             return http.Response(
                 status_code=response.status_code,
                 headers=headers,

@@ -115,6 +115,14 @@ def _check_base_url(base_url: object) -> str:
     return base_url
 
 
+def _check_variable_name(api_key_env: object) -> None:
+    if api_key_env is not None and not isinstance(api_key_env, str):
+        raise TypeError(f"api_key_env must be a string or None, found {type(api_key_env).__name__}")
+    if api_key_env is not None and not _VARIABLE_NAME.fullmatch(api_key_env):
+        # Most often the key itself was pasted here: never repeat it.
+        raise SetupFailure(FailureCode.BAD_VARIABLE_NAME, length=len(api_key_env))
+
+
 def check_number(name: str, value: object, *, above_zero: bool = False) -> float:
     """A finite number, at least 0 (above 0 with ``above_zero``): TypeError for what is no number, else ValueError."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
@@ -184,11 +192,7 @@ class OpenAICompatibleProvider:
             raise SetupFailure(FailureCode.BLANK_MODEL, found=repr(shorten(model, 40)))
         if send_action_schema and not json_mode:
             raise ValueError("send_action_schema=True only makes sense with json_mode=True")
-        if api_key_env is not None and not isinstance(api_key_env, str):
-            raise TypeError(f"api_key_env must be a string or None, found {type(api_key_env).__name__}")
-        if api_key_env is not None and not _VARIABLE_NAME.fullmatch(api_key_env):
-            # Most often the key itself was pasted here: never repeat it.
-            raise SetupFailure(FailureCode.BAD_VARIABLE_NAME, length=len(api_key_env))
+        _check_variable_name(api_key_env)
         self.shown_url = redact_url(base_url)  # the address as it may be printed
         self.model, self.api_key_env, self.json_mode, self.seed = model, api_key_env, json_mode, seed
         self.timeout = check_number("timeout", timeout, above_zero=True)

@@ -155,21 +155,15 @@ SCHEMA_EXAMPLES: tuple[WorkedExample, ...] = _worked_examples(_type_first_order)
 mode, 1 of 6 with the conversation-order examples (a stray ``"type"`` in ``arguments``, or ``call_1`` again)."""
 
 
-def _is_tool_result(content: str) -> bool:
-    # build_provider_messages sends tool results as user messages holding this JSON object.
-    try:
-        value = json.loads(content)
-    except (ValueError, RecursionError):  # a task or correction can be any text, "[[[[..." included
-        return False
-    return isinstance(value, dict) and value.get("type") == "tool_result"
-
-
 def _label(message: ProviderMessage) -> str:
-    if message.role == "assistant":
-        return "Reply"
-    if message.role == "system":
-        return "Note"
-    return "Result" if _is_tool_result(message.content) else "Task"
+    by_role = {"assistant": "Reply", "system": "Note"}.get(message.role)
+    if by_role is not None:
+        return by_role
+    try:  # build_provider_messages sends a tool result as a user message holding one JSON object
+        value = json.loads(message.content)
+    except (ValueError, RecursionError):  # a task or correction can be any text, "[[[[..." included
+        return "Task"
+    return "Result" if isinstance(value, dict) and value.get("type") == "tool_result" else "Task"
 
 
 def render_completion_prompt(
