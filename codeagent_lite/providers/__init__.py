@@ -2,8 +2,8 @@
 
 Importing this package imports neither ``openai`` nor ``llama_cpp``: a provider loads its library when created,
 so the package works with only the extras installed; ``llama_cpp`` runs in an engine process of its own
-(``local_server``), never in the learner's. This room imports the chapter's provider types and action contract,
-never ``agent`` or ``workbook``.
+(``local_server``), never in the learner's. What this room may import: the chapter's provider types and action
+contract, never ``agent`` or ``workbook``.
 """
 
 from .local_llama import default_model_path, ensure_model_file
