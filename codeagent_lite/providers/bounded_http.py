@@ -60,8 +60,9 @@ class _Deadline(threading.local):
         return left if timeout is None else min(timeout, left)
 
 
-class _Wrapped:
-    """The library's network object, its other methods (``close``, ``sleep``, ``get_extra_info``) passed on."""
+class _Bounded:
+    """The library's network backend, or a stream it opened: every call that may block ends by the deadline, and
+    what it opens is bounded too; the rest (``close``, ``sleep``, ``get_extra_info``) is passed on."""
 
     def __init__(self, inner: Any, deadline: _Deadline) -> None:
         self._inner = inner
@@ -70,10 +71,6 @@ class _Wrapped:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-
-class _DeadlineStream(_Wrapped):
-    """A network stream whose every read and write ends by the call's deadline."""
-
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         return bytes(self._inner.read(max_bytes, self._deadline.clamp(timeout)))
 
@@ -81,22 +78,16 @@ class _DeadlineStream(_Wrapped):
         self._inner.write(buffer, self._deadline.clamp(timeout))
 
     def start_tls(self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None) -> Any:
-        inner = self._inner.start_tls(ssl_context, server_hostname, self._deadline.clamp(timeout))
-        return _DeadlineStream(inner, self._deadline)
-
-
-class _DeadlineBackend(_Wrapped):
-    """The library's network backend, connecting and every stream bounded by the deadline."""
+        return _Bounded(
+            self._inner.start_tls(ssl_context, server_hostname, self._deadline.clamp(timeout)), self._deadline
+        )
 
     # httpcore passes local_address, socket_options and the like by keyword.
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, **options: Any) -> _DeadlineStream:
-        stream = self._inner.connect_tcp(host, port, self._deadline.clamp(timeout), **options)
-        return _DeadlineStream(stream, self._deadline)
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, **options: Any) -> _Bounded:
+        return _Bounded(self._inner.connect_tcp(host, port, self._deadline.clamp(timeout), **options), self._deadline)
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None, **options: Any) -> _DeadlineStream:
-        return _DeadlineStream(
-            self._inner.connect_unix_socket(path, self._deadline.clamp(timeout), **options), self._deadline
-        )
+    def connect_unix_socket(self, path: str, timeout: float | None = None, **options: Any) -> _Bounded:
+        return _Bounded(self._inner.connect_unix_socket(path, self._deadline.clamp(timeout), **options), self._deadline)
 
 
 def _codings(header: str) -> list[str]:
@@ -166,7 +157,7 @@ def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
             pool: Any = getattr(self._inner, "_pool", None)
             backend = getattr(pool, "_network_backend", None)
             if backend is not None:
-                pool._network_backend = _DeadlineBackend(backend, deadline)
+                pool._network_backend = _Bounded(backend, deadline)
 
         def handle_request(self, request: Any) -> Any:
             deadline.at = time.monotonic() + seconds

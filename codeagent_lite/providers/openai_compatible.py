@@ -267,11 +267,8 @@ class OpenAICompatibleProvider:
         return self.read_completion(self._send(request))
 
     def _send(self, request: dict[str, Any]) -> str:
-        """The body of a successful answer, within ``timeout`` seconds in all, or ``ProviderFailure``.
-
-        The request runs in a helper thread so this call keeps its deadline even while a read is blocked; a call
-        given up that way ends soon after, at its next chunk (the transport checks the same deadline).
-        """
+        """The body of a successful answer within ``timeout`` seconds in all, or ``ProviderFailure``: the request
+        runs in a thread so this call keeps its deadline while a read blocks (the transport stops at the same one)."""
         outcome: queue.Queue[str | ProviderFailure] = queue.Queue(maxsize=1)
         worker = threading.Thread(target=lambda: outcome.put(self._attempt(request)), daemon=True)
         worker.start()

@@ -97,17 +97,12 @@ def _type_first_order(action: dict[str, Any]) -> str:
 
 def _worked_examples(write: Callable[[dict[str, Any]], str]) -> tuple[WorkedExample, ...]:
     def call(call_id: str, tool_name: str, path: str) -> tuple[str, str]:
-        return (
-            "Reply",
-            write({"type": "tool_call", "call_id": call_id, "tool_name": tool_name, "arguments": {"path": path}}),
-        )
+        action = {"type": "tool_call", "call_id": call_id, "tool_name": tool_name, "arguments": {"path": path}}
+        return ("Reply", write(action))
 
-    def result(call_id: str, content: str) -> tuple[str, str]:
-        # Results always come from the conversation (build_provider_messages), so always sorted keys.
-        return (
-            "Result",
-            encode_json({"type": "tool_result", "call_id": call_id, "content": content, "is_error": False}),
-        )
+    def result(call_id: str, content: str) -> tuple[str, str]:  # always the conversation's bytes: sorted keys
+        observation = {"type": "tool_result", "call_id": call_id, "content": content, "is_error": False}
+        return ("Result", encode_json(observation))
 
     def final(content: str) -> tuple[str, str]:
         return ("Reply", write({"type": "final_answer", "content": content}))
