@@ -32,7 +32,6 @@ _MIN_WAIT = 0.001  # past the deadline: a socket timeout of 0 would mean "do not
 
 
 def http_library() -> Any:
-    """The HTTP library the installed ``openai`` client is built on."""
     try:
         return importlib.import_module("httpx2")
     except ImportError:
@@ -53,7 +52,6 @@ class _Deadline(threading.local):
     at: float | None = None
 
     def clamp(self, timeout: float | None) -> float | None:
-        """``timeout`` shortened to what is left of the deadline."""
         if self.at is None:
             return timeout
         left = max(self.at - time.monotonic(), _MIN_WAIT)

@@ -312,7 +312,6 @@ class OpenAICompatibleProvider:
             return ProviderFailure(FailureCode.REQUEST_FAILED, url=self.shown_url, kind=kind, detail=detail)
 
     def read_completion(self, body_text: str) -> ProviderResponse:
-        """The reply text, its token usage and finish reason, or a ``ProviderFailure`` naming what is missing."""
         completion = self._decode_completion(body_text)
         if not completion.choices:
             raise ProviderFailure(FailureCode.NO_CHOICES)
@@ -342,7 +341,6 @@ class OpenAICompatibleProvider:
             raise ProviderFailure(FailureCode.BAD_FIELD, where=self._excerpt(where), check=detail["type"]) from None
 
     def _excerpt(self, text: str) -> str:
-        """A short, printable excerpt of server text with every secret removed, in any spelling."""
         return printable(shorten(" ".join(self._redactor.scrub(text[:_SCRUBBED_CHARS]).split()), _EXCERPT_CHARS))
 
 

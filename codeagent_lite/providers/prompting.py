@@ -52,7 +52,6 @@ def _tools_section(tools: Sequence[ToolSpec], without_tools: str) -> list[str]:
 
 
 def render_system_prompt(tools: Sequence[ToolSpec]) -> str:
-    """The system message for a chat model that must answer in JSON text."""
     lines = [
         "You are a coding agent. You act only by replying with JSON text.",
         "",

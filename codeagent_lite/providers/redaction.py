@@ -41,7 +41,6 @@ _ESCAPE = re.compile(
 
 
 def _unescaped(match: re.Match[str]) -> str | None:
-    """The character one escape stands for, or None when it names no character."""
     kind = match.lastgroup
     value = match.group(kind) if kind else None
     if kind is None or value is None:
@@ -63,7 +62,6 @@ class _Reading:
     ends: tuple[int, ...]
 
     def picked(self, spans: list[tuple[str, int, int]]) -> _Reading:
-        """A new reading: each character with the first and last index of this reading it was read from."""
         return _Reading(
             "".join(char for char, _, _ in spans),
             tuple(self.starts[first] for _, first, _ in spans),
@@ -72,7 +70,6 @@ class _Reading:
 
 
 def _read_once(reading: _Reading) -> _Reading | None:
-    """``reading`` with one more layer of escapes undone, or None when it had none."""
     text, last = reading.text, 0
     spans: list[tuple[str, int, int]] = []
     for match in _ESCAPE.finditer(text):
