@@ -51,8 +51,9 @@ class Answer:
 
 
 class Server:
-    """Answers every POST with ``answer``; ``requests`` holds each request's headers (names title-cased);
-    ``bodies`` each request's body; ``handled`` is released each time an answer is done or abandoned by the client."""
+    """Answers every POST with ``answer`` while its ``with`` block lasts; ``requests`` holds each request's headers
+    (names title-cased); ``bodies`` each request's body; ``handled`` is released each time an answer is done or
+    abandoned by the client."""
 
     def __init__(self, answer: Answer | None = None) -> None:
         self.answer = answer or Answer()
@@ -93,20 +94,18 @@ class Server:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
+        self._serving = contextlib.ExitStack()
 
     @property
     def authorizations(self) -> list[str]:
         return [headers.get("Authorization", "") for headers in self.requests]
 
     def __enter__(self) -> Server:
+        self._serving.enter_context(serving(self._server))
         return self
 
     def __exit__(self, *_: type[BaseException] | BaseException | TracebackType | None) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        self._serving.close()
 
 
 # --------------------------------------------------------------------------- a provider asking it

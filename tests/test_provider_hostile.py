@@ -25,7 +25,7 @@ from codeagent_lite.display import printable
 
 pytest.importorskip("openai", reason="the openai extra is not installed: pip install 'codeagent-lite[openai]'")
 
-from loopback_server import KEY_ENV, VALID, Answer, Server, complete, provider, refusal
+from loopback_server import KEY_ENV, VALID, Answer, Server, complete, provider, refusal, serving
 
 from codeagent_lite.providers import openai_compatible
 from codeagent_lite.providers.openai_compatible import KEY_CHARACTERS, OpenAICompatibleProvider
@@ -234,16 +234,14 @@ def test_a_silent_server_is_stopped_at_the_deadline() -> None:
 
     silent = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Silent)
     silent.daemon_threads = True
-    threading.Thread(target=silent.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    try:
-        started = time.monotonic()
-        error = refusal(provider(f"http://127.0.0.1:{silent.server_address[1]}/v1", timeout=0.5))
-        assert "timed out: no answer within 0.5 s" in str(error)
-        assert time.monotonic() - started < 2.5
-    finally:
-        release.set()
-        silent.shutdown()
-        silent.server_close()
+    with serving(silent):
+        try:
+            started = time.monotonic()
+            error = refusal(provider(f"http://127.0.0.1:{silent.server_address[1]}/v1", timeout=0.5))
+            assert "timed out: no answer within 0.5 s" in str(error)
+            assert time.monotonic() - started < 2.5
+        finally:
+            release.set()
 
 
 @pytest.mark.parametrize("status", [200, 500])

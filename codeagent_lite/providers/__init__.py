@@ -1,15 +1,9 @@
 """Real models behind the ``TextProvider`` protocol.
 
-Importing this package imports neither ``openai`` nor ``llama_cpp``: each provider
-loads its library when it is created, so the package works with only the extras that
-are installed (``openai`` for OpenAI-compatible servers, ``local`` for Gemma 3 270M).
-``llama_cpp`` is never imported in the learner's process at all: the local model runs in
-an engine process of its own (``local_server``) and is asked over HTTP.
-
-What this room may import: the ``TextProvider`` protocol and the types it carries
-(``ProviderMessage``, ``ProviderResponse``, ``ProviderError``, ``ToolSpec``), plus the action
-contract a provider describes to its model (``action_json_schema`` and ``encode_json``, so the
-prompt shows replies in the bytes the chapter encodes). Never ``agent`` or ``workbook``.
+Importing this package imports neither ``openai`` nor ``llama_cpp``: a provider loads its library when created,
+so the package works with only the extras installed; ``llama_cpp`` runs in an engine process of its own
+(``local_server``), never in the learner's. What this room may import: the chapter's provider types and action
+contract, never ``agent`` or ``workbook``.
 """
 
 from .local_llama import default_model_path, ensure_model_file
@@ -33,24 +27,8 @@ from .prompting import (
     render_system_prompt,
 )
 
-__all__ = [
-    "DEFAULT_EXAMPLES",
-    "PLACEHOLDER_API_KEY",
-    "SCHEMA_EXAMPLES",
-    "CompletionSettings",
-    "GemmaProvider",
-    "LocalMode",
-    "LocalModelServer",
-    "OpenAICompatibleProvider",
-    "OpenAICompletionsProvider",
-    "WorkedExample",
-    "connect_local_server",
-    "default_model_path",
-    "describe_action_shapes",
-    "ensure_model_file",
-    "llama_server",
-    "local_model_server",
-    "render_completion_prompt",
-    "render_system_prompt",
-    "start_local_server",
-]
+__all__ = ["DEFAULT_EXAMPLES", "PLACEHOLDER_API_KEY", "SCHEMA_EXAMPLES", "CompletionSettings", "GemmaProvider"]
+__all__ += ["LocalMode", "LocalModelServer", "OpenAICompatibleProvider", "OpenAICompletionsProvider", "WorkedExample"]
+__all__ += ["connect_local_server", "default_model_path", "describe_action_shapes", "ensure_model_file"]
+__all__ += ["llama_server", "local_model_server", "render_completion_prompt", "render_system_prompt"]
+__all__ += ["start_local_server"]

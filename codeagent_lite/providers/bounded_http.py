@@ -1,32 +1,18 @@
 """An HTTP transport for the ``openai`` client that refuses to wait or read without end.
 
-The client's ``timeout`` bounds each read, not the call: a server that sends one byte a
-second keeps a ``timeout=3`` call alive as long as it likes, in the headers as well as in
-the body. And it reads the whole body into memory, however large, after decompressing
-it. This transport wraps the client's own (the HTTP library that ``openai`` depends on)
-in three ways:
+The client's ``timeout`` bounds each read, not the call (a server sending a byte a second keeps it alive), and
+it reads the whole body, decompressed, into memory. This transport wraps the HTTP library's own so that every
+socket operation gets what is left of the call's deadline (reaching into the pool's network backend: if a
+future version moves it, the chunk checks and the provider's own wait still hold the deadline, less tightly),
+and so that it decompresses here, at most ``_PIECE_BYTES`` a step, counting the decompressed bytes against the
+cap: a 50 KB gzip bomb stops at the cap, never held whole. Only gzip and deflate are accepted.
 
-- every socket operation gets what is left of the call's deadline as its timeout, so a
-  trickling server is cut off at the deadline and the connection is closed there, by the
-  thread that made the call: nothing keeps reading in the background;
-- the body is decompressed here, in pieces of at most ``_PIECE_BYTES``, and the size cap
-  counts the decompressed bytes: a 50 KB gzip bomb that would become 50 MB is stopped at
-  the cap without ever being held whole. Only the encodings asked for (gzip and deflate,
-  nested at most ``_MAX_CODINGS`` deep) are accepted; a server that sends another one
-  anyway is refused rather than passed on to a decoder that does not count;
-- after every piece, the deadline and the cap are checked again.
-
-The first point reaches into the connection pool of the HTTP library (its network
-backend); if a future version moves it, the deadline still holds through the chunk checks
-and the provider's own wait, only less tightly.
-
-The HTTP library is imported when the transport is built, like ``openai`` itself: ``httpx2``
-where the installed ``openai`` is built on it, else ``httpx`` (``openai`` 1.x and 2.x); the
-two share the transport interface used here.
+The library is ``httpx2`` where the installed ``openai`` is built on it, else ``httpx``; they share this interface.
 """
 
 from __future__ import annotations
 
+import importlib
 import threading
 import time
 import zlib
@@ -37,28 +23,19 @@ from .failure import FailureCode, ProviderFailure
 
 __all__ = ["ACCEPTED_ENCODINGS", "bounded_http_client", "http_library"]
 
-ACCEPTED_ENCODINGS = ("gzip", "deflate")
-"""The content codings asked for and decoded here, with a bound on what each piece may become."""
-
-_PIECE_BYTES = 64 * 1024
-"""Most bytes one decompression step may produce: what a bomb can cost before the cap is checked."""
-
-_MAX_CODINGS = 5
-"""Most content codings applied on top of each other (urllib3 and httpx stop at five too)."""
-
-_MIN_WAIT = 0.001
-"""A socket timeout of 0 would mean "do not block" (an error, not a timeout); past the deadline, wait this long."""
+ACCEPTED_ENCODINGS = ("gzip", "deflate")  # asked for and decoded here, a bound on what each piece may become
+_ASKED = ", ".join(ACCEPTED_ENCODINGS)
+_DECODED = (b"content-encoding", b"content-length")  # headers of the body as sent, not as handed on
+_PIECE_BYTES = 64 * 1024  # most one decompression step may produce: what a bomb costs before the cap is checked
+_MAX_CODINGS = 5  # most codings applied on top of each other (urllib3 and httpx stop at five too)
+_MIN_WAIT = 0.001  # past the deadline: a socket timeout of 0 would mean "do not block", an error, not a timeout
 
 
 def http_library() -> Any:
-    """The HTTP library the installed ``openai`` client is built on."""
     try:
-        import httpx2
+        return importlib.import_module("httpx2")
     except ImportError:
-        import httpx
-
-        return httpx
-    return httpx2
+        return importlib.import_module("httpx")
 
 
 def _refusal(kind: type[Exception], code: FailureCode, **params: object) -> Exception:
@@ -75,19 +52,22 @@ class _Deadline(threading.local):
     at: float | None = None
 
     def clamp(self, timeout: float | None) -> float | None:
-        """``timeout`` shortened to what is left of the deadline."""
         if self.at is None:
             return timeout
         left = max(self.at - time.monotonic(), _MIN_WAIT)
         return left if timeout is None else min(timeout, left)
 
 
-class _DeadlineStream:
-    """A network stream whose every read and write ends by the call's deadline."""
+class _Bounded:
+    """The library's network backend, or a stream it opened: every call that may block ends by the deadline, and
+    what it opens is bounded too; the rest (``close``, ``sleep``, ``get_extra_info``) is passed on."""
 
     def __init__(self, inner: Any, deadline: _Deadline) -> None:
         self._inner = inner
         self._deadline = deadline
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         return bytes(self._inner.read(max_bytes, self._deadline.clamp(timeout)))
@@ -95,56 +75,27 @@ class _DeadlineStream:
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self._inner.write(buffer, self._deadline.clamp(timeout))
 
-    def close(self) -> None:
-        self._inner.close()
-
     def start_tls(self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None) -> Any:
-        return _DeadlineStream(
+        return _Bounded(
             self._inner.start_tls(ssl_context, server_hostname, self._deadline.clamp(timeout)), self._deadline
         )
 
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
+    # httpcore passes local_address, socket_options and the like by keyword.
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, **options: Any) -> _Bounded:
+        return _Bounded(self._inner.connect_tcp(host, port, self._deadline.clamp(timeout), **options), self._deadline)
 
-
-class _DeadlineBackend:
-    """The HTTP library's network backend, with connecting and every stream bounded by the deadline."""
-
-    def __init__(self, inner: Any, deadline: _Deadline) -> None:
-        self._inner = inner
-        self._deadline = deadline
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> _DeadlineStream:
-        stream = self._inner.connect_tcp(host, port, self._deadline.clamp(timeout), local_address, socket_options)
-        return _DeadlineStream(stream, self._deadline)
-
-    def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
-    ) -> _DeadlineStream:
-        stream = self._inner.connect_unix_socket(path, self._deadline.clamp(timeout), socket_options)
-        return _DeadlineStream(stream, self._deadline)
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
+    def connect_unix_socket(self, path: str, timeout: float | None = None, **options: Any) -> _Bounded:
+        return _Bounded(self._inner.connect_unix_socket(path, self._deadline.clamp(timeout), **options), self._deadline)
 
 
 def _codings(header: str) -> list[str]:
-    """The content codings of a ``Content-Encoding`` header, in the order they were applied."""
+    # The content codings of a ``Content-Encoding`` header, in the order they were applied.
     return [coding for coding in (part.strip().lower() for part in header.split(",")) if coding not in ("", "identity")]
 
 
 def _inflate(pieces: Iterator[bytes], coding: str, error: type[Exception]) -> Iterator[bytes]:
-    """One content coding undone, never more than ``_PIECE_BYTES`` at a time.
-
-    ``deflate`` should be zlib-wrapped (RFC 9110) but some servers send it raw; like the
-    HTTP libraries, the raw form is tried when the first bytes are not a zlib header.
+    """One content coding undone, ``_PIECE_BYTES`` at a time. ``deflate`` should be zlib-wrapped (RFC 9110) but
+    some servers send it raw: like the HTTP libraries, the raw form is tried when the first bytes are no zlib header.
     """
     wbits = zlib.MAX_WBITS | 16 if coding in ("gzip", "x-gzip") else zlib.MAX_WBITS
     decompressor = zlib.decompressobj(wbits)
@@ -168,21 +119,20 @@ def _inflate(pieces: Iterator[bytes], coding: str, error: type[Exception]) -> It
 
 
 def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
-    """An HTTP client whose every request ends within ``seconds`` or ``max_body_bytes``.
-
-    ``max_body_bytes`` bounds the body both as received and as decompressed.
-    """
+    """An HTTP client whose every request ends within ``seconds`` or ``max_body_bytes`` (received or decompressed)."""
     # Chosen at run time (httpx2 or httpx), so to the type checker the base classes are Any.
     http: Any = http_library()
     deadline = _Deadline()
 
     def _capped(pieces: Iterable[bytes]) -> Iterator[bytes]:
-        # Counted as received and after each decoding: a gzip bomb stops at the cap, never held whole.
+        # Counted as received and after each decoding (a gzip bomb stops at the cap, never held whole), and timed.
         count = 0
         for piece in pieces:
             count += len(piece)
             if count > max_body_bytes:
                 raise _refusal(http.ReadError, FailureCode.BODY_TOO_LONG, limit=max_body_bytes)
+            if deadline.at is not None and time.monotonic() > deadline.at:
+                raise http.ReadTimeout(f"the answer took longer than {seconds} s in all")
             yield piece
 
     class BoundedStream(http.SyncByteStream):  # type: ignore[misc]
@@ -194,10 +144,7 @@ def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
             pieces = _capped(self._inner)
             for coding in reversed(self._codings):
                 pieces = _capped(_inflate(pieces, coding, http.DecodingError))
-            for piece in pieces:
-                if deadline.at is not None and time.monotonic() > deadline.at:
-                    raise http.ReadTimeout(f"the answer took longer than {seconds} s in all")
-                yield piece
+            yield from pieces
 
         def close(self) -> None:
             self._inner.close()
@@ -208,11 +155,11 @@ def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
             pool: Any = getattr(self._inner, "_pool", None)
             backend = getattr(pool, "_network_backend", None)
             if backend is not None:
-                pool._network_backend = _DeadlineBackend(backend, deadline)
+                pool._network_backend = _Bounded(backend, deadline)
 
         def handle_request(self, request: Any) -> Any:
             deadline.at = time.monotonic() + seconds
-            request.headers["Accept-Encoding"] = ", ".join(ACCEPTED_ENCODINGS)
+            request.headers["Accept-Encoding"] = _ASKED
             response = self._inner.handle_request(request)
             codings = _codings(response.headers.get("Content-Encoding", ""))
             unknown = [coding for coding in codings if coding not in (*ACCEPTED_ENCODINGS, "x-gzip")]
@@ -220,18 +167,10 @@ def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
                 response.close()
                 found = repr(unknown[0][:40]) if unknown else repr(", ".join(codings)[:80])
                 raise _refusal(
-                    http.DecodingError,
-                    FailureCode.BAD_ENCODING,
-                    found=found,
-                    asked=", ".join(ACCEPTED_ENCODINGS),
-                    depth=_MAX_CODINGS,
+                    http.DecodingError, FailureCode.BAD_ENCODING, found=found, asked=_ASKED, depth=_MAX_CODINGS
                 )
             # The body is handed on decoded, so the library must not decode it again.
-            headers = [
-                (name, value)
-                for name, value in response.headers.raw
-                if name.lower() not in (b"content-encoding", b"content-length")
-            ]
+            headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _DECODED]
             return http.Response(
                 status_code=response.status_code,
                 headers=headers,

@@ -1,14 +1,9 @@
 """A provider's failure as data: a stable code and its parameters, the English message made from them.
 
-The chapter's ``ProviderError`` carries a sentence, as the blog's does, and the learner writes that class.
-Ours is a subclass of it (one exception tree: every ``except ProviderError`` still catches it) that also
-keeps what the sentence was made from, so the workbook can say it in the learner's language from the code
-(``workbook/provider_words``) instead of showing English inside a translated frame. The English templates
-below are the message ids of the catalog; nothing reads a message back.
-
-A parameter is shown as it is: a number, a path, a signal's name, or an excerpt of a server's text that was
-already cut, made printable and scrubbed of secrets where it was taken (``OpenAICompatibleProvider``). A
-parameter may itself be a failure (why an engine never became ready); it is worded in the same language.
+The chapter's ``ProviderError`` carries a sentence, as the blog's does; ``ProviderFailure`` is a subclass (every
+``except ProviderError`` still catches it) that keeps what the sentence was made from, so the workbook words it
+in the learner's language (``workbook/provider_words``). The templates are the catalog's message ids. A parameter
+is shown as it is: server text in it was already cut, made printable and scrubbed where it was taken.
 """
 
 from __future__ import annotations
@@ -23,8 +18,7 @@ from ..json_text_adapter import ProviderError
 __all__ = ["FAILURE_WORDS", "FailureCode", "ProviderFailure", "SetupFailure", "engine_end"]
 
 
-def N_(message: str) -> str:
-    """Marks a catalog id for ``pybabel extract``; the workbook translates it where it is shown."""
+def N_(message: str) -> str:  # marks a catalog id for ``pybabel extract``; the workbook translates it
     return message
 
 
@@ -162,9 +156,7 @@ FAILURE_WORDS: Mapping[FailureCode, str] = {
     FailureCode.ONE_TOKEN_COUNT: N_("the one-token request returned {count} tokens"),
     FailureCode.NOT_EXECUTABLE: N_("{path} is not an executable file (`make local-server` builds llama-server)"),
 }
-"""Every code's English; a code without words fails at import (below) and in the catalog's tests."""
-
-if set(FAILURE_WORDS) != set(FailureCode):
+if set(FAILURE_WORDS) != set(FailureCode):  # a code without words fails at import and in the catalog's tests
     raise ImportError("providers.failure needs English words for every FailureCode")
 
 
@@ -177,8 +169,8 @@ class ProviderFailure(ProviderError):
         super().__init__(FAILURE_WORDS[code].format(**params))
 
     def __reduce__(self) -> tuple[object, ...]:
-        # Pickled (and copied) by class, code and params, not by its message: a copy stays the same kind of error
-        # (a ``SetupFailure`` still a ``ValueError``) and keeps what subclasses add (``cause``) as its state.
+        # Pickled and copied by class, code and params, not by message: a copy stays the same kind of error and
+        # keeps what subclasses add (``cause``) as its state.
         state = {name: value for name, value in self.__dict__.items() if name not in ("code", "params")}
         return (_rebuilt, (type(self), self.code, dict(self.params)), state)
 
@@ -193,18 +185,17 @@ def _rebuilt(kind: type[ProviderFailure], code: FailureCode, params: dict[str, o
     return error
 
 
-_SIGNAL_CODES = {
+_SIGNAL_CODES = {  # what to do after each signal that ends an engine is in the code's words
     "SIGILL": FailureCode.ENGINE_WRONG_CPU,
     "SIGSEGV": FailureCode.ENGINE_CRASHED,
     "SIGBUS": FailureCode.ENGINE_CRASHED,
     "SIGABRT": FailureCode.ENGINE_ABORTED,
     "SIGKILL": FailureCode.ENGINE_KILLED,
 }
-"""What to do after each signal that ends an engine: the advice is in the code's words."""
 
 
 def engine_end(returncode: int) -> ProviderFailure:
-    """How an engine process ended (``returncode`` as ``Popen`` reports it), with what to do about it."""
+    """How an engine process ended (``returncode`` as ``Popen`` has it), with what to do about it."""
     if returncode >= 0:
         return ProviderFailure(FailureCode.ENGINE_EXITED, returncode=returncode)
     try:

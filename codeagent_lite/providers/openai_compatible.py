@@ -1,15 +1,9 @@
-"""A ``TextProvider`` for any server that speaks OpenAI's chat completions API.
+"""A ``TextProvider`` for any server that speaks OpenAI's chat completions API (OpenAI, DeepSeek, Ollama,
+vLLM, llama.cpp's server): they differ only in address, model name and where the key comes from.
 
-One class serves OpenAI, DeepSeek, Ollama, vLLM and llama.cpp's server: they differ
-only in ``base_url``, model name and where the API key comes from. The official
-``openai`` client does the transport; this module adds what a JSON-text model needs
-around it: the system prompt with the tools and the two action shapes, honest token
-usage, the finish reason, and one error type (``ProviderFailure``, a ``ProviderError``) whose
-code and parameters say what went wrong (connection, timeout, HTTP status or malformed
-answer) and never contain the API key.
-
-``openai`` is imported only when a provider is created, so the core package works
-without it (install the ``openai`` extra).
+The official ``openai`` client is the engine, imported only when a provider is created (the ``openai``
+extra). Around it: the system prompt, honest token usage, and one error type (``ProviderFailure``) whose
+code and parameters say what went wrong and never contain the key.
 """
 
 from __future__ import annotations
@@ -42,32 +36,22 @@ if TYPE_CHECKING:
 __all__ = ["KEY_CHARACTERS", "MAX_BODY_BYTES", "MAX_TOKEN_COUNT", "PLACEHOLDER_API_KEY", "OpenAICompatibleProvider"]
 __all__ += ["ChatChoice", "Completion", "TextChoice", "Usage", "check_number", "check_sendable"]
 
-PLACEHOLDER_API_KEY = "no-key-needed"
-"""Sent when ``api_key_env`` is None: local servers (Ollama, llama.cpp, vLLM) accept any key,
-but the client refuses to send a request without one."""
-
-MAX_BODY_BYTES = 8_000_000
-"""Largest answer read from a server. A chat completion is a few kilobytes; a body past this
-is a broken or hostile server, and reading it whole would cost the learner's memory."""
-
-MAX_TOKEN_COUNT = 1_000_000_000
-"""Largest token count believed from a server. No call spends a billion tokens; a number past
-this is a broken or hostile server, and an unbounded one could not even be printed (Python
-refuses to turn an integer of more than 4300 digits into text)."""
+PLACEHOLDER_API_KEY = "no-key-needed"  # local servers accept any key, but the client sends nothing without one
+MAX_BODY_BYTES = 8_000_000  # a completion is a few kilobytes; a longer body would cost the learner's memory
+MAX_TOKEN_COUNT = 1_000_000_000  # no call spends a billion, and Python cannot print an integer of 4300 digits
+# What an API key may hold (base64, URL-safe base64, JWT, sk-proj-…): with a backslash, % or & in it, the key's
+# escaped spellings would be ambiguous and redaction could miss one.
+KEY_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~+/=:")
 
 _EXCERPT_CHARS = 300
-_SCRUBBED_CHARS = 20 * _EXCERPT_CHARS
-"""How much of a server's text is searched for secrets: more than an excerpt can show, however escaped."""
-
-_WAIT_GRACE_SECONDS = 1.0
-"""How long past its deadline the call waits for the transport, which stops itself at the deadline."""
+_SCRUBBED_CHARS = 20 * _EXCERPT_CHARS  # searched for secrets: more than an excerpt can show, however escaped
+_WAIT_GRACE_SECONDS = 1.0  # past the deadline, for the transport, which stops itself at the deadline
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _CONVENTIONAL_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 
 
-# The part of an answer this provider relies on, for both endpoints. Checked field by field so a malformed
-# answer becomes a ProviderFailure that names the missing piece, instead of an AttributeError deep inside the
-# adapter. Extra fields are ignored: servers add their own.
+# The part of an answer this provider relies on, checked field by field so a malformed answer becomes a
+# ProviderFailure naming the missing piece. Extra fields are ignored: servers add their own.
 class _Answer(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
@@ -82,8 +66,6 @@ class ChatMessage(_Answer):
 
 
 class ChatChoice(_Answer):
-    """A choice of ``/chat/completions``: the text is the message's content."""
-
     message: ChatMessage
     finish_reason: str | None = None
 
@@ -92,9 +74,7 @@ class ChatChoice(_Answer):
         return self.message.content
 
 
-class TextChoice(_Answer):
-    """A choice of ``/completions``: the continuation itself."""
-
+class TextChoice(_Answer):  # a choice of /completions: the continuation itself
     text: str
     finish_reason: str | None = None
 
@@ -115,9 +95,6 @@ def _import_openai() -> Any:
     return openai
 
 
-# --------------------------------------------------------------------------- checking the options
-
-
 def _check_base_url(base_url: object) -> str:
     if not isinstance(base_url, str):
         raise TypeError(f"base_url must be a string, found {type(base_url).__name__}")
@@ -126,22 +103,24 @@ def _check_base_url(base_url: object) -> str:
         port_is_valid = parsed.port is None or parsed.port >= 0
     except ValueError:
         port_is_valid = False
-    found = repr(printable(shorten(_safe_url(base_url), 120)))
+    try:
+        found = repr(printable(shorten(redact_url(base_url), 120)))
+    except ValueError:  # too broken to parse: shown by its length only
+        found = repr(f"<{len(base_url)} characters>")
     if not port_is_valid or parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise SetupFailure(FailureCode.BAD_BASE_URL, found=found)
     if "@" in parsed.netloc:
-        # The HTTP library would send them as Basic auth in place of the Bearer key, and a
-        # server that echoes headers would show them: refuse, and never repeat them.
+        # The HTTP library would send them as Basic auth in place of the key, and an echoing server would show them.
         raise SetupFailure(FailureCode.URL_CREDENTIALS, found=found)
     return base_url
 
 
-def _safe_url(url: str) -> str:
-    # The address as it may be shown; a string too broken to parse is shown by its length only.
-    try:
-        return redact_url(url)
-    except ValueError:
-        return f"<{len(url)} characters>"
+def _check_variable_name(api_key_env: object) -> None:
+    if api_key_env is not None and not isinstance(api_key_env, str):
+        raise TypeError(f"api_key_env must be a string or None, found {type(api_key_env).__name__}")
+    if api_key_env is not None and not _VARIABLE_NAME.fullmatch(api_key_env):
+        # Most often the key itself was pasted here: never repeat it.
+        raise SetupFailure(FailureCode.BAD_VARIABLE_NAME, length=len(api_key_env))
 
 
 def check_number(name: str, value: object, *, above_zero: bool = False) -> float:
@@ -153,37 +132,18 @@ def check_number(name: str, value: object, *, above_zero: bool = False) -> float
     return float(value)
 
 
-def _check_variable_name(api_key_env: object) -> None:
-    if not isinstance(api_key_env, str):
-        raise TypeError(f"api_key_env must be a string or None, found {type(api_key_env).__name__}")
-    if not _VARIABLE_NAME.fullmatch(api_key_env):
-        # Most often the key itself was pasted here: never repeat it.
-        raise SetupFailure(FailureCode.BAD_VARIABLE_NAME, length=len(api_key_env))
-
-
-KEY_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~+/=:")
-"""What an API key may hold: the letters, digits and marks of every provider's keys (base64, URL-safe base64,
-JWT, ``sk-proj-…``). Anything else is refused before sending, so that no spelling of the key is ambiguous."""
-
-
-def _shown_variable(name: str) -> str:
-    # Variables are named in capitals (OPENAI_API_KEY); a mixed-case "name" may be a key pasted in: its length only.
-    return name if _CONVENTIONAL_NAME.fullmatch(name) else f"<{len(name)} characters, not shown>"
-
-
 def _read_api_key(api_key_env: str) -> str:
     """The key from the environment, without the line ending a CRLF ``.env`` file leaves on it."""
     key = os.environ.get(api_key_env, "").strip()
-    variable = _shown_variable(api_key_env)
+    # Variables are named in capitals; a mixed-case "name" may be a key pasted in: its length only.
+    shown = api_key_env if _CONVENTIONAL_NAME.fullmatch(api_key_env) else f"<{len(api_key_env)} characters, not shown>"
     if not key:
-        raise ProviderFailure(FailureCode.KEY_NOT_SET, variable=variable)
+        raise ProviderFailure(FailureCode.KEY_NOT_SET, variable=shown)
     for position, char in enumerate(key, start=1):
-        where = {"variable": variable, "position": position, "length": len(key)}
+        where = {"variable": shown, "position": position, "length": len(key)}
         if char == " " or not (char.isascii() and char.isprintable()):
             raise ProviderFailure(FailureCode.KEY_UNPRINTABLE, char=f"U+{ord(char):04X}", **where)
         if char not in KEY_CHARACTERS:
-            # A backslash, % or & in a key would make its escaped spellings ambiguous, and redaction could miss
-            # one; no provider's keys use them.
             raise ProviderFailure(FailureCode.KEY_PUNCTUATION, **where)
     return key
 
@@ -203,27 +163,14 @@ def check_sendable(texts: Iterable[str]) -> None:
 class OpenAICompatibleProvider:
     """Sends provider messages to an OpenAI-compatible ``/chat/completions`` endpoint.
 
-    ``api_key_env`` names the environment variable that holds the key; the key is read
-    once, handed to the client and never kept in an attribute of this object. Pass
-    ``api_key_env=None`` for a local server that needs no key.
-
-    ``json_mode`` asks the server for ``response_format={"type": "json_object"}``;
-    ``send_action_schema`` additionally sends the action schema inside it, an extension that
-    llama.cpp's server uses for grammar-constrained decoding (OpenAI rejects it).
-    ``max_tokens_field`` is ``"max_tokens"`` for most servers; OpenAI's newer models
-    want ``"max_completion_tokens"``. ``temperature=None`` leaves it to the server.
-
-    ``timeout`` is a deadline for the whole call, connecting and reading included, and an
-    answer longer than ``MAX_BODY_BYTES`` (once decompressed) is refused: a slow, endless or
-    compressed-bomb server costs at most that much time and memory, and a call that ends
-    leaves no thread or socket behind. The client's automatic retries are off: a retry would
-    hide a failure from the learner and spend tokens twice.
-
-    A ``base_url`` with a user name or password is refused: the HTTP library would send them
-    as Basic auth in place of the key. The answer's body is read as strictly as a model's
-    reply (no duplicate key, no endless number), and token counts above ``MAX_TOKEN_COUNT``
-    are refused. While the provider lives, what the HTTP libraries log has its secrets masked.
+    The key is read once from the variable ``api_key_env`` names (None: a local server needing none) and only the
+    client keeps it. ``send_action_schema`` adds the action schema to json mode, for llama.cpp's constrained
+    decoding. ``timeout`` bounds the whole call and ``MAX_BODY_BYTES`` the decompressed body, so a slow, endless
+    or bomb server costs at most that and leaves no thread or socket behind; retries are off, as a retry would
+    hide a failure and spend tokens twice.
     """
+
+    answer: ClassVar[type[Completion[Any]]] = Completion[ChatChoice]  # openai_completions: Completion[TextChoice]
 
     def __init__(
         self,
@@ -245,67 +192,45 @@ class OpenAICompatibleProvider:
             raise SetupFailure(FailureCode.BLANK_MODEL, found=repr(shorten(model, 40)))
         if send_action_schema and not json_mode:
             raise ValueError("send_action_schema=True only makes sense with json_mode=True")
-        if api_key_env is not None:
-            _check_variable_name(api_key_env)
-        self.shown_url = redact_url(base_url)
-        """The address as it may be printed: credentials in it replaced by ``***``."""
-        self.model = model
-        self.api_key_env = api_key_env
+        _check_variable_name(api_key_env)
+        self.shown_url = redact_url(base_url)  # the address as it may be printed
+        self.model, self.api_key_env, self.json_mode, self.seed = model, api_key_env, json_mode, seed
         self.timeout = check_number("timeout", timeout, above_zero=True)
         self.temperature = None if temperature is None else check_number("temperature", temperature)
-        self.json_mode = json_mode
-        self.send_action_schema = send_action_schema
-        self.max_tokens_field = max_tokens_field
-        self.seed = seed
+        self.send_action_schema, self.max_tokens_field = send_action_schema, max_tokens_field
 
         key = PLACEHOLDER_API_KEY if api_key_env is None else _read_api_key(api_key_env)
-        secrets = url_secrets(base_url) + ([] if api_key_env is None else [key])
-        self._redactor = Redactor.for_secrets(secrets)
-        # The client keeps the only copy of the key (it must send it as a header); nothing here stores it.
+        self._redactor = Redactor.for_secrets(url_secrets(base_url) + ([] if api_key_env is None else [key]))
         openai_module = _import_openai()
-        try:
+        bounded = bounded_http_client(seconds=self.timeout, max_body_bytes=MAX_BODY_BYTES)
+        try:  # the client keeps the only copy of the key: it must send it
             self._client: openai.OpenAI = openai_module.OpenAI(
-                api_key=key,
-                base_url=base_url,
-                timeout=self.timeout,
-                max_retries=0,
-                http_client=bounded_http_client(seconds=self.timeout, max_body_bytes=MAX_BODY_BYTES),
+                api_key=key, base_url=base_url, timeout=self.timeout, max_retries=0, http_client=bounded
             )
-        except Exception as error:
-            # The HTTP library's InvalidURL (e.g. host 256.1.1.1) is not a ValueError; say what it is about.
+        except Exception as error:  # the HTTP library's InvalidURL (host 256.1.1.1) is no ValueError
             raise SetupFailure(
                 FailureCode.INVALID_URL, url=repr(self.shown_url), detail=self._excerpt(str(error))
             ) from None
-        # The resources load lazily; loading them now creates their loggers before the filter goes on.
-        _ = self._client.chat.completions
+        _ = self._client.chat.completions  # loads lazily: now, so its loggers exist before the filter goes on
         protect_library_logs(self, self._redactor)
 
     def scrub(self, text: str) -> str:
-        """``text`` with this provider's secrets masked in every spelling redaction knows.
-
-        The server receives the key, so a hostile one can put it into the model's own reply; what the caller
-        prints of the replies (``run``'s transcript) goes through here first.
-        """
+        """``text`` with this provider's secrets masked: a hostile server can put the key into the model's reply."""
         return self._redactor.scrub(text)
-
-    # ------------------------------------------------------------------ presets
 
     @classmethod
     def openai(cls, model: str = "gpt-4o-mini", **options: Any) -> OpenAICompatibleProvider:
-        """OpenAI's own API; the key comes from OPENAI_API_KEY."""
         options.setdefault("max_tokens_field", "max_completion_tokens")
         return cls("https://api.openai.com/v1", model, "OPENAI_API_KEY", **options)
 
     @classmethod
     def deepseek(cls, model: str = "deepseek-chat", **options: Any) -> OpenAICompatibleProvider:
-        """DeepSeek, the model the blog series uses; the key comes from DEEPSEEK_API_KEY."""
         return cls("https://api.deepseek.com", model, "DEEPSEEK_API_KEY", **options)
 
     @classmethod
     def ollama(
         cls, model: str, base_url: str = "http://localhost:11434/v1", **options: Any
     ) -> OpenAICompatibleProvider:
-        """A local Ollama server, which needs no key."""
         return cls(base_url, model, None, **options)
 
     def __repr__(self) -> str:
@@ -314,24 +239,14 @@ class OpenAICompatibleProvider:
             f"api_key_env={self.api_key_env!r}, json_mode={self.json_mode!r})"
         )
 
-    # ------------------------------------------------------------------ the call
-
-    def build_chat_messages(
-        self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec]
-    ) -> list[dict[str, str]]:
-        """The exact chat messages sent: the rendered system prompt, then the history in order."""
-        return [
-            {"role": "system", "content": render_system_prompt(tools)},
-            *({"role": message.role, "content": message.content} for message in messages),
-        ]
-
     def build_request(
         self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
     ) -> dict[str, Any]:
         """The keyword arguments of the chat completions call, exactly as sent."""
+        system = {"role": "system", "content": render_system_prompt(tools)}
         request: dict[str, Any] = {
             "model": self.model,
-            "messages": self.build_chat_messages(messages, tools),
+            "messages": [system, *({"role": m.role, "content": m.content} for m in messages)],
             self.max_tokens_field: max_output_tokens,
         }
         if self.temperature is not None:
@@ -339,40 +254,27 @@ class OpenAICompatibleProvider:
         if self.seed is not None:
             request["seed"] = self.seed
         if self.json_mode:
-            response_format: dict[str, Any] = {"type": "json_object"}
+            request["response_format"] = {"type": "json_object"}
             if self.send_action_schema:
-                response_format["schema"] = action_json_schema()
-            request["response_format"] = response_format
+                request["response_format"]["schema"] = action_json_schema()
         return request
 
-    answer: ClassVar[type[Completion[Any]]] = Completion[ChatChoice]
-    """What the endpoint answers; ``openai_completions`` reads ``Completion[TextChoice]``."""
-
     def complete(
-        self,
-        *,
-        messages: Sequence[ProviderMessage],
-        tools: Sequence[ToolSpec],
-        max_output_tokens: int,
+        self, *, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
     ) -> ProviderResponse:
         request = self.build_request(messages, tools, max_output_tokens)
         check_sendable([message["content"] for message in request.get("messages", [])] + [request.get("prompt", "")])
         return self.read_completion(self._send(request))
 
     def _send(self, request: dict[str, Any]) -> str:
-        """The body of a successful answer, within ``timeout`` seconds in all, or ``ProviderFailure``.
-
-        The request runs in a helper thread so this call can keep its deadline even while a
-        read is blocked; a call given up that way ends soon after in the background, at its
-        next chunk (the transport checks the same deadline) or its read timeout.
-        """
+        """The body of a successful answer within ``timeout`` seconds in all, or ``ProviderFailure``: the request
+        runs in a thread so this call keeps its deadline while a read blocks (the transport stops at the same one)."""
         outcome: queue.Queue[str | ProviderFailure] = queue.Queue(maxsize=1)
         worker = threading.Thread(target=lambda: outcome.put(self._attempt(request)), daemon=True)
         worker.start()
         try:
             answer = outcome.get(timeout=self.timeout + _WAIT_GRACE_SECONDS)
-        except queue.Empty:
-            # Only what the transport cannot bound (a name lookup that hangs) gets here.
+        except queue.Empty:  # only what the transport cannot bound (a name lookup that hangs)
             answer = self._timed_out()
         else:
             worker.join()
@@ -392,17 +294,13 @@ class OpenAICompatibleProvider:
         # the client's exceptions hold the raw body, and a printed traceback would show it.
         openai_module = _import_openai()
         try:
-            raw = self._raw_create(request)
-            return str(raw.http_response.text)
+            return str(self._raw_create(request).http_response.text)
         except Exception as error:
             cause = error.__cause__ if error.__cause__ is not None else error
             refused = getattr(cause, "failure", None)  # the bounded transport's own refusal, as data
             if isinstance(refused, ProviderFailure):  # its parameters quote the server (a header): scrubbed too
-                return ProviderFailure(
-                    refused.code, **{name: self._excerpt(str(value)) for name, value in refused.params.items()}
-                )
-            # APITimeoutError is a subclass of APIConnectionError, so it must come first.
-            if isinstance(error, openai_module.APITimeoutError):
+                return ProviderFailure(refused.code, **{k: self._excerpt(str(v)) for k, v in refused.params.items()})
+            if isinstance(error, openai_module.APITimeoutError):  # an APIConnectionError too: first
                 return self._timed_out()
             if isinstance(error, openai_module.APIConnectionError):
                 detail = self._excerpt(_text_of(cause) or type(cause).__name__)
@@ -410,27 +308,20 @@ class OpenAICompatibleProvider:
             if isinstance(error, openai_module.APIStatusError):
                 detail = self._excerpt(error.response.text)
                 return ProviderFailure(FailureCode.HTTP_STATUS, status=error.status_code, detail=detail)
-            # anything else the client raises on a hostile answer
             detail, kind = self._excerpt(_text_of(error)), type(error).__name__
             return ProviderFailure(FailureCode.REQUEST_FAILED, url=self.shown_url, kind=kind, detail=detail)
 
     def read_completion(self, body_text: str) -> ProviderResponse:
-        """The reply text, its token usage and finish reason, or a ``ProviderFailure`` naming what is missing."""
         completion = self._decode_completion(body_text)
         if not completion.choices:
             raise ProviderFailure(FailureCode.NO_CHOICES)
         choice = completion.choices[0]
         if choice.text is None:
             raise ProviderFailure(FailureCode.NO_TEXT, finish_reason=self._excerpt(repr(choice.finish_reason)))
-        if completion.usage is None:
-            # Zeros would be a lie in the token accounting, so the call fails instead.
+        if completion.usage is None:  # zeros would be a lie in the token accounting
             raise ProviderFailure(FailureCode.NO_USAGE)
-        return ProviderResponse(
-            text=choice.text,
-            input_tokens=completion.usage.prompt_tokens,
-            output_tokens=completion.usage.completion_tokens,
-            finish_reason=choice.finish_reason,
-        )
+        usage = completion.usage
+        return ProviderResponse(choice.text, usage.prompt_tokens, usage.completion_tokens, choice.finish_reason)
 
     def _decode_completion(self, body_text: str) -> Completion[Any]:
         try:
@@ -450,25 +341,21 @@ class OpenAICompatibleProvider:
             raise ProviderFailure(FailureCode.BAD_FIELD, where=self._excerpt(where), check=detail["type"]) from None
 
     def _excerpt(self, text: str) -> str:
-        """A short, printable excerpt of server text with every secret removed, in any spelling."""
         return printable(shorten(" ".join(self._redactor.scrub(text[:_SCRUBBED_CHARS]).split()), _EXCERPT_CHARS))
 
 
 class _NotStrictJSON(ValueError):
-    """The body is JSON, but not the strict JSON a model's reply must be either: ``args`` are a code and its params."""
+    """JSON, but not the strict JSON a model's reply must be either: ``args`` are a code and its params."""
 
 
 def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     # json keeps the last of two equal keys without a word: a second "usage" of 0/0 would hide the tokens spent.
-    obj = dict(pairs)
-    if len(obj) == len(pairs):
-        return obj
     seen: set[str] = set()
     for key, _ in pairs:
         if key in seen:
-            break
+            raise _NotStrictJSON(FailureCode.DUPLICATE_KEY, {"key": repr(shorten(key, 40))})
         seen.add(key)
-    raise _NotStrictJSON(FailureCode.DUPLICATE_KEY, {"key": repr(shorten(key, 40))})
+    return dict(pairs)
 
 
 def _bounded_integer(token: str) -> int:
@@ -490,9 +377,7 @@ def _no_constant(token: str) -> Any:
     raise _NotStrictJSON(FailureCode.NOT_A_NUMBER, {"token": token})
 
 
-_MAX_INTEGER_DIGITS = 100
-"""Longest integer read from a server body: token counts and timestamps have a dozen digits."""
-
+_MAX_INTEGER_DIGITS = 100  # token counts and timestamps have a dozen
 _STRICT_DECODER = json.JSONDecoder(
     object_pairs_hook=_object_without_duplicates,
     parse_int=_bounded_integer,

@@ -1,20 +1,11 @@
-"""The same OpenAI-compatible provider, asking ``/completions`` instead of ``/chat/completions``.
+"""The OpenAI-compatible provider asking ``/completions`` instead of ``/chat/completions``.
 
-A *base* model such as Gemma 3 270M has no chat template and ignores instructions: through
-chat it gave 0 of 8 protocol replies, through plain completion of a prompt of worked
-examples about 7 of 8. So the local model is asked the old way: here is the start of a
-document (``prompting.render_completion_prompt``), write the rest. Three more things make
-that work, all measured on this model:
-
-* a grammar (GBNF) or a JSON Schema that constrains decoding, sent as llama.cpp's own
-  request fields ``grammar`` / ``json_schema`` (``extra_body`` of the official client);
-* ``repeat_penalty`` 1.0: llama-cpp-python's server defaults to 1.1, which penalises the
-  braces and quotes JSON repeats and gives other text than the in-process default;
-* a stop at the first newline, since one reply is one line in the examples.
-
-Everything else is ``OpenAICompatibleProvider``'s: the official ``openai`` client, the
-bounded transport, one deadline for the whole call, secrets redacted from every message.
-Only the request and the shape of the answer differ, so this is a subclass of it.
+A *base* model such as Gemma 3 270M has no chat template and ignores instructions: through chat it gave 0 of 8
+protocol replies, through completion of a prompt of worked examples about 7 of 8. Measured on this model too: a
+grammar or JSON Schema constraining decoding (llama.cpp's own request fields, sent as ``extra_body``),
+``repeat_penalty`` 1.0 (the server's 1.1 penalises the braces and quotes JSON repeats), and a stop at the first
+newline, as one reply is one line in the examples. The rest (client, bounded transport, deadline, redaction) is
+``OpenAICompatibleProvider``'s.
 """
 
 from __future__ import annotations
@@ -29,18 +20,13 @@ from .openai_compatible import Completion, OpenAICompatibleProvider, TextChoice,
 
 __all__ = ["CompletionSettings", "OpenAICompletionsProvider", "PromptRenderer"]
 
-PromptRenderer = Callable[[Sequence[ProviderMessage], Sequence[ToolSpec]], str]
-"""Turns the conversation and the tools into the text the model continues."""
+PromptRenderer = Callable[[Sequence[ProviderMessage], Sequence[ToolSpec]], str]  # the text the model continues
 
 
 @dataclass(frozen=True, slots=True)
 class CompletionSettings:
-    """Sampling and constraint of a completion request.
-
-    ``temperature`` 0 is greedy decoding: the same prompt gives the same reply on the same
-    build. Give at most one of ``grammar`` (GBNF text) and ``json_schema``; the server turns
-    a schema into a grammar itself.
-    """
+    """Sampling and constraint of a completion request: ``temperature`` 0 is greedy, the same reply on the same
+    build; at most one of ``grammar`` (GBNF) and ``json_schema`` (the server makes it a grammar)."""
 
     temperature: float = 0.0
     repeat_penalty: float = 1.0
@@ -59,22 +45,14 @@ class CompletionSettings:
 
     def extra_body(self) -> dict[str, Any]:
         """llama.cpp's request fields that the OpenAI API does not have."""
-        body: dict[str, Any] = {"repeat_penalty": self.repeat_penalty}
-        if self.grammar is not None:
-            body["grammar"] = self.grammar
-        if self.json_schema is not None:
-            body["json_schema"] = dict(self.json_schema)
-        return body
+        body: dict[str, Any] = {"repeat_penalty": self.repeat_penalty, "grammar": self.grammar}
+        body["json_schema"] = None if self.json_schema is None else dict(self.json_schema)
+        return {name: value for name, value in body.items() if value is not None}
 
 
 class OpenAICompletionsProvider(OpenAICompatibleProvider):
-    """Sends a rendered prompt to an OpenAI-compatible ``/completions`` endpoint.
-
-    ``render_prompt`` builds the text (for the local base model:
-    ``prompting.render_completion_prompt`` with its worked examples); ``settings`` holds
-    sampling and the grammar or schema. ``api_key_env`` defaults to None: the servers that
-    still serve ``/completions`` for base models are local ones.
-    """
+    """Sends the text ``render_prompt`` makes (``prompting.render_completion_prompt``) to ``/completions``;
+    ``api_key_env`` defaults to None, as the servers still serving base models there are local ones."""
 
     answer = Completion[TextChoice]
 
@@ -98,24 +76,16 @@ class OpenAICompletionsProvider(OpenAICompatibleProvider):
         return f"{type(self).__name__}(base_url={self.shown_url!r}, model={self.model!r}, constraint={constraint!r})"
 
     def build_prompt(self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec]) -> str:
-        """The exact text the model continues."""
         return self.render_prompt(messages, tools)
 
     def build_request(
         self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
     ) -> dict[str, Any]:
         """The keyword arguments of ``client.completions.create``, exactly as sent."""
-        request: dict[str, Any] = {
-            "model": self.model,
-            "prompt": self.build_prompt(messages, tools),
-            "max_tokens": max_output_tokens,
-            "temperature": self.settings.temperature,
-            "stop": list(self.settings.stop),
-            "extra_body": self.settings.extra_body(),
-        }
-        if self.settings.seed is not None:
-            request["seed"] = self.settings.seed
-        return request
+        chosen = self.settings
+        request = {"model": self.model, "prompt": self.build_prompt(messages, tools), "max_tokens": max_output_tokens}
+        request |= {"temperature": chosen.temperature, "stop": list(chosen.stop), "extra_body": chosen.extra_body()}
+        return request if chosen.seed is None else request | {"seed": chosen.seed}
 
     def _raw_create(self, request: dict[str, Any]) -> Any:
         return self._client.completions.with_raw_response.create(**request)
