@@ -1,6 +1,6 @@
 """The agent room: the loop that runs the chapter's adapter, and two demo tools, beyond the chapter.
 
-It imports the chapter's modules, the standard library and pydantic (the tools' arguments), never ``providers``
+It may import the chapter's modules, the standard library and pydantic (the tools' arguments), never ``providers``
 or ``workbook``: the loop talks to any ``ModelAdapter``, whoever built it.
 """
 
