@@ -491,17 +491,13 @@ def _report_write_error(error: OSError, stream: TextIO | None) -> int:
     return EXIT_USAGE
 
 
-def _escape_what_cannot_be_shown(stream: TextIO | None) -> TextIO | None:
-    # A console whose encoding lacks ✔ or Chinese (a Windows code page, a latin-1 locale)
-    # gets backslash escapes instead of a UnicodeEncodeError halfway through the output.
-    if isinstance(stream, io.TextIOWrapper):
-        stream.reconfigure(errors="backslashreplace")
-    return stream
-
-
 def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    target = stdout if stdout is not None else _escape_what_cannot_be_shown(sys.stdout)
-    _escape_what_cannot_be_shown(sys.stderr)
+    target = stdout if stdout is not None else sys.stdout
+    for stream in {target, sys.stderr}:
+        # A console whose encoding lacks ✔ or Chinese (a Windows code page, a latin-1 locale) gets backslash
+        # escapes instead of a UnicodeEncodeError halfway through the output.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     if target is None:  # started with standard output closed: nowhere to say anything
         return EXIT_USAGE
     try:

@@ -246,27 +246,21 @@ def _check_count(name: str, value: object, minimum: int) -> None:
         raise ValueError(f"{name} must be at least {minimum}, found {value}")
 
 
+@dataclass
 class _Run:
     """The state of one run while it lasts; ``finish`` freezes it into a ``Transcript``."""
 
-    def __init__(
-        self,
-        adapter: ModelAdapter,
-        tools: Sequence[Tool],
-        task: str,
-        system_prompt: str | None,
-        budget: ModelCallBudget,
-        max_rejections: int,
-        max_chars: int,
-    ) -> None:
-        self.adapter, self.tools, self.task = adapter, tuple(tools), task
-        self.budget, self.max_rejections, self.max_chars = budget, max_rejections, max_chars
-        self.history: list[HistoryItem] = [] if system_prompt is None else [Message(MessageRole.SYSTEM, system_prompt)]
-        self.history.append(Message(MessageRole.USER, task))
-        self.steps: list[Step] = []
-        self.used_call_ids: set[str] = set()
-        self.total = TokenUsage(0, 0)
-        self.rejections_in_a_row = 0
+    adapter: ModelAdapter
+    tools: tuple[Tool, ...]
+    task: str
+    history: list[HistoryItem]
+    budget: ModelCallBudget
+    max_rejections: int
+    max_chars: int
+    steps: list[Step] = field(default_factory=list)
+    used_call_ids: set[str] = field(default_factory=set)
+    total: TokenUsage = field(default_factory=lambda: TokenUsage(0, 0))
+    rejections_in_a_row: int = 0
 
     def finish(self, reason: StopReason, detail: str = "", final_answer: str | None = None) -> Transcript:
         steps, history = tuple(self.steps), tuple(self.history)
@@ -361,7 +355,9 @@ def run_agent(
     names = [tool.name for tool in tools]
     if duplicates := sorted({name for name in names if names.count(name) > 1}):
         raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
-    run = _Run(adapter, tools, task, system_prompt, budget, max_consecutive_rejections, max_tool_result_chars)
+    history: list[HistoryItem] = [] if system_prompt is None else [Message(MessageRole.SYSTEM, system_prompt)]
+    history.append(Message(MessageRole.USER, task))
+    run = _Run(adapter, tuple(tools), task, history, budget, max_consecutive_rejections, max_tool_result_chars)
     for call_number in range(1, max_steps + 1):
         if (transcript := run.turn(call_number)) is not None:
             return transcript
