@@ -117,7 +117,7 @@ class ProviderErrorStep:
     usage: ClassVar[None] = None
     model_call: int
     message: str
-    error: ModelProviderError | None = field(default=None, compare=False, repr=False)
+    error: ModelProviderError = field(compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -151,7 +151,7 @@ def _provider_error(step: ProviderErrorStep, language: Language | None) -> str:
     # Imported here: a run with the scripted provider loads no module of providers/ (tests/test_cli_run.py).
     from .provider_words import provider_error_text
 
-    return step.message if step.error is None else provider_error_text(step.error, language)
+    return provider_error_text(step.error, language)
 
 
 def _correction_line(correction: str | None, max_chars: int, language: Language | None) -> str:
