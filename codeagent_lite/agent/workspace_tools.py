@@ -79,6 +79,9 @@ def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+_ARGUMENT_PROBLEMS = {"extra_forbidden": "unknown argument", "missing": "missing argument"}
+
+
 def _validate_arguments(model: type[_Arguments], tool_name: str, arguments: Mapping[str, Any]) -> _Arguments:
     """pydantic's verdict in words a model can act on, one problem per argument."""
     try:
@@ -87,9 +90,8 @@ def _validate_arguments(model: type[_Arguments], tool_name: str, arguments: Mapp
         problems = []
         for detail in error.errors(include_url=False):
             name = str(detail["loc"][0]) if detail["loc"] else "arguments"
-            if detail["type"] in ("extra_forbidden", "missing"):
-                unknown = detail["type"] == "extra_forbidden"
-                problems.append(f"{'unknown' if unknown else 'missing'} argument {quote(name, _PATH_QUOTE_CHARS)}")
+            if detail["type"] in _ARGUMENT_PROBLEMS:
+                problems.append(f"{_ARGUMENT_PROBLEMS[detail['type']]} {quote(name, _PATH_QUOTE_CHARS)}")
             elif detail["type"] == "string_type":
                 problems.append(f"{name} must be a string, found {json_kind(arguments.get(name))}")
             else:
