@@ -166,13 +166,10 @@ def correction_message(error: InvalidModelOutputError) -> str:
     broken text back invites the model to copy it."""
     reason = shorten(error.message, _MAX_REASON_CHARS)
     parts = [_end_sentence(f"Your last reply was rejected at {error.layer.label}: {reason}")]
+    expected, found = error.expected, error.found
     # Many parser messages already say both (layers 3 and 4); saying them twice only adds tokens.
-    if (
-        error.expected is not None
-        and error.found is not None
-        and not (error.expected in reason and error.found in reason)
-    ):
-        expected, found = shorten(error.expected, _MAX_REASON_CHARS), shorten(error.found, _MAX_REASON_CHARS)
+    if expected is not None and found is not None and not (expected in reason and found in reason):
+        expected, found = shorten(expected, _MAX_REASON_CHARS), shorten(found, _MAX_REASON_CHARS)
         parts.append(_end_sentence(f"Expected {expected}, found {found}"))
     return " ".join([*parts, _REPLY_INSTRUCTION])
 
