@@ -134,7 +134,6 @@ class _PrintableArgumentParser(argparse.ArgumentParser):
 
 
 def _int_at_least(minimum: int) -> Callable[[str], int]:
-
     def convert(text: str) -> int:
         try:
             value = int(text)
@@ -493,7 +492,7 @@ def _report_write_error(error: OSError, stream: TextIO | None) -> int:
 
 def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     target = stdout if stdout is not None else sys.stdout
-    for stream in {target, sys.stderr}:
+    for stream in (target, sys.stderr):
         # A console whose encoding lacks ✔ or Chinese (a Windows code page, a latin-1 locale) gets backslash
         # escapes instead of a UnicodeEncodeError halfway through the output.
         if isinstance(stream, io.TextIOWrapper):
