@@ -201,8 +201,8 @@ def _walk(root: Path, parts: Sequence[str], shown: str) -> int:
                 stack.append(target)
                 continue
             links += 1
-            if links > _MAX_SYMLINKS:
-                raise ToolError(f"path {shown} cannot be resolved: too many levels of symbolic links")
+            if links > _MAX_SYMLINKS:  # worded where every open failure is, like the system's own ELOOP
+                raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
             link_parts, from_root = _link_parts(root, target, shown)
             while from_root and len(stack) > 1:
                 os.close(stack.pop())
