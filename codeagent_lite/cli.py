@@ -1,15 +1,11 @@
 """Command line: ``python -m codeagent_lite check [TEXT | --file PATH | -]``, ``... run TASK``, ``... verify DIR``.
 
-The exit status lets scripts act on the verdict: 0 the text is a valid action (``run``: a final answer was
-reached; ``verify``: every check passes), 1 a layer rejected it (``run``: no final answer; ``verify``: a check
-failed), 2 the command could not do what it was asked (wrong use, unreadable or over-long input, or its output
-was closed early, as by ``head``).
-
-Everything the command reads is untrusted, so it is read one way: at most ``MAX_INPUT_BYTES``, strict UTF-8
-wherever it came from, and a ``--file`` that is a pipe or a device waits at most ``FILE_WAIT_SECONDS``.
-Everything it prints goes through ``display.printable``, so nothing can send escape sequences to the terminal.
-``run`` imports the real providers only when asked for them, so ``check`` and ``run --provider scripted`` work
-without the optional extras.
+Exit status 0: the text is a valid action (``run``: a final answer; ``verify``: every check passes); 1: a layer
+rejected it (no final answer; a check failed); 2: the command could not do what it was asked (wrong use,
+unreadable or over-long input, or its output closed early, as by ``head``). Everything read is untrusted: at most
+``MAX_INPUT_BYTES``, strict UTF-8 wherever it came from, a pipe or device as ``--file`` waits at most
+``FILE_WAIT_SECONDS``; everything printed goes through ``display.printable``. ``run`` imports the real providers only
+when asked for them, so ``check`` and ``run --provider scripted`` work without the optional extras.
 """
 
 from __future__ import annotations
@@ -41,15 +37,14 @@ if TYPE_CHECKING:
 
 
 def _(message: str, /, **fields: object) -> str:
-    """``workbook.words._``, imported on first use: it needs only the standard library, so no Jupyter loads."""
+    # workbook.words._, imported on first use: it needs only the standard library, so no Jupyter loads.
     from .workbook.words import _ as in_language
 
     return in_language(message, None, **fields)
 
 
 def _p(context: str, message: str, /) -> str:
-    """Marks an id with its context for ``make catalog`` without translating it (``workbook.words._p``)."""
-    return message
+    return message  # marks an id with its context for ``make catalog`` (workbook.words._p), untranslated
 
 
 ARGPARSE_WORDS = (
@@ -77,9 +72,8 @@ they never meet the workbook's own ids ("usage: " is also the label of a token c
 
 @contextlib.contextmanager
 def _argparse_speaks() -> Iterator[None]:
-    """argparse in the learner's language while the command line is read: argparse takes its words from
-    ``gettext``, whose language is the process locale, while the workbook's follows its own rules
-    (``workbook.language``), so argparse's ``_`` points at the workbook's catalog until the parser is done."""
+    """argparse's words come from ``gettext`` in the process locale; the workbook's language follows its own
+    rules (``workbook.language``), so argparse's ``_`` points at the workbook's catalog while the parser reads."""
     from .workbook.language import edition_language
     from .workbook.words import catalog
 
@@ -107,8 +101,7 @@ class UsageError(Exception):
 
 
 class _OutputFailed(Exception):
-    """Writing the command's output failed (a full disk, an I/O error, a reader gone): only such a failure says
-    "cannot write the output", so it is told apart from any other ``OSError`` where the write happens."""
+    """Only a failed write of the output says "cannot write the output", not any other ``OSError`` near it."""
 
     def __init__(self, cause: OSError) -> None:
         super().__init__(str(cause))
@@ -129,9 +122,8 @@ def _say(text: str, out: TextIO) -> None:
 
 
 class _PrintableArgumentParser(argparse.ArgumentParser):
-    """argparse quotes what it refuses verbatim, and drops its write errors without a word (``--help >
-    /dev/full`` would exit 0 having printed nothing); this one escapes like everything else printed, and a write
-    error ends the command like any other."""
+    """argparse quotes what it refuses verbatim and drops its write errors (``--help > /dev/full`` would exit 0
+    having printed nothing); this one escapes what it prints, and a write error ends the command like any other."""
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         target = file if file is not None else sys.stderr
@@ -142,8 +134,6 @@ class _PrintableArgumentParser(argparse.ArgumentParser):
 
 
 def _int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse ``type`` for whole numbers >= ``minimum``, with a message that says what came instead."""
-
     def convert(text: str) -> int:
         try:
             value = int(text)
@@ -268,7 +258,15 @@ def _script_reply(number: int, item: object) -> str:
 # --------------------------------------------------------------------------- reading untrusted input
 
 
-def _strict_text(data: bytes, source: str) -> str:
+def _decoded(data: bytes, source: str) -> str:
+    if len(data) > MAX_INPUT_BYTES:
+        raise UsageError(
+            _(
+                "{source} is longer than {limit} bytes; model text is never that long",
+                source=source,
+                limit=MAX_INPUT_BYTES,
+            )
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -283,35 +281,12 @@ def _strict_text(data: bytes, source: str) -> str:
         ) from None
 
 
-def _as_bytes(text: str, source: str) -> bytes:
-    """Text back as the bytes it came from, to be decoded strictly like a file's: Python hands over argv bytes
-    that are not UTF-8 as lone surrogates (surrogateescape)."""
+def _argument(text: str, source: str) -> str:
+    """Decoded strictly like a file: Python hands over argv bytes that are not UTF-8 as lone surrogates."""
     try:
-        return text.encode("utf-8", "surrogateescape")
+        return _decoded(text.encode("utf-8", "surrogateescape"), source)
     except UnicodeEncodeError:
         raise UsageError(_("{source} holds a lone surrogate, which is not text", source=source)) from None
-
-
-def _strict_argument(text: str, source: str) -> str:
-    return _strict_text(_as_bytes(text, source), source)
-
-
-def _bounded(data: bytes, source: str) -> bytes:
-    if len(data) > MAX_INPUT_BYTES:
-        raise UsageError(
-            _(
-                "{source} is longer than {limit} bytes; model text is never that long",
-                source=source,
-                limit=MAX_INPUT_BYTES,
-            )
-        )
-    return data
-
-
-def _bounded_argument(text: str, source: str) -> str:
-    text = _strict_argument(text, source)
-    _bounded(text.encode("utf-8"), source)
-    return text
 
 
 def _cannot_read(source: str, error: BaseException) -> UsageError:
@@ -335,7 +310,7 @@ def _read_descriptor(fd: int, source: str, deadline: float | None) -> bytes:
             break
         chunks.append(chunk)
         received += len(chunk)
-    return _bounded(b"".join(chunks), source)
+    return b"".join(chunks)
 
 
 def _read_file(path: str, source: str) -> str:
@@ -348,7 +323,7 @@ def _read_file(path: str, source: str) -> str:
                 raise UsageError(_("{source} is a folder, not a file", source=source))
             waits = not stat.S_ISREG(mode) and hasattr(select, "select") and os.name == "posix"
             deadline = time.monotonic() + FILE_WAIT_SECONDS if waits else None
-            return _strict_text(_read_descriptor(fd, source, deadline), source)
+            return _decoded(_read_descriptor(fd, source, deadline), source)
         finally:
             os.close(fd)
     except OSError as error:
@@ -364,7 +339,7 @@ def _read_stream(stream: TextIO | None) -> str:
         data = (buffer or stream).read(MAX_INPUT_BYTES + 1)
     except (OSError, ValueError) as error:  # ValueError: reading a closed file object
         raise _cannot_read(source, error) from None
-    return _strict_text(_bounded(data if isinstance(data, bytes) else _as_bytes(data, source), source), source)
+    return _decoded(data, source) if isinstance(data, bytes) else _argument(data, source)
 
 
 # --------------------------------------------------------------------------- the commands
@@ -381,7 +356,7 @@ def _check_provider_options(args: argparse.Namespace) -> None:
             raise UsageError(_("{flag} only applies to --provider {provider}", flag=flag, provider=provider))
     for attribute in ("model", "base_url", "api_key_env"):
         if getattr(args, attribute) is not None:
-            setattr(args, attribute, _strict_argument(getattr(args, attribute), "--" + attribute.replace("_", "-")))
+            setattr(args, attribute, _argument(getattr(args, attribute), "--" + attribute.replace("_", "-")))
 
 
 def _scripted_provider(args: argparse.Namespace) -> tuple[TextProvider, str]:
@@ -430,7 +405,7 @@ def _run(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int:
     workspace = Path(args.workspace)
     if not workspace.is_dir():
         raise UsageError(_("--workspace must be an existing folder: {found}", found=repr(args.workspace)))
-    task = _bounded_argument(args.task, _("the task"))
+    task = _argument(args.task, _("the task"))
     if not task.strip():
         raise UsageError(_("the task must not be blank"))
     _check_provider_options(args)
@@ -471,7 +446,7 @@ def _check(args: argparse.Namespace, stdin: TextIO | None, out: TextIO) -> int:
     elif args.text is None or args.text == "-":
         text = _read_stream(stdin)
     else:
-        text = _bounded_argument(str(args.text), _("the text argument"))
+        text = _argument(str(args.text), _("the text argument"))
     diagnosis = diagnose(text)
     _say(format_ladder(diagnosis), out)
     return EXIT_VALID if diagnosis.accepted else EXIT_REJECTED
@@ -515,17 +490,13 @@ def _report_write_error(error: OSError, stream: TextIO | None) -> int:
     return EXIT_USAGE
 
 
-def _escape_what_cannot_be_shown(stream: TextIO | None) -> TextIO | None:
-    # A console whose encoding lacks ✔ or Chinese (a Windows code page, a latin-1 locale)
-    # gets backslash escapes instead of a UnicodeEncodeError halfway through the output.
-    if isinstance(stream, io.TextIOWrapper):
-        stream.reconfigure(errors="backslashreplace")
-    return stream
-
-
 def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    target = stdout if stdout is not None else _escape_what_cannot_be_shown(sys.stdout)
-    _escape_what_cannot_be_shown(sys.stderr)
+    target = stdout if stdout is not None else sys.stdout
+    for stream in (target, sys.stderr):
+        # A console whose encoding lacks ✔ or Chinese (a Windows code page, a latin-1 locale) gets backslash
+        # escapes instead of a UnicodeEncodeError halfway through the output.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     if target is None:  # started with standard output closed: nowhere to say anything
         return EXIT_USAGE
     try:

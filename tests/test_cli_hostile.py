@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from loopback_server import serving
 
 from codeagent_lite import cli
 from codeagent_lite.cli import EXIT_REJECTED, EXIT_USAGE, EXIT_VALID, main
@@ -278,14 +279,10 @@ def test_absurd_token_counts_from_a_server_end_run_cleanly(workspace: Path) -> N
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    try:
+    with serving(server):
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         argv = ["run", "--provider", "openai", "--base-url", url, "--model", "m", "--no-api-key"]
         code, out, err = in_process([*argv, "--workspace", str(workspace), "Go"])
-    finally:
-        server.shutdown()
-        server.server_close()
     assert code == EXIT_REJECTED, err
     assert "stopped: provider error" in out and "an integer with 4300 digits" in out
 

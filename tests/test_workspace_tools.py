@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,37 @@ def test_unreadable_file_is_an_error(workspace: Path, read_file: Tool) -> None:
             read_file.run({"path": "locked.txt"})
     finally:
         target.chmod(0o600)
+
+
+def test_without_dir_fd_the_tools_answer_as_the_walk_does(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows has no ``dir_fd``: there the tools check the resolved path and then open it, with the same words."""
+    (workspace / "out").symlink_to(workspace.parent)
+    paths = ["README.md", "src", "src/", "out/secret.txt", "out", "../secret.txt", "missing"]
+
+    def answers() -> list[str]:
+        said = []
+        for tool in workspace_tools(workspace):
+            for path in paths:
+                try:
+                    said.append(tool.run({"path": path}))
+                except ToolError as error:
+                    said.append(f"refused: {error}")
+        return said
+
+    walked = answers()
+    assert not any("TOP SECRET" in answer for answer in walked)
+    monkeypatch.setattr(sys.modules["codeagent_lite.agent.workspace_tools"], "_WALK_SUPPORTED", False)
+    assert answers() == walked
+
+
+def test_a_symlink_loop_or_a_chain_past_40_links_is_refused(workspace: Path) -> None:
+    (workspace / "ping").symlink_to("pong")
+    (workspace / "pong").symlink_to("ping")
+    (workspace / "link41").write_text("end", encoding="utf-8")
+    for number in range(41):
+        (workspace / f"link{number}").symlink_to(f"link{number + 1}")
+    read_file = read_file_tool(workspace)
+    assert read_file.run({"path": "link1"}) == "end"  # 40 links, as many as Linux follows
+    for path in ("ping", "link0"):
+        with pytest.raises(ToolError, match="cannot be resolved: too many levels of symbolic links"):
+            read_file.run({"path": path})

@@ -1,15 +1,15 @@
 """An agent run's transcript as text, in the learner's language: what ``run`` and notebook 06 print.
 
-``agent.loop`` keeps a run as data (frozen steps, a ``StopReason``, counts); it may not import this room, so
-the words live here and come from the message catalog (``words``). What the model said or was sent is shown
-as it was, never translated: its raw replies, the tools' results and the corrections (the series' English
-phrases, which the model reads). Long texts are shortened to ``max_chars`` and nothing printed carries a raw
-control character (``display.printable``): a reply or a file may hold terminal escape sequences.
+``agent.loop`` keeps a run as data and may not import this room, so the words live here, from the catalog. What
+the model said or was sent is shown as it was, never translated: its raw replies, the tools' results and the
+corrections (the series' English phrases, which the model reads). Long texts are shortened to ``max_chars``, and
+nothing printed carries a raw control character (``display.printable``): a reply or a file may hold escapes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import takewhile
 
 from ..agent.loop import (
     ActionStep,
@@ -44,7 +44,6 @@ _STOP_REASONS: Mapping[StopReason, str] = {
 
 
 def stop_words(reason: StopReason, language: Language | None = None) -> str:
-    """Why a run stopped, in a few words."""
     return _(_STOP_REASONS[reason], language)
 
 
@@ -52,39 +51,27 @@ def usage_words(usage: TokenUsage | None, language: Language | None = None) -> s
     """``12 in + 3 out = 15 tokens``: what a call cost."""
     if usage is None:
         return _("usage unknown", language)
-    return _(
-        "{input} in + {output} out = {total} tokens",
-        language,
-        input=usage.input_tokens,
-        output=usage.output_tokens,
-        total=usage.total_tokens,
-    )
+    numbers = {"input": usage.input_tokens, "output": usage.output_tokens, "total": usage.total_tokens}
+    return _("{input} in + {output} out = {total} tokens", language, **numbers)
 
 
 def _stop_detail(transcript: Transcript, language: Language | None) -> str:
-    """The stop's detail, made from the run's counts or the provider's failure; an interrupt is shown as it came."""
-    calls = transcript.model_calls
-    if (
-        transcript.stop_reason is StopReason.PROVIDER_ERROR
-        and transcript.steps
-        and isinstance(transcript.steps[-1], ProviderErrorStep)
-    ):
-        return _provider_error(transcript.steps[-1], language)
-    if transcript.stop_reason is StopReason.FINAL_ANSWER:
+    """Made from the run's counts or the provider's failure; an interrupt is shown as it came."""
+    reason, calls, last = transcript.stop_reason, transcript.model_calls, transcript.steps[-1:]
+    if reason is StopReason.PROVIDER_ERROR and last and isinstance(last[0], ProviderErrorStep):
+        return _provider_error(last[0], language)
+    if reason is StopReason.FINAL_ANSWER:
         return _("after {calls} model calls", language, calls=calls)
-    if transcript.stop_reason is StopReason.STEP_LIMIT:
+    if reason is StopReason.STEP_LIMIT:
         return _("{calls} model calls without a final answer", language, calls=calls)
-    if transcript.stop_reason is StopReason.TOO_MANY_REJECTIONS:
-        in_a_row = 0
-        for step in reversed(transcript.steps):
-            if step.kind is not StepKind.REJECTION:
-                break
-            in_a_row += 1
+    if reason is StopReason.TOO_MANY_REJECTIONS:
+        rejected = takewhile(lambda step: step.kind is StepKind.REJECTION, reversed(transcript.steps))
+        count = len(list(rejected))
         return _(
             "{count} rejected replies in a row; at most {limit} corrections are sent in a row",
             language,
-            count=in_a_row,
-            limit=in_a_row - 1,
+            count=count,
+            limit=count - 1,
         )
     return transcript.stop_detail
 
@@ -92,115 +79,76 @@ def _stop_detail(transcript: Transcript, language: Language | None) -> str:
 def render_transcript(
     transcript: Transcript, *, show_ladders: bool = True, max_chars: int = 400, language: Language | None = None
 ) -> str:
-    """Plain text for a terminal or a notebook: the task, each step, why the run stopped and what it cost.
-
-    With ``show_ladders`` a rejected reply whose raw text is known is run through ``diagnose`` again, so the
-    learner sees all four layers, not only the one that failed.
-    """
+    """The task, each step, why the run stopped and what it cost. With ``show_ladders`` a rejected reply is run
+    through ``diagnose`` again, so the learner sees all four layers, not only the one that failed."""
     lines = [_("task: {task}", language, task=shorten_counted(transcript.task, max_chars))]
     for number, step in enumerate(transcript.steps, start=1):
         lines.append(_heading(number, step, language))
-        body = _body(step, show_ladders, max_chars, language)
-        lines.extend("    " + line for line in body.splitlines())
+        lines.extend("    " + line for line in _body(step, show_ladders, max_chars, language).splitlines())
     detail = shorten_counted(_stop_detail(transcript, language), max_chars)
     reason = stop_words(transcript.stop_reason, language)
     lines.append(_("stopped: {reason} ({detail})", language, reason=reason, detail=detail))
     if transcript.final_answer is not None:
         answer = shorten_counted(transcript.final_answer, max_chars)
         lines.append(_("final answer: {answer}", language, answer=answer))
-    lines.append(
-        _(
-            "usage: {usage} over {calls} model calls ({rejected} rejected)",
-            language,
-            usage=usage_words(transcript.usage, language),
-            calls=transcript.model_calls,
-            rejected=transcript.rejections,
-        )
-    )
+    usage, calls, rejected = usage_words(transcript.usage, language), transcript.model_calls, transcript.rejections
+    counts = {"usage": usage, "calls": calls, "rejected": rejected}
+    lines.append(_("usage: {usage} over {calls} model calls ({rejected} rejected)", language, **counts))
     return printable("\n".join(lines))
 
 
 def _heading(number: int, step: Step, language: Language | None) -> str:
     if isinstance(step, ToolResultStep):
+        fields = {"number": number, "call_id": quote(step.result.call_id, _ID_QUOTE_CHARS)}
         status = _("error", language) if step.result.is_error else _("ok", language)
-        call_id = quote(step.result.call_id, _ID_QUOTE_CHARS)
-        return _(
-            "[{number}] tool result · call_id={call_id} · {status}",
-            language,
-            number=number,
-            call_id=call_id,
-            status=status,
-        )
+        return _("[{number}] tool result · call_id={call_id} · {status}", language, status=status, **fields)
     if isinstance(step, RejectionStep):
-        layer = step.layer
-        verdict = (
-            _("rejected", language)
-            if layer is None
-            else _("rejected at {layer}", language, layer=layer_label(layer, language))
-        )
+        verdict = _("rejected at {layer}", language, layer=layer_label(step.layer, language))
     elif isinstance(step, RepeatedCallIdStep):
         verdict = _("rejected by the loop", language)  # the four layers passed; the loop refused the action
     elif isinstance(step, ActionStep):
         verdict = _("action", language)
     else:
         verdict = _("provider error", language)
-    usage = usage_words(step.usage, language)
-    return _(
-        "[{number}] model call {call} · {verdict} · {usage}",
-        language,
-        number=number,
-        call=step.model_call,
-        verdict=verdict,
-        usage=usage,
-    )
+    fields = {"number": number, "call": step.model_call, "usage": usage_words(step.usage, language)}
+    return _("[{number}] model call {call} · {verdict} · {usage}", language, verdict=verdict, **fields)
 
 
 def _body(step: Step, show_ladders: bool, max_chars: int, language: Language | None) -> str:
     if isinstance(step, ToolResultStep):
-        return _tool_result_body(step, max_chars, language)
+        body = shorten_counted(step.result.content, max_chars) or _("(empty)", language)
+        if not step.capped:
+            return body
+        note = _(
+            "(the tool returned {count} characters; the model was sent them cut, ending in the marker)",
+            language,
+            count=step.output_chars,
+        )
+        return f"{body}\n{note}"
     if isinstance(step, ActionStep):
         return _("✔ all four layers passed\n=> {action}", language, action=shorten(repr(step.action), max_chars))
     if isinstance(step, ProviderErrorStep):
         return f"✘ {shorten_counted(_provider_error(step, language), max_chars)}"
     if isinstance(step, RepeatedCallIdStep):
         passed = _("✔ all four layers passed: {action}", language, action=shorten(repr(step.action), max_chars))
-        refused = _(
-            "✘ call_id {call_id} was already used in this run",
-            language,
-            call_id=quote(step.action.call_id, _ID_QUOTE_CHARS),
-        )
+        call_id = quote(step.action.call_id, _ID_QUOTE_CHARS)
+        refused = _("✘ call_id {call_id} was already used in this run", language, call_id=call_id)
         return "\n".join([passed, refused, _correction_line(step.correction, max_chars, language)])
-    return _rejection_body(step, show_ladders, max_chars, language)
+    lines = []
+    if step.raw_text is not None:
+        lines.append(_("raw reply: {text}", language, text=quote(step.raw_text, max_chars)))
+    if step.raw_text is not None and show_ladders:
+        lines.append(format_chapter_ladder(diagnose(step.raw_text), ladder_words(language)))
+    else:
+        lines.append(f"✘ {shorten_counted(step.message, max_chars)}")
+    return "\n".join([*lines, _correction_line(step.correction, max_chars, language)])
 
 
 def _provider_error(step: ProviderErrorStep, language: Language | None) -> str:
     # Imported here: a run with the scripted provider loads no module of providers/ (tests/test_cli_run.py).
     from .provider_words import provider_error_text
 
-    return step.message if step.error is None else provider_error_text(step.error, language)
-
-
-def _tool_result_body(step: ToolResultStep, max_chars: int, language: Language | None) -> str:
-    body = shorten_counted(step.result.content, max_chars) or _("(empty)", language)
-    if step.capped:
-        body += "\n" + _(
-            "(the tool returned {count} characters; the model was sent them cut, ending in the marker)",
-            language,
-            count=step.output_chars,
-        )
-    return body
-
-
-def _rejection_body(step: RejectionStep, show_ladders: bool, max_chars: int, language: Language | None) -> str:
-    lines = []
-    if step.raw_text is not None:
-        lines.append(_("raw reply: {text}", language, text=quote(step.raw_text, max_chars)))
-    if step.raw_text is not None and step.layer is not None and show_ladders:
-        lines.append(format_chapter_ladder(diagnose(step.raw_text), ladder_words(language)))
-    else:
-        lines.append(f"✘ {shorten_counted(step.message, max_chars)}")
-    lines.append(_correction_line(step.correction, max_chars, language))
-    return "\n".join(lines)
+    return provider_error_text(step.error, language)
 
 
 def _correction_line(correction: str | None, max_chars: int, language: Language | None) -> str:
