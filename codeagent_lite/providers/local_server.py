@@ -1,37 +1,21 @@
 """The local model in a process of its own, behind an OpenAI-compatible API on 127.0.0.1.
 
-llama.cpp is native code: an instruction this CPU lacks (a build for another machine), a
-bad pointer or the kernel's out-of-memory killer ends the *process* it runs in. Loaded into
-the learner's kernel, that was the kernel, with no message. So the model runs in an engine
-process, and the notebook, the CLI and the tests talk to it over HTTP through the same
-provider as a remote model (``OpenAICompletionsProvider``). When the engine dies, the next
-call raises a ``ProviderFailure`` that names the signal and says what to do.
+llama.cpp is native code: an instruction this CPU lacks, a bad pointer or the out-of-memory
+killer ends the *process* it runs in, which inside the learner's kernel was the kernel, with
+no message. So the model runs in an engine process, asked over HTTP by the same provider as a
+remote model, and a dead engine becomes a ``ProviderFailure`` that names the signal.
 
-Two servers can be that engine, and ``--backend auto`` (the default) picks:
+``--backend auto`` serves with llama.cpp's ``llama-server`` where it is built (``make
+local-server``): ``--parallel`` slots decoded together, each keeping its prompt, so a class's
+requests share the CPU instead of queueing (2 cores, Gemma 3 270M q4: one stream 47-52
+tokens/s, 20 concurrent requests about 62 tokens/s together). Otherwise it serves with
+llama-cpp-python's server (``llama_cpp_engine``): it comes with the wheel, starts in a second
+and answers one request at a time, keeping the last prompt, which is all one learner needs.
 
-* **llama.cpp's ``llama-server``, where it is built** (``llama_server_build``, ``make
-  local-server``): ``--parallel`` slots decoded together (continuous batching), each slot
-  keeping its evaluated prompt (``cache_prompt``, on by default), so a class's requests share
-  the CPU instead of queueing. Measured on this 2-core machine (Gemma 3 270M q4, 2 threads):
-  one stream decodes 47-52 tokens/s, as llama-cpp-python's does; 20 concurrent requests with a
-  shared 330-token prefix on ``-np 20`` gave about 62 tokens/s together. (An earlier note here
-  said it decoded 10x slower; measured again, that did not hold.)
-* **Otherwise llama-cpp-python's own server** (``llama_cpp_engine``, a thin wrapper of
-  ``python -m llama_cpp.server``): it comes with the wheel the workbook builds anyway, starts
-  in about a second, and answers one request at a time (one ``Llama`` object behind a lock),
-  which is all one learner sends; it keeps the last request's prompt, so consecutive requests
-  sharing the 740-token worked-example prefix read only their last few tokens.
-
-The first line the server prints says which backend serves and why.
-
-``python -m codeagent_lite.providers.local_server --host 127.0.0.1 --port P [--parallel N]
-[--threads T] [--model FILE] [--llama-server BINARY]`` is the class's server (a JupyterHub
-service runs exactly that, as an account of its own that only reads the files); a kernel
-that finds ``CAL_LOCAL_MODEL_URL`` uses that server, otherwise ``local_model_server()``
-starts a child for itself: in its own session (a Ctrl+C or a kernel interrupt does not
-reach it), stopped at exit, and ended by the system when its parent dies, so no orphan
-keeps 0.6 GB. ``--smoke-test`` asks one token in a separate process: what the engine build
-runs before it says "ready".
+A JupyterHub service runs ``python -m codeagent_lite.providers.local_server`` as the class's
+server; a kernel that finds ``CAL_LOCAL_MODEL_URL`` uses it, else it starts a child in its own
+session (a Ctrl+C does not reach it) that the system ends when its parent dies, so no orphan
+keeps 0.6 GB.
 """
 
 from __future__ import annotations
@@ -65,36 +49,15 @@ from .local_engine import SHARED_SERVER_VARIABLE, cores, shared_server_url
 from .openai_completions import CompletionSettings, OpenAICompletionsProvider
 from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_completion_prompt
 
-__all__ = [
-    "SHARED_SERVER_VARIABLE",
-    "Backend",
-    "BackendChoice",
-    "EngineGuard",
-    "EngineStartError",
-    "GemmaProvider",
-    "LocalMode",
-    "LocalModelServer",
-    "connect_local_server",
-    "llama_server",
-    "local_model_server",
-    "main",
-    "serve",
-    "start_local_server",
-]
-
-
 Backend = Literal["llama-cpp-python", "llama-server"]
 LocalMode = Literal["free_text", "schema"]
 MODES: tuple[LocalMode, ...] = ("free_text", "schema")
-
-CONTEXT_PER_SLOT = 2048
-"""The worked-example prompt alone is about 740 tokens; 2048 leaves room for a run's history."""
-
+CONTEXT_PER_SLOT = 2048  # the worked-example prompt alone is about 740 tokens
 LOCAL_TIMEOUT_SECONDS = 600.0
-"""A call's deadline. Generous on purpose: on a shared server a request may wait behind a
-class's worth of others, and giving up on it would waste the place it waited for.
-llama-server keeps a request beyond its slots in its own first-come queue and answers other
-requests (``GET /models``) meanwhile; its socket timeout (default 3600 s) is longer than this."""
+"""Generous: on a shared server a request may wait behind a class's worth of others (llama-server
+queues them and keeps answering ``GET /models``), and giving up would waste the place it waited for."""
+_LOG_PREFIX = "codeagent-lite-engine-"
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 itself, never a proxy
 
 
 class EngineStartError(ProviderFailure):
@@ -103,9 +66,6 @@ class EngineStartError(ProviderFailure):
     def __init__(self, cause: ProviderFailure, log_tail: str) -> None:
         super().__init__(FailureCode.ENGINE_NOT_READY, ended=cause, log_tail=log_tail)
         self.cause = cause
-
-
-# --------------------------------------------------------------------------- the server process
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +77,7 @@ class LocalModelServer:
     note: str = ""
     log_path: Path | None = None
     process: subprocess.Popen[bytes] | None = field(default=None, compare=False)
-    temporary_log: bool = False
-    """The log is a temporary file of ours: deleted when the server stops."""
+    temporary_log: bool = False  # ours to delete when the server stops
 
     @property
     def port(self) -> int:
@@ -135,10 +94,8 @@ class LocalModelServer:
         return None if code is None else engine_end(code)
 
     def log_tail(self, lines: int = 8) -> str:
-        if self.log_path is None:
-            return ""
         try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+            text = "" if self.log_path is None else self.log_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return ""
         return "\n".join(text.splitlines()[-lines:])
@@ -152,7 +109,7 @@ class LocalModelServer:
                 self.log_path.unlink()
 
     def provider(self, mode: LocalMode = "free_text", **options: object) -> GemmaProvider | EngineGuard:
-        """A provider for this server in ``mode``; a child's engine crash becomes a named ``ProviderFailure``."""
+        """A child's engine crash becomes a named ``ProviderFailure`` (``EngineGuard``)."""
         inner = GemmaProvider(self.base_url, mode, **options)  # type: ignore[arg-type]
         return inner if self.process is None else EngineGuard(inner, self)
 
@@ -177,8 +134,7 @@ def _stop(process: subprocess.Popen[bytes], grace_seconds: float) -> None:
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    # Linux: the system sends SIGKILL to the engine when the process that started it dies,
-    # even by SIGKILL, so a killed kernel leaves no model server behind.
+    # Linux sends the engine SIGKILL when its parent dies, even by SIGKILL: a killed kernel leaves no server.
     import ctypes
 
     with contextlib.suppress(OSError, AttributeError):
@@ -186,16 +142,11 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    # Free now; another process could take it before the engine binds, which then shows as a
-    # clear startup error, not a silent mix-up.
+    # Another process could take it before the engine binds: that shows as a clear startup error.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
         port: int = probe.getsockname()[1]
         return port
-
-
-_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-"""Asks 127.0.0.1 itself, never through an HTTP proxy the environment may name."""
 
 
 def is_ready(base_url: str, timeout: float = 1.0) -> bool:
@@ -210,50 +161,29 @@ def is_ready(base_url: str, timeout: float = 1.0) -> bool:
 def engine_command(
     backend: Backend,
     model_path: Path,
+    binary: Path | None = None,
     *,
     host: str,
     port: int,
     parallel: int = 1,
     threads: int | None = None,
     python: str = sys.executable,
-    binary: Path | None = None,
 ) -> list[str]:
-    """The command line of the engine process for ``backend``."""
     threads = threads or cores()
-    if backend == "llama-server":
-        if binary is None:
-            raise ValueError("the llama-server backend needs the built binary")
-        return [
-            str(binary),
-            "--model", str(model_path),
-            "--host", host,
-            "--port", str(port),
-            "--alias", MODEL_ALIAS,
-            "--parallel", str(parallel),
-            "--ctx-size", str(CONTEXT_PER_SLOT * parallel),
-            "--threads", str(threads),
-            "--threads-batch", str(threads),
-            "--cont-batching",
-            "--cache-prompt",
-            "--no-webui",
-            "--no-slots",  # GET /slots shows what each slot is decoding: one student must not read another's
-        ]  # fmt: skip
-    return [
-        python, "-m", "codeagent_lite.providers.llama_cpp_engine",
-        "--model", str(model_path),
-        "--host", host,
-        "--port", str(port),
-        "--threads", str(threads),
-        "--n-ctx", str(CONTEXT_PER_SLOT),
-        "--exit-with-parent",
-    ]  # fmt: skip
-
-
-_LOG_PREFIX = "codeagent-lite-engine-"
+    where = ["--model", str(model_path), "--host", host, "--port", str(port), "--threads", str(threads)]
+    if backend != "llama-server":
+        own = ["--n-ctx", str(CONTEXT_PER_SLOT), "--exit-with-parent"]
+        return [python, "-m", "codeagent_lite.providers.llama_cpp_engine", *where, *own]
+    if binary is None:
+        raise ValueError("the llama-server backend needs the built binary")
+    slots = ["--alias", MODEL_ALIAS, "--parallel", str(parallel), "--ctx-size", str(CONTEXT_PER_SLOT * parallel)]
+    # --no-slots: GET /slots shows what each slot is decoding, and one student must not read another's.
+    flags = ["--cont-batching", "--cache-prompt", "--no-webui", "--no-slots"]
+    return [str(binary), *where, *slots, "--threads-batch", str(threads), *flags]
 
 
 def _remove_orphaned_logs() -> None:
-    """Delete the temporary engine logs of processes that are gone (a kernel killed before its exit handlers ran)."""
+    """Delete the temporary logs of engines whose parent is gone (a kernel killed before its exit handlers)."""
     for path in Path(tempfile.gettempdir()).glob(f"{_LOG_PREFIX}*-*.log"):
         owner = path.name[len(_LOG_PREFIX) :].split("-", 1)[0]
         if not owner.isdigit():
@@ -268,11 +198,7 @@ def _remove_orphaned_logs() -> None:
 
 
 def _engine_files(backend: Backend, model: str | Path | None, binary: Path | None) -> tuple[Path, Path | None]:
-    """The model file and, for llama-server, its executable.
-
-    Given explicitly (the class's server runs as an account of its own, with copies it may only
-    read), a file is used as it is; left out, the user's own are found (and the model assembled).
-    """
+    """A file given explicitly (the class's server may only read its copies) is used as it is; else the user's own."""
     from .llama_server_build import llama_server_build
     from .local_llama import ensure_model_file
 
@@ -297,36 +223,25 @@ def start_local_server(
     note: str = "",
     python: str = sys.executable,
 ) -> LocalModelServer:
-    """Start an engine process and return once ``GET /v1/models`` answers 200.
+    """Start an engine and return once ``GET /v1/models`` answers 200; ``EngineStartError`` if it dies first.
 
-    ``command`` replaces the engine's command line (the tests run a fake engine that way);
-    ``{port}`` in it is filled in. Raises ``ProviderError`` when the engine dies or stays
-    silent before it is ready, naming the signal and quoting its log.
+    ``command`` (with ``{port}`` filled in) replaces the engine's command line: the tests' fake engine.
     """
     chosen_port = free_port(host) if port is None else port
     base_url = f"http://{host}:{chosen_port}/v1"
     if command is None:
-        model, executable = _engine_files(backend, model_path, binary)
+        files = _engine_files(backend, model_path, binary)
         command = engine_command(
-            backend,
-            model,
-            host=host,
-            port=chosen_port,
-            parallel=parallel,
-            threads=threads,
-            python=python,
-            binary=executable,
+            backend, *files, host=host, port=chosen_port, parallel=parallel, threads=threads, python=python
         )
     else:
         command = [part.replace("{port}", str(chosen_port)) for part in command]
     temporary = log_path is None
     if log_path is None:
         _remove_orphaned_logs()
-        handle, name = tempfile.mkstemp(prefix=f"{_LOG_PREFIX}{os.getpid()}-", suffix=".log")
+        handle, log_path = tempfile.mkstemp(prefix=f"{_LOG_PREFIX}{os.getpid()}-", suffix=".log")
         os.close(handle)
-        log_path = name
-    log_file_path = Path(log_path)
-    with log_file_path.open("wb") as log_file:
+    with Path(log_path).open("wb") as log_file:
         process = subprocess.Popen(
             list(command),
             stdin=subprocess.PIPE,  # never written: its end of file tells the engine we are gone
@@ -336,21 +251,17 @@ def start_local_server(
             preexec_fn=_die_with_parent if sys.platform == "linux" else None,
         )
     note = note or f"{backend} in a process of its own"
-    server = LocalModelServer(base_url, backend, note, log_file_path, process, temporary_log=temporary)
+    server = LocalModelServer(base_url, backend, note, Path(log_path), process, temporary_log=temporary)
     atexit.register(server.stop)
     deadline = time.monotonic() + startup_timeout
     while not is_ready(base_url):
         ended = server.exit_message()
+        if ended is None and time.monotonic() > deadline:
+            ended = ProviderFailure(FailureCode.ENGINE_SILENT, seconds=format(startup_timeout, "g"))
         if ended is not None:
             tail = server.log_tail()
             server.stop()
             raise EngineStartError(ended, tail)
-        if time.monotonic() > deadline:
-            tail = server.log_tail()
-            server.stop()
-            raise EngineStartError(
-                ProviderFailure(FailureCode.ENGINE_SILENT, seconds=format(startup_timeout, "g")), tail
-            )
         time.sleep(0.1)
     return server
 
@@ -367,27 +278,18 @@ _OWN: list[LocalModelServer] = []
 
 
 def local_model_server(**options: object) -> LocalModelServer:
-    """The model server for this process: the class's when ``CAL_LOCAL_MODEL_URL`` names one,
-    else a child of this process, started once and reused (a dead one is replaced)."""
-    shared = shared_server_url()
-    if shared:
+    """The class's server when ``CAL_LOCAL_MODEL_URL`` names one, else one child, started once (again if it died)."""
+    if shared := shared_server_url():
         return connect_local_server(shared)
     if _OWN and _OWN[0].exit_message() is None:
         return _OWN[0]
-    _OWN.clear()
-    _OWN.append(start_local_server(**options))  # type: ignore[arg-type]
+    _OWN[:] = [start_local_server(**options)]  # type: ignore[arg-type]
     return _OWN[0]
 
 
-# --------------------------------------------------------------------------- providers
-
-
 class GemmaProvider(OpenAICompletionsProvider):
-    """Gemma 3 270M on a local server: worked examples, greedy, repeat_penalty 1.0, stop at newline.
-
-    ``"schema"`` constrains decoding with the parser's own ``action_json_schema()`` and uses
-    the examples written ``type`` first, the order that grammar forces.
-    """
+    """Gemma 3 270M: worked examples, greedy, stop at newline; ``"schema"`` constrains decoding with the
+    parser's own ``action_json_schema()`` and shows the examples ``type`` first, the order that grammar forces."""
 
     def __init__(
         self,
@@ -400,10 +302,9 @@ class GemmaProvider(OpenAICompletionsProvider):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.mode: LocalMode = mode
-        self.examples = (
-            tuple(examples) if examples is not None else SCHEMA_EXAMPLES if mode == "schema" else DEFAULT_EXAMPLES
-        )
-        settings = CompletionSettings(json_schema=action_json_schema() if mode == "schema" else None)
+        schema = mode == "schema"
+        self.examples = tuple(examples) if examples is not None else SCHEMA_EXAMPLES if schema else DEFAULT_EXAMPLES
+        settings = CompletionSettings(json_schema=action_json_schema() if schema else None)
         super().__init__(base_url, MODEL_ALIAS, self._render, settings, timeout=timeout)
 
     def _render(self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec]) -> str:
@@ -422,11 +323,8 @@ class GemmaProvider(OpenAICompletionsProvider):
 
 @dataclass(frozen=True, slots=True)
 class EngineGuard:
-    """A provider whose engine is a child of this process: a failed call first asks whether it died.
-
-    A crash shows up at the client as a dropped connection; the process's exit status says
-    why (SIGILL, SIGSEGV, SIGKILL...), and that is the error the learner gets.
-    """
+    """A child engine's crash reaches the client as a dropped connection; its exit status (SIGILL,
+    SIGSEGV, SIGKILL...) says why, and that is the error the learner gets."""
 
     inner: GemmaProvider
     server: LocalModelServer
@@ -463,11 +361,8 @@ def llama_server(
     extra_args: Sequence[str] = (),
     log_path: str | Path | None = None,
 ) -> Iterator[LocalModelServer]:
-    """llama-cpp-python's stock server (``python -m llama_cpp.server``) for a ``with`` block.
-
-    For chat-completions tests of ``OpenAICompatibleProvider``; the workbook's own engine is
-    ``llama_cpp_engine``. Note its default ``repeat_penalty`` is 1.1, not the workbook's 1.0.
-    """
+    """llama-cpp-python's stock server (``python -m llama_cpp.server``, ``repeat_penalty`` 1.1) for a ``with``
+    block: chat-completions tests of ``OpenAICompatibleProvider``."""
     from .local_llama import ensure_model_file
 
     path = ensure_model_file(model_path)
@@ -479,9 +374,6 @@ def llama_server(
         yield server
     finally:
         server.stop()
-
-
-# --------------------------------------------------------------------------- smoke test
 
 
 def _one_token(base_url: str) -> ProviderFailure | None:
@@ -515,57 +407,32 @@ def smoke_test(command: Sequence[str] | None = None, **options: object) -> Provi
         server.stop()
 
 
-# --------------------------------------------------------------------------- the command line
-
-
 @dataclass(frozen=True, slots=True)
 class BackendChoice:
-    """The backend to serve with, the llama-server executable when that is it, and a line saying why."""
-
     backend: Backend
-    binary: Path | None
-    note: str
-
-
-def _runnable(path: Path) -> bool:
-    return path.is_file() and os.access(path, os.X_OK)
-
-
-def _llama_server_choice(requested: str, parallel: int, binary: Path | None) -> BackendChoice | str:
-    """llama-server when given, or built and not declined; else why not (ProviderError when it was asked for)."""
-    from .llama_server_build import llama_server_build
-
-    if requested == "llama-cpp-python":
-        return "asked for (--backend llama-cpp-python)"
-    build = llama_server_build()
-    found = binary if binary is not None else build.binary if build.ready else None
-    if found is None or not _runnable(found):
-        if requested == "llama-server":
-            raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=binary if binary is not None else build.binary)
-        return f"llama-server is {build.state.value}"
-    why = (
-        "given: --llama-server" if binary is not None else "asked for" if requested == "llama-server" else "built here"
-    )
-    return BackendChoice(
-        "llama-server",
-        found,
-        f"llama.cpp's llama-server ({why}): {parallel} parallel slot(s), continuous batching, "
-        "each slot keeping its prompt (cache_prompt)",
-    )
+    binary: Path | None  # the llama-server executable, when that serves
+    note: str  # why this backend
 
 
 def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -> BackendChoice:
-    """Which backend serves (see this module's docstring): llama-server when built (or given), else llama-cpp-python."""
-    choice = _llama_server_choice(requested, parallel, binary)
-    if isinstance(choice, BackendChoice):
-        return choice
+    """llama-server when given, or built and not declined; else llama-cpp-python, saying why."""
+    from .llama_server_build import llama_server_build
+
+    if requested == "llama-cpp-python":
+        why_not = "asked for (--backend llama-cpp-python)"
+    else:
+        build = llama_server_build()
+        found = binary if binary is not None else build.binary if build.ready else None
+        if found is not None and found.is_file() and os.access(found, os.X_OK):
+            why = "given: --llama-server" if binary else "asked for" if requested == "llama-server" else "built here"
+            slots = f"{parallel} parallel slot(s), continuous batching, each slot keeping its prompt (cache_prompt)"
+            return BackendChoice("llama-server", found, f"llama.cpp's llama-server ({why}): {slots}")
+        if requested == "llama-server":
+            raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=binary if binary is not None else build.binary)
+        why_not = f"llama-server is {build.state.value}"
     ignored = f"; --parallel {parallel} applies to llama-server only" if parallel > 1 else ""
-    return BackendChoice(
-        "llama-cpp-python",
-        None,
-        f"llama-cpp-python's server, because {choice}: one request at a time, the shared prompt prefix kept "
-        f"between them{ignored}",
-    )
+    kept = f"one request at a time, the shared prompt prefix kept between them{ignored}"
+    return BackendChoice("llama-cpp-python", None, f"llama-cpp-python's server, because {why_not}: {kept}")
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -605,9 +472,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def serve(server: LocalModelServer, announce: str = "", grace_seconds: float = 5.0) -> int:
     """Wait on a child engine until it ends; SIGTERM or Ctrl+C here stops it (SIGKILL after the grace).
 
-    ``announce`` is printed once the signals are handled, so whoever waits for it may stop us
-    at once. The signal handler only passes the signal on: waiting and reaping stay in the main loop.
-    """
+    ``announce`` comes once the signals are handled, so whoever waits for it may stop us at once;
+    the handler only passes the signal on, waiting and reaping stay in the main loop."""
     process = server.process
     if process is None:
         raise ValueError("serve() needs a server this process started")
