@@ -34,7 +34,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -108,10 +108,16 @@ class LocalModelServer:
             with contextlib.suppress(OSError):
                 self.log_path.unlink()
 
-    def provider(self, mode: LocalMode = "free_text", **options: object) -> GemmaProvider | EngineGuard:
-        """A child's engine crash becomes a named ``ProviderFailure`` (``EngineGuard``)."""
-        inner = GemmaProvider(self.base_url, mode, **options)  # type: ignore[arg-type]
-        return inner if self.process is None else EngineGuard(inner, self)
+    def provider(self, mode: LocalMode = "free_text", **options: object) -> GemmaProvider:
+        """A child's engine crash becomes a named ``ProviderFailure``."""
+        engine = None if self.process is None else self
+        return GemmaProvider(self.base_url, mode, engine=engine, **options)  # type: ignore[arg-type]
+
+    def __enter__(self) -> LocalModelServer:
+        return self
+
+    def __exit__(self, *_exception: object) -> None:
+        self.stop()
 
 
 def _signal(process: subprocess.Popen[bytes], number: int) -> None:
@@ -298,10 +304,12 @@ class GemmaProvider(OpenAICompletionsProvider):
         *,
         examples: Sequence[WorkedExample] | None = None,
         timeout: float = LOCAL_TIMEOUT_SECONDS,
+        engine: LocalModelServer | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.mode: LocalMode = mode
+        self.engine = engine  # a child of this process, asked how it ended when a call fails
         schema = mode == "schema"
         self.examples = tuple(examples) if examples is not None else SCHEMA_EXAMPLES if schema else DEFAULT_EXAMPLES
         settings = CompletionSettings(json_schema=action_json_schema() if schema else None)
@@ -309,6 +317,22 @@ class GemmaProvider(OpenAICompletionsProvider):
 
     def _render(self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec]) -> str:
         return render_completion_prompt(messages, tools, self.examples)
+
+    def complete(
+        self, *, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
+    ) -> ProviderResponse:
+        """A child engine's crash reaches us as a dropped connection; its exit status (SIGILL, SIGSEGV,
+        SIGKILL...) says why, and that is the error the learner gets."""
+        ended = None if self.engine is None else self.engine.exit_message()
+        if ended is None:
+            try:
+                return super().complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
+            except ProviderError:
+                # The socket closes as the process dies; its exit status follows a moment later.
+                ended = None if self.engine is None else self.engine.exit_message(wait_seconds=2.0)
+                if ended is None:
+                    raise
+        raise ProviderFailure(FailureCode.ENGINE_GONE, ended=ended)
 
     def read_completion(self, body_text: str) -> ProviderResponse:
         """The reply, as a ``SharedReply`` when the class's reply cache answered it without a model call."""
@@ -321,37 +345,6 @@ class GemmaProvider(OpenAICompletionsProvider):
         return SharedReply(response.text, response.input_tokens, response.output_tokens, response.finish_reason, served)
 
 
-@dataclass(frozen=True, slots=True)
-class EngineGuard:
-    """A child engine's crash reaches the client as a dropped connection; its exit status (SIGILL,
-    SIGSEGV, SIGKILL...) says why, and that is the error the learner gets."""
-
-    inner: GemmaProvider
-    server: LocalModelServer
-
-    @property
-    def mode(self) -> LocalMode:
-        return self.inner.mode
-
-    def build_prompt(self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec]) -> str:
-        return self.inner.build_prompt(messages, tools)
-
-    def complete(
-        self, *, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
-    ) -> ProviderResponse:
-        ended = self.server.exit_message()
-        if ended is None:
-            try:
-                return self.inner.complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
-            except ProviderError:
-                # The socket closes as the process dies; its exit status follows a moment later.
-                ended = self.server.exit_message(wait_seconds=2.0)
-                if ended is None:
-                    raise
-        raise ProviderFailure(FailureCode.ENGINE_GONE, ended=ended)
-
-
-@contextlib.contextmanager
 def llama_server(
     model_path: str | Path | None = None,
     *,
@@ -360,20 +353,16 @@ def llama_server(
     startup_timeout: float = 120.0,
     extra_args: Sequence[str] = (),
     log_path: str | Path | None = None,
-) -> Iterator[LocalModelServer]:
-    """llama-cpp-python's stock server (``python -m llama_cpp.server``, ``repeat_penalty`` 1.1) for a ``with``
-    block: chat-completions tests of ``OpenAICompatibleProvider``."""
+) -> LocalModelServer:
+    """llama-cpp-python's stock server (``python -m llama_cpp.server``, ``repeat_penalty`` 1.1), stopped at
+    the end of a ``with`` block: for chat-completions tests of ``OpenAICompatibleProvider``."""
     from .local_llama import ensure_model_file
 
     path = ensure_model_file(model_path)
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host, "--port", "{port}"]
-    server = start_local_server(
+    return start_local_server(
         [*command, *extra_args], host=host, port=port, startup_timeout=startup_timeout, log_path=log_path
     )
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _one_token(base_url: str) -> ProviderFailure | None:
