@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["MODEL_ALIAS", "SchemaToGrammar", "main"]
@@ -27,12 +28,12 @@ Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
+@dataclass(frozen=True, slots=True)
 class SchemaToGrammar:
     """ASGI middleware: a completion request's ``json_schema`` becomes the ``grammar`` llama-cpp-python takes."""
 
-    def __init__(self, app: App, to_gbnf: Callable[[str], str]) -> None:
-        self.app = app
-        self.to_gbnf = to_gbnf
+    app: App
+    to_gbnf: Callable[[str], str]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http" or scope.get("method") != "POST" or scope.get("path") != "/v1/completions":
@@ -45,14 +46,10 @@ class SchemaToGrammar:
             if not message.get("more_body", False):
                 break
         body = self.rewrite(b"".join(chunks))
-        sent = False
+        pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
 
-        async def replay() -> Message:
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
+        async def replay() -> Message:  # the rewritten body once, then whatever the client sends next
+            return pending.pop() if pending else await receive()
 
         headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != b"content-length"]
         headers.append((b"content-length", str(len(body)).encode("ascii")))

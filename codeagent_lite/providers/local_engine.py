@@ -279,10 +279,8 @@ def smoke_note(failure: ProviderFailure) -> Note:
 
 
 def start_detached(command: Sequence[str], folder: Path, settle_seconds: float = 10.0) -> bool:
-    """Run a builder in a session of its own (closing the terminal does not stop it) until it holds its lock.
-
-    Output in ``folder/builder.out``; False when it could not start or ended with an error before that.
-    """
+    """Run a builder in a session of its own (closing the terminal does not stop it) until it holds its lock;
+    False when it could not start or ended with an error before (its output is in ``folder/builder.out``)."""
     folder.mkdir(parents=True, exist_ok=True)
     try:
         with (folder / "builder.out").open("wb") as out:
