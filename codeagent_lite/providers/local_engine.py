@@ -305,8 +305,8 @@ def _stamp_and_text(line: str) -> tuple[float | None, str]:
     return (float(match.group(1)), match.group(2)) if match else (None, line)
 
 
-def read_progress(lines: Sequence[str], elapsed_seconds: float, cores: int | None = None) -> BuildProgress:
-    """While compiling, the time per step so far times the steps left; before, the reference scaled by cores."""
+def _log_facts(lines: Sequence[str]) -> tuple[int | None, int | None, float | None, bool]:
+    """The last ``[n/N]`` step, the stamp of the first, and whether pip is installing."""
     done: int | None = None
     total: int | None = None
     first_at: float | None = None
@@ -316,6 +316,12 @@ def read_progress(lines: Sequence[str], elapsed_seconds: float, cores: int | Non
             done, total = int(step.group(1)), int(step.group(2))
             first_at = stamp if first_at is None else first_at
         installing = installing or text.startswith(("Installing collected packages", "Successfully built"))
+    return done, total, first_at, installing
+
+
+def read_progress(lines: Sequence[str], elapsed_seconds: float, cores: int | None = None) -> BuildProgress:
+    """While compiling, the time per step so far times the steps left; before, the reference scaled by cores."""
+    done, total, first_at, installing = _log_facts(lines)
     if installing:
         return BuildProgress(elapsed_seconds, Phase.INSTALLING, done, total, 5.0)
     if done is not None and total is not None:

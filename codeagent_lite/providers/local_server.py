@@ -203,6 +203,13 @@ def _remove_orphaned_logs() -> None:
             continue
 
 
+def _temporary_log() -> str:
+    _remove_orphaned_logs()
+    handle, name = tempfile.mkstemp(prefix=f"{_LOG_PREFIX}{os.getpid()}-", suffix=".log")
+    os.close(handle)
+    return name
+
+
 def _engine_files(backend: Backend, model: str | Path | None, binary: Path | None) -> tuple[Path, Path | None]:
     """A file given explicitly (the class's server may only read its copies) is used as it is; else the user's own."""
     from .llama_server_build import llama_server_build
@@ -243,10 +250,7 @@ def start_local_server(
     else:
         command = [part.replace("{port}", str(chosen_port)) for part in command]
     temporary = log_path is None
-    if log_path is None:
-        _remove_orphaned_logs()
-        handle, log_path = tempfile.mkstemp(prefix=f"{_LOG_PREFIX}{os.getpid()}-", suffix=".log")
-        os.close(handle)
+    log_path = _temporary_log() if log_path is None else log_path
     with Path(log_path).open("wb") as log_file:
         process = subprocess.Popen(
             list(command),
@@ -259,8 +263,13 @@ def start_local_server(
     note = note or f"{backend} in a process of its own"
     server = LocalModelServer(base_url, backend, note, Path(log_path), process, temporary_log=temporary)
     atexit.register(server.stop)
+    _wait_until_ready(server, startup_timeout)
+    return server
+
+
+def _wait_until_ready(server: LocalModelServer, startup_timeout: float) -> None:
     deadline = time.monotonic() + startup_timeout
-    while not is_ready(base_url):
+    while not is_ready(server.base_url):
         ended = server.exit_message()
         if ended is None and time.monotonic() > deadline:
             ended = ProviderFailure(FailureCode.ENGINE_SILENT, seconds=format(startup_timeout, "g"))
@@ -269,7 +278,6 @@ def start_local_server(
             server.stop()
             raise EngineStartError(ended, tail)
         time.sleep(0.1)
-    return server
 
 
 def connect_local_server(base_url: str, backend: str = "shared") -> LocalModelServer:
@@ -403,25 +411,30 @@ class BackendChoice:
     note: str  # why this backend
 
 
-def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -> BackendChoice:
-    """llama-server when given, or built and not declined; else llama-cpp-python, saying why."""
+def _llama_server_found(requested: str, binary: Path | None) -> Path | str:
+    """The llama-server to serve with, or why there is none (``ProviderFailure`` when it was asked for)."""
     from .llama_server_build import llama_server_build
 
     if requested == "llama-cpp-python":
-        why_not = "asked for (--backend llama-cpp-python)"
-    else:
-        build = llama_server_build()
-        found = binary if binary is not None else build.binary if build.ready else None
-        if found is not None and found.is_file() and os.access(found, os.X_OK):
-            why = "given: --llama-server" if binary else "asked for" if requested == "llama-server" else "built here"
-            slots = f"{parallel} parallel slot(s), continuous batching, each slot keeping its prompt (cache_prompt)"
-            return BackendChoice("llama-server", found, f"llama.cpp's llama-server ({why}): {slots}")
-        if requested == "llama-server":
-            raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=binary if binary is not None else build.binary)
-        why_not = f"llama-server is {build.state.value}"
+        return "asked for (--backend llama-cpp-python)"
+    build = llama_server_build()
+    found = binary if binary is not None else build.binary if build.ready else None
+    if found is not None and found.is_file() and os.access(found, os.X_OK):
+        return found
+    if requested == "llama-server":
+        raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=binary if binary is not None else build.binary)
+    return f"llama-server is {build.state.value}"
+
+
+def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -> BackendChoice:
+    found = _llama_server_found(requested, binary)
+    if isinstance(found, Path):
+        why = "given: --llama-server" if binary else "asked for" if requested == "llama-server" else "built here"
+        slots = f"{parallel} parallel slot(s), continuous batching, each slot keeping its prompt (cache_prompt)"
+        return BackendChoice("llama-server", found, f"llama.cpp's llama-server ({why}): {slots}")
     ignored = f"; --parallel {parallel} applies to llama-server only" if parallel > 1 else ""
     kept = f"one request at a time, the shared prompt prefix kept between them{ignored}"
-    return BackendChoice("llama-cpp-python", None, f"llama-cpp-python's server, because {why_not}: {kept}")
+    return BackendChoice("llama-cpp-python", None, f"llama-cpp-python's server, because {found}: {kept}")
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
