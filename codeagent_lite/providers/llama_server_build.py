@@ -186,9 +186,9 @@ def _unpack(scratch: Path, archive: str, source: str) -> int:
     return 0
 
 
-def start_background_server_build(builder_command: Sequence[str], build: ServerBuild | None = None) -> ServerBuild:
+def start_background_server_build(builder_command: Sequence[str]) -> ServerBuild:
     """Start ``builder_command`` (``scripts/local_engine.py build-server --nice``) detached; the build as it then is."""
-    chosen = llama_server_build() if build is None else build
-    if chosen.state in (EngineState.NOT_INSTALLED, EngineState.FAILED):
-        start_detached(builder_command, chosen.directory)
-    return _read(chosen.directory, chosen.flags)
+    build = llama_server_build()
+    if build.state in (EngineState.NOT_INSTALLED, EngineState.FAILED):
+        start_detached(builder_command, build.directory)
+    return _read(build.directory, build.flags)

@@ -541,9 +541,8 @@ class _Build:
         wanted = [item for item in self.requirements if item.startswith("llama-cpp-python")] if reinstall else []
         command = [*pip, *(["--force-reinstall", "--no-deps"] if reinstall else []), *(wanted or self.requirements)]
         started = time.time()
-        write_record(
-            self.folder / STATE_NAME, {"started": started, "finished": None, "returncode": None, "pid": os.getpid()}
-        )
+        running = {"started": started, "finished": None, "returncode": None, "pid": os.getpid()}
+        write_record(self.folder / STATE_NAME, running)
         self.say(EngineState.BUILDING, progress=read_progress([], 0.0))
         with (self.folder / LOG_NAME).open("w", encoding="utf-8") as handle:
             log = BuildLog(handle, started)
@@ -594,9 +593,8 @@ def start_background_build(
 ) -> EngineStatus:
     """Start ``builder_command`` detached, and return once it holds its lock: a notebook opened then sees "building"."""
     folder = engine_dir() if directory is None else directory
-    if not missing_engine_modules() or _build_running(folder):
-        return engine_status(folder)
-    if start_detached(builder_command, folder, settle_seconds):
+    needed = missing_engine_modules() and not _build_running(folder)
+    if not needed or start_detached(builder_command, folder, settle_seconds):
         return engine_status(folder)
     reason = Note.of(NoteCode.NO_BACKGROUND, path=folder / "builder.out")
     return EngineStatus(EngineState.FAILED, (), folder, reason=reason)

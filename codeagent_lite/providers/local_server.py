@@ -280,12 +280,12 @@ def _wait_until_ready(server: LocalModelServer, startup_timeout: float) -> None:
         time.sleep(0.1)
 
 
-def connect_local_server(base_url: str, backend: str = "shared") -> LocalModelServer:
+def connect_local_server(base_url: str) -> LocalModelServer:
     """A server started elsewhere (the class's); ``ProviderFailure`` when it does not answer."""
     url = base_url.rstrip("/")
     if not is_ready(url, timeout=5.0):
         raise ProviderFailure(FailureCode.SHARED_SERVER_DOWN, url=url, variable=SHARED_SERVER_VARIABLE)
-    return LocalModelServer(url, backend, note=f"the shared model server at {url}")
+    return LocalModelServer(url, "shared", note=f"the shared model server at {url}")
 
 
 _OWN: list[LocalModelServer] = []
