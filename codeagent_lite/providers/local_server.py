@@ -1,21 +1,14 @@
 """The local model in a process of its own, behind an OpenAI-compatible API on 127.0.0.1.
 
-llama.cpp is native code: an instruction this CPU lacks, a bad pointer or the out-of-memory
-killer ends the *process* it runs in, which inside the learner's kernel was the kernel, with
-no message. So the model runs in an engine process, asked over HTTP by the same provider as a
-remote model, and a dead engine becomes a ``ProviderFailure`` that names the signal.
-
-``--backend auto`` serves with llama.cpp's ``llama-server`` where it is built (``make
-local-server``): ``--parallel`` slots decoded together, each keeping its prompt, so a class's
-requests share the CPU instead of queueing (2 cores, Gemma 3 270M q4: one stream 47-52
-tokens/s, 20 concurrent requests about 62 tokens/s together). Otherwise it serves with
-llama-cpp-python's server (``llama_cpp_engine``): it comes with the wheel, starts in a second
-and answers one request at a time, keeping the last prompt, which is all one learner needs.
-
-A JupyterHub service runs ``python -m codeagent_lite.providers.local_server`` as the class's
-server; a kernel that finds ``CAL_LOCAL_MODEL_URL`` uses it, else it starts a child in its own
-session (a Ctrl+C does not reach it) that the system ends when its parent dies, so no orphan
-keeps 0.6 GB.
+llama.cpp is native code: an instruction this CPU lacks, a bad pointer or the out-of-memory killer ends
+the *process* it runs in, which inside the learner's kernel was the kernel, with no message. So the model
+runs in an engine process, asked over HTTP like a remote model, and a dead engine is a ``ProviderFailure``
+that names the signal. ``--backend auto`` serves with llama.cpp's ``llama-server`` where it is built:
+``--parallel`` slots decoded together, each keeping its prompt, so a class shares the CPU instead of
+queueing (2 cores: one stream 47-52 tokens/s, 20 at once about 62 together). Otherwise llama-cpp-python's
+server (``llama_cpp_engine``): it comes with the wheel and answers one request at a time, which is all one
+learner needs. A kernel uses the class's server when ``CAL_LOCAL_MODEL_URL`` names one, else a child in its
+own session (a Ctrl+C does not reach it) that the system ends when its parent dies: no orphan keeps 0.6 GB.
 """
 
 from __future__ import annotations
@@ -101,9 +94,18 @@ class LocalModelServer:
         return "\n".join(text.splitlines()[-lines:])
 
     def stop(self, grace_seconds: float = 5.0) -> None:
-        """End the child (SIGTERM, then SIGKILL); a shared server is left alone."""
-        if self.process is not None:
-            _stop(self.process, grace_seconds)
+        """End the child (SIGTERM, then SIGKILL after the grace); a shared server is left alone."""
+        process = self.process
+        if process is not None and process.poll() is None:
+            _signal(process, signal.SIGTERM)
+            try:
+                process.wait(timeout=grace_seconds)
+            except subprocess.TimeoutExpired:
+                _signal(process, signal.SIGKILL)
+                process.wait()
+        if process is not None and process.stdin is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
         if self.temporary_log and self.log_path is not None:
             with contextlib.suppress(OSError):
                 self.log_path.unlink()
@@ -123,20 +125,6 @@ class LocalModelServer:
 def _signal(process: subprocess.Popen[bytes], number: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, number)  # its own session: the group is the engine and nothing else
-
-
-def _stop(process: subprocess.Popen[bytes], grace_seconds: float) -> None:
-    if process.poll() is not None:
-        return
-    _signal(process, signal.SIGTERM)
-    try:
-        process.wait(timeout=grace_seconds)
-    except subprocess.TimeoutExpired:
-        _signal(process, signal.SIGKILL)
-        process.wait()
-    if process.stdin is not None:
-        with contextlib.suppress(OSError):
-            process.stdin.close()
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
