@@ -414,7 +414,7 @@ def working_compilers(environ: Mapping[str, str] | None = None) -> dict[str, boo
     """Whether ``CC``/``CXX`` (else cc/c++) answer ``--version``: a compiler on PATH may still be broken."""
     env = os.environ if environ is None else environ
     return {
-        name: _answers(shlex.split(env.get(name) or fallback), env) for name, fallback in (("CC", "cc"), ("CXX", "c++"))
+        name: _answers(shlex.split(env.get(name) or default), env) for name, default in (("CC", "cc"), ("CXX", "c++"))
     }
 
 
@@ -454,9 +454,8 @@ def classify_failure(
             return Note.of(cause), Note.of(hint)
     broken = tuple(name for name, ok in compilers.items() if not ok)
     if broken or any(sign in log_text for sign in _COMPILER_SIGNS):
-        return Note.of(NoteCode.NO_COMPILER, compiler=_ONLY_BROKEN.get(broken, "C/C++")), compiler_install_hint(
-            platform
-        )
+        missing = _ONLY_BROKEN.get(broken, "C/C++")
+        return Note.of(NoteCode.NO_COMPILER, compiler=missing), compiler_install_hint(platform)
     return Note.of(NoteCode.BUILD_FAILED, returncode=returncode), Note.of(NoteCode.READ_LOG)
 
 
