@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import http.client
 import json
 import os
 import signal
@@ -24,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
@@ -144,11 +144,11 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def is_ready(base_url: str, timeout: float = 1.0) -> bool:
-    """True when ``GET /v1/models`` answers 200."""
+    """True when ``GET /v1/models`` answers 200; False for anything else on that port (another program's bytes)."""
     try:
         with _DIRECT.open(f"{base_url}/models", timeout=timeout) as response:
             return bool(response.status == 200)
-    except (urllib.error.URLError, OSError, ValueError):
+    except (OSError, ValueError, http.client.HTTPException):  # URLError is an OSError
         return False
 
 
