@@ -59,32 +59,27 @@ def main(argv: list[str]) -> int:
         command = [sys.executable, str(Path(__file__).resolve()), "build-server", "--nice"]
         print(server_summary(start_background_server_build(command)))  # never blocks the lab
         return 0
+    if args.command in ("build", "build-server") and args.nice and hasattr(os, "nice"):
+        os.nice(10)
     if args.command == "build-server":
-        if args.nice and hasattr(os, "nice"):
-            os.nice(10)
         return build_llama_server(tell=lambda build, phase: print(server_summary(build, phase), flush=True))
     if args.command == "build":
-        if args.nice and hasattr(os, "nice"):
-            os.nice(10)
         code = build_engine(report=sys.stdout, wait_for_running=not args.no_wait, tell=engine_report_line)
         return 0 if args.optional else code
     found = engine_status()
     if args.json:
         progress = found.progress
-        print(
-            json.dumps(
-                {
-                    "state": found.state.value,
-                    "missing": list(found.missing),
-                    "reason": None if found.reason is None else found.reason.as_json(),
-                    "hint": None if found.hint is None else found.hint.as_json(),
-                    "summary": engine_summary(found),
-                    "progress": None if progress is None else progress_text(progress),
-                    "log": str(found.log_path),
-                    "llama-server": server_summary(llama_server_build()),
-                }
-            )
-        )
+        fields = {
+            "state": found.state.value,
+            "missing": list(found.missing),
+            "reason": None if found.reason is None else found.reason.as_json(),
+            "hint": None if found.hint is None else found.hint.as_json(),
+            "summary": engine_summary(found),
+            "progress": None if progress is None else progress_text(progress),
+            "log": str(found.log_path),
+            "llama-server": server_summary(llama_server_build()),
+        }
+        print(json.dumps(fields))
     else:
         print(engine_report_line(found))
         print(server_summary(llama_server_build()))

@@ -11,10 +11,12 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +33,7 @@ from codeagent_lite.providers.local_server import (
     GemmaProvider,
     LocalModelServer,
     connect_local_server,
+    is_ready,
     local_model_server,
     smoke_test,
     start_local_server,
@@ -443,3 +446,22 @@ def test_a_temporary_log_left_by_a_killed_process_is_removed_by_the_next_start(
     finally:
         mine.unlink(missing_ok=True)
         left.unlink(missing_ok=True)
+
+
+def test_another_program_answering_on_the_port_is_not_a_ready_engine() -> None:
+    """A port taken between ``free_port`` and the engine's bind may answer in another protocol (a kernel's ZMQ
+    greeting, here): the readiness probe says "not ready" and the start goes on to its own clear error."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+
+        def greet() -> None:
+            connection, _ = listener.accept()
+            with connection:
+                connection.recv(4096)
+                connection.sendall(b"\xff\x00\x00\x00\x00\x00\x00\x00\x01\x7f")
+
+        thread = threading.Thread(target=greet, daemon=True)
+        thread.start()
+        assert not is_ready(f"http://127.0.0.1:{listener.getsockname()[1]}/v1", timeout=5.0)
+        thread.join(timeout=5.0)

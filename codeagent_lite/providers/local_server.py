@@ -1,37 +1,14 @@
 """The local model in a process of its own, behind an OpenAI-compatible API on 127.0.0.1.
 
-llama.cpp is native code: an instruction this CPU lacks (a build for another machine), a
-bad pointer or the kernel's out-of-memory killer ends the *process* it runs in. Loaded into
-the learner's kernel, that was the kernel, with no message. So the model runs in an engine
-process, and the notebook, the CLI and the tests talk to it over HTTP through the same
-provider as a remote model (``OpenAICompletionsProvider``). When the engine dies, the next
-call raises a ``ProviderFailure`` that names the signal and says what to do.
-
-Two servers can be that engine, and ``--backend auto`` (the default) picks:
-
-* **llama.cpp's ``llama-server``, where it is built** (``llama_server_build``, ``make
-  local-server``): ``--parallel`` slots decoded together (continuous batching), each slot
-  keeping its evaluated prompt (``cache_prompt``, on by default), so a class's requests share
-  the CPU instead of queueing. Measured on this 2-core machine (Gemma 3 270M q4, 2 threads):
-  one stream decodes 47-52 tokens/s, as llama-cpp-python's does; 20 concurrent requests with a
-  shared 330-token prefix on ``-np 20`` gave about 62 tokens/s together. (An earlier note here
-  said it decoded 10x slower; measured again, that did not hold.)
-* **Otherwise llama-cpp-python's own server** (``llama_cpp_engine``, a thin wrapper of
-  ``python -m llama_cpp.server``): it comes with the wheel the workbook builds anyway, starts
-  in about a second, and answers one request at a time (one ``Llama`` object behind a lock),
-  which is all one learner sends; it keeps the last request's prompt, so consecutive requests
-  sharing the 740-token worked-example prefix read only their last few tokens.
-
-The first line the server prints says which backend serves and why.
-
-``python -m codeagent_lite.providers.local_server --host 127.0.0.1 --port P [--parallel N]
-[--threads T] [--model FILE] [--llama-server BINARY]`` is the class's server (a JupyterHub
-service runs exactly that, as an account of its own that only reads the files); a kernel
-that finds ``CAL_LOCAL_MODEL_URL`` uses that server, otherwise ``local_model_server()``
-starts a child for itself: in its own session (a Ctrl+C or a kernel interrupt does not
-reach it), stopped at exit, and ended by the system when its parent dies, so no orphan
-keeps 0.6 GB. ``--smoke-test`` asks one token in a separate process: what the engine build
-runs before it says "ready".
+llama.cpp is native code: an instruction this CPU lacks, a bad pointer or the out-of-memory killer ends
+the *process* it runs in, which inside the learner's kernel was the kernel, with no message. So the model
+runs in an engine process, asked over HTTP like a remote model, and a dead engine is a ``ProviderFailure``
+that names the signal. ``--backend auto`` serves with llama.cpp's ``llama-server`` where it is built:
+``--parallel`` slots decoded together, each keeping its prompt, so a class shares the CPU instead of
+queueing (2 cores: one stream 47-52 tokens/s, 20 at once about 62 together). Otherwise llama-cpp-python's
+server (``llama_cpp_engine``): it comes with the wheel and answers one request at a time, which is all one
+learner needs. A kernel uses the class's server when ``CAL_LOCAL_MODEL_URL`` names one, else a child in its
+own session (a Ctrl+C does not reach it) that the system ends when its parent dies: no orphan keeps 0.6 GB.
 """
 
 from __future__ import annotations
@@ -39,6 +16,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import http.client
 import json
 import os
 import signal
@@ -47,10 +25,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -65,36 +42,15 @@ from .local_engine import SHARED_SERVER_VARIABLE, cores, shared_server_url
 from .openai_completions import CompletionSettings, OpenAICompletionsProvider
 from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_completion_prompt
 
-__all__ = [
-    "SHARED_SERVER_VARIABLE",
-    "Backend",
-    "BackendChoice",
-    "EngineGuard",
-    "EngineStartError",
-    "GemmaProvider",
-    "LocalMode",
-    "LocalModelServer",
-    "connect_local_server",
-    "llama_server",
-    "local_model_server",
-    "main",
-    "serve",
-    "start_local_server",
-]
-
-
 Backend = Literal["llama-cpp-python", "llama-server"]
 LocalMode = Literal["free_text", "schema"]
 MODES: tuple[LocalMode, ...] = ("free_text", "schema")
-
-CONTEXT_PER_SLOT = 2048
-"""The worked-example prompt alone is about 740 tokens; 2048 leaves room for a run's history."""
-
+CONTEXT_PER_SLOT = 2048  # the worked-example prompt alone is about 740 tokens
 LOCAL_TIMEOUT_SECONDS = 600.0
-"""A call's deadline. Generous on purpose: on a shared server a request may wait behind a
-class's worth of others, and giving up on it would waste the place it waited for.
-llama-server keeps a request beyond its slots in its own first-come queue and answers other
-requests (``GET /models``) meanwhile; its socket timeout (default 3600 s) is longer than this."""
+"""Generous: on a shared server a request may wait behind a class's worth of others (llama-server
+queues them and keeps answering ``GET /models``), and giving up would waste the place it waited for."""
+_LOG_PREFIX = "codeagent-lite-engine-"
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 itself, never a proxy
 
 
 class EngineStartError(ProviderFailure):
@@ -103,9 +59,6 @@ class EngineStartError(ProviderFailure):
     def __init__(self, cause: ProviderFailure, log_tail: str) -> None:
         super().__init__(FailureCode.ENGINE_NOT_READY, ended=cause, log_tail=log_tail)
         self.cause = cause
-
-
-# --------------------------------------------------------------------------- the server process
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +70,7 @@ class LocalModelServer:
     note: str = ""
     log_path: Path | None = None
     process: subprocess.Popen[bytes] | None = field(default=None, compare=False)
-    temporary_log: bool = False
-    """The log is a temporary file of ours: deleted when the server stops."""
+    temporary_log: bool = False  # ours to delete when the server stops
 
     @property
     def port(self) -> int:
@@ -135,26 +87,39 @@ class LocalModelServer:
         return None if code is None else engine_end(code)
 
     def log_tail(self, lines: int = 8) -> str:
-        if self.log_path is None:
-            return ""
         try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+            text = "" if self.log_path is None else self.log_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return ""
         return "\n".join(text.splitlines()[-lines:])
 
     def stop(self, grace_seconds: float = 5.0) -> None:
-        """End the child (SIGTERM, then SIGKILL); a shared server is left alone."""
-        if self.process is not None:
-            _stop(self.process, grace_seconds)
+        """End the child (SIGTERM, then SIGKILL after the grace); a shared server is left alone."""
+        process = self.process
+        if process is not None and process.poll() is None:
+            _signal(process, signal.SIGTERM)
+            try:
+                process.wait(timeout=grace_seconds)
+            except subprocess.TimeoutExpired:
+                _signal(process, signal.SIGKILL)
+                process.wait()
+        if process is not None and process.stdin is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
         if self.temporary_log and self.log_path is not None:
             with contextlib.suppress(OSError):
                 self.log_path.unlink()
 
-    def provider(self, mode: LocalMode = "free_text", **options: object) -> GemmaProvider | EngineGuard:
-        """A provider for this server in ``mode``; a child's engine crash becomes a named ``ProviderFailure``."""
-        inner = GemmaProvider(self.base_url, mode, **options)  # type: ignore[arg-type]
-        return inner if self.process is None else EngineGuard(inner, self)
+    def provider(self, mode: LocalMode = "free_text", **options: object) -> GemmaProvider:
+        """A child's engine crash becomes a named ``ProviderFailure``."""
+        engine = None if self.process is None else self
+        return GemmaProvider(self.base_url, mode, engine=engine, **options)  # type: ignore[arg-type]
+
+    def __enter__(self) -> LocalModelServer:
+        return self
+
+    def __exit__(self, *_exception: object) -> None:
+        self.stop()
 
 
 def _signal(process: subprocess.Popen[bytes], number: int) -> None:
@@ -162,23 +127,8 @@ def _signal(process: subprocess.Popen[bytes], number: int) -> None:
         os.killpg(process.pid, number)  # its own session: the group is the engine and nothing else
 
 
-def _stop(process: subprocess.Popen[bytes], grace_seconds: float) -> None:
-    if process.poll() is not None:
-        return
-    _signal(process, signal.SIGTERM)
-    try:
-        process.wait(timeout=grace_seconds)
-    except subprocess.TimeoutExpired:
-        _signal(process, signal.SIGKILL)
-        process.wait()
-    if process.stdin is not None:
-        with contextlib.suppress(OSError):
-            process.stdin.close()
-
-
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    # Linux: the system sends SIGKILL to the engine when the process that started it dies,
-    # even by SIGKILL, so a killed kernel leaves no model server behind.
+    # Linux sends the engine SIGKILL when its parent dies, even by SIGKILL: a killed kernel leaves no server.
     import ctypes
 
     with contextlib.suppress(OSError, AttributeError):
@@ -186,74 +136,48 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    # Free now; another process could take it before the engine binds, which then shows as a
-    # clear startup error, not a silent mix-up.
+    # Another process could take it before the engine binds: that shows as a clear startup error.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
         port: int = probe.getsockname()[1]
         return port
 
 
-_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-"""Asks 127.0.0.1 itself, never through an HTTP proxy the environment may name."""
-
-
 def is_ready(base_url: str, timeout: float = 1.0) -> bool:
-    """True when ``GET /v1/models`` answers 200."""
+    """True when ``GET /v1/models`` answers 200; False for anything else on that port (another program's bytes)."""
     try:
         with _DIRECT.open(f"{base_url}/models", timeout=timeout) as response:
             return bool(response.status == 200)
-    except (urllib.error.URLError, OSError, ValueError):
+    except (OSError, ValueError, http.client.HTTPException):  # URLError is an OSError
         return False
 
 
 def engine_command(
     backend: Backend,
     model_path: Path,
+    binary: Path | None = None,
     *,
     host: str,
     port: int,
     parallel: int = 1,
     threads: int | None = None,
     python: str = sys.executable,
-    binary: Path | None = None,
 ) -> list[str]:
-    """The command line of the engine process for ``backend``."""
     threads = threads or cores()
-    if backend == "llama-server":
-        if binary is None:
-            raise ValueError("the llama-server backend needs the built binary")
-        return [
-            str(binary),
-            "--model", str(model_path),
-            "--host", host,
-            "--port", str(port),
-            "--alias", MODEL_ALIAS,
-            "--parallel", str(parallel),
-            "--ctx-size", str(CONTEXT_PER_SLOT * parallel),
-            "--threads", str(threads),
-            "--threads-batch", str(threads),
-            "--cont-batching",
-            "--cache-prompt",
-            "--no-webui",
-            "--no-slots",  # GET /slots shows what each slot is decoding: one student must not read another's
-        ]  # fmt: skip
-    return [
-        python, "-m", "codeagent_lite.providers.llama_cpp_engine",
-        "--model", str(model_path),
-        "--host", host,
-        "--port", str(port),
-        "--threads", str(threads),
-        "--n-ctx", str(CONTEXT_PER_SLOT),
-        "--exit-with-parent",
-    ]  # fmt: skip
-
-
-_LOG_PREFIX = "codeagent-lite-engine-"
+    where = ["--model", str(model_path), "--host", host, "--port", str(port), "--threads", str(threads)]
+    if backend != "llama-server":
+        own = ["--n-ctx", str(CONTEXT_PER_SLOT), "--exit-with-parent"]
+        return [python, "-m", "codeagent_lite.providers.llama_cpp_engine", *where, *own]
+    if binary is None:
+        raise ValueError("the llama-server backend needs the built binary")
+    slots = ["--alias", MODEL_ALIAS, "--parallel", str(parallel), "--ctx-size", str(CONTEXT_PER_SLOT * parallel)]
+    # --no-slots: GET /slots shows what each slot is decoding, and one student must not read another's.
+    flags = ["--cont-batching", "--cache-prompt", "--no-webui", "--no-slots"]
+    return [str(binary), *where, *slots, "--threads-batch", str(threads), *flags]
 
 
 def _remove_orphaned_logs() -> None:
-    """Delete the temporary engine logs of processes that are gone (a kernel killed before its exit handlers ran)."""
+    """Delete the temporary logs of engines whose parent is gone (a kernel killed before its exit handlers)."""
     for path in Path(tempfile.gettempdir()).glob(f"{_LOG_PREFIX}*-*.log"):
         owner = path.name[len(_LOG_PREFIX) :].split("-", 1)[0]
         if not owner.isdigit():
@@ -267,12 +191,15 @@ def _remove_orphaned_logs() -> None:
             continue
 
 
-def _engine_files(backend: Backend, model: str | Path | None, binary: Path | None) -> tuple[Path, Path | None]:
-    """The model file and, for llama-server, its executable.
+def _temporary_log() -> str:
+    _remove_orphaned_logs()
+    handle, name = tempfile.mkstemp(prefix=f"{_LOG_PREFIX}{os.getpid()}-", suffix=".log")
+    os.close(handle)
+    return name
 
-    Given explicitly (the class's server runs as an account of its own, with copies it may only
-    read), a file is used as it is; left out, the user's own are found (and the model assembled).
-    """
+
+def _engine_files(backend: Backend, model: str | Path | None, binary: Path | None) -> tuple[Path, Path | None]:
+    """A file given explicitly (the class's server may only read its copies) is used as it is; else the user's own."""
     from .llama_server_build import llama_server_build
     from .local_llama import ensure_model_file
 
@@ -297,36 +224,22 @@ def start_local_server(
     note: str = "",
     python: str = sys.executable,
 ) -> LocalModelServer:
-    """Start an engine process and return once ``GET /v1/models`` answers 200.
+    """Start an engine and return once ``GET /v1/models`` answers 200; ``EngineStartError`` if it dies first.
 
-    ``command`` replaces the engine's command line (the tests run a fake engine that way);
-    ``{port}`` in it is filled in. Raises ``ProviderError`` when the engine dies or stays
-    silent before it is ready, naming the signal and quoting its log.
+    ``command`` (with ``{port}`` filled in) replaces the engine's command line: the tests' fake engine.
     """
     chosen_port = free_port(host) if port is None else port
     base_url = f"http://{host}:{chosen_port}/v1"
     if command is None:
-        model, executable = _engine_files(backend, model_path, binary)
+        files = _engine_files(backend, model_path, binary)
         command = engine_command(
-            backend,
-            model,
-            host=host,
-            port=chosen_port,
-            parallel=parallel,
-            threads=threads,
-            python=python,
-            binary=executable,
+            backend, *files, host=host, port=chosen_port, parallel=parallel, threads=threads, python=python
         )
     else:
         command = [part.replace("{port}", str(chosen_port)) for part in command]
     temporary = log_path is None
-    if log_path is None:
-        _remove_orphaned_logs()
-        handle, name = tempfile.mkstemp(prefix=f"{_LOG_PREFIX}{os.getpid()}-", suffix=".log")
-        os.close(handle)
-        log_path = name
-    log_file_path = Path(log_path)
-    with log_file_path.open("wb") as log_file:
+    log_path = _temporary_log() if log_path is None else log_path
+    with Path(log_path).open("wb") as log_file:
         process = subprocess.Popen(
             list(command),
             stdin=subprocess.PIPE,  # never written: its end of file tells the engine we are gone
@@ -336,58 +249,49 @@ def start_local_server(
             preexec_fn=_die_with_parent if sys.platform == "linux" else None,
         )
     note = note or f"{backend} in a process of its own"
-    server = LocalModelServer(base_url, backend, note, log_file_path, process, temporary_log=temporary)
+    server = LocalModelServer(base_url, backend, note, Path(log_path), process, temporary_log=temporary)
     atexit.register(server.stop)
+    _wait_until_ready(server, startup_timeout)
+    return server
+
+
+def _wait_until_ready(server: LocalModelServer, startup_timeout: float) -> None:
     deadline = time.monotonic() + startup_timeout
-    while not is_ready(base_url):
+    while not is_ready(server.base_url):
         ended = server.exit_message()
+        if ended is None and time.monotonic() > deadline:
+            ended = ProviderFailure(FailureCode.ENGINE_SILENT, seconds=format(startup_timeout, "g"))
         if ended is not None:
             tail = server.log_tail()
             server.stop()
             raise EngineStartError(ended, tail)
-        if time.monotonic() > deadline:
-            tail = server.log_tail()
-            server.stop()
-            raise EngineStartError(
-                ProviderFailure(FailureCode.ENGINE_SILENT, seconds=format(startup_timeout, "g")), tail
-            )
         time.sleep(0.1)
-    return server
 
 
-def connect_local_server(base_url: str, backend: str = "shared") -> LocalModelServer:
+def connect_local_server(base_url: str) -> LocalModelServer:
     """A server started elsewhere (the class's); ``ProviderFailure`` when it does not answer."""
     url = base_url.rstrip("/")
     if not is_ready(url, timeout=5.0):
         raise ProviderFailure(FailureCode.SHARED_SERVER_DOWN, url=url, variable=SHARED_SERVER_VARIABLE)
-    return LocalModelServer(url, backend, note=f"the shared model server at {url}")
+    return LocalModelServer(url, "shared", note=f"the shared model server at {url}")
 
 
 _OWN: list[LocalModelServer] = []
 
 
 def local_model_server(**options: object) -> LocalModelServer:
-    """The model server for this process: the class's when ``CAL_LOCAL_MODEL_URL`` names one,
-    else a child of this process, started once and reused (a dead one is replaced)."""
-    shared = shared_server_url()
-    if shared:
+    """The class's server when ``CAL_LOCAL_MODEL_URL`` names one, else one child, started once (again if it died)."""
+    if shared := shared_server_url():
         return connect_local_server(shared)
     if _OWN and _OWN[0].exit_message() is None:
         return _OWN[0]
-    _OWN.clear()
-    _OWN.append(start_local_server(**options))  # type: ignore[arg-type]
+    _OWN[:] = [start_local_server(**options)]  # type: ignore[arg-type]
     return _OWN[0]
 
 
-# --------------------------------------------------------------------------- providers
-
-
 class GemmaProvider(OpenAICompletionsProvider):
-    """Gemma 3 270M on a local server: worked examples, greedy, repeat_penalty 1.0, stop at newline.
-
-    ``"schema"`` constrains decoding with the parser's own ``action_json_schema()`` and uses
-    the examples written ``type`` first, the order that grammar forces.
-    """
+    """Gemma 3 270M: worked examples, greedy, stop at newline; ``"schema"`` constrains decoding with the
+    parser's own ``action_json_schema()`` and shows the examples ``type`` first, the order that grammar forces."""
 
     def __init__(
         self,
@@ -396,18 +300,35 @@ class GemmaProvider(OpenAICompletionsProvider):
         *,
         examples: Sequence[WorkedExample] | None = None,
         timeout: float = LOCAL_TIMEOUT_SECONDS,
+        engine: LocalModelServer | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.mode: LocalMode = mode
-        self.examples = (
-            tuple(examples) if examples is not None else SCHEMA_EXAMPLES if mode == "schema" else DEFAULT_EXAMPLES
-        )
-        settings = CompletionSettings(json_schema=action_json_schema() if mode == "schema" else None)
+        self.engine = engine  # a child of this process, asked how it ended when a call fails
+        schema = mode == "schema"
+        self.examples = tuple(examples) if examples is not None else SCHEMA_EXAMPLES if schema else DEFAULT_EXAMPLES
+        settings = CompletionSettings(json_schema=action_json_schema() if schema else None)
         super().__init__(base_url, MODEL_ALIAS, self._render, settings, timeout=timeout)
 
     def _render(self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec]) -> str:
         return render_completion_prompt(messages, tools, self.examples)
+
+    def complete(
+        self, *, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
+    ) -> ProviderResponse:
+        """A child engine's crash reaches us as a dropped connection; its exit status (SIGILL, SIGSEGV,
+        SIGKILL...) says why, and that is the error the learner gets."""
+        ended = None if self.engine is None else self.engine.exit_message()
+        if ended is None:
+            try:
+                return super().complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
+            except ProviderError:
+                # The socket closes as the process dies; its exit status follows a moment later.
+                ended = None if self.engine is None else self.engine.exit_message(wait_seconds=2.0)
+                if ended is None:
+                    raise
+        raise ProviderFailure(FailureCode.ENGINE_GONE, ended=ended)
 
     def read_completion(self, body_text: str) -> ProviderResponse:
         """The reply, as a ``SharedReply`` when the class's reply cache answered it without a model call."""
@@ -420,40 +341,6 @@ class GemmaProvider(OpenAICompletionsProvider):
         return SharedReply(response.text, response.input_tokens, response.output_tokens, response.finish_reason, served)
 
 
-@dataclass(frozen=True, slots=True)
-class EngineGuard:
-    """A provider whose engine is a child of this process: a failed call first asks whether it died.
-
-    A crash shows up at the client as a dropped connection; the process's exit status says
-    why (SIGILL, SIGSEGV, SIGKILL...), and that is the error the learner gets.
-    """
-
-    inner: GemmaProvider
-    server: LocalModelServer
-
-    @property
-    def mode(self) -> LocalMode:
-        return self.inner.mode
-
-    def build_prompt(self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec]) -> str:
-        return self.inner.build_prompt(messages, tools)
-
-    def complete(
-        self, *, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
-    ) -> ProviderResponse:
-        ended = self.server.exit_message()
-        if ended is None:
-            try:
-                return self.inner.complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
-            except ProviderError:
-                # The socket closes as the process dies; its exit status follows a moment later.
-                ended = self.server.exit_message(wait_seconds=2.0)
-                if ended is None:
-                    raise
-        raise ProviderFailure(FailureCode.ENGINE_GONE, ended=ended)
-
-
-@contextlib.contextmanager
 def llama_server(
     model_path: str | Path | None = None,
     *,
@@ -462,26 +349,16 @@ def llama_server(
     startup_timeout: float = 120.0,
     extra_args: Sequence[str] = (),
     log_path: str | Path | None = None,
-) -> Iterator[LocalModelServer]:
-    """llama-cpp-python's stock server (``python -m llama_cpp.server``) for a ``with`` block.
-
-    For chat-completions tests of ``OpenAICompatibleProvider``; the workbook's own engine is
-    ``llama_cpp_engine``. Note its default ``repeat_penalty`` is 1.1, not the workbook's 1.0.
-    """
+) -> LocalModelServer:
+    """llama-cpp-python's stock server (``python -m llama_cpp.server``, ``repeat_penalty`` 1.1), stopped at
+    the end of a ``with`` block: for chat-completions tests of ``OpenAICompatibleProvider``."""
     from .local_llama import ensure_model_file
 
     path = ensure_model_file(model_path)
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host, "--port", "{port}"]
-    server = start_local_server(
+    return start_local_server(
         [*command, *extra_args], host=host, port=port, startup_timeout=startup_timeout, log_path=log_path
     )
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-# --------------------------------------------------------------------------- smoke test
 
 
 def _one_token(base_url: str) -> ProviderFailure | None:
@@ -515,57 +392,37 @@ def smoke_test(command: Sequence[str] | None = None, **options: object) -> Provi
         server.stop()
 
 
-# --------------------------------------------------------------------------- the command line
-
-
 @dataclass(frozen=True, slots=True)
 class BackendChoice:
-    """The backend to serve with, the llama-server executable when that is it, and a line saying why."""
-
     backend: Backend
-    binary: Path | None
-    note: str
+    binary: Path | None  # the llama-server executable, when that serves
+    note: str  # why this backend
 
 
-def _runnable(path: Path) -> bool:
-    return path.is_file() and os.access(path, os.X_OK)
-
-
-def _llama_server_choice(requested: str, parallel: int, binary: Path | None) -> BackendChoice | str:
-    """llama-server when given, or built and not declined; else why not (ProviderError when it was asked for)."""
+def _llama_server_found(requested: str, binary: Path | None) -> Path | str:
+    """The llama-server to serve with, or why there is none (``ProviderFailure`` when it was asked for)."""
     from .llama_server_build import llama_server_build
 
     if requested == "llama-cpp-python":
         return "asked for (--backend llama-cpp-python)"
     build = llama_server_build()
     found = binary if binary is not None else build.binary if build.ready else None
-    if found is None or not _runnable(found):
-        if requested == "llama-server":
-            raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=binary if binary is not None else build.binary)
-        return f"llama-server is {build.state.value}"
-    why = (
-        "given: --llama-server" if binary is not None else "asked for" if requested == "llama-server" else "built here"
-    )
-    return BackendChoice(
-        "llama-server",
-        found,
-        f"llama.cpp's llama-server ({why}): {parallel} parallel slot(s), continuous batching, "
-        "each slot keeping its prompt (cache_prompt)",
-    )
+    if found is not None and found.is_file() and os.access(found, os.X_OK):
+        return found
+    if requested == "llama-server":
+        raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=binary if binary is not None else build.binary)
+    return f"llama-server is {build.state.value}"
 
 
 def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -> BackendChoice:
-    """Which backend serves (see this module's docstring): llama-server when built (or given), else llama-cpp-python."""
-    choice = _llama_server_choice(requested, parallel, binary)
-    if isinstance(choice, BackendChoice):
-        return choice
+    found = _llama_server_found(requested, binary)
+    if isinstance(found, Path):
+        why = "given: --llama-server" if binary else "asked for" if requested == "llama-server" else "built here"
+        slots = f"{parallel} parallel slot(s), continuous batching, each slot keeping its prompt (cache_prompt)"
+        return BackendChoice("llama-server", found, f"llama.cpp's llama-server ({why}): {slots}")
     ignored = f"; --parallel {parallel} applies to llama-server only" if parallel > 1 else ""
-    return BackendChoice(
-        "llama-cpp-python",
-        None,
-        f"llama-cpp-python's server, because {choice}: one request at a time, the shared prompt prefix kept "
-        f"between them{ignored}",
-    )
+    kept = f"one request at a time, the shared prompt prefix kept between them{ignored}"
+    return BackendChoice("llama-cpp-python", None, f"llama-cpp-python's server, because {found}: {kept}")
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -605,9 +462,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def serve(server: LocalModelServer, announce: str = "", grace_seconds: float = 5.0) -> int:
     """Wait on a child engine until it ends; SIGTERM or Ctrl+C here stops it (SIGKILL after the grace).
 
-    ``announce`` is printed once the signals are handled, so whoever waits for it may stop us
-    at once. The signal handler only passes the signal on: waiting and reaping stay in the main loop.
-    """
+    ``announce`` comes once the signals are handled, so whoever waits for it may stop us at once;
+    the handler only passes the signal on, waiting and reaping stay in the main loop."""
     process = server.process
     if process is None:
         raise ValueError("serve() needs a server this process started")
