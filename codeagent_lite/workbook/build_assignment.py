@@ -1,18 +1,11 @@
 """What notebook 07 (the build-it-yourself assignment) needs beyond ``verify``: one step's verdict, and own-work checks.
 
-Notebook 07 is an nbgrader assignment whose graded cells judge the learner's three files. The same notebook runs in
-three places, and each keeps the learner's folder somewhere else, so ``learner_folder`` looks in order:
+The same notebook runs in three places, each keeping the learner's folder elsewhere: ``./my_json_text`` beside the
+notebook (a release, a fetched copy, a submission being graded: first, so grading judges only the submission's
+files), ``CAL_LEARNER_DIR`` (the classroom server's students), ``../my_json_text`` (the workbook itself).
 
-* ``./my_json_text`` beside the notebook: an nbgrader release, a student's fetched copy, a submission being graded;
-* ``CAL_LEARNER_DIR``: the classroom server's students (classroom/jupyterhub_config.py sets it);
-* ``../my_json_text``: the workbook itself (``notebooks/en`` and ``notebooks/zh`` beside ``notebooks/my_json_text``),
-  made from the stubs on first use as ``learner_dir`` makes it for notebooks 02-04.
-
-A submission's own folder comes first, so grading never judges anyone's files but the submission's.
-
-``check_step`` is a self-check: it shows one step of ``verify``'s report and never raises, so a learner may run it
-as often as they like; the graded cell asserts ``passed``. The hidden tests use ``load_learner_file``,
-``chapter_imports`` and ``package_calls`` to see whether the learner wrote the chapter or handed the work to the
+``check_step`` never raises, so a learner may run it as often as they like; the graded cell asserts ``passed``. The
+hidden tests use ``chapter_imports`` and ``package_calls`` to see whether the learner handed the work to the
 package's own chapter modules, which behave exactly right and so pass every visible check.
 """
 
@@ -20,32 +13,19 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import functools
 import importlib
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, FrameType, ModuleType
 from typing import Any
 
 from .learner_dir import FOLDER_NAME, learner_dir
 from .verify import VerifyReport, verify
 from .verify_child import load_package
-
-__all__ = [
-    "ALLOWED_MODULES",
-    "FOLDER_NAME",
-    "StepCheck",
-    "chapter_imports",
-    "check_step",
-    "learner_folder",
-    "load_learner_file",
-    "package_calls",
-    "step_part",
-]
-
 
 ALLOWED_MODULES = ("codeagent_lite.kernel_types", "codeagent_lite.model_adapter")
 """The previous chapter, which the learner's files build on as the series' own files do; the rest is theirs."""
@@ -62,9 +42,7 @@ WATCHED_MODULES = (
 def learner_folder(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> str:
     """The learner's folder, as a path relative to ``cwd`` when it is one (verify then names it as given)."""
     here = Path.cwd() if cwd is None else cwd
-    if (here / FOLDER_NAME).is_dir():
-        return FOLDER_NAME
-    return learner_dir(here, environ)
+    return FOLDER_NAME if (here / FOLDER_NAME).is_dir() else learner_dir(here, environ)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +71,10 @@ class StepCheck:
 
 def check_step(directory: str | os.PathLike[str], step: int) -> StepCheck:
     """Run verify up to ``step`` and keep that step's checks: the earlier steps are graded in their own cells."""
-    return step_part(verify(directory, step=step, progress=False), step)  # a graded cell shows its StepCheck only
+    return step_part(verify(directory, step=step, progress=False), step)
 
 
 def step_part(report: VerifyReport, step: int) -> StepCheck:
-    """The part of a verify report that is about ``step``."""
     results = tuple(result for result in report.results if result.check.step == step)
     return StepCheck(step, VerifyReport(report.label, (step,), results, report.file_problems, report.notes))
 
@@ -106,8 +83,8 @@ def load_learner_file(directory: str | os.PathLike[str], file: str) -> ModuleTyp
     """Import one of the learner's files in this process, as verify's child does (its siblings by relative import)."""
     folder = Path(directory).resolve()
     package = load_package(folder)
-    # Another folder of the same name may have been loaded under this package name before (a test process judges
-    # many): its files must not stand in for this folder's.
+    # A folder of the same name loaded before under this package name (a test process judges many) must not stand
+    # in for this one.
     for name, module in list(sys.modules.items()):
         if name.startswith(f"{package}.") and Path(getattr(module, "__file__", "") or "").parent != folder:
             del sys.modules[name]
@@ -115,115 +92,77 @@ def load_learner_file(directory: str | os.PathLike[str], file: str) -> ModuleTyp
 
 
 def _origin(name: str) -> str:
-    """The module a name of ``codeagent_lite``'s top level is defined in (``codeagent_lite`` when unknown)."""
+    """The module a name of ``codeagent_lite``'s top level comes from: the submodule of that name if there is one,
+    else the module it is defined in (``codeagent_lite`` when unknown)."""
     import codeagent_lite
 
-    value = getattr(codeagent_lite, name, None)
-    module = getattr(value, "__module__", None)
+    if importlib.util.find_spec(f"codeagent_lite.{name}") is not None:
+        return f"codeagent_lite.{name}"
+    module = getattr(getattr(codeagent_lite, name, None), "__module__", None)
     return module if isinstance(module, str) and module.startswith("codeagent_lite") else "codeagent_lite"
 
 
-def _is_package(name: str) -> bool:
-    return name == "codeagent_lite" or name.startswith("codeagent_lite.")
-
-
-def _from_the_top_level(alias: ast.alias) -> str:
-    """``from codeagent_lite import X``: X's own module when X is a submodule, else the module X is defined in."""
-    submodule = f"codeagent_lite.{alias.name}"
-    return submodule if importlib.util.find_spec(submodule) is not None else _origin(alias.name)
-
-
-def _imported(node: ast.AST) -> Iterator[str]:
-    """The package modules an import statement reaches, one per imported name."""
+def _imported(node: ast.AST) -> list[str]:
+    """The modules an import statement reaches, one per imported name; for ``codeagent_lite.X`` after ``import
+    codeagent_lite``, X's module."""
     if isinstance(node, ast.Import):
-        yield from (alias.name for alias in node.names if _is_package(alias.name))
-    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and _is_package(node.module):
-        if node.module == "codeagent_lite":
-            yield from (_from_the_top_level(alias) for alias in node.names)
-        else:
-            yield node.module
-
-
-def _attributes_of_the_package(tree: ast.AST) -> Iterator[str]:
-    """``codeagent_lite.parse_json_action(...)`` after ``import codeagent_lite``: the module each such name is from."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "codeagent_lite":
-            yield _origin(node.attr)
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and not node.level:
+        return [_origin(alias.name) for alias in node.names] if node.module == "codeagent_lite" else [str(node.module)]
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "codeagent_lite":
+        return [_origin(node.attr)]
+    return []
 
 
 def chapter_imports(directory: str | os.PathLike[str], file: str) -> list[str]:
     """The package modules ``file`` uses beyond the previous chapter's two, sorted; empty when it writes its own.
 
-    Read from the source, so nothing of the learner's runs. Imports in a string (``importlib``) are not seen here;
-    ``package_calls`` catches those when the code runs.
+    Read from the source, so nothing of the learner's runs; ``package_calls`` catches imports in a string.
     """
     tree = ast.parse((Path(directory) / f"{file}.py").read_text(encoding="utf-8"))
-    used = {name for node in ast.walk(tree) for name in _imported(node)} | set(_attributes_of_the_package(tree))
-    return sorted(name for name in used if name not in ALLOWED_MODULES and name != "codeagent_lite")
+    used = {name for node in ast.walk(tree) for name in _imported(node)}
+    return sorted(name for name in used if name.startswith("codeagent_lite.") and name not in ALLOWED_MODULES)
 
 
-def _spy(original: Callable[..., Any], name: str, calls: list[str]) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        calls.append(name)
-        return original(*args, **kwargs)
-
-    return spy
-
-
-def _watched_functions() -> dict[int, tuple[str, Callable[..., Any]]]:
-    """Every function and method the watched modules define, by identity (classes' methods included)."""
-    found: dict[int, tuple[str, Callable[..., Any]]] = {}
+def _watched_code() -> dict[int, tuple[CodeType, str]]:
+    """The code of every function and method the watched modules define, with the name a grader's message shows,
+    by identity: code objects compare equal by content, and a learner's dataclass has the same ``__init__``."""
+    found: dict[int, tuple[CodeType, str]] = {}
     for module_name in WATCHED_MODULES:
         for name, value in vars(importlib.import_module(module_name)).items():
             if getattr(value, "__module__", None) != module_name:
                 continue
             members = vars(value).items() if isinstance(value, type) else [("", value)]
             for attribute, member in members:
-                if callable(member) and (not attribute.startswith("__") or attribute in ("__init__", "__call__")):
-                    found[id(member)] = (f"{module_name}.{name}.{attribute}".rstrip("."), member)
+                code = getattr(getattr(member, "__func__", member), "__code__", None)
+                if isinstance(code, CodeType) and (
+                    not attribute.startswith("__") or attribute in ("__init__", "__call__")
+                ):
+                    found[id(code)] = (code, f"{module_name}.{name}.{attribute}".rstrip("."))
     return found
-
-
-def _references(watched: dict[int, tuple[str, Callable[..., Any]]]) -> list[tuple[ModuleType | type, str, Any]]:
-    """Every (holder, name, function) whose value is one of the watched functions: a holder is a loaded module or
-    a class of a watched module."""
-    holders: list[ModuleType | type] = [
-        module for module in list(sys.modules.values()) if isinstance(module, ModuleType)
-    ]
-    holders += [
-        value for name in WATCHED_MODULES for value in vars(sys.modules[name]).values() if isinstance(value, type)
-    ]
-    return [
-        (holder, name, value)
-        for holder in holders
-        for name, value in list(vars(holder).items())
-        if (entry := watched.get(id(value))) is not None and entry[1] is value
-    ]
-
-
-@contextlib.contextmanager
-def _spying(calls: list[str]) -> Iterator[None]:
-    """Replace every reference to a watched function, in every loaded module and class, by a recording spy."""
-    watched = _watched_functions()
-    replaced = _references(watched)
-    try:
-        for holder, name, value in replaced:
-            setattr(holder, name, _spy(value, watched[id(value)][0], calls))
-        yield
-    finally:
-        for holder, name, value in reversed(replaced):
-            setattr(holder, name, value)
 
 
 def package_calls(run: Callable[[], object]) -> list[str]:
     """Run ``run()`` and return the package's chapter functions it called, in order (exceptions are swallowed).
 
-    Empty means the learner's code did its own work: it did not call the package's messages, adapter, parser or
-    strict JSON loader, however it reached them (imported, renamed, through ``importlib``, by subclassing).
+    Empty means the learner's code did its own work. The calls are seen by the interpreter's profiler (in threads
+    ``run`` starts too), not by replacing the package's functions, so no way of reaching them is missed: imported,
+    renamed, through ``importlib``, by subclassing, from a table or a closure.
     """
-    calls: list[str] = []
-    # The learner's code may refuse the input: only what it called matters here.
-    with _spying(calls), contextlib.suppress(Exception):
-        run()
+    watched, calls = _watched_code(), []
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        entry = watched.get(id(frame.f_code)) if event == "call" else None
+        if entry is not None and entry[0] is frame.f_code:
+            calls.append(entry[1])
+
+    previous = sys.getprofile(), threading.getprofile()
+    sys.setprofile(profile)
+    threading.setprofile(profile)
+    try:
+        with contextlib.suppress(Exception):  # the learner's code may refuse the input: only what it called matters
+            run()
+    finally:
+        sys.setprofile(previous[0])
+        threading.setprofile(previous[1])
     return calls

@@ -1,24 +1,19 @@
-"""Self-checks for the exercise book (``notebooks/05_exercises.ipynb``).
+"""Self-checks for the exercise book (notebook 05): each runs the learner's objects on cases the package itself
+judges (never a table of answers where the package can say what is right) and prints one verdict.
 
-Each ``check_exercise_N`` takes the learner's objects, runs them against cases built
-from the package itself (never against hard-coded answers where the package can say
-what is right), prints one clear verdict and returns a ``CheckResult``.
-
-A check never raises: a stub's ``NotImplementedError`` is reported as "not implemented
-yet" and any other exception from the learner's code becomes a problem line. A learner
-who sees a traceback from the checker stops trusting the checker.
-
-Only the standard library and the package are imported here, so the checks run in any
-environment the package runs in.
+A check never raises: a stub's ``NotImplementedError`` is "not implemented yet" and any other exception from the
+learner's code is a problem line. A learner who sees a traceback from the checker stops trusting it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..diagnosis import diagnose
@@ -38,20 +33,6 @@ from ..model_adapter import (
 from ..scripted_provider import ScriptedProvider
 from .ladder import layer_label
 from .words import N_, _, _p
-
-__all__ = [
-    "EXERCISE_NAMES",
-    "PREDICTION_OUTPUTS",
-    "CheckResult",
-    "ToolCallRejected",
-    "check_exercise",
-    "check_exercise_1",
-    "check_exercise_2",
-    "check_exercise_3",
-    "check_exercise_4",
-    "check_exercise_5",
-    "check_exercise_6",
-]
 
 _STUB = N_("not implemented yet (the stub still raises NotImplementedError)")
 NOT_IMPLEMENTED = _(_STUB, language="en")
@@ -80,7 +61,6 @@ class CheckResult:
         return not self.problems
 
     def summary(self) -> str:
-        """The lines the notebook shows: one verdict line, then any further problems."""
         if self.passed:
             return _("✔ Exercise {exercise} passed", exercise=self.exercise)
         lines = [_("✘ Exercise {exercise}: not yet — {problem}", exercise=self.exercise, problem=self.problems[0])]
@@ -90,11 +70,8 @@ class CheckResult:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallRejected:
-    """Exercise 1's new history item: the runtime refused to run a tool call.
-
-    Not part of the chapter: the learner writes its encoding. Like a ``ToolResult`` it
-    is news from the environment about one earlier call, so it carries that ``call_id``.
-    """
+    """Exercise 1's new history item, not the chapter's: like a ``ToolResult`` it is news from the environment
+    about one earlier call (the runtime refused to run it), so it carries that ``call_id``."""
 
     call_id: str
     tool_name: str
@@ -126,11 +103,32 @@ def _verdict(exercise: int, body: Callable[[], list[str]]) -> CheckResult:
     return result
 
 
-# --------------------------------------------------------------------------- exercise 1
+_CHECKS: dict[int, Callable[..., CheckResult]] = {}
 
+
+def _self_check(exercise: int) -> Callable[[Callable[..., list[str]]], Callable[..., CheckResult]]:
+    """Turns the list of an exercise's problems into the check a notebook calls. Keyword arguments replace its cases
+    by others of the same kind (the outside judge's, fresh for each grading), so what a learner sees is the grade."""
+
+    def register(problems: Callable[..., list[str]]) -> Callable[..., CheckResult]:
+        @functools.wraps(problems)
+        def check(*objects: Any, **cases: Any) -> CheckResult:
+            return _verdict(exercise, lambda: problems(*objects, **cases))
+
+        _CHECKS[exercise] = check
+        return check
+
+    return register
+
+
+# --------------------------------------------------------------------------- exercise 1
 
 _MIXED = {"tool_name": "read_file", "arguments": {"path": "a.txt", "limit": 2}}
 _SAMPLE = {"b": [1.5, None, True], "a": {"路径": "说明.md", "z": 0}}
+_REJECTED_ITEMS = (
+    ToolCallRejected(call_id="call_07", tool_name="write_file", reason="权限不足：/etc/hosts 在工作区之外"),
+    ToolCallRejected(call_id="Call-B2", tool_name="run_shell", reason="command not allowed: rm -rf /"),
+)
 
 
 def _encoding_problems(encode: Callable[[Any], Any], mixed: str) -> list[str]:
@@ -143,20 +141,10 @@ def _encoding_problems(encode: Callable[[Any], Any], mixed: str) -> list[str]:
     chinese = encode({"content": "权限不足"})
     if "权限不足" not in str(chinese):
         problems.append(_("my_encode_json escapes Chinese text: got {got}; keep it as-is", got=_short(chinese)))
-    try:
-        with_nan = encode({"score": math.nan})
-    except ValueError:
-        return problems
-    return [
-        *problems,
-        _("my_encode_json wrote NaN into the JSON (got {got}); it must refuse NaN", got=_short(with_nan)),
-    ]
-
-
-_REJECTED_ITEMS = (
-    ToolCallRejected(call_id="call_07", tool_name="write_file", reason="权限不足：/etc/hosts 在工作区之外"),
-    ToolCallRejected(call_id="Call-B2", tool_name="run_shell", reason="command not allowed: rm -rf /"),
-)
+    with contextlib.suppress(ValueError):  # refusing NaN is the rule
+        got = _short(encode({"score": math.nan}))
+        problems.append(_("my_encode_json wrote NaN into the JSON (got {got}); it must refuse NaN", got=got))
+    return problems
 
 
 def _content_problem(content: str, item: ToolCallRejected) -> str:
@@ -187,18 +175,18 @@ def _rejected_item_problems(encode_rejected: Callable[[ToolCallRejected], Any], 
         problems.append(
             _("the role is {role}; a rejection is news from the environment, like a tool result", role=role)
         )
-    expected = encode_json(
-        {"type": "tool_call_rejected", "call_id": item.call_id, "tool_name": item.tool_name, "reason": item.reason}
-    )
+    expected = encode_json({"type": "tool_call_rejected", **asdict(item)})
     return problems if message.content == expected else [*problems, _content_problem(message.content, item)]
 
 
-def _problems_exercise_1(
+@_self_check(1)
+def check_exercise_1(
     my_encode_json: Callable[[Any], Any],
     encode_tool_call_rejected: Callable[[ToolCallRejected], Any],
     sample: object = _SAMPLE,
     items: Sequence[ToolCallRejected] = _REJECTED_ITEMS,
 ) -> list[str]:
+    """Exercise 1: the series' JSON rules, then a new history item encoded with them."""
     mixed = my_encode_json(_MIXED)
     if not isinstance(mixed, str):
         return [_("my_encode_json must return a string, found {name}", name=type(mixed).__name__)]
@@ -213,13 +201,6 @@ def _problems_exercise_1(
     return problems + next((found for found in item_problems if found), [])
 
 
-def check_exercise_1(
-    my_encode_json: Callable[[Any], Any], encode_tool_call_rejected: Callable[[ToolCallRejected], Any]
-) -> CheckResult:
-    """Exercise 1: the series' JSON rules, then a new history item encoded with them."""
-    return _verdict(1, lambda: _problems_exercise_1(my_encode_json, encode_tool_call_rejected))
-
-
 # --------------------------------------------------------------------------- exercise 2
 
 _OBJECTS: tuple[dict[str, Any], ...] = ({"type": "final_answer", "content": "hi"}, {}, {"type": 1})
@@ -232,17 +213,17 @@ _NOT_OBJECTS: tuple[tuple[str, object], ...] = (
     (N_("the value true"), True),
     (N_("the value null"), None),
 )
+_KIND_WORDS = frozenset({"array", "list", "string", "str", "number", "int", "float", "true", "false", "bool", "null"})
 
 
 def _object_problem(check: Callable[[Any], Any], obj: dict[str, Any]) -> str | None:
+    shown = _short(obj)
     try:
         returned = check(obj)
     except InvalidModelOutputError as error:
-        return _(
-            "it rejected the object {obj} ({error}); layer 2 lets every object through", obj=_short(obj), error=error
-        )
+        return _("it rejected the object {obj} ({error}); layer 2 lets every object through", obj=shown, error=error)
     if returned != obj or not isinstance(returned, dict):
-        shown, got = _short(obj), _short(returned)
+        got = _short(returned)
         return _("for the object {obj} it returned {returned}; return the object itself", obj=shown, returned=got)
     return None
 
@@ -273,46 +254,37 @@ def _rejection_problem(label: str, value: object, error: InvalidModelOutputError
         )
     if not expected or not found:
         return _("the error for {label} does not fill expected= and found=", label=label)
-    return _fields_problem(label, value, expected, found)
-
-
-def _fields_problem(label: str, value: object, expected: str, found: str) -> str | None:
     if not any(word in expected.lower() for word in ("object", "dict", "{")):
         return _(
             "the error for {label} has expected={expected}, which does not say that an object was expected",
             label=label,
             expected=repr(expected),
         )
-    shown = (*_kind_words(value), repr(value), json.dumps(value))
-    if not any(word in found.lower() or word in found for word in shown):
+    return _found_problem(label, value, found)
+
+
+def _found_problem(label: str, value: object, found: str) -> str | None:
+    """``found=`` must name this value's kind (or show the value), and no other kind: one that names every kind
+    always names the right one. The value itself, if shown, is taken out before looking for other kinds."""
+    kinds, shown = _kind_words(value), (repr(value), json.dumps(value))
+    if not any(word in found.lower() or word in found for word in (*kinds, *shown)):
         return _(
             "the error for {label} has found={found}, which does not say what came instead "
             "(name its JSON type, such as 'an array', or show the value)",
             label=label,
             found=repr(found),
         )
-    named = _other_kinds_named(value, found)
-    if named:
-        return _(
-            "the error for {label} has found={found}, which also names {kinds}: say what this value is, "
-            "not every kind it might have been",
-            label=label,
-            found=repr(found),
-            kinds=_(", ").join(named),
-        )
-    return None
-
-
-_KIND_WORDS = frozenset({"array", "list", "string", "str", "number", "int", "float", "true", "false", "bool", "null"})
-
-
-def _other_kinds_named(value: object, found: str) -> list[str]:
-    """The kinds ``found`` names besides ``value``'s own (the value itself, if shown, taken out first): a ``found``
-    that lists every kind would otherwise always name the right one."""
-    rest = found.lower()
-    for shown in (repr(value), json.dumps(value)):
-        rest = rest.replace(shown.lower(), " ")
-    return sorted((set(re.findall(r"[a-z]+", rest)) & _KIND_WORDS) - set(_kind_words(value)))
+    rest = found.lower().replace(shown[0].lower(), " ").replace(shown[1].lower(), " ")
+    named = sorted((set(re.findall(r"[a-z]+", rest)) & _KIND_WORDS) - set(kinds))
+    if not named:
+        return None
+    return _(
+        "the error for {label} has found={found}, which also names {kinds}: say what this value is, "
+        "not every kind it might have been",
+        label=label,
+        found=repr(found),
+        kinds=_(", ").join(named),
+    )
 
 
 def _not_object_problem(check: Callable[[Any], Any], label: str, value: object) -> str | None:
@@ -323,28 +295,21 @@ def _not_object_problem(check: Callable[[Any], Any], label: str, value: object) 
     except NotImplementedError:
         raise
     except Exception as error:
-        return _(
-            "{label} ({value}) raised {name}, not InvalidModelOutputError",
-            label=label,
-            value=_short(value),
-            name=type(error).__name__,
-        )
+        name, shown = type(error).__name__, _short(value)
+        return _("{label} ({value}) raised {name}, not InvalidModelOutputError", label=label, value=shown, name=name)
     return _("{label} ({value}) was let through; layer 2 must reject it", label=label, value=_short(value))
 
 
-def _problems_exercise_2(
+@_self_check(2)
+def check_exercise_2(
     my_check_top_level_object: Callable[[Any], Any],
     objects: Sequence[dict[str, Any]] = _OBJECTS,
     not_objects: Sequence[tuple[str, object]] = _NOT_OBJECTS,
 ) -> list[str]:
+    """Exercise 2: layer 2 written by the learner."""
     found = [_object_problem(my_check_top_level_object, obj) for obj in objects]
     found += [_not_object_problem(my_check_top_level_object, _(label), value) for label, value in not_objects]
     return [problem for problem in found if problem is not None]
-
-
-def check_exercise_2(my_check_top_level_object: Callable[[Any], Any]) -> CheckResult:
-    """Exercise 2: layer 2 written by the learner."""
-    return _verdict(2, lambda: _problems_exercise_2(my_check_top_level_object))
 
 
 # --------------------------------------------------------------------------- exercise 3
@@ -365,19 +330,11 @@ PREDICTION_OUTPUTS: dict[str, str] = {
 
 
 def _prediction_problem(label: str, value: object) -> str | None:
-    """Why ``value`` is not a well-formed prediction, or None when it is one."""
     if value is None or isinstance(value, ValidationLayer):
         return None
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4:
         return None
     return _("{label}: {value} is not a prediction (use 1, 2, 3, 4 or None)", label=label, value=_short(value, 30))
-
-
-def _as_layer(prediction: object) -> ValidationLayer | None:
-    # Only called on predictions that passed _prediction_problem: None, 1-4 or a ValidationLayer.
-    if isinstance(prediction, int):
-        return ValidationLayer(prediction)
-    return None
 
 
 def _prediction_form_problems(predictions: Mapping[str, object]) -> list[str]:
@@ -389,31 +346,32 @@ def _prediction_form_problems(predictions: Mapping[str, object]) -> list[str]:
     unknown = [str(label) for label in predictions if label not in PREDICTION_OUTPUTS]
     if unknown:
         problems.append(_("unknown labels {labels}", labels=", ".join(unknown)))
-    problems.extend(
-        problem
-        for label in PREDICTION_OUTPUTS
-        if label in predictions and (problem := _prediction_problem(label, predictions[label])) is not None
-    )
-    return problems
+    malformed = (_prediction_problem(label, predictions[label]) for label in PREDICTION_OUTPUTS if label in predictions)
+    return problems + list(filter(None, malformed))
 
 
-def _problems_exercise_3(predictions: Mapping[str, object]) -> list[str]:
+@_self_check(3)
+def check_exercise_3(predictions: Mapping[str, object]) -> list[str]:
+    """Exercise 3: the learner's predictions against what ``diagnose`` says."""
     if not isinstance(predictions, Mapping):
         return [_("predictions must be a dict from label to layer, found {name}", name=type(predictions).__name__)]
-    placeholders = [label for label in PREDICTION_OUTPUTS if predictions.get(label, None) is Ellipsis]
-    if placeholders:
-        left, total = len(placeholders), len(PREDICTION_OUTPUTS)
+    left, total = sum(predictions.get(label) is Ellipsis for label in PREDICTION_OUTPUTS), len(PREDICTION_OUTPUTS)
+    if left:
         return [_("{left} of {total} outputs still have no prediction (the ... marks)", left=left, total=total)]
     problems = _prediction_form_problems(predictions)
     if problems:
         return problems
-    return _wrong_predictions(predictions)
+    # Well-formed predictions only from here: None, 1-4 or a ValidationLayer.
+    guesses = {
+        label: ValidationLayer(value) if isinstance(value, int) else None for label, value in predictions.items()
+    }
+    return _wrong_predictions(guesses)
 
 
-def _wrong_predictions(predictions: Mapping[str, object]) -> list[str]:
+def _wrong_predictions(guesses: Mapping[str, ValidationLayer | None]) -> list[str]:
     """How many predictions are wrong and which rules to reread; never which labels, or reruns find the answers."""
     truths = {label: diagnose(text).rejected_by for label, text in PREDICTION_OUTPUTS.items()}
-    wrong = [truth for label, truth in truths.items() if _as_layer(predictions[label]) != truth]
+    wrong = [truth for label, truth in truths.items() if guesses[label] != truth]
     if not wrong:
         return []
     rules = [layer_label(layer) for layer in sorted({layer for layer in wrong if layer is not None})]
@@ -428,11 +386,6 @@ def _wrong_predictions(predictions: Mapping[str, object]) -> list[str]:
     ]
 
 
-def check_exercise_3(predictions: Mapping[str, object]) -> CheckResult:
-    """Exercise 3: the learner's predictions against what ``diagnose`` says."""
-    return _verdict(3, lambda: _problems_exercise_3(predictions))
-
-
 # --------------------------------------------------------------------------- exercise 4
 
 _HISTORY_4: tuple[HistoryItem, ...] = (
@@ -442,42 +395,30 @@ _HISTORY_4: tuple[HistoryItem, ...] = (
     ToolResult(call_id="call_1", content="# codeagent-lite"),
 )
 _TOOLS_4 = (ToolSpec("read_file", "Read a text file in the workspace."),)
-
-
 _BUDGET_4 = ModelCallBudget(max_output_tokens=64)
 _INVALID_REPLY_4 = '[{"type":"final_answer","content":"hi"}]'
 _USAGE_4 = TokenUsage(80, 7)
 
 
-def _response_problems(response: object) -> list[str]:
-    if not isinstance(response, ModelResponse):
-        return [_("a valid reply must give a ModelResponse, found {name}", name=type(response).__name__)]
-    problems = []
-    if response.action != FinalAnswer("一个教学项目"):
-        problems.append(_("a valid reply gave the action {action}", action=_short(response.action)))
-    if response.usage != TokenUsage(120, 30):
-        problems.append(
-            _("a valid reply reported usage {usage}; expected TokenUsage(120, 30)", usage=_short(response.usage))
-        )
-    return problems
-
-
-def _request_problems(provider: ScriptedProvider) -> list[str]:
-    if not provider.calls:
-        return []
-    call = provider.calls[0]
-    problems = []
-    if call.messages != build_provider_messages(_HISTORY_4):
-        problems.append(_("the provider did not receive build_provider_messages(history)"))
-    if call.max_output_tokens != _BUDGET_4.max_output_tokens:
-        problems.append(_("max_output_tokens was {got}, not budget.max_output_tokens (64)", got=call.max_output_tokens))
-    return problems
-
-
 def _valid_reply_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
-    good = ScriptedProvider([ProviderResponse('{"type":"final_answer","content":"一个教学项目"}', 120, 30)])
-    response = adapter_class(good).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
-    return _response_problems(response) + _request_problems(good)
+    provider = ScriptedProvider([ProviderResponse('{"type":"final_answer","content":"一个教学项目"}', 120, 30)])
+    response = adapter_class(provider).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
+    problems = []
+    if not isinstance(response, ModelResponse):
+        problems.append(_("a valid reply must give a ModelResponse, found {name}", name=type(response).__name__))
+    else:
+        if response.action != FinalAnswer("一个教学项目"):
+            problems.append(_("a valid reply gave the action {action}", action=_short(response.action)))
+        if response.usage != TokenUsage(120, 30):
+            usage = _short(response.usage)
+            problems.append(_("a valid reply reported usage {usage}; expected TokenUsage(120, 30)", usage=usage))
+    call = provider.calls[0] if provider.calls else None
+    if call is not None and call.messages != build_provider_messages(_HISTORY_4):
+        problems.append(_("the provider did not receive build_provider_messages(history)"))
+    if call is not None and call.max_output_tokens != _BUDGET_4.max_output_tokens:
+        got = call.max_output_tokens
+        problems.append(_("max_output_tokens was {got}, not budget.max_output_tokens (64)", got=got))
+    return problems
 
 
 def _raised_problems(error: InvalidModelOutputError, refused: InvalidModelOutputError, usage: TokenUsage) -> list[str]:
@@ -508,51 +449,40 @@ def _raised_problems(error: InvalidModelOutputError, refused: InvalidModelOutput
     return problems
 
 
-def _invalid_reply_problems(
+@_self_check(4)
+def check_exercise_4(
     adapter_class: Callable[[Any], Any], reply: str = _INVALID_REPLY_4, usage: TokenUsage = _USAGE_4
 ) -> list[str]:
+    """Exercise 4: an adapter that still reports the tokens a rejected reply cost."""
+    problems = _valid_reply_problems(adapter_class)
     bad = ScriptedProvider([ProviderResponse(reply, usage.input_tokens, usage.output_tokens)])
     try:
         returned = adapter_class(bad).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
     except InvalidModelOutputError as error:
-        return _raised_problems(error, _rejection(reply), usage)
-    got = _short(returned)
-    return [_("an invalid reply must raise InvalidModelOutputError, but complete() returned {returned}", returned=got)]
-
-
-def _provider_failure_problems(adapter_class: Callable[[Any], Any]) -> list[str]:
-    failing = ScriptedProvider([ProviderError("HTTP 503 from the model server")])
+        problems += _raised_problems(error, _rejection(reply), usage)
+    else:
+        got = _short(returned)
+        problems.append(
+            _("an invalid reply must raise InvalidModelOutputError, but complete() returned {returned}", returned=got)
+        )
     try:
-        adapter_class(failing).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
+        adapter_class(ScriptedProvider([ProviderError("HTTP 503 from the model server")])).complete(
+            _HISTORY_4, _TOOLS_4, _BUDGET_4
+        )
     except ModelProviderError as error:
         if not isinstance(error.__cause__, ProviderError):
-            return [_("the ModelProviderError lost its cause; raise it 'from' the ProviderError")]
-        return []
+            problems.append(_("the ModelProviderError lost its cause; raise it 'from' the ProviderError"))
     except ProviderError:
-        return [_("a ProviderError escaped; the Kernel only knows ModelProviderError")]
-    return [_("a failing provider must raise ModelProviderError")]
-
-
-def _problems_exercise_4(
-    adapter_class: Callable[[Any], Any], reply: str = _INVALID_REPLY_4, usage: TokenUsage = _USAGE_4
-) -> list[str]:
-    return (
-        _valid_reply_problems(adapter_class)
-        + _invalid_reply_problems(adapter_class, reply, usage)
-        + _provider_failure_problems(adapter_class)
-    )
-
-
-def check_exercise_4(adapter_class: Callable[[Any], Any]) -> CheckResult:
-    """Exercise 4: an adapter that still reports the tokens a rejected reply cost."""
-    return _verdict(4, lambda: _problems_exercise_4(adapter_class))
+        problems.append(_("a ProviderError escaped; the Kernel only knows ModelProviderError"))
+    else:
+        problems.append(_("a failing provider must raise ModelProviderError"))
+    return problems
 
 
 # --------------------------------------------------------------------------- exercise 5
 
 MAX_CORRECTION_CHARS = 600
 _LONG_PROSE = "Sure! Let me think about which file to read first, step by step. " * 30
-
 _CORRECTION_CASES: tuple[str, ...] = (
     '```json\n{"type": "final_answer", "content": "done"}\n```',
     _LONG_PROSE + '{"type": "final_answer", "content": "done"}',
@@ -593,25 +523,15 @@ def _names_layer(text: str, layer: ValidationLayer) -> bool:
 def _other_layer_named(text: str, error: InvalidModelOutputError) -> ValidationLayer | None:
     """A layer the message names besides the one that refused (``layer 3``, ``action type``), its fields aside."""
     rest = text.replace(str(error.expected), " ").replace(str(error.found), " ").lower()
-    return next(
-        (
-            other
-            for other in ValidationLayer
-            if other is not error.layer
-            and (re.search(rf"\blayer\s*{int(other)}\b", rest) or other.title.lower() in rest)
-        ),
-        None,
+    named = (
+        layer
+        for layer in ValidationLayer
+        if re.search(rf"\blayer\s*{int(layer)}\b", rest) or layer.title.lower() in rest
     )
-
-
-def _asks_for_one_object(text: str) -> bool:
-    """``exactly one JSON object``, or in Chinese ``只回复一个 JSON 对象`` and its like."""
-    lowered = text.lower()
-    return "exactly one json object" in lowered or _ONE_OBJECT_IN_CHINESE.search(lowered) is not None
+    return next((layer for layer in named if layer is not error.layer), None)
 
 
 def _correction_problems(text: str, error: InvalidModelOutputError, raw: str) -> list[str]:
-    """Each independent way the correction ``text`` for ``error`` (on the reply ``raw``) falls short."""
     problems = []
     if not _names_layer(text, error.layer):
         problems.append(_("the message does not name the layer (layer {layer})", layer=int(error.layer)))
@@ -619,7 +539,8 @@ def _correction_problems(text: str, error: InvalidModelOutputError, raw: str) ->
         problems.append(_("the message does not say what was expected ({expected})", expected=repr(error.expected)))
     if str(error.found) not in text:
         problems.append(_("the message does not say what was found ({found})", found=repr(error.found)))
-    if not _asks_for_one_object(text):
+    lowered = text.lower()  # "exactly one JSON object", or in Chinese "只回复一个 JSON 对象" and its like
+    if "exactly one json object" not in lowered and _ONE_OBJECT_IN_CHINESE.search(lowered) is None:
         problems.append(_("the message does not ask for exactly one JSON object"))
     other = _other_layer_named(text, error)
     if other is not None:
@@ -633,9 +554,11 @@ def _correction_problems(text: str, error: InvalidModelOutputError, raw: str) ->
     return problems
 
 
-def _problems_exercise_5(
+@_self_check(5)
+def check_exercise_5(
     correction_message: Callable[[InvalidModelOutputError], Any], cases: Sequence[str] = _CORRECTION_CASES
 ) -> list[str]:
+    """Exercise 5: the correction a model gets back after a rejection."""
     for raw_text in cases:
         error = _rejection(raw_text)
         text = correction_message(error)
@@ -643,16 +566,9 @@ def _problems_exercise_5(
             return [_("correction_message must return a string, found {name}", name=type(text).__name__)]
         problems = _correction_problems(text, error, raw_text)
         if problems:
-            return [
-                _("for a layer-{layer} rejection {problem}", layer=int(error.layer), problem=problem)
-                for problem in problems
-            ]
+            layer = int(error.layer)
+            return [_("for a layer-{layer} rejection {problem}", layer=layer, problem=problem) for problem in problems]
     return []
-
-
-def check_exercise_5(correction_message: Callable[[InvalidModelOutputError], Any]) -> CheckResult:
-    """Exercise 5: the correction a model gets back after a rejection."""
-    return _verdict(5, lambda: _problems_exercise_5(correction_message))
 
 
 # --------------------------------------------------------------------------- exercise 6
@@ -677,14 +593,8 @@ def _pairing_problems(paired: Iterable[Any]) -> list[str]:
     if got == _EXPECTED_6:
         return []
     if len(got) != len(_EXPECTED_6):
-        return [
-            _(
-                "expected {want} pairs (one per tool result), got {got}: {pairs}",
-                want=len(_EXPECTED_6),
-                got=len(got),
-                pairs=_short(got),
-            )
-        ]
+        want, count, pairs = len(_EXPECTED_6), len(got), _short(got)
+        return [_("expected {want} pairs (one per tool result), got {got}: {pairs}", want=want, got=count, pairs=pairs)]
     wrong = [f"{want[0]!r}" for want, row in zip(_EXPECTED_6, got, strict=True) if row != want]
     return [
         _(
@@ -696,56 +606,36 @@ def _pairing_problems(paired: Iterable[Any]) -> list[str]:
     ]
 
 
-def _orphan_problems(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> list[str]:
+@_self_check(6)
+def check_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> list[str]:
+    """Exercise 6 (optional): reading the encoded history back, pairing results with calls by call_id."""
+    paired = pair_results(build_provider_messages(_HISTORY_6))
+    if paired is None or isinstance(paired, (str, bytes)) or not hasattr(paired, "__iter__"):
+        name = type(paired).__name__
+        return [_("pair_results must return a list of (call_id, tool_name, content), found {name}", name=name)]
+    problems = _pairing_problems(paired)
     stray = encode_json({"type": "tool_result", "call_id": "call_x", "content": "?", "is_error": True})
-    orphan = (*build_provider_messages(_HISTORY_6), ProviderMessage("user", stray))
     try:
-        pair_results(orphan)
+        pair_results((*build_provider_messages(_HISTORY_6), ProviderMessage("user", stray)))
     except ValueError:
-        return []
+        return problems
     except NotImplementedError:
         raise
     except Exception as error:
-        return [_("a result for an unknown call_id raised {name}; raise ValueError", name=type(error).__name__)]
-    return [_("a result whose call_id matches no earlier call was accepted; raise ValueError")]
+        name = type(error).__name__
+        return [*problems, _("a result for an unknown call_id raised {name}; raise ValueError", name=name)]
+    return [*problems, _("a result whose call_id matches no earlier call was accepted; raise ValueError")]
 
 
-def _problems_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> list[str]:
-    paired = pair_results(build_provider_messages(_HISTORY_6))
-    if paired is None or isinstance(paired, (str, bytes)) or not hasattr(paired, "__iter__"):
-        return [
-            _(
-                "pair_results must return a list of (call_id, tool_name, content), found {name}",
-                name=type(paired).__name__,
-            )
-        ]
-    return _pairing_problems(paired) + _orphan_problems(pair_results)
-
-
-def check_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> CheckResult:
-    """Exercise 6 (optional): reading the encoded history back, pairing results with calls by call_id."""
-    return _verdict(6, lambda: _problems_exercise_6(pair_results))
-
-
-_PROBLEMS: dict[int, Callable[..., list[str]]] = {
-    1: _problems_exercise_1,
-    2: _problems_exercise_2,
-    3: _problems_exercise_3,
-    4: _problems_exercise_4,
-    5: _problems_exercise_5,
-    6: _problems_exercise_6,
-}
+# --------------------------------------------------------------------------- the checks the notebook calls
 
 
 def check_exercise(number: int, namespace: Mapping[str, Any], **cases: Any) -> CheckResult:
-    """Run exercise ``number``'s check on the names its stub defines in ``namespace`` (a notebook's globals).
-
-    ``cases`` replace the check's own inputs by others of the same kind (the outside judge's, drawn fresh for each
-    grading run), so the self-check a learner sees and the hidden one are one check."""
-    if number not in _PROBLEMS:
-        raise ValueError(f"there is no exercise {number}; the exercises are {sorted(_PROBLEMS)}")
+    """Run exercise ``number``'s check on the names its stub defines in ``namespace`` (a notebook's globals)."""
+    if number not in _CHECKS:
+        raise ValueError(f"there is no exercise {number}; the exercises are {sorted(_CHECKS)}")
     missing = [name for name in EXERCISE_NAMES[number] if name not in namespace]
     if missing:
         problem = _("{names} is not defined yet: run the exercise cell first", names=", ".join(missing))
         return _verdict(number, lambda: [problem])
-    return _verdict(number, lambda: _PROBLEMS[number](*(namespace[name] for name in EXERCISE_NAMES[number]), **cases))
+    return _CHECKS[number](*(namespace[name] for name in EXERCISE_NAMES[number]), **cases)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -269,7 +271,27 @@ def test_package_calls_sees_the_package_however_it_is_reached() -> None:
     assert package_calls(lambda: json_action_parser.parse_json_action("not json"))  # a refusal is still a call
     own = load_learner_file(SOLUTION, "json_action_parser")
     assert package_calls(lambda: own.parse_json_action(text)) == []
-    # the spies are gone afterwards
+    # the package is left as it was, and so is the interpreter's profiler
     assert codeagent_lite.parse_json_action is json_action_parser.parse_json_action
     assert json_action_parser.parse_json_action.__module__ == "codeagent_lite.json_action_parser"
     assert not hasattr(json_action_parser.parse_json_action, "__wrapped__")
+    assert sys.getprofile() is None and threading.getprofile() is None
+
+
+def test_package_calls_sees_a_call_held_in_a_table_or_made_in_a_thread() -> None:
+    from codeagent_lite import json_action_parser, json_text_messages
+
+    text = '{"type": "final_answer", "content": "42"}'
+    table = {"parse": json_action_parser.parse_json_action}  # a reference no module attribute holds
+    assert package_calls(lambda: table["parse"](text))[0] == "codeagent_lite.json_action_parser.parse_json_action"
+
+    def in_a_thread() -> None:
+        worker = threading.Thread(target=json_text_messages.encode_json, args=({"a": 1},))
+        worker.start()
+        worker.join()
+
+    assert package_calls(in_a_thread) == ["codeagent_lite.json_text_messages.encode_json"]
+    # the package's dataclass is named as the class's own, not by the code that dataclasses generated for it
+    assert package_calls(lambda: json_text_messages.ProviderMessage("user", "hi")) == [
+        "codeagent_lite.json_text_messages.ProviderMessage.__init__"
+    ]
