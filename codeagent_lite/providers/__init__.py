@@ -10,6 +10,8 @@ What this room may import: the ``TextProvider`` protocol and the types it carrie
 (``ProviderMessage``, ``ProviderResponse``, ``ProviderError``, ``ToolSpec``), plus the action
 contract a provider describes to its model (``action_json_schema`` and ``encode_json``, so the
 prompt shows replies in the bytes the chapter encodes). Never ``agent`` or ``workbook``.
+The class's reply cache is the teacher's side (classroom/reply_cache.py); here is only the mark its shared replies
+carry, read where replies are read (``local_server.SharedReply``).
 """
 
 from .local_llama import default_model_path, ensure_model_file

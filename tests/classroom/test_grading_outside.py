@@ -18,11 +18,14 @@ import nbformat
 import pytest
 from course_scripts import release
 
-from codeagent_lite.workbook.outside_grade import judged_outputs
-from codeagent_lite.workbook.outside_judge import Verdict, judge_build, judge_exercises, sandboxed
 from codeagent_lite.workbook.sandbox import SandboxStopped, isolated
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "classroom"))
+
+from outside_grade import KERNEL_LIMITS, _kernel_sandbox, judged_outputs  # noqa: E402  (classroom/: flat modules)
+from outside_judge import Verdict, judge_build, judge_exercises, sandboxed  # noqa: E402
+
 STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
 
 
@@ -177,8 +180,6 @@ print(os.getuid(), forked)
 
 @pytest.mark.skipif(not (hasattr(os, "geteuid") and os.geteuid() == 0 and isolated()), reason="root with bubblewrap")
 def test_the_autograde_kernel_runs_as_a_uid_of_its_own_and_a_fork_bomb_is_bounded(tmp_path: Path) -> None:
-    from codeagent_lite.workbook.outside_grade import KERNEL_LIMITS, _kernel_sandbox
-
     notebook_dir = tmp_path / "course" / "autograded" / "ada" / "build"
     notebook_dir.mkdir(parents=True)
     connection = tmp_path / "kernel.json"
@@ -206,8 +207,6 @@ def test_the_autograde_kernel_starts_from_a_checkout_closed_to_other_accounts(
 ) -> None:
     """A class hub's checkout is 0700 (the hub refuses another mode) with its .venv inside: the kernel's own uid
     still reaches its interpreter and the package, and nothing else of the checkout."""
-    from codeagent_lite.workbook.outside_grade import _kernel_sandbox
-
     checkout = tmp_path / "checkout"
     (checkout / "codeagent_lite").mkdir(parents=True)
     (checkout / "codeagent_lite" / "__init__.py").write_text('MARK = "package"\n')
