@@ -417,7 +417,7 @@ def model_processes(hub: hub_client.RunningHub) -> list[psutil.Process]:
     """The class model service (the reply cache), the package's model server behind it and its engine."""
     for process in hub_client.hub_processes(hub):
         try:
-            if "-m codeagent_lite.providers.reply_cache" in " ".join(process.cmdline()):
+            if f"/{class_model.CACHE_FILE} " in " ".join(process.cmdline()):
                 return [process, *process.children(recursive=True)]
         except psutil.NoSuchProcess:
             continue
@@ -444,9 +444,9 @@ def test_every_student_reaches_the_one_class_model_server(hub: hub_client.Runnin
     )
     urls = {student: in_kernel(hub, student, code, timeout_s=240) for student in hub.students}
     assert {tuple(found) for found in urls.values()} == {(urls[hub.students[0]][0], 200)}, urls  # type: ignore[index]
-    for module in ("reply_cache", "local_server"):
-        servers = [line for line in command_lines(hub) if f"-m codeagent_lite.providers.{module} " in line]
-        assert len(servers) == 1, f"one {module} for the class"
+    for program in (f"/{class_model.CACHE_FILE} ", "-m codeagent_lite.providers.local_server "):
+        servers = [line for line in command_lines(hub) if program in line]
+        assert len(servers) == 1, f"one {program.strip()} for the class"
 
 
 def test_the_second_student_asking_the_same_greedy_question_gets_the_class_cache_reply(
@@ -695,8 +695,7 @@ def test_the_class_model_server_is_one_hub_service_and_every_server_is_told_wher
     (model,) = [service for service in config.JupyterHub.services if service["name"] == "class-model"]
     assert model["command"] == [
         sys.executable,
-        "-m",
-        "codeagent_lite.providers.reply_cache",
+        str(REPO / "classroom" / "reply_cache.py"),
         "--host",
         "127.0.0.1",
         "--port",
