@@ -255,3 +255,30 @@ def test_notebook_07_a_sibling_that_fails_to_load_costs_its_own_step_only(tmp_pa
     verdicts = judge_build(folder, seed=5)
     passed = {grade_id for grade_id, verdict in verdicts.items() if verdict.passed}
     assert passed == {"step_1_check", "step_1_hidden", "step_2_check", "step_2_hidden"}, verdicts
+
+
+LOAD_THE_STEPS = """\
+import sys
+from traitlets.config.loader import PyFileConfigLoader
+from traitlets.utils.importstring import import_item
+
+config = PyFileConfigLoader("nbgrader_config.py", path=".").load_config()
+steps = [import_item(name) for name in config.Autograde.autograde_preprocessors]
+print(sys.modules["outside_grade"].__file__, sum(step.__module__ == "outside_grade" for step in steps))
+"""
+
+
+def test_nbgrader_loads_the_outside_steps_from_the_course_folder_it_runs_in(tmp_path: Path) -> None:
+    """``nbgrader autograde`` runs from the course folder, and its console script does not put that folder on
+    ``sys.path`` (``-P`` here: neither does this probe): the config must, or autograde cannot import its steps."""
+    course = release.copy_course(tmp_path / "course")
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", LOAD_THE_STEPS],
+        cwd=course,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str((course / "outside_grade.py").resolve()), "2"]
