@@ -478,20 +478,24 @@ def test_the_class_model_server_runs_as_its_own_account_and_only_reads_the_model
         assert set(process.gids()) == {entry.pw_gid}, (process.cmdline(), process.gids())
     wrapper = processes[0].cmdline()
     model = Path(wrapper[wrapper.index("--model") + 1])
-    info = model.stat()
-    assert (info.st_uid, info.st_mode & 0o777) == (0, 0o640), "root's copy, readable by the model's group only"
+    program = Path(wrapper[1])  # the reply cache runs from root's copy beside the model: the checkout is closed to it
+    assert program.parent == model.parent and program.name == class_model.CACHE_FILE
+    for copy in (model, program):
+        info = copy.stat()
+        assert (info.st_uid, info.st_mode & 0o777) == (0, 0o640), "root's copy, readable by the model's group only"
     if shutil.which("llama-server", path=str(model.parent)):
         assert any("llama-server" in " ".join(p.cmdline()) for p in processes[1:]), "llama-server serves where built"
     probe = "import sys\ntry:\n    open(sys.argv[1], 'r+b')\nexcept PermissionError:\n    print('read-only')"
     become = ["setpriv", f"--reuid={account}", f"--regid={account}", "--init-groups"]
-    as_model = subprocess.run(
-        [*become, str(hub.class_env / "bin" / "python"), "-c", probe, str(model)],
-        capture_output=True,
-        text=True,
-        cwd="/",
-        check=False,
-    )
-    assert as_model.stdout.strip() == "read-only", as_model
+    for copy in (model, program):
+        as_model = subprocess.run(
+            [*become, str(hub.class_env / "bin" / "python"), "-c", probe, str(copy)],
+            capture_output=True,
+            text=True,
+            cwd="/",
+            check=False,
+        )
+        assert as_model.stdout.strip() == "read-only", as_model
     log = hub.log_path.read_text(encoding="utf-8")
     assert "local model server: llama" in log, "the server's first line says which backend serves and why"
 
