@@ -102,7 +102,7 @@ LOCALE := codeagent_lite/locale
 catalog:
 	$(BIN)/pybabel -q extract -F babel.cfg -k _p:1c,2 --add-location=file --no-wrap --sort-output \
 		--project=codeagent-lite --version=0.1.0 --copyright-holder="codeagent-lite contributors" \
-		-o $(LOCALE)/codeagent_lite.pot codeagent_lite
+		-o $(LOCALE)/codeagent_lite.pot .
 	for language in zh en; do \
 		$(BIN)/pybabel -q update -D codeagent_lite -i $(LOCALE)/codeagent_lite.pot -d $(LOCALE) -l $$language \
 			--init-missing --no-fuzzy-matching --ignore-obsolete --no-wrap || exit 1; \
@@ -160,5 +160,6 @@ lint-classroom: $(STAMP)
 	$(BIN)/ruff check classroom
 	$(BIN)/ruff format --check classroom
 	MYPYPATH=classroom $(BIN)/mypy --strict classroom/hub_client.py classroom/accounts.py classroom/class_env.py \
-		classroom/class_spawner.py classroom/class_model.py benchmarks/bench_classroom.py
+		classroom/class_spawner.py classroom/class_model.py classroom/outside_grade.py classroom/outside_judge.py \
+		classroom/outside_child.py classroom/reply_cache.py benchmarks/bench_classroom.py
 # --- end classroom ---

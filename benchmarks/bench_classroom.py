@@ -13,7 +13,7 @@ their state the script measures:
 
 - time per notebook (median and slowest), as a ratio to the baseline, and output tokens per second for the whole
   class (every run's reply tokens over the slowest run's time);
-- the class's reply cache (codeagent_lite/providers/reply_cache.py, in front of the model): how many of the class's
+- the class's reply cache (classroom/reply_cache.py, in front of the model): how many of the class's
   model calls reached the model and how many got a reply it had already written for an identical request
   ("shared"), and the tokens the model itself wrote per second (its own count, GET /class-cache); the cache is
   emptied before each step, so each measures a class that starts together with nothing stored;
@@ -56,6 +56,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "classroom"))
 
 import accounts  # noqa: E402  (classroom/ is a folder of files, not a package)
+import class_model  # noqa: E402
 import hub_client  # noqa: E402
 
 MODEL_NOTEBOOK = "notebooks/zh/06_real_model.ipynb"
@@ -269,7 +270,7 @@ def empty_reply_cache(hub: hub_client.RunningHub) -> None:
     """Each step starts with nothing stored, as a class does that starts together: SIGHUP empties the store."""
     for process in hub_client.hub_processes(hub):
         with contextlib.suppress(psutil.Error):
-            if "-m codeagent_lite.providers.reply_cache" in " ".join(process.cmdline()):
+            if f"/{class_model.CACHE_FILE} " in " ".join(process.cmdline()):
                 process.send_signal(signal.SIGHUP)
 
 

@@ -1,7 +1,7 @@
 """One model for the class: loaded once, served to every student's notebook 06, by an account that only reads it.
 
 The hub starts the package's model server (codeagent_lite.providers.local_server) once, as a JupyterHub service,
-behind the class's reply cache (codeagent_lite.providers.reply_cache): twenty students running notebook 06 send the
+behind the class's reply cache (reply_cache.py, beside this file): twenty students running notebook 06 send the
 same greedy requests, and each is decoded once for the class. The cache is the service's process and starts the model
 server as its child, so both run as the same account.
 Which engine: llama.cpp's llama-server where `make local-server` built it (parallel slots decoded together, a prompt
@@ -9,9 +9,10 @@ cache per slot: what a class needs), else llama-cpp-python's own server (one req
 root and not the teacher, but a system account of its own (CAL_HUB_MODEL_USER, default `codeagent-model`, made by
 the hub like the students' accounts, with no home, no shell and no password, and removed with them). The engine
 parses whatever 20 kernels send it and runs native code; if that ever goes wrong, it goes wrong as an account that
-owns nothing. What it reads: root-owned copies of the model file and the llama-server executable in a folder of
-their own (CAL_HUB_MODEL_DIR, default /var/lib/codeagent-lite-model, mode 0750, group the model account's), since
-the originals sit in the teacher's cache where no other account may enter; it can read them and change nothing.
+owns nothing. What it reads: root-owned copies of the model file, the llama-server executable and the reply cache's
+program in a folder of their own (CAL_HUB_MODEL_DIR, default /var/lib/codeagent-lite-model, mode 0750, group the model
+account's), since the originals sit in the teacher's cache and checkout where no other account may enter; it can read
+them and change nothing.
 The interpreter it runs is the students' shared read-only install, which has the package; llama-cpp-python is not
 in it, so the fallback runs only where the account can import llama-cpp-python from an environment it may read
 (checked as that account before the hub starts it), and otherwise the hub says why there is no class model.
@@ -29,7 +30,8 @@ from typing import Any
 import accounts
 
 SERVICE_NAME = "class-model"
-SERVER_MODULE = "codeagent_lite.providers.reply_cache"
+CACHE_FILE = "reply_cache.py"
+CACHE = Path(__file__).resolve().with_name(CACHE_FILE)
 """The service: the class's reply cache, which starts the package's model server behind it (its docstring says why)."""
 MODEL_FILE = "model.gguf"
 BINARY_FILE = "llama-server"
@@ -38,7 +40,8 @@ MAX_SLOTS = 32
 
 PROBE = """
 import os, sys
-import codeagent_lite.providers.local_server, codeagent_lite.providers.reply_cache
+sys.path.insert(0, os.path.dirname(sys.argv[4]))
+import reply_cache  # the cache's copy, and through it the package's model server
 if sys.argv[3] == "llama-cpp-python":
     import llama_cpp.server
 open(sys.argv[1], "rb").close()
@@ -56,10 +59,11 @@ else:
 
 @dataclass(frozen=True)
 class Engine:
-    """The files the model server reads: the GGUF model and, where it is built, llama-server."""
+    """The files the model service reads: the GGUF model, llama-server where it is built, the reply cache's program."""
 
     model: Path
     binary: Path | None
+    cache: Path = CACHE
 
     @property
     def backend(self) -> str:
@@ -134,7 +138,8 @@ def publish(engine: Engine, folder: Path, gid: int) -> Engine:
     os.chown(folder, 0, gid)
     os.chmod(folder, 0o750)
     binary = _copy(engine.binary, folder / BINARY_FILE, 0o750, gid) if engine.binary else None
-    return Engine(_copy(engine.model, folder / MODEL_FILE, 0o640, gid), binary)
+    cache = _copy(engine.cache, folder / CACHE_FILE, 0o640, gid)
+    return Engine(_copy(engine.model, folder / MODEL_FILE, 0o640, gid), binary, cache)
 
 
 def check_as(account: str, python: Path, engine: Engine, cwd: Path) -> str:
@@ -147,7 +152,7 @@ def check_as(account: str, python: Path, engine: Engine, cwd: Path) -> str:
 
     try:
         result = subprocess.run(
-            [str(python), "-c", PROBE, str(engine.model), str(engine.binary or ""), engine.backend],
+            [str(python), "-c", PROBE, str(engine.model), str(engine.binary or ""), engine.backend, str(engine.cache)],
             capture_output=True,
             text=True,
             cwd=cwd,
@@ -164,7 +169,7 @@ def check_as(account: str, python: Path, engine: Engine, cwd: Path) -> str:
 
 
 def server_command(python: Path, engine: Engine, port: int, slots: int, threads: int) -> list[str]:
-    command = [str(python), "-m", SERVER_MODULE, "--host", "127.0.0.1", "--port", str(port)]
+    command = [str(python), str(engine.cache), "--host", "127.0.0.1", "--port", str(port)]
     command += ["--threads", str(threads), "--parallel", str(slots)]
     command += ["--model", str(engine.model)]
     if engine.binary:

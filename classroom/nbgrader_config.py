@@ -12,6 +12,12 @@ An assignment folder named *_zh grades in Chinese: the kernel's folder decides t
 The README's "For teachers: grading" section walks through the whole term.
 """
 
+import sys
+from pathlib import Path
+
+# The autograde steps below are flat modules of this folder (outside_grade.py), the teacher's side, not the package's.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 c = get_config()  # type: ignore[name-defined]  # noqa: F821  (nbgrader provides get_config when it loads this file)
 
 c.CourseDirectory.course_id = "codeagent-lite"
@@ -43,11 +49,11 @@ c.Autograde.exclude_overwriting = {
 # process, from the answer cells' source and the learner's files run in fresh sandboxed children, and rewrites
 # the cells' outputs to its verdict before SaveAutoGrades reads them: nothing the kernel did changes a score.
 c.Autograde.autograde_preprocessors = [
-    "codeagent_lite.workbook.outside_grade.SandboxedExecute",
+    "outside_grade.SandboxedExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
-    "codeagent_lite.workbook.outside_grade.OutsideJudge",
+    "outside_grade.OutsideJudge",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",

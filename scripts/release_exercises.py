@@ -160,7 +160,9 @@ def make_stub_copies(course: Path = COURSE) -> list[Path]:
 def copy_course(destination: Path) -> Path:
     """A working copy of the course (config, source notebooks, the stubs), so nbgrader never writes into the repo."""
     destination.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(COURSE / "nbgrader_config.py", destination / "nbgrader_config.py")
+    # the config and the autograde steps it loads from its own folder (outside_grade.py and what that imports)
+    for path in (COURSE / "nbgrader_config.py", *sorted(COURSE.glob("outside_*.py"))):
+        shutil.copy2(path, destination / path.name)
     ignored = shutil.ignore_patterns(".ipynb_checkpoints", STUB_SOURCE.name)
     shutil.copytree(COURSE / "source", destination / "source", ignore=ignored)
     make_stub_copies(destination)

@@ -8,7 +8,8 @@ left to review:
 * the chapter imports only the standard library, pydantic and itself;
 * ``providers/`` sees only the ``TextProvider`` protocol and what it carries;
 * ``agent/`` sees only the chapter;
-* nothing outside ``workbook/`` imports ``workbook/``, but the command line, lazily.
+* nothing outside ``workbook/`` imports ``workbook/``, but the command line, lazily;
+* nothing in the package imports classroom/ (the teacher's side: a learner's install has no such folder).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent / "codeagent_lite"
+CLASSROOM_DIR = PACKAGE_DIR.parent / "classroom"
 PACKAGE = "codeagent_lite"
 
 CHAPTER_MODULES = (
@@ -203,6 +205,17 @@ def test_only_the_workbook_imports_the_workbook() -> None:
         for imp in imports_of(path)
         if (internal_part(imp.module) or "-").startswith("workbook")
         and not (imp.importer == f"{PACKAGE}.cli" and imp.lazy)
+    ]
+    assert wrong == []
+
+
+def test_nothing_in_the_package_imports_the_classroom() -> None:
+    """classroom/ is a folder of flat modules (on ``sys.path`` only in the teacher's processes), so an import of one
+    of them by name is the thing to catch."""
+    classroom = {path.stem for path in CLASSROOM_DIR.glob("*.py")}
+    assert {"outside_grade", "reply_cache"} <= classroom
+    wrong = [
+        describe(imp) for path in all_sources() for imp in imports_of(path) if top_package(imp.module) in classroom
     ]
     assert wrong == []
 

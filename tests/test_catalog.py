@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from babel.messages.catalog import Catalog
 from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
@@ -77,7 +78,7 @@ CHINESE_DATA = {
         '{"type": "final_answer", "content": "README.md 的标题是「从零搭建 Code Agent」"}'
     },
     # the grader's hidden cases: fresh texts drawn from this alphabet, and a fixed history a learner never sees
-    "workbook/outside_judge.py": {
+    "classroom/outside_judge.py": {
         'abcxyz 012_-/"\\\n\t路径说明权限🙂é',
         "az路🙂",
         "只回答一个 JSON 对象",
@@ -89,6 +90,9 @@ CHINESE_DATA = {
 
 KEYWORDS = {**DEFAULT_KEYWORDS, "_p": ((1, "c"), 2)}
 """What ``make catalog`` gives ``pybabel extract`` (``-k _p:1c,2``): the defaults cover ``_`` and ``N_``."""
+with (ROOT / "babel.cfg").open(encoding="utf-8") as mapping:
+    MAPPING = parse_mapping_cfg(mapping)
+"""Which files hold ids, as ``make catalog`` reads it: the package and the teacher's grading modules in classroom/."""
 
 
 def _po(language: str) -> Catalog:
@@ -127,9 +131,7 @@ def test_the_committed_mo_is_the_po_compiled(language: str, tmp_path: Path) -> N
 def test_every_id_in_the_code_is_in_both_catalogs_and_nothing_else_is() -> None:
     in_code = {
         (context, message)
-        for _file, _line, message, _comments, context in extract_from_dir(
-            str(PACKAGE), method_map=[("**.py", "python")], keywords=KEYWORDS
-        )
+        for _file, _line, message, _comments, context in extract_from_dir(str(ROOT), *MAPPING, keywords=KEYWORDS)
         if isinstance(message, str)
     }
     assert in_code, "the extraction found no ids: is the Babel mapping right?"

@@ -10,29 +10,26 @@ import contextlib
 import http.client
 import json
 import socket
+import sys
 import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
 from loopback_server import Answer, Server, serving
 
 from codeagent_lite import Message, MessageRole, build_provider_messages
-from codeagent_lite.providers import reply_cache
-from codeagent_lite.providers.local_server import GemmaProvider
-from codeagent_lite.providers.reply_cache import (
-    HEADER,
-    MARK_FIELD,
-    CacheServer,
-    Reply,
-    ReplyCache,
-    SharedReply,
-    Upstream,
-)
+from codeagent_lite.providers.local_server import MARK_FIELD, GemmaProvider, SharedReply
 from codeagent_lite.workbook.real_model_lab import TaskPlayground, ask, render_attempt, timing_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "classroom"))
+
+import reply_cache
+from reply_cache import HEADER, CacheServer, Reply, ReplyCache, Upstream
 
 COMPLETION = {
     "choices": [{"text": '{"type":"final_answer","content":"ok"}', "finish_reason": "stop", "index": 0}],

@@ -4,6 +4,8 @@ Importing this package imports neither ``openai`` nor ``llama_cpp``: a provider 
 so the package works with only the extras installed; ``llama_cpp`` runs in an engine process of its own
 (``local_server``), never in the learner's. What this room may import: the chapter's provider types and action
 contract, never ``agent`` or ``workbook``.
+The class's reply cache is the teacher's side (classroom/reply_cache.py); here is only the mark its shared replies
+carry, read where replies are read (``local_server.SharedReply``).
 """
 
 from .local_llama import default_model_path, ensure_model_file

@@ -289,6 +289,18 @@ def local_model_server(**options: object) -> LocalModelServer:
     return _OWN[0]
 
 
+MARK_FIELD = "class_cache"
+"""The body field of a reply the class's reply cache (classroom/reply_cache.py) served with no model call for this
+request: "hit" (stored) or "joined" (an identical request was in flight)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SharedReply(ProviderResponse):
+    """A reply the class's reply cache answered without a model call for this request: ``served`` hit or joined."""
+
+    served: str = "hit"
+
+
 class GemmaProvider(OpenAICompletionsProvider):
     """Gemma 3 270M: worked examples, greedy, stop at newline; ``"schema"`` constrains decoding with the
     parser's own ``action_json_schema()`` and shows the examples ``type`` first, the order that grammar forces."""
@@ -332,11 +344,9 @@ class GemmaProvider(OpenAICompletionsProvider):
 
     def read_completion(self, body_text: str) -> ProviderResponse:
         """The reply, as a ``SharedReply`` when the class's reply cache answered it without a model call."""
-        from .reply_cache import MARK_FIELD, SharedReply, shared_mark  # here: `python -m` runs that module
-
         response = super().read_completion(body_text)
-        served = shared_mark(json.loads(body_text)) if MARK_FIELD in body_text else None
-        if served is None:
+        served = json.loads(body_text).get(MARK_FIELD) if MARK_FIELD in body_text else None
+        if served not in ("hit", "joined"):
             return response
         return SharedReply(response.text, response.input_tokens, response.output_tokens, response.finish_reason, served)
 

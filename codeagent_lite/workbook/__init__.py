@@ -1,4 +1,4 @@
-"""The workbook room: everything that exists for the notebooks and the classroom.
+"""The workbook room: everything that exists for the notebooks (the teacher's grading lives in classroom/).
 
 Each module is named after what a notebook calls it:
 
@@ -22,7 +22,7 @@ Each module is named after what a notebook calls it:
 * ``lab_language``: JupyterLab's own display language for the edition (``make lab EDITION=...``).
 
 What this room may import: anything in the package (the chapter, ``agent``, ``providers``)
-and the Jupyter stack. Nothing else may import this room, so the chapter keeps working on a
+and the Jupyter stack, never classroom/. Nothing else may import this room, so the chapter keeps working on a
 machine without Jupyter. This ``__init__`` imports none of its modules for the same reason:
 ``import codeagent_lite.workbook.exercise_checks`` must not pull in ipywidgets.
 """

@@ -32,8 +32,7 @@ from ..json_text_messages import build_provider_messages
 from ..kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
 from ..model_adapter import TokenUsage
 from ..providers.local_llama import MODEL_FILENAME
-from ..providers.local_server import LocalModelServer
-from ..providers.reply_cache import SharedReply
+from ..providers.local_server import LocalModelServer, SharedReply
 from .ladder import format_ladder, layer_label
 from .provider_words import provider_error_text
 from .transcript_view import usage_words
@@ -176,7 +175,7 @@ class Attempt:
     set instead of a reply when the provider itself failed. ``seconds`` is the wall time
     of the call: the only way to see what constrained decoding costs, since both modes
     report the same kind of usage. ``shared``: the class's reply cache answered it from an
-    identical request's reply (``providers.reply_cache``), so its seconds measure no model.
+    identical request's reply (classroom/reply_cache.py), so its seconds measure no model.
     """
 
     task: str

@@ -101,7 +101,10 @@ def test_autograde_is_told_to_keep_the_learners_files() -> None:
 
     config = Config()
     code = (ROOT / "classroom" / "nbgrader_config.py").read_text(encoding="utf-8")
-    exec(compile(code, "nbgrader_config.py", "exec"), {"get_config": lambda: config})
+    exec(
+        compile(code, "nbgrader_config.py", "exec"),
+        {"get_config": lambda: config, "__file__": str(ROOT / "classroom" / "nbgrader_config.py")},
+    )
     for edition in EDITIONS:
         kept = set(config.Autograde.exclude_overwriting[edition.assignment])
         assert kept == {f"my_json_text/{path.name}" for path in STUBS.glob("*.py")}

@@ -417,7 +417,7 @@ def model_processes(hub: hub_client.RunningHub) -> list[psutil.Process]:
     """The class model service (the reply cache), the package's model server behind it and its engine."""
     for process in hub_client.hub_processes(hub):
         try:
-            if "-m codeagent_lite.providers.reply_cache" in " ".join(process.cmdline()):
+            if f"/{class_model.CACHE_FILE} " in " ".join(process.cmdline()):
                 return [process, *process.children(recursive=True)]
         except psutil.NoSuchProcess:
             continue
@@ -444,9 +444,9 @@ def test_every_student_reaches_the_one_class_model_server(hub: hub_client.Runnin
     )
     urls = {student: in_kernel(hub, student, code, timeout_s=240) for student in hub.students}
     assert {tuple(found) for found in urls.values()} == {(urls[hub.students[0]][0], 200)}, urls  # type: ignore[index]
-    for module in ("reply_cache", "local_server"):
-        servers = [line for line in command_lines(hub) if f"-m codeagent_lite.providers.{module} " in line]
-        assert len(servers) == 1, f"one {module} for the class"
+    for program in (f"/{class_model.CACHE_FILE} ", "-m codeagent_lite.providers.local_server "):
+        servers = [line for line in command_lines(hub) if program in line]
+        assert len(servers) == 1, f"one {program.strip()} for the class"
 
 
 def test_the_second_student_asking_the_same_greedy_question_gets_the_class_cache_reply(
@@ -478,20 +478,24 @@ def test_the_class_model_server_runs_as_its_own_account_and_only_reads_the_model
         assert set(process.gids()) == {entry.pw_gid}, (process.cmdline(), process.gids())
     wrapper = processes[0].cmdline()
     model = Path(wrapper[wrapper.index("--model") + 1])
-    info = model.stat()
-    assert (info.st_uid, info.st_mode & 0o777) == (0, 0o640), "root's copy, readable by the model's group only"
+    program = Path(wrapper[1])  # the reply cache runs from root's copy beside the model: the checkout is closed to it
+    assert program.parent == model.parent and program.name == class_model.CACHE_FILE
+    for copy in (model, program):
+        info = copy.stat()
+        assert (info.st_uid, info.st_mode & 0o777) == (0, 0o640), "root's copy, readable by the model's group only"
     if shutil.which("llama-server", path=str(model.parent)):
         assert any("llama-server" in " ".join(p.cmdline()) for p in processes[1:]), "llama-server serves where built"
     probe = "import sys\ntry:\n    open(sys.argv[1], 'r+b')\nexcept PermissionError:\n    print('read-only')"
     become = ["setpriv", f"--reuid={account}", f"--regid={account}", "--init-groups"]
-    as_model = subprocess.run(
-        [*become, str(hub.class_env / "bin" / "python"), "-c", probe, str(model)],
-        capture_output=True,
-        text=True,
-        cwd="/",
-        check=False,
-    )
-    assert as_model.stdout.strip() == "read-only", as_model
+    for copy in (model, program):
+        as_model = subprocess.run(
+            [*become, str(hub.class_env / "bin" / "python"), "-c", probe, str(copy)],
+            capture_output=True,
+            text=True,
+            cwd="/",
+            check=False,
+        )
+        assert as_model.stdout.strip() == "read-only", as_model
     log = hub.log_path.read_text(encoding="utf-8")
     assert "local model server: llama" in log, "the server's first line says which backend serves and why"
 
@@ -695,8 +699,7 @@ def test_the_class_model_server_is_one_hub_service_and_every_server_is_told_wher
     (model,) = [service for service in config.JupyterHub.services if service["name"] == "class-model"]
     assert model["command"] == [
         sys.executable,
-        "-m",
-        "codeagent_lite.providers.reply_cache",
+        str(REPO / "classroom" / "reply_cache.py"),
         "--host",
         "127.0.0.1",
         "--port",

@@ -18,11 +18,14 @@ import nbformat
 import pytest
 from course_scripts import release
 
-from codeagent_lite.workbook.outside_grade import judged_outputs
-from codeagent_lite.workbook.outside_judge import Verdict, judge_build, judge_exercises, sandboxed
 from codeagent_lite.workbook.sandbox import SandboxStopped, isolated
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "classroom"))
+
+from outside_grade import KERNEL_LIMITS, _kernel_sandbox, judged_outputs  # noqa: E402  (classroom/: flat modules)
+from outside_judge import Verdict, judge_build, judge_exercises, sandboxed  # noqa: E402
+
 STUBS = ROOT / "notebooks" / "stubs" / "my_json_text"
 
 
@@ -177,8 +180,6 @@ print(os.getuid(), forked)
 
 @pytest.mark.skipif(not (hasattr(os, "geteuid") and os.geteuid() == 0 and isolated()), reason="root with bubblewrap")
 def test_the_autograde_kernel_runs_as_a_uid_of_its_own_and_a_fork_bomb_is_bounded(tmp_path: Path) -> None:
-    from codeagent_lite.workbook.outside_grade import KERNEL_LIMITS, _kernel_sandbox
-
     notebook_dir = tmp_path / "course" / "autograded" / "ada" / "build"
     notebook_dir.mkdir(parents=True)
     connection = tmp_path / "kernel.json"
@@ -206,8 +207,6 @@ def test_the_autograde_kernel_starts_from_a_checkout_closed_to_other_accounts(
 ) -> None:
     """A class hub's checkout is 0700 (the hub refuses another mode) with its .venv inside: the kernel's own uid
     still reaches its interpreter and the package, and nothing else of the checkout."""
-    from codeagent_lite.workbook.outside_grade import _kernel_sandbox
-
     checkout = tmp_path / "checkout"
     (checkout / "codeagent_lite").mkdir(parents=True)
     (checkout / "codeagent_lite" / "__init__.py").write_text('MARK = "package"\n')
@@ -256,3 +255,30 @@ def test_notebook_07_a_sibling_that_fails_to_load_costs_its_own_step_only(tmp_pa
     verdicts = judge_build(folder, seed=5)
     passed = {grade_id for grade_id, verdict in verdicts.items() if verdict.passed}
     assert passed == {"step_1_check", "step_1_hidden", "step_2_check", "step_2_hidden"}, verdicts
+
+
+LOAD_THE_STEPS = """\
+import sys
+from traitlets.config.loader import PyFileConfigLoader
+from traitlets.utils.importstring import import_item
+
+config = PyFileConfigLoader("nbgrader_config.py", path=".").load_config()
+steps = [import_item(name) for name in config.Autograde.autograde_preprocessors]
+print(sys.modules["outside_grade"].__file__, sum(step.__module__ == "outside_grade" for step in steps))
+"""
+
+
+def test_nbgrader_loads_the_outside_steps_from_the_course_folder_it_runs_in(tmp_path: Path) -> None:
+    """``nbgrader autograde`` runs from the course folder, and its console script does not put that folder on
+    ``sys.path`` (``-P`` here: neither does this probe): the config must, or autograde cannot import its steps."""
+    course = release.copy_course(tmp_path / "course")
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", LOAD_THE_STEPS],
+        cwd=course,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str((course / "outside_grade.py").resolve()), "2"]

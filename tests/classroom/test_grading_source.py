@@ -181,7 +181,10 @@ def test_the_config_keeps_each_stubs_own_raise() -> None:
     # A comment-only stub: exercise 3's cell (a dict at the top level) must not raise when a learner runs it.
     config = Config()
     code = (COURSE / "nbgrader_config.py").read_text(encoding="utf-8")
-    exec(compile(code, "nbgrader_config.py", "exec"), {"get_config": lambda: config})
+    exec(
+        compile(code, "nbgrader_config.py", "exec"),
+        {"get_config": lambda: config, "__file__": str(COURSE / "nbgrader_config.py")},
+    )
     assert config.CourseDirectory.course_id == "codeagent-lite"
     stub = config.ClearSolutions.code_stub["python"]
     assert all(line.lstrip().startswith("#") for line in stub.splitlines())

@@ -20,7 +20,7 @@ from the stored reply.
 - **Marked.** A reply that cost this request no model call says so: ``"class_cache": "hit"`` (stored) or
   ``"joined"`` (waited for an identical request in flight) in its JSON body, and the header ``X-Class-Cache``
   (``miss`` for the request that did ask the model, ``bypass`` for one passed through). The package's provider reads
-  the body field (``SharedReply``) and notebook 06 shows it.
+  the body field (``local_server.SharedReply``, where the field is named) and notebook 06 shows it.
 - **Bounded.** At most ``--cache-mb`` of replies, the least recently used forgotten first; request bodies at most
   ``MAX_REQUEST_BYTES``; at most ``MAX_CONNECTIONS`` handled at once (more are refused with 503, not queued without
   end); a client that stops sending is dropped after ``CLIENT_TIMEOUT_SECONDS``, and one that sends its request
@@ -32,11 +32,12 @@ still reach it directly, as before; the cache is for speed, not a wall. And a sh
 identical requests got: with continuous batching llama-server's greedy text can depend on what else it decoded at
 the time, so a class served from the cache sees one answer where it might have seen a few.
 
-Run by the class's model service (``classroom/class_model.py``), as the model's own account:
-``python -m codeagent_lite.providers.reply_cache --host 127.0.0.1 --port P [--cache-mb M] [local_server options]``
-starts ``local_server`` with the other options as its child, on a free loopback port, and serves in front of it
-until that child ends or this process is stopped. ``GET /class-cache`` gives its counts: requests by how they were
-served, replies stored and their bytes, and ``model_tokens``, what the model wrote (the benchmark reads them).
+Run by the class's model service (``classroom/class_model.py``), as the model's own account, from a root-owned copy
+of this file that account can read (the teacher's checkout is closed to it) and the students' interpreter, which has
+the package: ``python reply_cache.py --host 127.0.0.1 --port P [--cache-mb M] [local_server options]`` starts
+``local_server`` with the other options as its child, on a free loopback port, and serves in front of it until that
+child ends or this process is stopped. ``GET /class-cache`` gives its counts: requests by how they were served,
+replies stored and their bytes, and ``model_tokens``, what the model wrote (the benchmark reads them).
 ``SIGHUP`` empties the store (the benchmark starts each step from nothing that way); no request can.
 """
 
@@ -58,28 +59,23 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-from ..display import printable, shorten
-from ..json_text_adapter import ProviderError, ProviderResponse
-from .failure import ProviderFailure
-from .local_server import LOCAL_TIMEOUT_SECONDS, serve, start_local_server
-from .openai_compatible import _STRICT_DECODER, MAX_BODY_BYTES, _NotStrictJSON
+from codeagent_lite.display import printable, shorten
+from codeagent_lite.json_text_adapter import ProviderError
+from codeagent_lite.providers.failure import ProviderFailure
+from codeagent_lite.providers.local_server import LOCAL_TIMEOUT_SECONDS, MARK_FIELD, serve, start_local_server
+from codeagent_lite.providers.openai_compatible import _STRICT_DECODER, MAX_BODY_BYTES, _NotStrictJSON
 
 __all__ = [
     "HEADER",
-    "MARK_FIELD",
     "CacheServer",
     "Refused",
     "Reply",
     "ReplyCache",
-    "SharedReply",
     "cache_key",
     "main",
     "parse_request",
-    "shared_mark",
 ]
 
-MARK_FIELD = "class_cache"
-"""The body field of a reply that cost its request no model call: "hit" or "joined"."""
 HEADER = "X-Class-Cache"
 """hit, joined, miss (this request asked the model) or bypass (not shareable: passed through)."""
 Served = Literal["hit", "joined", "miss", "bypass"]
@@ -95,19 +91,6 @@ CLIENT_TIMEOUT_SECONDS = 30.0
 REQUEST_DEADLINE_SECONDS = 30.0
 """How long a client has to send a whole request, headers and body (the model's time is not counted)."""
 DEFAULT_CACHE_MB = 64
-
-
-@dataclass(frozen=True, slots=True)
-class SharedReply(ProviderResponse):
-    """A reply the class's reply cache answered without a model call for this request: ``served`` hit or joined."""
-
-    served: str = "hit"
-
-
-def shared_mark(body: Mapping[str, Any]) -> str | None:
-    """How the class's reply cache served a decoded answer body: "hit", "joined", or None (the model answered)."""
-    mark = body.get(MARK_FIELD)
-    return mark if mark in ("hit", "joined") else None
 
 
 # --------------------------------------------------------------------------- the request

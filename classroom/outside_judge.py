@@ -37,21 +37,22 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from .. import json_action_parser as reference_parser
-from .. import json_text_adapter, kernel_types, model_adapter, scripted_provider
-from .. import json_text_messages as reference_messages
-from ..display import printable, shorten
-from ..kernel_types import Message, MessageRole, ToolCall, ToolResult
-from ..model_adapter import InvalidModelOutputError, TokenUsage, ValidationLayer
-from ..scripted_provider import ScriptedProvider
-from . import exercise_checks
-from .build_assignment import StepCheck, chapter_imports, step_part
-from .exercise_checks import ToolCallRejected
-from .sandbox import Limits, SandboxSession, SandboxStopped
-from .verify import VerifyReport, verify
-from .wire import GRADER_CAPS, WireError, classes_of, decode
-from .wire import encode as wire_encode
-from .words import N_, _
+import codeagent_lite
+from codeagent_lite import json_action_parser as reference_parser
+from codeagent_lite import json_text_adapter, kernel_types, model_adapter, scripted_provider
+from codeagent_lite import json_text_messages as reference_messages
+from codeagent_lite.display import printable, shorten
+from codeagent_lite.kernel_types import Message, MessageRole, ToolCall, ToolResult
+from codeagent_lite.model_adapter import InvalidModelOutputError, TokenUsage, ValidationLayer
+from codeagent_lite.scripted_provider import ScriptedProvider
+from codeagent_lite.workbook import exercise_checks
+from codeagent_lite.workbook.build_assignment import StepCheck, chapter_imports, step_part
+from codeagent_lite.workbook.exercise_checks import ToolCallRejected
+from codeagent_lite.workbook.sandbox import Limits, SandboxSession, SandboxStopped
+from codeagent_lite.workbook.verify import VerifyReport, verify
+from codeagent_lite.workbook.wire import GRADER_CAPS, WireError, classes_of, decode
+from codeagent_lite.workbook.wire import encode as wire_encode
+from codeagent_lite.workbook.words import N_, _
 
 __all__ = ["STEP_FILES", "Verdict", "judge_build", "judge_exercises", "sandboxed"]
 
@@ -63,7 +64,7 @@ _CHILD_LIMITS = Limits(seconds=10.0, memory_bytes=1 << 30, processes=32, open_fi
 
 def _package_files() -> dict[str, bytes]:
     """The whole package, for notebook 05's answer cells (they use the chapter; what they can reach decides nothing)."""
-    package = _HERE.parent
+    package = Path(codeagent_lite.__file__).resolve().parent
     return {
         f"codeagent_lite/{path.relative_to(package).as_posix()}": path.read_bytes()
         for path in sorted(package.rglob("*"))

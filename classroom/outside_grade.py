@@ -6,9 +6,9 @@ each graded cell and rewrites the cell's outputs to it: a pass keeps no error (f
 report; a fail becomes one error line giving the judge's reason. So whatever the kernel printed or patched, the
 score and the feedback page say what the outside judge decided, and never a ✔ beside 0 points.
 
-It lives in the package, not in classroom/, so that nbgrader imports it by name wherever the workbook is installed
-(``classroom/nbgrader_config.py`` lists it in ``Autograde.autograde_preprocessors``). It runs in nbgrader's own
-process, the teacher's; the learner's code it needs runs in the judge's sandboxed children.
+It lives in classroom/, not in the package a learner installs: only the teacher's nbgrader runs it
+(``nbgrader_config.py`` puts this folder on ``sys.path`` and lists it in ``Autograde.autograde_preprocessors``), in
+its own process; the learner's code it needs runs in the judge's sandboxed children.
 """
 
 from __future__ import annotations
@@ -23,10 +23,18 @@ from jupyter_client.manager import AsyncKernelManager
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute  # type: ignore[import-untyped]
+from outside_judge import Verdict, judge_build, judge_exercises
 
-from .language import _assignment_suffix
-from .outside_judge import Verdict, judge_build, judge_exercises
-from .sandbox import Limits, bwrap_executable, fresh_uid, readable_bind, system_binds, unprivileged
+import codeagent_lite
+from codeagent_lite.workbook.language import _assignment_suffix
+from codeagent_lite.workbook.sandbox import (
+    Limits,
+    bwrap_executable,
+    fresh_uid,
+    readable_bind,
+    system_binds,
+    unprivileged,
+)
 
 __all__ = ["JUDGED", "OutsideJudge", "SandboxedExecute", "judged_outputs"]
 
@@ -94,7 +102,7 @@ def _verdicts(nb: NotebookNode, resources: Mapping[str, Any], kind: str) -> dict
 # --------------------------------------------------------------------------- the student's kernel, without rights
 
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(codeagent_lite.__file__).resolve().parents[1]
 PREFIX = Path(sys.prefix).resolve()
 BASE_PREFIX = Path(sys.base_prefix).resolve()
 """The checkout the package runs from, and the interpreter's environment and its base installation."""
