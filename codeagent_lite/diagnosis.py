@@ -58,10 +58,6 @@ class LayerOutcome:
     status: LayerStatus
     error: InvalidModelOutputError | None = None
 
-    @property
-    def message(self) -> str | None:
-        return None if self.error is None else self.error.message
-
 
 @dataclass(frozen=True, slots=True)
 class Diagnosis:
