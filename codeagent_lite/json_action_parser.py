@@ -13,8 +13,8 @@ from .kernel_types import Action, FinalAnswer, ToolCall
 from .model_adapter import InvalidModelOutputError, ValidationLayer
 from .strict_json import check_json_syntax, too_deep
 
-__all__ = ["CONTRACTS", "check_action_type", "check_fields"]
-__all__ += ["check_json_syntax", "check_top_level_object", "parse_json_action"]
+__all__ = ["CONTRACTS", "check_action_type", "check_fields", "check_json_syntax", "check_top_level_object"]
+__all__ += ["parse_json_action"]
 
 ActionType = Literal["tool_call", "final_answer"]
 FieldKind = Literal["the action type", "a non-blank string", "an object"]
@@ -43,8 +43,7 @@ def check_action_type(obj: dict[str, Any]) -> ActionType:
     """Step 3: ``type`` picks the contract; only the two action types exist (case-sensitive)."""
     if (action_type := obj.get("type")) in ("tool_call", "final_answer"):
         return cast(ActionType, action_type)
-    expected = "'tool_call' or 'final_answer'"
-    found = json_kind(action_type) if "type" in obj else 'no "type" field'
+    expected, found = "'tool_call' or 'final_answer'", json_kind(action_type) if "type" in obj else 'no "type" field'
     message = f"unsupported action type: expected {expected}, found {found}"
     raise _refuse(ValidationLayer.ACTION_TYPE, "unknown_type", message, expected, found)
 
