@@ -2,8 +2,8 @@
 
 Blog chapter: https://zhuanlan.zhihu.com/p/2077860124157277532
 
-The top level of this package is the chapter, so the blog and the code can be read side by
-side (beside it only the entry points: ``cli`` and ``__main__``, which may use the rooms)::
+The top level of this package is the chapter, so the blog and the code read side by side
+(beside it only the entry points ``cli`` and ``__main__``, which may use the rooms)::
 
     HistoryItem -> json_text_messages -> ProviderMessage -> json_text_adapter
         -> ProviderResponse.text -> json_action_parser -> ToolCall | FinalAnswer
@@ -44,40 +44,10 @@ from .scripted_provider import ProviderCall, ScriptedProvider, ScriptExhaustedEr
 
 BLOG_URL = "https://zhuanlan.zhihu.com/p/2077860124157277532"
 
-__all__ = [
-    "BLOG_URL",
-    "Action",
-    "FinalAnswer",
-    "HistoryItem",
-    "InvalidModelOutputError",
-    "JsonTextModelAdapter",
-    "LayerStatus",
-    "Message",
-    "MessageRole",
-    "ModelAdapter",
-    "ModelCallBudget",
-    "ModelProviderError",
-    "ModelResponse",
-    "ProviderCall",
-    "ProviderError",
-    "ProviderMessage",
-    "ProviderResponse",
-    "ScriptExhaustedError",
-    "ScriptedProvider",
-    "TextProvider",
-    "TokenUsage",
-    "ToolCall",
-    "ToolResult",
-    "ToolSpec",
-    "ValidationLayer",
-    "action_json_schema",
-    "build_provider_messages",
-    "check_action_type",
-    "check_fields",
-    "check_json_syntax",
-    "check_top_level_object",
-    "describe_action",
-    "diagnose",
-    "format_ladder",
-    "parse_json_action",
-]
+__all__ = ["BLOG_URL", "Action", "FinalAnswer", "HistoryItem", "InvalidModelOutputError", "JsonTextModelAdapter"]
+__all__ += ["LayerStatus", "Message", "MessageRole", "ModelAdapter", "ModelCallBudget", "ModelProviderError"]
+__all__ += ["ModelResponse", "ProviderCall", "ProviderError", "ProviderMessage", "ProviderResponse"]
+__all__ += ["ScriptExhaustedError", "ScriptedProvider", "TextProvider", "TokenUsage", "ToolCall", "ToolResult"]
+__all__ += ["ToolSpec", "ValidationLayer", "action_json_schema", "build_provider_messages", "check_action_type"]
+__all__ += ["check_fields", "check_json_syntax", "check_top_level_object", "describe_action", "diagnose"]
+__all__ += ["format_ladder", "parse_json_action"]

@@ -1,8 +1,4 @@
-"""The parser's contract as JSON Schema, for what a model is told: prompts and grammar-constrained decoding.
-
-Written from ``json_action_parser.CONTRACTS``, the table layer 4 checks, so what a model is
-told can never drift from what the parser accepts.
-"""
+"""The parser's contract as JSON Schema, for prompts and grammar-constrained decoding."""
 
 from __future__ import annotations
 
@@ -14,10 +10,9 @@ __all__ = ["action_json_schema"]
 
 
 def action_json_schema() -> dict[str, Any]:
-    """JSON Schema of both actions, written from ``CONTRACTS``: what a model is told cannot drift from what is checked.
+    """Written from ``CONTRACTS``, the table layer 4 checks: what a model is told cannot drift from what is checked.
 
-    Prompts and grammar-constrained decoding use it. JSON Schema cannot say "not only
-    whitespace"; ``minLength`` 1 is the closest it gets.
+    JSON Schema cannot say "not only whitespace"; ``minLength`` 1 is the closest it gets.
     """
     kinds: dict[str, dict[str, Any]] = {"a non-blank string": {"minLength": 1, "type": "string"}}
     kinds["an object"] = {"additionalProperties": True, "type": "object"}

@@ -1,9 +1,7 @@
-"""Run the parser's four layers one at a time and record what each one said.
+"""The parser's four layers run one at a time, each one's outcome recorded.
 
-``parse_json_action`` stops at the first refusal, which is right for an agent. A
-learner wants the whole ladder instead: which layers passed, which one refused and
-why, and which were never reached. The playground widget and ``python -m
-codeagent_lite check`` both use this module, so they cannot disagree.
+``parse_json_action`` stops at the first refusal, right for an agent; a learner wants the whole ladder. The
+playground and ``python -m codeagent_lite check`` both use this module, so they cannot disagree.
 """
 
 from __future__ import annotations
@@ -18,42 +16,26 @@ from .json_action_parser import check_action_type, check_fields, check_json_synt
 from .kernel_types import Action, FinalAnswer, ToolCall
 from .model_adapter import LAYER_NAME, N_, InvalidModelOutputError, ValidationLayer
 
-__all__ = [
-    "ACTION_CHARS",
-    "ENGLISH_WORDS",
-    "MARKS",
-    "Diagnosis",
-    "LadderWords",
-    "LayerOutcome",
-    "LayerStatus",
-    "describe_action",
-    "diagnose",
-    "format_ladder",
-]
+__all__ = ["ACTION_CHARS", "ENGLISH_WORDS", "MARKS", "Diagnosis", "LadderWords", "LayerOutcome", "LayerStatus"]
+__all__ += ["describe_action", "diagnose", "format_ladder"]
 
-ACTION_CHARS = 200
-"""Longest rendering of an accepted action: a write_file call may carry a megabyte of text."""
+ACTION_CHARS = 200  # longest rendering of an accepted action: a write_file call may carry a megabyte
 
 
-class LayerStatus(StrEnum):
-    """What a ladder says beside a layer; the English words are also the workbook's catalog ids."""
-
+class LayerStatus(StrEnum):  # the English words are also the workbook's catalog ids
     PASSED = N_("passed")
     FAILED = N_("failed")
     NOT_REACHED = N_("not reached")
 
 
-MARKS = {LayerStatus.PASSED: "✔", LayerStatus.FAILED: "✘", LayerStatus.NOT_REACHED: "·"}
-"""The mark each ladder shows beside a layer, in text and in HTML alike."""
+MARKS = {LayerStatus.PASSED: "✔", LayerStatus.FAILED: "✘", LayerStatus.NOT_REACHED: "·"}  # text and HTML alike
 
 
 @dataclass(frozen=True, slots=True)
 class LadderWords:
-    """The words a ladder is printed with; English unless a caller passes its own.
+    """A ladder's words, in English: they are the workbook's catalog ids, so it passes their translations.
 
-    The chapter imports only the standard library, so it cannot know which edition of the
-    workbook is running: the workbook looks these English words up in its catalog (they are its ids)
-    and passes the translations to ``format_ladder``. The parser's messages inside the ladder stay as they are.
+    The chapter cannot know which edition runs. The parser's messages inside the ladder stay as they are.
     """
 
     titles: Mapping[ValidationLayer, str] = field(
@@ -67,8 +49,7 @@ class LadderWords:
     rejected: str = N_("rejected at layer {number}: expected {expected}, found {found}")
 
 
-ENGLISH_WORDS = LadderWords()
-"""The words the command line, the agent loop and the English edition print."""
+ENGLISH_WORDS = LadderWords()  # the command line, the agent loop and the English edition
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,14 +58,10 @@ class LayerOutcome:
     status: LayerStatus
     error: InvalidModelOutputError | None = None
 
-    @property
-    def message(self) -> str | None:
-        return None if self.error is None else self.error.message
-
 
 @dataclass(frozen=True, slots=True)
 class Diagnosis:
-    """Every layer's outcome for one text, plus the action when all four passed."""
+    """Every layer's outcome for one text, and the action when all four passed."""
 
     raw_text: str
     outcomes: tuple[LayerOutcome, ...]
@@ -100,8 +77,7 @@ class Diagnosis:
 
     @property
     def rejected_by(self) -> ValidationLayer | None:
-        error = self.error
-        return None if error is None else error.layer
+        return None if self.error is None else self.error.layer
 
 
 def diagnose(raw_text: str) -> Diagnosis:
@@ -120,9 +96,7 @@ def diagnose(raw_text: str) -> Diagnosis:
     except InvalidModelOutputError as error:
         failed = ValidationLayer(len(outcomes) + 1)
         outcomes.append(LayerOutcome(failed, LayerStatus.FAILED, error.with_raw_text(raw_text)))
-        for layer in ValidationLayer:
-            if layer > failed:
-                outcomes.append(LayerOutcome(layer, LayerStatus.NOT_REACHED))
+        outcomes += (LayerOutcome(layer, LayerStatus.NOT_REACHED) for layer in ValidationLayer if layer > failed)
     return Diagnosis(raw_text=raw_text, outcomes=tuple(outcomes), action=action)
 
 
@@ -137,17 +111,12 @@ def format_ladder(diagnosis: Diagnosis, words: LadderWords = ENGLISH_WORDS) -> s
     """Plain-text ladder, one line per layer, then the verdict; ``words`` says it in another language."""
     lines = []
     for outcome in diagnosis.outcomes:
-        mark = MARKS[outcome.status]
         label = f"{words.layer.format(number=int(outcome.layer))}  {pad(words.titles[outcome.layer], 17)}"
-        line = f"{mark} {label} {words.statuses[outcome.status]}"
-        if outcome.error is not None:
-            line += f"{words.colon}{outcome.error.message}"
-        lines.append(line)
+        detail = "" if outcome.error is None else f"{words.colon}{outcome.error.message}"
+        lines.append(f"{MARKS[outcome.status]} {label} {words.statuses[outcome.status]}{detail}")
     if diagnosis.action is not None:
         lines.append(f"=> {describe_action(diagnosis.action)}")
-    else:
-        error = diagnosis.error
-        assert error is not None
+    elif (error := diagnosis.error) is not None:
         verdict = words.rejected.format(number=int(error.layer), expected=error.expected, found=error.found)
         lines.append(f"=> {verdict}")
     return "\n".join(lines)

@@ -13,8 +13,8 @@ from .kernel_types import Action, FinalAnswer, ToolCall
 from .model_adapter import InvalidModelOutputError, ValidationLayer
 from .strict_json import check_json_syntax, too_deep
 
-__all__ = ["CONTRACTS", "check_action_type", "check_fields"]
-__all__ += ["check_json_syntax", "check_top_level_object", "parse_json_action"]
+__all__ = ["CONTRACTS", "check_action_type", "check_fields", "check_json_syntax", "check_top_level_object"]
+__all__ += ["parse_json_action"]
 
 ActionType = Literal["tool_call", "final_answer"]
 FieldKind = Literal["the action type", "a non-blank string", "an object"]
@@ -43,7 +43,7 @@ def check_action_type(obj: dict[str, Any]) -> ActionType:
     """Step 3: ``type`` picks the contract; only the two action types exist (case-sensitive)."""
     if (action_type := obj.get("type")) in ("tool_call", "final_answer"):
         return cast(ActionType, action_type)
-    found, expected = json_kind(action_type) if "type" in obj else 'no "type" field', "'tool_call' or 'final_answer'"
+    expected, found = "'tool_call' or 'final_answer'", json_kind(action_type) if "type" in obj else 'no "type" field'
     message = f"unsupported action type: expected {expected}, found {found}"
     raise _refuse(ValidationLayer.ACTION_TYPE, "unknown_type", message, expected, found)
 
@@ -63,8 +63,10 @@ def _field_set_error(obj: dict[str, Any], contract: Mapping[str, FieldKind], act
     missing = tuple(name for name in contract if name not in obj)
     unexpected = tuple(name for name in obj if name not in contract)
     named = ", ".join(map(quote, unexpected[:5])) + (f" and {len(unexpected) - 5} more" if unexpected[5:] else "")
-    problem = "; ".join(([f"missing {', '.join(missing)}"] if missing else []) + [f"unexpected {named}"] * bool(named))
-    expected, code = "exactly " + ", ".join(contract), "missing_field" if missing else "extra_field"
+    problems = [f"missing {', '.join(missing)}"] if missing else []
+    problems += [f"unexpected {named}"] if unexpected else []
+    problem, expected = "; ".join(problems), "exactly " + ", ".join(contract)
+    code = "missing_field" if missing else "extra_field"
     message = f"{action_type} fields do not match the contract: {problem} (expected {expected})"
     return _refuse(ValidationLayer.FIELDS, code, message, expected, problem, missing=missing, unexpected=unexpected)
 
@@ -75,8 +77,9 @@ def check_fields(obj: dict[str, Any], action_type: ActionType) -> Action:
     if obj.keys() != contract.keys():
         raise _field_set_error(obj, contract, action_type)
     for name, kind in contract.items():
-        if (problem_of := _field_problem(kind, obj[name], action_type)) is not None:
-            (code, rule, expected), found = problem_of, json_kind(obj[name])
+        if (problem := _field_problem(kind, obj[name], action_type)) is not None:
+            code, rule, expected = problem
+            found = json_kind(obj[name])
             raise _refuse(layer, code, f"{name} {rule}, found {found}", expected, found, field=name)
     if action_type == "final_answer":
         return FinalAnswer(content=obj["content"])

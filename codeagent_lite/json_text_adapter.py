@@ -1,8 +1,5 @@
-"""The bridge: ties a text provider to the Kernel's ``ModelAdapter`` contract.
-
-The adapter owns the order of events and the error translation, nothing else:
-message encoding lives in ``json_text_messages`` and validation in
-``json_action_parser``. Keeping it thin is what makes each piece testable alone.
+"""The bridge from a text provider to the Kernel's ``ModelAdapter``: it owns the order of events and the error
+translation, nothing else, so encoding (``json_text_messages``) and parsing (``json_action_parser``) test alone.
 """
 
 from __future__ import annotations
@@ -14,28 +11,18 @@ from typing import Protocol
 from .json_action_parser import parse_json_action
 from .json_text_messages import ProviderMessage, build_provider_messages
 from .kernel_types import HistoryItem, ToolSpec
-from .model_adapter import (
-    InvalidModelOutputError,
-    ModelCallBudget,
-    ModelProviderError,
-    ModelResponse,
-    TokenUsage,
-)
+from .model_adapter import InvalidModelOutputError, ModelCallBudget, ModelProviderError, ModelResponse, TokenUsage
 
 __all__ = ["JsonTextModelAdapter", "ProviderError", "ProviderResponse", "TextProvider"]
 
 
 class ProviderError(RuntimeError):
-    """Raised by a provider when the request itself failed (transport, HTTP status, timeout)."""
+    """The request itself failed: transport, HTTP status, timeout."""
 
 
 @dataclass(frozen=True, slots=True)
 class ProviderResponse:
-    """The provider's raw answer: untrusted text plus what it cost.
-
-    ``finish_reason`` is optional; when a provider reports it, "length" is the best
-    explanation for a reply that stops in the middle of a JSON value.
-    """
+    """Untrusted text and what it cost; a ``finish_reason`` of "length" best explains a reply cut off mid-JSON."""
 
     text: str
     input_tokens: int
@@ -44,8 +31,6 @@ class ProviderResponse:
 
 
 class TextProvider(Protocol):
-    """Anything that can send provider messages to a model and return its raw text."""
-
     def complete(
         self,
         *,

@@ -1,10 +1,4 @@
-"""Outbound direction: Kernel history -> messages a plain-text model can read.
-
-A text model has no native tool channel, so tool traffic is written into ordinary
-messages as compact JSON. The encoding is deterministic (sorted keys, no spaces) so
-the same history always produces the same prompt bytes, and ``ensure_ascii=False``
-keeps Chinese and other non-ASCII text readable and cheap in tokens.
-"""
+"""Outbound: Kernel history -> messages a plain-text model can read; with no tool channel, tool traffic is JSON."""
 
 from __future__ import annotations
 
@@ -20,19 +14,17 @@ __all__ = ["ProviderMessage", "build_provider_messages", "encode_json"]
 
 @dataclass(frozen=True, slots=True)
 class ProviderMessage:
-    """One message in the provider's terms: a role string and plain text content."""
+    """A message in the provider's terms: a role string and plain text."""
 
     role: str
     content: str
 
 
 def encode_json(value: Any) -> str:
-    """Our ``_encode_json``: the chapter calls it but does not show it, so these arguments are ours.
+    """Our ``_encode_json`` (the chapter calls it but does not show it).
 
-    Sorted keys and no spaces make the same history give the same prompt bytes;
-    ``ensure_ascii=False`` keeps Chinese readable and cheap in tokens. ``allow_nan=False``
-    matters too: Python would otherwise write ``NaN``, which is not JSON, into the
-    history, and our own parser would then refuse to read it back.
+    Sorted keys and no spaces: the same history gives the same prompt bytes. ``ensure_ascii=False`` keeps
+    Chinese readable and cheap in tokens. ``allow_nan=False``: ``NaN`` is not JSON, so our parser would refuse it.
     """
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
 

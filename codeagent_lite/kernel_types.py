@@ -1,11 +1,6 @@
-"""The Kernel's own vocabulary: what it remembers and what it can be asked to do.
-
-These types never mention a model or a provider. Everything the Kernel keeps in its
-history is a ``Message``, a ``ToolCall`` or a ``ToolResult``; everything a model may
-ask for is a ``ToolCall`` or a ``FinalAnswer``. Adapters translate to and from them.
-
-All types are frozen dataclasses: a history item that could change after it was
-recorded would make the history lie about what the model actually saw.
+"""The Kernel's own vocabulary, which never mentions a model: its history holds ``Message``, ``ToolCall`` and
+``ToolResult``; a model may ask for a ``ToolCall`` or a ``FinalAnswer``. All are frozen: a history item that
+changed after it was recorded would make the history lie about what the model saw.
 """
 
 from __future__ import annotations
@@ -15,20 +10,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeAlias
 
-__all__ = [
-    "Action",
-    "FinalAnswer",
-    "HistoryItem",
-    "Message",
-    "MessageRole",
-    "ToolCall",
-    "ToolResult",
-    "ToolSpec",
-]
+__all__ = ["Action", "FinalAnswer", "HistoryItem", "Message", "MessageRole", "ToolCall", "ToolResult", "ToolSpec"]
 
 
 class MessageRole(StrEnum):
-    """Who said a plain message. Tool traffic has its own types, not a role."""
+    """Who said a plain message; tool traffic has its own types, not a role."""
 
     SYSTEM = "system"
     USER = "user"
@@ -71,8 +57,6 @@ def _copy_json_like(value: Any) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """A plain chat turn: system instructions, the user's task, or the model's prose."""
-
     role: MessageRole
     content: str
 
@@ -88,11 +72,9 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """The model asks the runtime to run one tool.
+    """``call_id`` is kept verbatim: it is how a later ``ToolResult`` finds its call.
 
-    ``call_id`` is how a later ``ToolResult`` finds its call, so it is kept verbatim.
-    ``arguments`` is only known to be a JSON object here: each tool checks its own.
-    ToolCall is not hashable because ``arguments`` is a dict.
+    Each tool checks its own ``arguments``; here they are only known to be an object.
     """
 
     call_id: str
@@ -107,11 +89,7 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What the environment observed when it ran a tool call.
-
-    ``content`` may be empty (an empty file is a real observation); ``is_error`` tells
-    the model whether the tool failed, so it can change course instead of trusting it.
-    """
+    """``content`` may be empty: an empty file is a real observation. ``is_error`` lets the model change course."""
 
     call_id: str
     content: str
@@ -126,8 +104,6 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True)
 class FinalAnswer:
-    """The model says it is done; the Kernel stops the loop and shows ``content``."""
-
     content: str
 
     def __post_init__(self) -> None:
@@ -136,8 +112,6 @@ class FinalAnswer:
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
-    """What a model is told about one tool: its name, purpose and argument schema."""
-
     name: str
     description: str
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})

@@ -1,10 +1,6 @@
-"""The contract between the Kernel and any model, whatever wire format it speaks.
-
-The Kernel only ever calls ``ModelAdapter.complete`` and only ever receives a
-``ModelResponse`` (a checked action plus token usage) or one of two errors:
-``ModelProviderError`` (the model could not be reached) and ``InvalidModelOutputError``
-(it answered, but with something that is not a valid action). Keeping the error set
-this small is what lets the Kernel stay ignorant of providers.
+"""The contract between the Kernel and any model: ``complete`` returns a ``ModelResponse`` or raises one of two
+errors, ``ModelProviderError`` (the model could not be reached) or ``InvalidModelOutputError`` (it answered with no
+valid action). An error set this small is what lets the Kernel stay ignorant of providers.
 """
 
 from __future__ import annotations
@@ -17,29 +13,17 @@ from typing import Any, Protocol
 
 from .kernel_types import Action, HistoryItem, ToolSpec
 
-__all__ = [
-    "DEFAULT_CODES",
-    "LAYER_LABEL",
-    "LAYER_NAME",
-    "FakeModelAdapter",
-    "FakeModelExhaustedError",
-    "InvalidModelOutputError",
-    "ModelAdapter",
-    "ModelCall",
-    "ModelCallBudget",
-    "ModelProviderError",
-    "ModelResponse",
-    "TokenUsage",
-    "ValidationLayer",
-    "usage_text",
-]
+__all__ = ["DEFAULT_CODES", "LAYER_LABEL", "LAYER_NAME", "FakeModelAdapter", "FakeModelExhaustedError"]
+__all__ += ["InvalidModelOutputError", "ModelAdapter", "ModelCall", "ModelCallBudget", "ModelProviderError"]
+__all__ += ["ModelResponse", "TokenUsage", "ValidationLayer", "usage_text"]
 
 
-def _require_whole_number(field_name: str, value: object) -> int:
-    # bool is an int in Python; True tokens is a bug, not a count.
+def _require_count(field_name: str, value: object, least: int) -> None:
+    # bool is an int in Python; True tokens is a bug, not a count. The series' own wording.
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{field_name} must be an integer, found {type(value).__name__}")
-    return value
+    if value < least:
+        raise ValueError(f"{field_name} must {'be positive' if least else 'not be negative'}, found {value}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +34,8 @@ class TokenUsage:
     output_tokens: int
 
     def __post_init__(self) -> None:
-        # The series' own wording, so a learner's messages and ours read the same.
-        if _require_whole_number("input_tokens", self.input_tokens) < 0:
-            raise ValueError(f"input_tokens must not be negative, found {self.input_tokens}")
-        if _require_whole_number("output_tokens", self.output_tokens) < 0:
-            raise ValueError(f"output_tokens must not be negative, found {self.output_tokens}")
+        _require_count("input_tokens", self.input_tokens, 0)
+        _require_count("output_tokens", self.output_tokens, 0)
 
     @property
     def total_tokens(self) -> int:
@@ -72,8 +53,7 @@ class ModelCallBudget:
     max_output_tokens: int
 
     def __post_init__(self) -> None:
-        if _require_whole_number("max_output_tokens", self.max_output_tokens) <= 0:
-            raise ValueError(f"max_output_tokens must be positive, found {self.max_output_tokens}")
+        _require_count("max_output_tokens", self.max_output_tokens, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +65,6 @@ class ModelResponse:
 
 
 class ModelAdapter(Protocol):
-    """Anything that can turn a Kernel history into the model's next action."""
-
     def complete(
         self,
         history: Sequence[HistoryItem],
@@ -96,11 +74,7 @@ class ModelAdapter(Protocol):
 
 
 class ModelProviderError(RuntimeError):
-    """The model could not be asked: network, authentication, server or timeout trouble.
-
-    Adapters wrap each provider's own exception in this one, with the original as
-    ``__cause__``, so the Kernel needs to know only one failure type per direction.
-    """
+    """The model could not be asked; adapters wrap each provider's own error in it, the original as ``__cause__``."""
 
 
 class ValidationLayer(IntEnum):
@@ -112,28 +86,21 @@ class ValidationLayer(IntEnum):
     FIELDS = 4
 
     @property
-    def title(self) -> str:
-        """The layer's English name; the one place layer names are written (the workbook translates them)."""
+    def title(self) -> str:  # the one place layer names are written; the workbook translates them
         return _LAYER_TITLES[self]
 
     @property
-    def label(self) -> str:
-        """``layer 1 (JSON syntax)``: how every English message names a layer."""
+    def label(self) -> str:  # ``layer 1 (JSON syntax)``
         return LAYER_LABEL.format(number=int(self), title=self.title)
 
 
 def N_(message: str) -> str:
-    """Marks words the workbook shows in the learner's language (its catalog's ids); returns them unchanged.
-
-    The chapter speaks English and imports no translation code: the workbook looks these ids up itself.
-    """
+    """Marks a catalog id: the chapter imports no translation code, so the workbook looks these up itself."""
     return message
 
 
-LAYER_NAME = N_("layer {number}")
-"""How a ladder names a layer beside its title (``layer 1``); the workbook's catalog says it in Chinese."""
-LAYER_LABEL = N_("layer {number} ({title})")
-"""How a message names a layer: ``layer 1 (JSON syntax)``."""
+LAYER_NAME = N_("layer {number}")  # beside a title in a ladder
+LAYER_LABEL = N_("layer {number} ({title})")  # in a message
 _LAYER_TITLES = {
     ValidationLayer.JSON_SYNTAX: N_("JSON syntax"),
     ValidationLayer.TOP_LEVEL_OBJECT: N_("top-level object"),
@@ -146,8 +113,7 @@ DEFAULT_CODES = {
     ValidationLayer.TOP_LEVEL_OBJECT: "not_an_object",
     ValidationLayer.ACTION_TYPE: "unknown_type",
     ValidationLayer.FIELDS: "bad_fields",
-}
-"""The code an error gets when its maker names none: the series' own parsers name only a layer."""
+}  # the code an error gets when its maker names none: the series' own parsers name only a layer
 
 
 def usage_text(usage: TokenUsage | None) -> str:
@@ -160,15 +126,10 @@ def usage_text(usage: TokenUsage | None) -> str:
 class InvalidModelOutputError(ValueError):
     """The model answered, but its text is not a valid action.
 
-    ``str(error)`` is short on purpose: it is sent back to the model as a correction. A
-    program reads the data instead: ``layer`` (always one of the four), ``code`` (a stable
-    word such as ``duplicate_key``), ``params`` (what the code is about: the key, the field,
-    the value), ``expected`` and ``found``, and for a syntax error ``line`` and ``column``.
-    The series' own parsers name only a message and a layer, so ``code`` defaults per layer.
-
-    Context is added by copies, never by assignment: the parser adds ``raw_text`` with
-    ``with_raw_text`` and the adapter adds the ``usage`` a rejected reply still cost with
-    ``with_usage``, so an error that was already raised or logged never changes.
+    ``str(error)`` is short: it goes back to the model as a correction. A program reads the data: ``layer``,
+    ``code`` (stable, such as ``duplicate_key``), ``params`` (the key, the field, the value), ``expected``,
+    ``found``, and for a syntax error ``line`` and ``column``. Context (``raw_text``, the ``usage`` a rejected
+    reply still cost) is added by copies, so an error already raised or logged never changes.
     """
 
     def __init__(
@@ -200,9 +161,6 @@ class InvalidModelOutputError(ValueError):
         self.line = line
         self.column = column
 
-    def _fields(self) -> dict[str, Any]:
-        return {name: value for name, value in vars(self).items() if name != "message"} | {"params": dict(self.params)}
-
     def _copy_with(self, **changes: Any) -> InvalidModelOutputError:
         # A copy of fields this class has already checked: no second check, and no Python call
         # below this one, so the parser can still refuse when its caller left almost no stack.
@@ -211,16 +169,15 @@ class InvalidModelOutputError(ValueError):
         return copy
 
     def with_usage(self, usage: TokenUsage) -> InvalidModelOutputError:
-        """A copy of this error that also records the tokens the failed call spent."""
         return self._copy_with(usage=usage)
 
-    def with_raw_text(self, raw_text: str) -> InvalidModelOutputError:
-        """A copy of this error that also keeps the whole text it refused (the message quotes only a bit)."""
+    def with_raw_text(self, raw_text: str) -> InvalidModelOutputError:  # the message quotes only a bit
         return self._copy_with(raw_text=raw_text)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The keyword-only fields would be lost by the default pickling of exceptions.
-        return (_rebuild_invalid_output_error, (self.message, self._fields()))
+        fields = {name: value for name, value in vars(self).items() if name != "message"}
+        return (_rebuild_invalid_output_error, (self.message, fields | {"params": dict(self.params)}))
 
     def __repr__(self) -> str:
         return (
@@ -237,7 +194,7 @@ def _rebuild_invalid_output_error(message: str, fields: dict[str, Any]) -> Inval
 
 @dataclass(frozen=True, slots=True)
 class ModelCall:
-    """What the Kernel passed to a model adapter for one call, as ``FakeModelAdapter`` records it."""
+    """What the Kernel passed for one call, as ``FakeModelAdapter`` records it."""
 
     history: tuple[HistoryItem, ...]
     tools: tuple[ToolSpec, ...]
@@ -245,7 +202,7 @@ class ModelCall:
 
 
 class FakeModelExhaustedError(ModelProviderError):
-    """The fake model was asked more often than it has outcomes for: like a provider that cannot answer."""
+    """Asked more often than it has outcomes for: like a provider that cannot answer."""
 
     def __init__(self) -> None:
         super().__init__("fake model has no configured outcome left")
@@ -255,21 +212,17 @@ ModelOutcome = ModelResponse | ModelProviderError | InvalidModelOutputError
 
 
 class FakeModelAdapter:
-    """The previous chapter's test double: replays prepared outcomes, one per call.
+    """The previous chapter's test double: returns or raises prepared outcomes, one per call.
 
-    A ``ModelResponse`` is returned, an error is raised; every call is recorded as a
-    ``ModelCall``, the one that finds no outcome left included, so a test can check what
-    the Kernel asked (the series' own tests count that last call too).
+    Every call is recorded, the one that finds no outcome left included (the series' own tests count it too).
     """
 
     def __init__(self, outcomes: Iterable[ModelOutcome]) -> None:
         self._outcomes = list(outcomes)
         for outcome in self._outcomes:
             if not isinstance(outcome, (ModelResponse, ModelProviderError, InvalidModelOutputError)):
-                raise TypeError(
-                    "an outcome must be a ModelResponse, ModelProviderError or InvalidModelOutputError, "
-                    f"found {type(outcome).__name__}"
-                )
+                kinds = "a ModelResponse, ModelProviderError or InvalidModelOutputError"
+                raise TypeError(f"an outcome must be {kinds}, found {type(outcome).__name__}")
         self.calls: list[ModelCall] = []
 
     def complete(

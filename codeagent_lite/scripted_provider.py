@@ -1,8 +1,5 @@
-"""An offline ``TextProvider`` that replays prepared replies.
-
-Notebooks and tests need a model that answers the same way every time, costs nothing
-and works without a network. ``ScriptedProvider`` replays a script of replies in
-order and records every call, so a test can also check what the adapter sent.
+"""An offline ``TextProvider``: notebooks and tests need a model that answers the same every time, costs nothing
+and needs no network. It replays a script and records every call, so a test can check what the adapter sent.
 """
 
 from __future__ import annotations
@@ -18,11 +15,10 @@ from .model_adapter import N_
 __all__ = ["EXHAUSTED", "ProviderCall", "ScriptExhaustedError", "ScriptedProvider"]
 
 EXHAUSTED = N_("scripted provider has no reply left after {calls} calls")
-"""The message of ``ScriptExhaustedError``; the workbook's catalog says it in Chinese."""
 
 
 class ScriptExhaustedError(ProviderError):
-    """The script ran out: the code under test asked the model more often than planned (``calls`` times)."""
+    """The code under test asked the model more often than planned."""
 
     def __init__(self, calls: int) -> None:
         super().__init__(EXHAUSTED.format(calls=calls))
@@ -34,8 +30,6 @@ class ScriptExhaustedError(ProviderError):
 
 @dataclass(frozen=True, slots=True)
 class ProviderCall:
-    """What the adapter passed to the provider for one call."""
-
     messages: tuple[ProviderMessage, ...]
     tools: tuple[ToolSpec, ...]
     max_output_tokens: int
@@ -45,20 +39,16 @@ Reply = str | ProviderResponse | ProviderError
 
 
 class ScriptedProvider:
-    """Replays ``replies`` one per call.
+    """Replays one reply per call; a ``str`` gets token counts estimated from its text.
 
-    A ``str`` becomes a ``ProviderResponse`` with token counts estimated from the text
-    (roughly four characters per token, at least one), a ``ProviderResponse`` is
-    returned as is, and a ``ProviderError`` is raised, to rehearse failures.
+    A ``ProviderResponse`` is returned as is and a ``ProviderError`` raised, to rehearse failures.
     """
 
     def __init__(self, replies: Sequence[Reply]) -> None:
         for reply in replies:
             if not isinstance(reply, (str, ProviderResponse, ProviderError)):
-                raise TypeError(
-                    "a scripted reply must be a string, a ProviderResponse or a ProviderError, "
-                    f"found {type(reply).__name__}"
-                )
+                kinds = "a string, a ProviderResponse or a ProviderError"
+                raise TypeError(f"a scripted reply must be {kinds}, found {type(reply).__name__}")
         self._replies = list(replies)
         self.calls: list[ProviderCall] = []
 
@@ -90,5 +80,5 @@ class ScriptedProvider:
 
 
 def _estimate_tokens(text: str) -> int:
-    # Deterministic stand-in for a tokenizer: good enough to show that usage adds up.
+    # A deterministic stand-in for a tokenizer (four characters a token, at least one): usage still adds up.
     return max(1, (len(text) + 3) // 4)

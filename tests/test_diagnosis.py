@@ -32,7 +32,6 @@ def test_outcomes_per_layer(text: str, statuses: list[LayerStatus]) -> None:
     assert [o.status for o in diagnosis.outcomes] == statuses
     for outcome in diagnosis.outcomes:
         assert (outcome.error is not None) == (outcome.status is F)
-        assert (outcome.message is not None) == (outcome.status is F)
 
 
 @pytest.mark.parametrize(("text", "statuses"), CASES)

@@ -15,9 +15,8 @@ from codeagent_lite.display import (
     quote,
     shorten,
     shorten_counted,
-    usage_text,
 )
-from codeagent_lite.model_adapter import TokenUsage, ValidationLayer
+from codeagent_lite.model_adapter import TokenUsage, ValidationLayer, usage_text
 
 
 def test_shorten_keeps_short_text_and_cuts_long_text_to_the_limit() -> None:
