@@ -1,7 +1,5 @@
-"""Untrusted model text -> a checked action, in the blog's four steps: strict JSON, an object, a known ``type``,
-the exact fields of its ``CONTRACTS`` entry (which ``action_schema`` also tells models). The first step that refuses
-raises ``InvalidModelOutputError``. Nothing is repaired: a repaired reply is a guess, never to be executed.
-"""
+"""Untrusted model text -> a checked action in the blog's four steps: strict JSON, an object, a known ``type``, the
+fields of its ``CONTRACTS`` entry. The first that refuses raises; nothing is repaired (a repaired reply is a guess)."""
 
 from __future__ import annotations
 
