@@ -28,7 +28,8 @@ from typing import Any
 
 from codeagent_lite.kernel_types import Message, MessageRole, ToolCall, ToolResult, ToolSpec
 from codeagent_lite.model_adapter import InvalidModelOutputError, ModelCallBudget, ValidationLayer
-from codeagent_lite.workbook.wire import encode, qualified, shown
+from codeagent_lite.workbook import wire
+from codeagent_lite.workbook.wire import encode, shown
 
 __all__ = ["decode_item", "describe_error", "encode", "main", "package_module", "run_probe"]
 
@@ -66,44 +67,21 @@ def decode_json(value: Any) -> Any:
 
 
 def describe_error(error: BaseException, package_dir: str = "") -> dict[str, Any]:
-    """What was raised, as facts: its classes, message, the Kernel's attributes, its cause, its place."""
-    described: dict[str, Any] = {
-        "type": type(error).__name__,
-        "module": type(error).__module__,
-        "mro": [qualified(cls) for cls in type(error).__mro__],
-        "message": _safe_str(error)[:_MAX_TEXT],
-        "place": _place(error, package_dir),
-    }
-    for attribute in ("layer", "code", "usage", "expected", "found"):
-        if hasattr(error, attribute):
-            with contextlib.suppress(Exception):
-                described[attribute] = encode(getattr(error, attribute))
-    cause = error.__cause__
-    if cause is not None:
-        described["cause"] = {"type": type(cause).__name__, "mro": [qualified(cls) for cls in type(cause).__mro__]}
-        described["cause_shown"] = shown(cause)
+    """``wire.describe_error``'s facts, and what only a learner's raise has: where in their folder it was raised,
+    a syntax error's place, an exit's code and the cause as it would print."""
+    described = wire.describe_error(error)
+    described["place"] = None
+    with contextlib.suppress(Exception):  # the innermost frame in the learner's folder
+        for frame in traceback.extract_tb(error.__traceback__):
+            if package_dir and os.path.dirname(os.path.abspath(frame.filename)) == package_dir:
+                described["place"] = [os.path.basename(frame.filename), frame.lineno]
+    if error.__cause__ is not None:
+        described["cause_shown"] = shown(error.__cause__)
     if isinstance(error, SyntaxError) and error.filename:
         described["syntax"] = [os.path.basename(error.filename), error.lineno, str(error.msg)]
     if isinstance(error, SystemExit):
         described["exit_code"] = shown(error.code)
     return described
-
-
-def _safe_str(error: BaseException) -> str:
-    try:
-        return str(error)
-    except BaseException:  # learner code
-        return ""
-
-
-def _place(error: BaseException, package_dir: str) -> list[Any] | None:
-    """[file, line] of the innermost frame in the learner's folder."""
-    place = None
-    with contextlib.suppress(Exception):
-        for frame in traceback.extract_tb(error.__traceback__):
-            if package_dir and os.path.dirname(os.path.abspath(frame.filename)) == package_dir:
-                place = [os.path.basename(frame.filename), frame.lineno]
-    return place
 
 
 # --------------------------------------------------------------------------- the probes
