@@ -38,21 +38,12 @@ _MAX_TEXT = 4000
 _KERNEL = frozenset({"codeagent_lite", "codeagent_lite.kernel_types", "codeagent_lite.model_adapter"})
 
 
-# --------------------------------------------------------------------------- values as data (``wire``)
-
-
 def decode_item(spec: Any) -> Any:
     """A history item (or another Kernel value) from the parent's plain description of it."""
     kind, *args = spec
-    if kind == "Message":
-        return Message(MessageRole(args[0]), args[1])
-    if kind == "ToolCall":
-        return ToolCall(args[0], args[1], decode_json(args[2]))
-    if kind == "ToolResult":
-        return ToolResult(args[0], args[1], is_error=bool(args[2]))
-    if kind == "ToolSpec":
-        return ToolSpec(args[0], args[1], decode_json(args[2]))
-    raise ValueError(f"unknown item {kind!r}")
+    if kind not in _ITEMS:
+        raise ValueError(f"unknown item {kind!r}")
+    return _ITEMS[kind](*args)
 
 
 def decode_json(value: Any) -> Any:
@@ -61,9 +52,15 @@ def decode_json(value: Any) -> Any:
         if set(value) == {"$float"}:
             return float(value["$float"])
         return {key: decode_json(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [decode_json(item) for item in value]
-    return value
+    return [decode_json(item) for item in value] if isinstance(value, list) else value
+
+
+_ITEMS: dict[str, Callable[..., Any]] = {
+    "Message": lambda role, content: Message(MessageRole(role), content),
+    "ToolCall": lambda call_id, name, arguments: ToolCall(call_id, name, decode_json(arguments)),
+    "ToolResult": lambda call_id, content, is_error: ToolResult(call_id, content, is_error=bool(is_error)),
+    "ToolSpec": lambda name, description, schema: ToolSpec(name, description, decode_json(schema)),
+}
 
 
 def describe_error(error: BaseException, package_dir: str = "") -> dict[str, Any]:
@@ -84,35 +81,20 @@ def describe_error(error: BaseException, package_dir: str = "") -> dict[str, Any
     return described
 
 
-# --------------------------------------------------------------------------- the probes
-
-
 def run_probe(
     module: types.ModuleType, probe: dict[str, Any], package_dir: str = "", ask: Ask | None = None
 ) -> dict[str, Any]:
     """Run one probe on ``module``; ``{"value": ...}`` or ``{"error": ...}``. ``ask`` answers the stand-ins'
     calls (over the channel in the sandbox; ``verify_standins`` in the parent's own process)."""
-    kind = probe["kind"]
-    record: dict[str, Any] = {}
     try:
-        if kind == "messages" and probe.get("each"):
-            history = [decode_item(item) for item in probe["history"]]
-            record["value"] = {"each": [_messages(module, [item]) for item in history]}
-        elif kind == "messages":
-            record["value"] = _messages(module, [decode_item(item) for item in probe["history"]])
-        elif kind == "adapter":
-            record.update(_adapter(module, probe, ask))
-        elif kind == "parse":
-            record.update(_parse(module, probe))
-        else:
-            raise ValueError(f"unknown probe {kind!r}")
+        if probe["kind"] not in _PROBES:
+            raise ValueError(f"unknown probe {probe['kind']!r}")
+        return _PROBES[probe["kind"]](module, probe, ask)
     except BaseException as error:  # learner code: anything may come out, even SystemExit
-        record["error"] = describe_error(error, package_dir)
-        record.pop("value", None)
-    return record
+        return {"error": describe_error(error, package_dir)}
 
 
-def _parse(module: types.ModuleType, probe: dict[str, Any]) -> dict[str, Any]:
+def _parse(module: types.ModuleType, probe: dict[str, Any], ask: Ask | None) -> dict[str, Any]:
     """One text, or several (a refused text and its valid look-alike, in the parent's order): each on its own."""
     if "texts" in probe:
         return {"value": {"each": [run_probe(module, {"kind": "parse", "text": text}) for text in probe["texts"]]}}
@@ -120,8 +102,15 @@ def _parse(module: types.ModuleType, probe: dict[str, Any]) -> dict[str, Any]:
     return {"value": encode(result), "shown": shown(result)}
 
 
-def _cut(value: Any) -> str | None:
-    return value[:_MAX_TEXT] if isinstance(value, str) else None
+def _history(module: types.ModuleType, probe: dict[str, Any], ask: Ask | None) -> dict[str, Any]:
+    history = [decode_item(item) for item in probe["history"]]
+    if probe.get("each"):
+        return {"value": {"each": [_messages(module, [item]) for item in history]}}
+    return {"value": _messages(module, history)}
+
+
+def _cut(value: Any, limit: int = _MAX_TEXT) -> str | None:
+    return value[:limit] if isinstance(value, str) else None
 
 
 def _messages(module: types.ModuleType, history: list[Any]) -> dict[str, Any]:
@@ -130,19 +119,16 @@ def _messages(module: types.ModuleType, history: list[Any]) -> dict[str, Any]:
         items = list(result)
     except TypeError:
         return {"iterable": False, "shown": shown(result)}
-    described = []
-    provider_message = getattr(module, "ProviderMessage", None)
-    for item in items[:_MAX_ITEMS]:
-        role, content = getattr(item, "role", None), getattr(item, "content", None)
-        is_message = isinstance(provider_message, type) and isinstance(item, provider_message)
-        described.append(
-            {
-                "is_provider_message": is_message,
-                "role": _cut(role),
-                "content": content[:100_000] if isinstance(content, str) else None,
-                "shown": shown(item),
-            }
-        )
+    kind = getattr(module, "ProviderMessage", None)
+    described = [
+        {
+            "is_provider_message": isinstance(kind, type) and isinstance(item, kind),
+            "role": _cut(getattr(item, "role", None)),
+            "content": _cut(getattr(item, "content", None), 100_000),
+            "shown": shown(item),
+        }
+        for item in items[:_MAX_ITEMS]
+    ]
     return {"iterable": True, "items": described, "count": len(items), "shown": shown(items)}
 
 
@@ -189,10 +175,9 @@ class _Provider:
             "max_output_tokens": encode(max_output_tokens),
         }
         answer = _asked(self._ask, request)
-        if answer.get("raise") == "provider_error":
-            raise self._module.ProviderError(str(answer.get("message")))
-        if answer.get("raise") == "key_error":
-            raise KeyError(str(answer.get("message")))
+        told = answer.get("raise")
+        if told in ("provider_error", "key_error"):
+            raise (self._module.ProviderError if told == "provider_error" else KeyError)(str(answer.get("message")))
         tokens = answer["usage"]
         return self._module.ProviderResponse(text=answer["reply"], input_tokens=tokens[0], output_tokens=tokens[1])
 
@@ -226,11 +211,8 @@ def _lend(module: types.ModuleType, build: Any, parse: Any) -> Iterator[None]:
     """Replace the adapter's two helpers by name (its own and its siblings'), and put them back after."""
     replacements = {"build_provider_messages": build, "parse_json_action": parse}
     package = module.__name__.rpartition(".")[0]
-    targets = [module]
-    for sibling in ("json_text_messages", "json_action_parser"):
-        loaded = sys.modules.get(f"{package}.{sibling}")
-        if loaded is not None:
-            targets.append(loaded)
+    siblings = (sys.modules.get(f"{package}.{name}") for name in ("json_text_messages", "json_action_parser"))
+    targets = [module, *(sibling for sibling in siblings if sibling is not None)]
     saved = [(t, n, t.__dict__[n]) for t in targets for n in replacements if n in t.__dict__]
     try:
         for target, name, _ in saved:
@@ -239,6 +221,13 @@ def _lend(module: types.ModuleType, build: Any, parse: Any) -> Iterator[None]:
     finally:
         for target, name, original in saved:
             setattr(target, name, original)
+
+
+_PROBES: dict[str, Callable[[types.ModuleType, dict[str, Any], Ask | None], dict[str, Any]]] = {
+    "messages": _history,
+    "adapter": _adapter,
+    "parse": _parse,
+}
 
 
 # --------------------------------------------------------------------------- the sandbox program
