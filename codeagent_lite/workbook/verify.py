@@ -34,7 +34,7 @@ from .contract import (
     step_title,
     text_samples,
 )
-from .verify_child import Item, Outcome, Tally, clean, run_step
+from .verify_child import CheckResult, Item, Tally, clean, run_step
 from .words import _
 
 __all__ = [
@@ -58,32 +58,6 @@ _MAX_TIME_LIMIT = 600.0
 
 class VerifyUsageError(ValueError):
     """verify was asked something it cannot do (no such folder, no such step): exit status 2."""
-
-
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    """One check's verdict. ``passed`` is None when the check could not run (its file did not load)."""
-
-    check: Check
-    passed: bool | None
-    got: str = ""
-    expected: str | None = None
-    notes: tuple[str, ...] = ()
-
-    @property
-    def sentence(self) -> str:
-        """Given, expected, got: one sentence a learner can act on (empty when the check passed)."""
-        if self.passed:
-            return ""
-        if self.passed is None:
-            return _("not run: {reason}", reason=self.got or _("{file}.py did not load", file=self.check.file))
-        words = self.check.words()
-        return _(
-            "given {given}, expected {expected}, got {got}.",
-            given=words.given,
-            expected=self.expected or words.expected,
-            got=self.got,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,43 +89,47 @@ class VerifyReport:
     def exit_code(self) -> int:
         return 0 if self.ok else 1
 
-    def __str__(self) -> str:
-        lines = [_("verify {label}: steps {first}-{last}", label=self.label, first=self.steps[0], last=self.steps[-1])]
-        lines += [f"  ! {problem}" for problem in self.file_problems]
-        lines += ["  " + _("note: {note}", note=note) for note in self.notes]
-        for step in self.steps:
-            lines.append(_("step {step} · {title}", step=step, title=step_title(step)))
-            results = self._results_of(step)
-            groups = _same_causes(results)
-            for result in results:
-                lines += _text_lines(result, groups.get(result.check.id))
-        lines.append(
-            _("{passed} of {total} checks pass", passed=self.passed, total=len(self.results))
-            + ("" if self.ok else _("; {summary}", summary=self.summary()))
-        )
-        if self.protection:
-            lines.append("  " + _note(self.protection))
-        return "\n".join(lines)
+    def _passing(self) -> str:
+        return _("{passed} of {total} checks pass", passed=self.passed, total=len(self.results))
 
     def _results_of(self, step: int) -> list[CheckResult]:
         """The report is read step by step, so each step's checks are shown together, in contract order."""
-        return [result for result in self.results if result.check.step == step]
+        return [result for result in self.results if result.checked.step == step]
+
+    def _by_step(self) -> list[tuple[str, list[tuple[CheckResult, tuple[str, ...] | None]]]]:
+        """Each step's heading and its checks, each with its group of checks failing for the same reason."""
+        steps = []
+        for step in self.steps:
+            results = self._results_of(step)
+            groups = _same_causes(results)
+            heading = _("step {step} · {title}", step=step, title=step_title(step))
+            steps.append((heading, [(result, groups.get(result.checked.id)) for result in results]))
+        return steps
+
+    def __str__(self) -> str:
+        lines = [_("verify {label}: steps {first}-{last}", label=self.label, first=self.steps[0], last=self.steps[-1])]
+        lines += [f"  ! {problem}" for problem in self.file_problems]
+        lines += ["  " + _note(note) for note in self.notes]
+        for heading, results in self._by_step():
+            lines += [heading, *(line for result, group in results for line in _text_lines(result, group))]
+        lines.append(self._passing() + ("" if self.ok else _("; {summary}", summary=self.summary())))
+        return "\n".join(lines + (["  " + _note(self.protection)] if self.protection else []))
 
     def overview(self) -> str:
         """One line per step: how many of its checks pass (the progress table of notebook 01)."""
         lines = []
         for step in self.steps:
             results = self._results_of(step)
-            passed = sum(1 for result in results if result.passed)
-            mark = "✔" if passed == len(results) else "✘"
+            passed, total, title = sum(1 for result in results if result.passed), len(results), step_title(step)
+            mark = "✔" if passed == total else "✘"
             lines.append(
                 _(
                     "{mark} step {step} · {title}: {passed} of {total} checks pass",
                     mark=mark,
                     step=step,
-                    title=step_title(step),
+                    title=title,
                     passed=passed,
-                    total=len(results),
+                    total=total,
                 )
             )
         return "\n".join(lines)
@@ -161,7 +139,7 @@ class VerifyReport:
         first = next(iter(self.failed), None)
         if first is None:
             return _("every check passes")
-        return _("start with {id} ({file}.py)", id=first.check.id, file=first.check.file)
+        return _("start with {id} ({file}.py)", id=first.checked.id, file=first.checked.file)
 
     def __repr__(self) -> str:
         return f"VerifyReport({self.label!r}, {self.passed} of {len(self.results)} checks pass)"
@@ -169,17 +147,12 @@ class VerifyReport:
     def _repr_html_(self) -> str:
         esc = html.escape
         rows = []
-        for step in self.steps:
-            heading = _("step {step} · {title}", step=step, title=step_title(step))
+        for heading, results in self._by_step():
             rows.append(f'<tr><th colspan="3" style="text-align:left">{esc(heading)}</th></tr>')
-            results = self._results_of(step)
-            groups = _same_causes(results)
-            rows += [_html_row(result, groups.get(result.check.id)) for result in results]
+            rows += [_html_row(result, group) for result, group in results]
         problems = "".join(f"<p style='color:#cf222e'>! {esc(problem)}</p>" for problem in self.file_problems)
         problems += "".join(f"<p>{esc(_note(note))}</p>" for note in self.notes)
-        passing = _("{passed} of {total} checks pass", passed=self.passed, total=len(self.results))
-        total = f"<p><b>{esc(passing)}</b>"
-        total += "" if self.ok else esc(_("; {summary}", summary=self.summary()))
+        total = f"<p><b>{esc(self._passing())}</b>" + ("" if self.ok else esc(_("; {summary}", summary=self.summary())))
         table = f"<table>{''.join(rows)}</table>"
         return f"<div><p>verify <code>{esc(self.label)}</code></p>{problems}{table}{total}</p></div>"
 
@@ -193,12 +166,6 @@ _MARKS: dict[bool | None, str] = {True: "✔", False: "✘", None: "·"}
 _COLOURS: dict[bool | None, str] = {True: "#1a7f37", False: "#cf222e", None: "#888"}
 
 
-def _broken_rule(result: CheckResult) -> str:
-    """The workbook rule a failed check enforces, or "": a learner should know the blog does not ask for it."""
-    ours = result.check.words().ours
-    return ours if ours and result.passed is False else ""
-
-
 def _same_causes(results: Sequence[CheckResult]) -> dict[str, tuple[str, ...]]:
     """Checks of one step that failed (or did not run) for the very same reason: one root cause.
 
@@ -208,7 +175,7 @@ def _same_causes(results: Sequence[CheckResult]) -> dict[str, tuple[str, ...]]:
     by_reason: dict[tuple[bool | None, str], list[str]] = {}
     for result in results:
         if not result.passed and result.got:
-            by_reason.setdefault((result.passed, result.got), []).append(result.check.id)
+            by_reason.setdefault((result.passed, result.got), []).append(result.checked.id)
     groups: dict[str, tuple[str, ...]] = {}
     for ids in by_reason.values():
         if len(ids) > 1:
@@ -217,43 +184,39 @@ def _same_causes(results: Sequence[CheckResult]) -> dict[str, tuple[str, ...]]:
     return groups
 
 
-def _details(result: CheckResult, group: tuple[str, ...] | None) -> tuple[list[str], str]:
-    """A check's lines under its name (why it failed, the others with the same cause, its notes) and the workbook
-    rule it enforces ("" for none), said once for a cause: nothing for a check in ``group == ()``."""
+def _details(result: CheckResult, group: tuple[str, ...] | None) -> tuple[list[str], str, list[str]]:
+    """A check's lines under its name: why it failed (and the others with the same cause), the workbook rule a
+    failed check enforces ("": a learner should know the blog does not ask for it) and its notes. A cause is
+    said once: nothing for a check in ``group == ()``."""
     if group == ():
-        return [], ""
-    lines = [] if result.passed else [result.sentence]
+        return [], "", []
+    why = [] if result.passed else [result.sentence]
     if group:
-        lines.append(_("the same for {ids}", ids=_(", ").join(group)))
-    return lines + [_note(note) for note in result.notes], _broken_rule(result)
+        why.append(_("the same for {ids}", ids=_(", ").join(group)))
+    rule = (result.checked.words().ours or "") if result.passed is False else ""
+    return why, rule, [_note(note) for note in result.notes]
 
 
 def _text_lines(result: CheckResult, group: tuple[str, ...] | None = None) -> list[str]:
     """One check in the command line's report: its mark and name, then why it failed and any notes."""
-    ours = " " + _("[workbook rule]") if result.check.ours else ""
-    lines, rule = _details(result, group)
-    if rule:
-        lines.insert(len(lines) - len(result.notes), _("(a rule of this workbook: {rule})", rule=rule))
-    return [f"  {_MARKS[result.passed]} {result.check.id} {result.check.words().name}{ours}"] + [
-        f"      {line}" for line in lines
-    ]
+    ours = " " + _("[workbook rule]") if result.checked.ours else ""
+    why, rule, notes = _details(result, group)
+    rules = [_("(a rule of this workbook: {rule})", rule=rule)] if rule else []
+    head = f"  {_MARKS[result.passed]} {result.checked.id} {result.checked.words().name}{ours}"
+    return [head] + [f"      {line}" for line in why + rules + notes]
 
 
 def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
     """One check as a row of the notebook's table: the same facts as ``_text_lines``, escaped for HTML."""
     esc = html.escape
-    words = result.check.words()
-    mark = _("[workbook rule]")
-    ours = f' <span title="{esc(words.ours)}">{esc(mark)}</span>' if words.ours else ""
-    lines, rule = _details(result, group)
-    detail = [esc(line) for line in lines]
-    if rule:
-        detail.insert(
-            len(lines) - len(result.notes), "<i>" + esc(_("a rule of this workbook: {rule}", rule=rule)) + "</i>"
-        )
+    words = result.checked.words()
+    ours = f' <span title="{esc(words.ours)}">{esc(_("[workbook rule]"))}</span>' if words.ours else ""
+    why, rule, notes = _details(result, group)
+    rules = ["<i>" + esc(_("a rule of this workbook: {rule}", rule=rule)) + "</i>"] if rule else []
+    detail = [esc(line) for line in why] + rules + [esc(line) for line in notes]
     return (
         f'<tr><td style="color:{_COLOURS[result.passed]};font-weight:bold">{_MARKS[result.passed]}</td>'
-        f'<td style="text-align:left">{esc(result.check.id)} {esc(words.name)}{ours}</td>'
+        f'<td style="text-align:left">{esc(result.checked.id)} {esc(words.name)}{ours}</td>'
         f'<td style="text-align:left">{"<br>".join(detail)}</td></tr>'
     )
 
@@ -305,7 +268,7 @@ def verify(
         run_step(folder, label, items, time_limit, tally, on_event, seed)
     finally:
         shown.done()  # emptied on every path (Ctrl-C included): no bar is left in the saved notebook
-    results = tuple(_check_result(check, tally.outcomes[check.id]) for check in checks)
+    results = tuple(tally.outcomes[check.id] for check in checks)
     problems, notes = tuple(tally.file_problems.values()), tuple(tally.file_notes.values())
     if seed is not None:
         notes = (
@@ -344,7 +307,7 @@ def _weaker_sandbox_note() -> tuple[str, ...]:
 
 def _item(check: Check, inputs: Inputs) -> Item:
     probe, judge = check.probe(inputs)
-    return Item(check.id, check.file, probe, judge=judge, group=check.step, secret=inputs.nonce)
+    return Item(check.id, check.file, probe, judge=judge, group=check.step, secret=inputs.nonce, check=check)
 
 
 def _check_holds_a_file(folder: Path, label: str) -> None:
@@ -353,11 +316,6 @@ def _check_holds_a_file(folder: Path, label: str) -> None:
         raise VerifyUsageError(
             _("{label} holds none of {files}", label=repr(label), files=", ".join(f"{name}.py" for name in FILES))
         )
-
-
-def _check_result(check: Check, outcome: Outcome) -> CheckResult:
-    """The public verdict drops what only ``compare`` needs (``shown``)."""
-    return CheckResult(check, outcome.passed, outcome.got, outcome.expected, outcome.notes)
 
 
 def _run_samples(folder: Path, label: str, samples: Sequence[Sample], time_limit: float) -> Tally:
@@ -487,7 +445,7 @@ def learner_parses(
     return tuple(_parsed(tally.outcomes[sample.id], sample, tally.file_problems) for sample in samples)
 
 
-def _parsed(outcome: Outcome, sample: Sample, file_problems: dict[str, str]) -> LearnerParse:
+def _parsed(outcome: CheckResult, sample: Sample, file_problems: dict[str, str]) -> LearnerParse:
     shown = _shown(outcome, sample, file_problems)
     result = outcome.result if outcome.passed else None
     if result is None:
@@ -524,7 +482,7 @@ def _folder(directory: str | os.PathLike[str]) -> tuple[str, Path]:
     return label, folder
 
 
-def _shown(outcome: Outcome, sample: Sample, file_problems: dict[str, str]) -> str:
+def _shown(outcome: CheckResult, sample: Sample, file_problems: dict[str, str]) -> str:
     if outcome.passed:
         return outcome.shown
     if outcome.passed is None:

@@ -28,22 +28,12 @@ from typing import Any
 
 from ..display import printable, shorten
 from . import sandbox
-from .contract import FILES, Judge, Mismatch, Probe, Raised
+from .contract import FILES, Check, Judge, Mismatch, Probe, Raised
 from .verify_probe import package_module
 from .verify_standins import StandIns, child_probe, refusal
 from .words import _
 
-__all__ = [
-    "MALFORMED",
-    "Item",
-    "Outcome",
-    "Tally",
-    "clean",
-    "describe_error",
-    "load_package",
-    "package_name",
-    "run_step",
-]
+__all__ = ["CheckResult", "Item", "Tally", "clean", "describe_error", "learner_files", "load_package", "run_step"]
 
 _MAX_PRINTED = 80
 _MAX_FILE_BYTES = 2 * 2**20
@@ -68,9 +58,10 @@ def describe_error(error: dict[str, Any]) -> str:
     syntax = error.get("syntax")
     if isinstance(syntax, list) and len(syntax) == 3:
         return _("a syntax error in {file} line {line}: {message}", file=syntax[0], line=syntax[1], message=syntax[2])
-    special = _special_error(error.get("mro") or [], error, place)
-    if special:
-        return special
+    mro = error.get("mro") or []
+    special = next((words for name, words in _SPECIAL_ERRORS.items() if name in mro), None)
+    if special is not None:
+        return special(error, place)
     name, module, message = str(error.get("type", "?")), str(error.get("module", "")), str(error.get("message", ""))
     if name == "InvalidModelOutputError" and module != "codeagent_lite.model_adapter":
         return _(
@@ -88,20 +79,19 @@ def _place(place: object) -> str:
     return _(" in {file} line {line}", file=clean(str(place[0]), limit=60), line=clean(str(place[1]), limit=10))
 
 
-def _special_error(mro: list[Any], error: dict[str, Any], place: str) -> str:
-    """The errors a learner meets while the step is unfinished or runs away get words of their own ("" else):
-    a bare class name would not tell them what to do."""
-    if "builtins.NotImplementedError" in mro:
-        return _("nothing yet: it is not written (NotImplementedError{place})", place=place)
-    if "builtins.SystemExit" in mro:
-        return _(
-            "SystemExit({code}) raised{place}: library code must never end the program",
-            code=str(error.get("exit_code", "")),
-            place=place,
-        )
-    if "builtins.RecursionError" in mro:
-        return _("RecursionError{place}: the code recursed too deep", place=place)
-    return ""
+# The errors a learner meets while a step is unfinished or runs away get words of their own: a bare class name
+# would not tell them what to do.
+_SPECIAL_ERRORS: dict[str, Callable[[dict[str, Any], str], str]] = {
+    "builtins.NotImplementedError": lambda error, place: _(
+        "nothing yet: it is not written (NotImplementedError{place})", place=place
+    ),
+    "builtins.SystemExit": lambda error, place: _(
+        "SystemExit({code}) raised{place}: library code must never end the program",
+        code=str(error.get("exit_code", "")),
+        place=place,
+    ),
+    "builtins.RecursionError": lambda error, place: _("RecursionError{place}: the code recursed too deep", place=place),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,19 +107,42 @@ class Item:
     """The step: a hang stops the rest of its own step, and a fresh session runs the later steps."""
     secret: str = ""
     """The run's nonce (``Inputs.nonce``): taken out of what a learner is shown, so reports read the same."""
+    check: Check | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
-    """The verdict on one item (``shown``: a sample's description)."""
+class CheckResult:
+    """One item's verdict: a check's (``check``, set by ``verify``) or a sample's (``shown``, its description, and
+    ``result``, its probe's facts as they came back). ``passed`` is None when it could not run."""
 
+    check: Check | None
     passed: bool | None
     got: str = ""
     expected: str | None = None
     notes: tuple[str, ...] = ()
     shown: str = ""
     result: dict[str, Any] | None = None
-    """A sample's probe result as it came back (plain data), for a caller that needs facts, not the words."""
+
+    @property
+    def checked(self) -> Check:
+        """The check judged: every verdict of a report has one (a sample's has none)."""
+        assert self.check is not None, "a sample's verdict is no check's"
+        return self.check
+
+    @property
+    def sentence(self) -> str:
+        """Given, expected, got: one sentence a learner can act on (empty when the check passed)."""
+        if self.passed:
+            return ""
+        if self.passed is None:
+            return _("not run: {reason}", reason=self.got or _("{file}.py did not load", file=self.checked.file))
+        words = self.checked.words()
+        return _(
+            "given {given}, expected {expected}, got {got}.",
+            given=words.given,
+            expected=self.expected or words.expected,
+            got=self.got,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +150,7 @@ class Tally:
     """Verdicts by item id, what went wrong with whole files, notes on files that printed, and for each session
     run whether it had a cgroup of its own (what the report's last line says applied)."""
 
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    outcomes: dict[str, CheckResult] = field(default_factory=dict)
     file_problems: dict[str, str] = field(default_factory=dict)
     file_notes: dict[str, str] = field(default_factory=dict)
     capped: list[bool] = field(default_factory=list)
@@ -260,7 +273,7 @@ def run_step(
 def _not_run(tally: Tally, items: Sequence[Item], reason: str) -> None:
     """Items without a verdict yet: not run, for ``reason``."""
     for item in items:
-        tally.outcomes.setdefault(item.id, Outcome(None, got=reason))
+        tally.outcomes.setdefault(item.id, CheckResult(item.check, None, got=reason))
 
 
 def _shuffled(items: Sequence[Item], seed: int | None) -> list[Item]:
@@ -469,41 +482,41 @@ def _printed_note(printed: str, file: str) -> str:
     )
 
 
-def _verdict(item: Item, part: dict[str, Any] | object) -> Outcome:
+def _verdict(item: Item, part: dict[str, Any] | object) -> CheckResult:
     """The judge's verdict (or the sample's description) on what came back: the learner's code never decides it,
     and whatever the judge raises on data of the wrong shape is a failed check."""
     if not isinstance(part, dict):
-        return Outcome(False, got=_malformed(item.id))
+        return CheckResult(item.check, False, got=_malformed(item.id))
     if part.get("not_run"):
-        return Outcome(None, got=_("{file}.py did not load", file=item.file))
+        return CheckResult(item.check, None, got=_("{file}.py did not load", file=item.file))
     result = part.get("result")
     if not isinstance(result, dict):
-        return Outcome(False, got=_wrong_shape())
+        return CheckResult(item.check, False, got=_wrong_shape())
     printed = result.get("printed")
     notes = (_printed_note(printed, item.file),) if isinstance(printed, str) and printed.strip() else ()
     attempts = result.get("reference_imports")
     if isinstance(attempts, list) and attempts:
-        return Outcome(False, got=_imports_reference(item.file, attempts), notes=notes)
+        return CheckResult(item.check, False, got=_imports_reference(item.file, attempts), notes=notes)
     return _judged(item, result, notes)
 
 
-def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> Outcome:
+def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> CheckResult:
     try:
         if item.describe is not None:
-            return Outcome(True, shown=clean(item.describe(result)), notes=notes, result=result)
+            return CheckResult(item.check, True, shown=clean(item.describe(result)), notes=notes, result=result)
         assert item.judge is not None
         item.judge(result)
     except Mismatch as mismatch:
         expected = None if mismatch.expected is None else _hidden(mismatch.expected, item.secret)
-        return Outcome(False, got=_hidden(mismatch.got, item.secret), expected=expected, notes=notes)
+        return CheckResult(item.check, False, got=_hidden(mismatch.got, item.secret), expected=expected, notes=notes)
     except Raised as raised:
         described = clean(describe_error(raised.error))
         if "builtins.NotImplementedError" not in (raised.error.get("mro") or []):
             described = _("it raised {described}", described=described)
-        return Outcome(False, got=_hidden(described, item.secret), notes=notes)
+        return CheckResult(item.check, False, got=_hidden(described, item.secret), notes=notes)
     except Exception:  # the child's data had the wrong shape: forged or broken, never a verdict
-        return Outcome(False, got=_wrong_shape(), notes=notes)
-    return Outcome(True, notes=notes)
+        return CheckResult(item.check, False, got=_wrong_shape(), notes=notes)
+    return CheckResult(item.check, True, notes=notes)
 
 
 def _hidden(text: str, secret: str) -> str:
@@ -543,10 +556,12 @@ def _blame(state: _Session, running: str | None, what: str) -> None:
         state.tally.file_problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=what)
         state.loads[file] = False
     elif running in state.by_id:
-        state.tally.outcomes[running] = Outcome(False, got=what)
+        state.tally.outcomes[running] = CheckResult(state.by_id[running].check, False, got=what)
     for item in state.by_id.values():
         if state.loads.get(item.file) is False:
-            state.tally.outcomes.setdefault(item.id, Outcome(None, got=_("{file}.py did not load", file=item.file)))
+            state.tally.outcomes.setdefault(
+                item.id, CheckResult(item.check, None, got=_("{file}.py did not load", file=item.file))
+            )
 
 
 def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:
