@@ -2,13 +2,13 @@
 
 Why: the learner's code must never run where its verdict is decided. A step's probes (plain inputs, from
 ``contract``) go to ``verify_probe.main`` in a sandbox beside copies of the learner's files; each verdict is drawn
-here by the check's judge from the data that came back, checked first, so a judge meeting data
-of the wrong shape gives a failed check, never a traceback. The child knows a probe by its place in this
-session's list only; it gets a step's probes when it asks, after the parent has killed every other process of
-the run (a fence), so nothing one step forked lives into the next or sees its inputs. Step 2's stand-ins are
-answered and recorded here (``verify_standins``). One session serves all the steps (each costs a fresh
-interpreter): a hang costs one time limit and the rest of its step is not run, said once, and a fresh session
-runs the later steps; a process that dies is replaced for the checks left.
+here by the check's judge from the data that came back, checked first, so data of the wrong shape gives a failed
+check, never a traceback. The child knows a probe by its place in this session's list only, and gets a step's
+probes when it asks, after the parent has killed every other process of the run (a fence), so nothing one step
+forked lives into the next or sees its inputs. Step 2's stand-ins are answered and recorded here
+(``verify_standins``). One session serves all the steps (each costs a fresh interpreter): a hang costs one time
+limit and the rest of its step is not run, said once, and a fresh session runs the later steps; a process that
+dies is replaced for the checks left.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -53,15 +54,22 @@ def clean(text: str, *, limit: int = 400) -> str:
 
 
 def describe_error(error: dict[str, Any]) -> str:
-    """What a learner should read when their code raised instead of returning (from the probe's facts)."""
-    place = _place(error.get("place"))
-    syntax = error.get("syntax")
+    """What a learner should read when their code raised instead of returning (from the probe's facts). The errors
+    met while a step is unfinished or runs away get words of their own: a bare class name says not what to do."""
+    place, syntax, mro = error.get("place"), error.get("syntax"), error.get("mro") or []
+    if isinstance(place, list) and len(place) == 2:
+        place = _(" in {file} line {line}", file=clean(str(place[0]), limit=60), line=clean(str(place[1]), limit=10))
+    else:
+        place = ""
     if isinstance(syntax, list) and len(syntax) == 3:
         return _("a syntax error in {file} line {line}: {message}", file=syntax[0], line=syntax[1], message=syntax[2])
-    mro = error.get("mro") or []
-    special = next((words for name, words in _SPECIAL_ERRORS.items() if name in mro), None)
-    if special is not None:
-        return special(error, place)
+    if "builtins.NotImplementedError" in mro:
+        return _("nothing yet: it is not written (NotImplementedError{place})", place=place)
+    if "builtins.SystemExit" in mro:
+        code = str(error.get("exit_code", ""))
+        return _("SystemExit({code}) raised{place}: library code must never end the program", code=code, place=place)
+    if "builtins.RecursionError" in mro:
+        return _("RecursionError{place}: the code recursed too deep", place=place)
     name, module, message = str(error.get("type", "?")), str(error.get("module", "")), str(error.get("message", ""))
     if name == "InvalidModelOutputError" and module != "codeagent_lite.model_adapter":
         return _(
@@ -70,28 +78,6 @@ def describe_error(error: dict[str, Any]) -> str:
             module=module,
         )
     return f"{name}: {message}{place}" if message else f"{name}{place}"
-
-
-def _place(place: object) -> str:
-    """Where the error was raised, as the learner's file and line; "" when the probe sent no such place."""
-    if not isinstance(place, list) or len(place) != 2:
-        return ""
-    return _(" in {file} line {line}", file=clean(str(place[0]), limit=60), line=clean(str(place[1]), limit=10))
-
-
-# The errors a learner meets while a step is unfinished or runs away get words of their own: a bare class name
-# would not tell them what to do.
-_SPECIAL_ERRORS: dict[str, Callable[[dict[str, Any], str], str]] = {
-    "builtins.NotImplementedError": lambda error, place: _(
-        "nothing yet: it is not written (NotImplementedError{place})", place=place
-    ),
-    "builtins.SystemExit": lambda error, place: _(
-        "SystemExit({code}) raised{place}: library code must never end the program",
-        code=str(error.get("exit_code", "")),
-        place=place,
-    ),
-    "builtins.RecursionError": lambda error, place: _("RecursionError{place}: the code recursed too deep", place=place),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +98,8 @@ class Item:
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
-    """One item's verdict: a check's (``check``, set by ``verify``) or a sample's (``shown``, its description, and
-    ``result``, its probe's facts as they came back). ``passed`` is None when it could not run."""
+    """One item's verdict: a check's (``check``) or a sample's (``shown``, its description, and ``result``, its
+    probe's facts as they came back). ``passed`` is None when it could not run (its file did not load)."""
 
     check: Check | None
     passed: bool | None
@@ -137,12 +123,8 @@ class CheckResult:
         if self.passed is None:
             return _("not run: {reason}", reason=self.got or _("{file}.py did not load", file=self.checked.file))
         words = self.checked.words()
-        return _(
-            "given {given}, expected {expected}, got {got}.",
-            given=words.given,
-            expected=self.expected or words.expected,
-            got=self.got,
-        )
+        expected = self.expected or words.expected
+        return _("given {given}, expected {expected}, got {got}.", given=words.given, expected=expected, got=self.got)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,17 +168,15 @@ def load_package(directory: Path) -> str:
 def learner_files(folder: Path, package: str, problems: dict[str, str] | None = None) -> dict[str, bytes]:
     """Copies of the learner's three files (and ``__init__.py``, never run) and the probe program.
 
-    Each is read as a regular file of the folder itself: a symbolic link (to ``/proc/self/environ``,
-    the solutions), a FIFO or a device is refused, never followed or waited on, and so is a file over
-    the size cap. Why: the read happens here, in the parent, with the teacher's rights. What was
-    refused, and why, goes to ``problems`` (file name -> sentence); the child then says it is missing.
+    Each is read as a regular file of the folder itself: a symbolic link (to ``/proc/self/environ``, the
+    solutions), a FIFO, a device or a file over the size cap is refused, never followed or waited on, since the
+    read happens here with the teacher's rights. Why one was refused goes to ``problems`` (file -> sentence).
     """
     files = {"verify_probe.py": _PROBE_SOURCE.read_bytes()}
     try:
-        directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        directory, reason = os.open(folder, os.O_RDONLY | os.O_DIRECTORY), ""
     except OSError as error:
-        directory = -1
-        reason = _os_reason(error)
+        directory, reason = -1, _os_reason(error)
     try:
         for name in (*FILES, "__init__"):
             content = _read_regular(directory, f"{name}.py") if directory >= 0 else reason
@@ -228,11 +208,9 @@ def _read_regular(directory: int, name: str) -> bytes | str:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             return _("it is not a regular file")
         content = os.read(descriptor, _MAX_FILE_BYTES + 1)
-        return (
-            content
-            if len(content) <= _MAX_FILE_BYTES
-            else _("it is larger than {limit} MB", limit=_MAX_FILE_BYTES // 2**20)
-        )
+        if len(content) > _MAX_FILE_BYTES:
+            return _("it is larger than {limit} MB", limit=_MAX_FILE_BYTES // 2**20)
+        return content
     except OSError as error:
         return _os_reason(error)
     finally:
@@ -262,31 +240,30 @@ def run_step(
     """
     package = package_name(folder.name)
     files = learner_files(folder, package, tally.file_problems)
-    remaining = _shuffled(items, seed)
+    remaining = list(items)
+    if seed is not None:
+        steps: dict[int, list[Item]] = {}
+        for item in items:
+            steps.setdefault(item.group, []).append(item)
+        draw = random.Random(f"verify-order-{seed}")
+        for group in steps.values():
+            draw.shuffle(group)
+        remaining = [item for group in steps.values() for item in group]
     for _attempt in range(_RESTARTS + 1 + len({item.group for item in items})):
         if not remaining:
             return
         remaining = _session(files, package, label, remaining, time_limit, tally, on_event)
-    _not_run(tally, remaining, _("verify stopped: {reason}", reason=_("the checking process stopped answering")))
+    _not_run(tally, remaining, _stopped_answering())
+
+
+def _stopped_answering() -> str:
+    return _("verify stopped: {reason}", reason=_("the checking process stopped answering"))
 
 
 def _not_run(tally: Tally, items: Sequence[Item], reason: str) -> None:
     """Items without a verdict yet: not run, for ``reason``."""
     for item in items:
         tally.outcomes.setdefault(item.id, CheckResult(item.check, None, got=reason))
-
-
-def _shuffled(items: Sequence[Item], seed: int | None) -> list[Item]:
-    """The items step by step as given, each step's own in an order drawn from ``seed`` (as given for None)."""
-    if seed is None:
-        return list(items)
-    draw = random.Random(f"verify-order-{seed}")
-    steps: dict[int, list[Item]] = {}
-    for item in items:
-        steps.setdefault(item.group, []).append(item)
-    for group in steps.values():
-        draw.shuffle(group)
-    return [item for group in steps.values() for item in group]
 
 
 @dataclass
@@ -320,21 +297,14 @@ def _session(
     on_event: Callable[[str], None] | None,
 ) -> list[Item]:
     """One sandbox run; returns the items to try again in a fresh process, else []."""
-    steps: list[list[tuple[str, Item]]] = []
-    for place, item in enumerate(items):
-        if not steps or steps[-1][0][1].group != item.group:
-            steps.append([])
-        steps[-1].append((str(place), item))
+    places = [(str(place), item) for place, item in enumerate(items)]
+    steps = [list(step) for _group, step in groupby(places, key=lambda pair: pair[1].group)]
     stand_ins = {item.id: StandIns(v) for item in items if isinstance(v := item.probe.get("stand_ins"), dict)}
     keys = {f"load:{file}": f"load:{file}" for file in FILES}  # a step's places join when it is handed out
     state = _Session(label, {item.id: item for item in items}, tally, time_limit, keys, steps, stand_ins)
     state.step, state.step_started = (items[0].group if items else None), time.monotonic()
-    limits = sandbox.Limits(
-        seconds=_STARTUP_SECONDS + time_limit * (len(items) + len(FILES)),
-        memory_bytes=_MEMORY_BYTES,
-        processes=_PROCESSES,
-        output_bytes=8_000_000,
-    )
+    seconds = _STARTUP_SECONDS + time_limit * (len(items) + len(FILES))
+    limits = sandbox.Limits(seconds, memory_bytes=_MEMORY_BYTES, processes=_PROCESSES, output_bytes=8_000_000)
 
     def on_part(part: object) -> bool | sandbox.Answer:
         answer = _answer(state, part)
@@ -356,7 +326,7 @@ def _session(
     )
     tally.capped.append(outcome.capped)
     if outcome.status == "ok":
-        _not_run(tally, items, _("verify stopped: {reason}", reason=_("the checking process stopped answering")))
+        _not_run(tally, items, _stopped_answering())
         return []
     return _after_stop(state, items, outcome, time_limit)
 
@@ -395,7 +365,7 @@ def _take(state: _Session, part: object) -> bool:
     else buys no time: the verdicts come only from the judges, and each key's clock starts once."""
     if not isinstance(part, dict):
         return False
-    started, key = _ours(state, part.get("start")), _ours(state, part.get("done"))
+    started, key = state.keys.get(_key(part.get("start"))), state.keys.get(_key(part.get("done")))
     if started is not None and started not in state.started:
         state.started.add(started)
         state.running = started
@@ -405,24 +375,24 @@ def _take(state: _Session, part: object) -> bool:
     state.answered.add(key)
     state.running = None
     if key.startswith("load:"):
-        _record_load(state, key.removeprefix("load:"), _checked_load(part))
+        _record_load(state, key.removeprefix("load:"), _checked(part, _LOAD))
     elif key not in state.tally.outcomes:
         state.tally.outcomes[key] = _verdict(state.by_id[key], _with_facts(state, key, part))
     return _within_budget(state, key)
 
 
-def _with_facts(state: _Session, key: str, part: dict[str, Any]) -> dict[str, Any] | object:
+def _key(sent: object) -> str:
+    """A key the child sent, as one to look up ("" matches none): only the keys it was given count."""
+    return sent if isinstance(sent, str) else ""
+
+
+def _with_facts(state: _Session, key: str, part: dict[str, Any]) -> dict[str, Any] | None:
     """The child's answer, checked, with what the parent saw of step 2's stand-ins in place of its claims."""
-    checked = _checked_check(part)
+    checked = _checked(part, _CHECK)
     stand_ins = state.stand_ins.get(key)
-    if stand_ins is not None and isinstance(checked, dict) and isinstance(checked.get("result"), dict):
+    if stand_ins is not None and checked is not None and isinstance(checked.get("result"), dict):
         checked["result"] = stand_ins.facts(checked["result"])
     return checked
-
-
-def _ours(state: _Session, key: object) -> str | None:
-    """The parent's key (a check id, ``load:<file>``) for a key the child sent; None for one it was never given."""
-    return state.keys.get(key) if isinstance(key, str) else None
 
 
 def _within_budget(state: _Session, key: str) -> bool:
@@ -436,14 +406,14 @@ def _within_budget(state: _Session, key: str) -> bool:
     return time.monotonic() - state.step_started <= state.time_limit * (checks + len(FILES))
 
 
-def _record_load(state: _Session, file: str, part: dict[str, Any] | object) -> None:
+def _record_load(state: _Session, file: str, part: dict[str, Any] | None) -> None:
     """What loading a file came to: missing, an import of the reference, what it raised, or loaded (with a note
     when it printed)."""
     problems = state.tally.file_problems
     if file in state.loads or file in problems:
         state.loads.setdefault(file, file not in problems)
         return
-    if not isinstance(part, dict):
+    if part is None:
         problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=_malformed(f"{file}.py"))
     elif part.get("missing"):
         problems[file] = _("{file}.py is missing from {label}", file=file, label=state.label)
@@ -482,10 +452,10 @@ def _printed_note(printed: str, file: str) -> str:
     )
 
 
-def _verdict(item: Item, part: dict[str, Any] | object) -> CheckResult:
+def _verdict(item: Item, part: dict[str, Any] | None) -> CheckResult:
     """The judge's verdict (or the sample's description) on what came back: the learner's code never decides it,
     and whatever the judge raises on data of the wrong shape is a failed check."""
-    if not isinstance(part, dict):
+    if part is None:
         return CheckResult(item.check, False, got=_malformed(item.id))
     if part.get("not_run"):
         return CheckResult(item.check, None, got=_("{file}.py did not load", file=item.file))
@@ -497,10 +467,6 @@ def _verdict(item: Item, part: dict[str, Any] | object) -> CheckResult:
     attempts = result.get("reference_imports")
     if isinstance(attempts, list) and attempts:
         return CheckResult(item.check, False, got=_imports_reference(item.file, attempts), notes=notes)
-    return _judged(item, result, notes)
-
-
-def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> CheckResult:
     try:
         if item.describe is not None:
             return CheckResult(item.check, True, shown=clean(item.describe(result)), notes=notes, result=result)
@@ -525,43 +491,30 @@ def _hidden(text: str, secret: str) -> str:
 
 
 def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOutcome, time_limit: float) -> list[Item]:
-    """The session ended without its final answer: blame what was running, and return what a fresh session runs.
-
-    After a crash, every item left; after a hang or a broken channel, only the later steps: the rest of the
-    stopped step is not run, with the reason said once.
-    """
-    running, tally = state.running, state.tally
-    what = _what_stopped(outcome, time_limit)
-    _blame(state, running, what)
+    """The session ended without its final answer: what was running gets the cause (a file that was loading, or a
+    check), and the items of a file that did not load are not run. Returns what a fresh session runs: after a
+    crash every item left; after a hang or a broken channel only the later steps, the rest of the stopped step not
+    run with the reason said once."""
+    running, tally, what = state.running, state.tally, _what_stopped(outcome, time_limit)
+    if running is not None and running.startswith("load:"):
+        file = running.removeprefix("load:")
+        tally.file_problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=what)
+        state.loads[file] = False
+    elif running in state.by_id:
+        tally.outcomes[running] = CheckResult(state.by_id[running].check, False, got=what)
+    for item in state.by_id.values():
+        if state.loads.get(item.file) is False:
+            tally.outcomes.setdefault(
+                item.id, CheckResult(item.check, None, got=_("{file}.py did not load", file=item.file))
+            )
     left = [item for item in items if item.id not in tally.outcomes]
     if outcome.status == "crashed" and running is not None:
         return left
-    return _later_steps(state, left, running, what)
-
-
-def _later_steps(state: _Session, left: list[Item], running: str | None, what: str) -> list[Item]:
-    """The later steps' items, for a fresh session; the stopped step's are not run, with one reason for all."""
     stopped = state.by_id[running].group if running in state.by_id else None
     later = [item for item in left if stopped is not None and item.group != stopped]
     reason = _("this step stopped at {id}: {what}", id=running.removeprefix("load:") if running else "-", what=what)
-    _not_run(state.tally, [item for item in left if item not in later], reason)
+    _not_run(tally, [item for item in left if item not in later], reason)
     return later
-
-
-def _blame(state: _Session, running: str | None, what: str) -> None:
-    """What was running when the session ended gets the cause (a file that was loading, or a check), and the
-    items of a file that did not load are not run, for that reason."""
-    if running is not None and running.startswith("load:"):
-        file = running.removeprefix("load:")
-        state.tally.file_problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=what)
-        state.loads[file] = False
-    elif running in state.by_id:
-        state.tally.outcomes[running] = CheckResult(state.by_id[running].check, False, got=what)
-    for item in state.by_id.values():
-        if state.loads.get(item.file) is False:
-            state.tally.outcomes.setdefault(
-                item.id, CheckResult(item.check, None, got=_("{file}.py did not load", file=item.file))
-            )
 
 
 def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:
@@ -579,10 +532,8 @@ def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:
 # --------------------------------------------------------------------------- the child's messages, checked
 # Learner code runs in the child and can write to the channel, so a message is taken only after its fields are
 # checked: a field of the wrong type, or an error description that is not one, makes the whole message
-# malformed (one failed line, never an exception). What a learner is shown is cleaned where it enters.
-
-MALFORMED = object()
-"""What ``_checked_load``/``_checked_check`` return for a message of the wrong shape."""
+# malformed (None: one failed line, never an exception). What a learner is shown is cleaned where it enters; the
+# facts the judges read (a value, an error's ``layer``) stay data, read only inside the judges' try.
 
 _TEXT = 4000  # the probe's own cut (``verify_probe._MAX_TEXT``)
 _NAME = 200
@@ -635,7 +586,6 @@ def _record(fields: Mapping[str, Field], required: tuple[str, ...] = ()) -> Fiel
 
 
 def _data(value: object) -> object:
-    """A probe's facts (a value, an error's ``layer``): only the judges read them, inside their try."""
     return value
 
 
@@ -655,8 +605,6 @@ _ERROR = _record(
     ("type", "module", "mro", "message"),
 )
 _PRINTED = _of(str, lambda value: value[:200])  # kept as it is: the parent shows it with ``repr``, then cleans
-# A check's result: the facts the judges read stay data (a wrong shape there is a failed check); what a learner
-# is shown is typed and cleaned.
 _SHOWN: dict[str, Field] = {"error": _ERROR, "printed": _PRINTED, "reference_imports": _names, "shown": _text(_TEXT)}
 
 
@@ -670,19 +618,10 @@ _LOAD = _record({"missing": _of(bool), "error": _optional(_ERROR), "printed": _P
 _CHECK = _record({"not_run": _of(bool), "result": _result})
 
 
-def _checked(part: Mapping[str, object], record: Field) -> dict[str, Any] | object:
+def _checked(part: Mapping[str, object], record: Field) -> dict[str, Any] | None:
+    """A ``{"done": key, ...}`` message's fields, checked; None when one has the wrong shape."""
     try:
         checked: dict[str, Any] = record(part)
         return checked
     except (_Malformed, ValueError):  # ValueError: a list of another length than its fields
-        return MALFORMED
-
-
-def _checked_load(part: Mapping[str, object]) -> dict[str, Any] | object:
-    """A ``{"done": "load:<file>", ...}`` message's fields, checked; ``MALFORMED`` when one has the wrong shape."""
-    return _checked(part, _LOAD)
-
-
-def _checked_check(part: Mapping[str, object]) -> dict[str, Any] | object:
-    """A ``{"done": "<place>", ...}`` message's fields, checked; ``MALFORMED`` when one has the wrong shape."""
-    return _checked(part, _CHECK)
+        return None
