@@ -20,20 +20,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import sandbox, verify_progress
-from .contract import (
-    FILES,
-    SAMPLES,
-    STEPS,
-    Check,
-    Inputs,
-    Sample,
-    checks_up_to,
-    rejected_layer,
-    step_title,
-    text_samples,
-)
+from .contract import FILES, SAMPLES, STEPS, Inputs, Sample, checks_up_to, rejected_layer, step_title, text_samples
 from .verify_child import CheckResult, Item, Tally, clean, run_step
 from .words import _
 
@@ -224,13 +214,6 @@ def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
 # --------------------------------------------------------------------------- the parent side
 
 
-def _label(directory: str | os.PathLike[str]) -> str:
-    """How the folder is named in the report: as given when relative, else by its name (no machine paths),
-    cleaned: a folder's name is the learner's too."""
-    given = Path(directory)
-    return clean(given.as_posix() if not given.is_absolute() else given.name, limit=120)
-
-
 def verify(
     directory: str | os.PathLike[str],
     step: int | None = None,
@@ -248,13 +231,11 @@ def verify(
     Raises ``VerifyUsageError`` when the folder does not exist, holds none of the three files,
     or ``step`` is not 1 to 4.
     """
-    _check_arguments(step, time_limit, seed)
-    label, folder = _folder(directory)
-    _check_holds_a_file(folder, label)
+    label, folder = _arguments(directory, step, time_limit, seed)
     inputs = (Inputs() if seed is None else Inputs.draw(seed)).fresh()
     checks = checks_up_to(step)
     steps = tuple(sorted({check.step for check in checks}))
-    items = [_item(check, inputs) for check in checks]
+    items = [Item(c.id, c.file, *c.probe(inputs), group=c.step, secret=inputs.nonce, check=c) for c in checks]
     step_of, reached, tally = {item.id: item.group for item in items}, [steps[0]], Tally()
     shown = verify_progress.start(len(steps), progress)
 
@@ -269,24 +250,33 @@ def verify(
     finally:
         shown.done()  # emptied on every path (Ctrl-C included): no bar is left in the saved notebook
     results = tuple(tally.outcomes[check.id] for check in checks)
-    problems, notes = tuple(tally.file_problems.values()), tuple(tally.file_notes.values())
+    notes = tuple(tally.file_notes.values())
     if seed is not None:
-        notes = (
-            *notes,
+        notes += (
             _("the checks' inputs were drawn from seed {seed}; the cases printed above are the public ones", seed=seed),
         )
-    notes = (*notes, *_weaker_sandbox_note())
-    capped = bool(tally.capped) and all(tally.capped)
-    return VerifyReport(label, steps, results, problems, notes, _(sandbox.memory_protection(capped)))
+    protection = _(sandbox.memory_protection(bool(tally.capped) and all(tally.capped)))
+    return VerifyReport(
+        label, steps, results, tuple(tally.file_problems.values()), notes + _weaker_sandbox_note(), protection
+    )
 
 
-def _check_arguments(step: int | None, time_limit: float, seed: int | None) -> None:
-    """Wrong arguments are a usage error (exit status 2) before any learner code runs."""
+def _arguments(
+    directory: str | os.PathLike[str], step: int | None, time_limit: float, seed: int | None
+) -> tuple[str, Path]:
+    """Wrong arguments are a usage error (exit status 2) before any learner code runs; so is a folder with none of
+    the three files, almost always the wrong folder."""
     if step is not None:
         _check_step(step)
     _check_time_limit(time_limit)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise VerifyUsageError(_("seed must be an integer, found {found}", found=repr(seed)))
+    label, folder = _folder(directory)
+    if not any((folder / f"{name}.py").is_file() for name in FILES):
+        raise VerifyUsageError(
+            _("{label} holds none of {files}", label=repr(label), files=", ".join(f"{name}.py" for name in FILES))
+        )
+    return label, folder
 
 
 _said_protections: list[bool] = []
@@ -297,32 +287,28 @@ def _weaker_sandbox_note() -> tuple[str, ...]:
     if _said_protections or sandbox.isolated():
         return ()
     _said_protections.append(True)
-    return (
-        _(
-            "your code runs without bubblewrap here; what protects it: {list}",
-            list="; ".join(_(phrase) for phrase in sandbox.protections()),
-        ),
-    )
+    protections = "; ".join(_(phrase) for phrase in sandbox.protections())
+    return (_("your code runs without bubblewrap here; what protects it: {list}", list=protections),)
 
 
-def _item(check: Check, inputs: Inputs) -> Item:
-    probe, judge = check.probe(inputs)
-    return Item(check.id, check.file, probe, judge=judge, group=check.step, secret=inputs.nonce, check=check)
-
-
-def _check_holds_a_file(folder: Path, label: str) -> None:
-    """A folder with none of the three files is almost always the wrong folder: say so instead of failing all."""
-    if not any((folder / f"{name}.py").is_file() for name in FILES):
-        raise VerifyUsageError(
-            _("{label} holds none of {files}", label=repr(label), files=", ".join(f"{name}.py" for name in FILES))
-        )
-
-
-def _run_samples(folder: Path, label: str, samples: Sequence[Sample], time_limit: float) -> Tally:
+def _run_samples(
+    directory: str | os.PathLike[str], samples: Sequence[Sample], time_limit: float
+) -> tuple[str, list[tuple[str, CheckResult]]]:
+    """The folder's label, and each sample's verdict with its words: its description, or why it failed or did
+    not run, as verify would say it."""
+    _check_time_limit(time_limit)
+    label, folder = _folder(directory)
     tally = Tally()
-    items = [Item(sample.id, sample.file, sample.probe, describe=sample.describe) for sample in samples]
-    run_step(folder, label, items, time_limit, tally)
-    return tally
+    run_step(folder, label, [Item(s.id, s.file, s.probe, describe=s.describe) for s in samples], time_limit, tally)
+    shown = []
+    for sample in samples:
+        outcome = tally.outcomes[sample.id]
+        words = outcome.shown if outcome.passed else outcome.got
+        if outcome.passed is None:
+            why = tally.file_problems.get(sample.file) or _("{file}.py did not load", file=sample.file)
+            words = _("not run: {reason}", reason=why)
+        shown.append((words, outcome))
+    return label, shown
 
 
 # --------------------------------------------------------------------------- yours beside ours
@@ -351,13 +337,9 @@ class Comparison:
     rows: tuple[ComparisonRow, ...]
 
     def __str__(self) -> str:
+        title = step_title(self.step)
         lines = [
-            _(
-                "{label} beside the reference: step {step} · {title}",
-                label=self.label,
-                step=self.step,
-                title=step_title(self.step),
-            )
+            _("{label} beside the reference: step {step} · {title}", label=self.label, step=self.step, title=title)
         ]
         for row in self.rows:
             lines.append(f"{'=' if row.same else '≠'} {row.label}")
@@ -366,16 +348,19 @@ class Comparison:
                 lines.append(_("    yours: {text}", text=row.yours))
                 if row.cost:
                     lines.append(_("    cost : {text}", text=row.cost))
-        differ = sum(1 for row in self.rows if not row.same)
+        differ, total = self._differ(), len(self.rows)
         lines.append(
-            _("{differ} of {total} differ", differ=differ, total=len(self.rows))
+            _("{differ} of {total} differ", differ=differ, total=total)
             if differ
-            else _("all {total} the same", total=len(self.rows))
+            else _("all {total} the same", total=total)
         )
         return "\n".join(lines)
 
+    def _differ(self) -> int:
+        return sum(1 for row in self.rows if not row.same)
+
     def __repr__(self) -> str:
-        differ = sum(1 for row in self.rows if not row.same)
+        differ = self._differ()
         return f"Comparison({self.label!r}, step {self.step}: {differ} of {len(self.rows)} differ)"
 
     def _repr_html_(self) -> str:
@@ -384,15 +369,17 @@ class Comparison:
         head = "<tr><th></th>" + "".join(f"<th>{esc(column)}</th>" for column in columns) + "</tr>"
         rows = []
         for row in self.rows:
-            mark = "=" if row.same else "≠"
-            colour = "#1a7f37" if row.same else "#cf222e"
-            yours = esc(_("same")) if row.same else esc(row.yours)
+            mark, colour = ("=", "#1a7f37") if row.same else ("≠", "#cf222e")
+            cells = (
+                esc(row.label),
+                f"<code>{esc(row.reference)}</code>",
+                f"<code>{esc(_('same') if row.same else row.yours)}</code>",
+                "" if row.same else esc(row.cost),
+            )
             rows.append(
                 f'<tr><td style="color:{colour};font-weight:bold">{mark}</td>'
-                f'<td style="text-align:left">{esc(row.label)}</td>'
-                f'<td style="text-align:left"><code>{esc(row.reference)}</code></td>'
-                f'<td style="text-align:left"><code>{yours}</code></td>'
-                f'<td style="text-align:left">{"" if row.same else esc(row.cost)}</td></tr>'
+                + "".join(f'<td style="text-align:left">{cell}</td>' for cell in cells)
+                + "</tr>"
             )
         label = "<code>" + esc(self.label) + "</code>"
         title = _("{label} beside the reference", label=label)
@@ -406,17 +393,13 @@ def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float =
     The learner's side runs in a killable child, like ``verify``; the reference runs here.
     """
     _check_step(step)
-    _check_time_limit(time_limit)
-    label, folder = _folder(directory)
     samples = [sample for sample in SAMPLES if sample.step == min(step, 3)]
-    tally = _run_samples(folder, label, samples, time_limit)
+    label, results = _run_samples(directory, samples, time_limit)
     rows = []
-    for sample in samples:
-        module = importlib.import_module(f"codeagent_lite.{sample.file}")
-        reference = clean(sample.run(module))
-        yours = _shown(tally.outcomes[sample.id], sample, tally.file_problems)
-        sample_label, cost = sample.words()
-        rows.append(ComparisonRow(sample_label, reference, yours, cost))
+    for sample, (yours, _outcome) in zip(samples, results, strict=True):
+        reference = clean(sample.run(importlib.import_module(f"codeagent_lite.{sample.file}")))
+        name, cost = sample.words()
+        rows.append(ComparisonRow(name, reference, yours, cost))
     return Comparison(label, step, tuple(rows))
 
 
@@ -438,16 +421,11 @@ def learner_parses(
 
     A crash, a hang or a file that does not load comes back as the sentence verify would print.
     """
-    _check_time_limit(time_limit)
-    label, folder = _folder(directory)
-    samples = text_samples(texts)
-    tally = _run_samples(folder, label, samples, time_limit)
-    return tuple(_parsed(tally.outcomes[sample.id], sample, tally.file_problems) for sample in samples)
+    _label, results = _run_samples(directory, text_samples(texts), time_limit)
+    return tuple(_parsed(shown, outcome.result if outcome.passed else None) for shown, outcome in results)
 
 
-def _parsed(outcome: CheckResult, sample: Sample, file_problems: dict[str, str]) -> LearnerParse:
-    shown = _shown(outcome, sample, file_problems)
-    result = outcome.result if outcome.passed else None
+def _parsed(shown: str, result: dict[str, Any] | None) -> LearnerParse:
     if result is None:
         return LearnerParse(shown, accepted=False, rejected_at=None)
     return LearnerParse(shown, accepted=not isinstance(result.get("error"), dict), rejected_at=rejected_layer(result))
@@ -473,20 +451,13 @@ def _check_time_limit(time_limit: float) -> None:
 
 
 def _folder(directory: str | os.PathLike[str]) -> tuple[str, Path]:
-    label = _label(directory)
+    """How the folder is named in the report (as given when relative, else by its name: no machine paths;
+    cleaned, since a folder's name is the learner's too), and where it is."""
+    given = Path(directory)
+    label = clean(given.as_posix() if not given.is_absolute() else given.name, limit=120)
     folder = Path(directory).resolve()
     if not folder.is_dir():
         raise VerifyUsageError(
             _("{label} is not a folder (run from the folder that holds it, or give its path)", label=repr(label))
         )
     return label, folder
-
-
-def _shown(outcome: CheckResult, sample: Sample, file_problems: dict[str, str]) -> str:
-    if outcome.passed:
-        return outcome.shown
-    if outcome.passed is None:
-        return _(
-            "not run: {reason}", reason=file_problems.get(sample.file) or _("{file}.py did not load", file=sample.file)
-        )
-    return outcome.got
