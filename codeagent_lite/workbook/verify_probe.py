@@ -1,14 +1,11 @@
 """The probe side of verify: call a learner's function on given inputs and describe what happened, as data.
 
-Why a module of its own: it runs inside the sandbox, beside the learner's files, so it imports only the standard
-library, the Kernel types and the channel's codec (``workbook.wire``), never the reference chapter or
-``contract``. It decides nothing: the parent's judges compare what it reports with values this side never sees.
-Step 2 lends the learner's adapter stand-ins and a provider that forward every call to the parent (``ask``), so
-the adapter is judged alone and what it did with them is seen by the parent, not claimed by this side.
-
-``main()`` is the sandbox program: it asks for a step's probes (``{"next": true}``; the parent fences first),
-loads each file when first needed, and sends ``{"start": key}`` then ``{"done": key, ...}`` per event, ``key``
-being ``load:<file>`` or the probe's place in the parent's list, never a check id.
+It runs inside the sandbox beside the learner's files, so it imports only the standard library, the Kernel types
+and ``workbook.wire``, never the reference chapter or ``contract``; it decides nothing. Step 2's stand-ins and
+provider forward every call to the parent (``ask``), which sees what the adapter did instead of being told.
+``main()`` asks for a step's probes (``{"next": true}``; the parent fences first), loads each file when first
+needed, and sends ``{"start": key}`` then ``{"done": key, ...}``, ``key`` being ``load:<file>`` or the probe's
+place in the parent's list, never a check id.
 """
 
 from __future__ import annotations
@@ -264,14 +261,13 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
 
     # kept before learner code can replace them
     send_part, send, receive, reap = sandbox_io.send_part, sandbox_io.send, sandbox_io.receive, sandbox_io.reap
-    job = sandbox_io.read_payload()
+    package = str(sandbox_io.read_payload()["package"])
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     sys.stdin = io.StringIO("")
     guard = _ReferenceGuard()
     sys.meta_path.insert(0, guard)
-    package = str(job["package"])
     directory = os.path.abspath(package)
     sys.modules[package] = package_module(package, directory)
     modules: dict[str, types.ModuleType | None] = {}
@@ -279,6 +275,42 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
     def ask(request: dict[str, Any]) -> Any:
         send_part(request)
         return receive()
+
+    def observed(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """What ``run`` returned, with what it printed and which reference modules it tried to import."""
+        before, buffer = len(guard.attempts), io.StringIO()
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+            result = run()
+        return {**result, "printed": buffer.getvalue()[:200], "reference_imports": guard.attempts[before:]}
+
+    def load(file: str) -> types.ModuleType | None:
+        if not os.path.isfile(os.path.join(directory, f"{file}.py")):
+            send_part({"done": f"load:{file}", "missing": True})
+            return None
+        loaded: list[types.ModuleType] = []
+
+        def imported() -> dict[str, Any]:
+            try:
+                loaded.append(importlib.import_module(f"{package}.{file}"))
+            except BaseException as raised:  # learner code: anything may come out, even SystemExit
+                return {"error": describe_error(raised, directory)}
+            return {"error": None}
+
+        send_part({"start": f"load:{file}"})
+        send_part({"done": f"load:{file}", **observed(imported)})
+        return loaded[0] if loaded else None
+
+    def run_item(item: dict[str, Any]) -> None:
+        if item["file"] not in modules:
+            modules[item["file"]] = load(item["file"])
+        module = modules[item["file"]]
+        if module is None:
+            send_part({"done": item["id"], "not_run": True})
+        else:
+            send_part({"start": item["id"]})
+            send_part(
+                {"done": item["id"], "result": observed(lambda: run_probe(module, item["probe"], directory, ask))}
+            )
 
     send_part({"next": True})
     while True:
@@ -288,56 +320,7 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
         if not probes:
             break
         for item in probes:
-            _run_item(item, package, directory, modules, guard, send_part, ask)
+            run_item(item)
         send_part({"next": True})
     send({"finished": True})
     os._exit(0)
-
-
-def _run_item(
-    item: dict[str, Any],
-    package: str,
-    directory: str,
-    modules: dict[str, types.ModuleType | None],
-    guard: _ReferenceGuard,
-    send_part: Any,
-    ask: Ask,
-) -> None:  # pragma: no cover - runs in the sandbox
-    file = item["file"]
-    if file not in modules:
-        modules[file] = _load(package, directory, file, guard, send_part)
-    module = modules[file]
-    if module is None:
-        send_part({"done": item["id"], "not_run": True})
-        return
-    send_part({"start": item["id"]})
-    result = _observed(guard, lambda: run_probe(module, item["probe"], directory, ask))
-    send_part({"done": item["id"], "result": result})
-
-
-def _load(package: str, directory: str, file: str, guard: _ReferenceGuard, send_part: Any) -> types.ModuleType | None:
-    key = f"load:{file}"
-    if not os.path.isfile(os.path.join(directory, f"{file}.py")):
-        send_part({"done": key, "missing": True})
-        return None
-    send_part({"start": key})
-    loaded: list[types.ModuleType] = []
-
-    def load() -> dict[str, Any]:
-        try:
-            loaded.append(importlib.import_module(f"{package}.{file}"))
-        except BaseException as raised:  # learner code: anything may come out, even SystemExit
-            return {"error": describe_error(raised, directory)}
-        return {"error": None}
-
-    send_part({"done": key, **_observed(guard, load)})
-    return loaded[0] if loaded else None
-
-
-def _observed(guard: _ReferenceGuard, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """What ``run`` returned, with what it printed and which reference modules it tried to import."""
-    before = len(guard.attempts)
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-        result = run()
-    return {**result, "printed": buffer.getvalue()[:200], "reference_imports": guard.attempts[before:]}
