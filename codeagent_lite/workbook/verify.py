@@ -24,7 +24,7 @@ from typing import Any
 
 from . import sandbox, verify_progress
 from .contract import FILES, SAMPLES, STEPS, Inputs, Sample, checks_up_to, rejected_layer, step_title, text_samples
-from .verify_child import CheckResult, Item, Tally, clean, run_step
+from .verify_child import CheckResult, Item, Tally, clean, not_run, run_step
 from .words import _
 
 __all__ = [
@@ -199,8 +199,8 @@ def _text_lines(result: CheckResult, group: tuple[str, ...] | None = None) -> li
 def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
     """One check as a row of the notebook's table: the same facts as ``_text_lines``, escaped for HTML."""
     esc = html.escape
-    words = result.checked.words()
-    ours = f' <span title="{esc(words.ours)}">{esc(_("[workbook rule]"))}</span>' if words.ours else ""
+    words, mark = result.checked.words(), _("[workbook rule]")
+    ours = f' <span title="{esc(words.ours)}">{esc(mark)}</span>' if words.ours else ""
     why, rule, notes = _details(result, group)
     rules = ["<i>" + esc(_("a rule of this workbook: {rule}", rule=rule)) + "</i>"] if rule else []
     detail = [esc(line) for line in why] + rules + [esc(line) for line in notes]
@@ -305,8 +305,7 @@ def _run_samples(
         outcome = tally.outcomes[sample.id]
         words = outcome.shown if outcome.passed else outcome.got
         if outcome.passed is None:
-            why = tally.file_problems.get(sample.file) or _("{file}.py did not load", file=sample.file)
-            words = _("not run: {reason}", reason=why)
+            words = not_run(tally.file_problems.get(sample.file, ""), sample.file)
         shown.append((words, outcome))
     return label, shown
 
@@ -368,12 +367,14 @@ class Comparison:
         columns = (_("reply"), _("ours (reference)"), _("yours"), _("what the difference costs"))
         head = "<tr><th></th>" + "".join(f"<th>{esc(column)}</th>" for column in columns) + "</tr>"
         rows = []
+        same = _("same")
         for row in self.rows:
             mark, colour = ("=", "#1a7f37") if row.same else ("≠", "#cf222e")
+            yours = same if row.same else row.yours
             cells = (
                 esc(row.label),
                 f"<code>{esc(row.reference)}</code>",
-                f"<code>{esc(_('same') if row.same else row.yours)}</code>",
+                f"<code>{esc(yours)}</code>",
                 "" if row.same else esc(row.cost),
             )
             rows.append(

@@ -34,7 +34,7 @@ from .verify_probe import package_module
 from .verify_standins import StandIns, child_probe, refusal
 from .words import _
 
-__all__ = ["CheckResult", "Item", "Tally", "clean", "describe_error", "learner_files", "load_package", "run_step"]
+__all__ = ["CheckResult", "Item", "Tally", "clean", "learner_files", "load_package", "not_run", "run_step"]
 
 _MAX_PRINTED = 80
 _MAX_FILE_BYTES = 2 * 2**20
@@ -56,11 +56,7 @@ def clean(text: str, *, limit: int = 400) -> str:
 def describe_error(error: dict[str, Any]) -> str:
     """What a learner should read when their code raised instead of returning (from the probe's facts). The errors
     met while a step is unfinished or runs away get words of their own: a bare class name says not what to do."""
-    place, syntax, mro = error.get("place"), error.get("syntax"), error.get("mro") or []
-    if isinstance(place, list) and len(place) == 2:
-        place = _(" in {file} line {line}", file=clean(str(place[0]), limit=60), line=clean(str(place[1]), limit=10))
-    else:
-        place = ""
+    place, syntax, mro = _place(error.get("place")), error.get("syntax"), error.get("mro") or []
     if isinstance(syntax, list) and len(syntax) == 3:
         return _("a syntax error in {file} line {line}: {message}", file=syntax[0], line=syntax[1], message=syntax[2])
     if "builtins.NotImplementedError" in mro:
@@ -78,6 +74,13 @@ def describe_error(error: dict[str, Any]) -> str:
             module=module,
         )
     return f"{name}: {message}{place}" if message else f"{name}{place}"
+
+
+def _place(place: object) -> str:
+    """Where the error was raised, as the learner's file and line; "" when the probe sent no such place."""
+    if not isinstance(place, list) or len(place) != 2:
+        return ""
+    return _(" in {file} line {line}", file=clean(str(place[0]), limit=60), line=clean(str(place[1]), limit=10))
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +124,7 @@ class CheckResult:
         if self.passed:
             return ""
         if self.passed is None:
-            return _("not run: {reason}", reason=self.got or _("{file}.py did not load", file=self.checked.file))
+            return not_run(self.got, self.checked.file)
         words = self.checked.words()
         expected = self.expected or words.expected
         return _("given {given}, expected {expected}, got {got}.", given=words.given, expected=expected, got=self.got)
@@ -414,17 +417,30 @@ def _record_load(state: _Session, file: str, part: dict[str, Any] | None) -> Non
         state.loads.setdefault(file, file not in problems)
         return
     if part is None:
-        problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=_malformed(f"{file}.py"))
+        problems[file] = _not_loaded(file, _malformed(f"{file}.py"))
     elif part.get("missing"):
         problems[file] = _("{file}.py is missing from {label}", file=file, label=state.label)
     elif part.get("reference_imports"):
         problems[file] = _imports_reference(file, part["reference_imports"])
     elif part.get("error") is not None:
         what = clean(describe_error(part["error"]))
-        problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=what)
+        problems[file] = _not_loaded(file, what)
     elif part.get("printed", "").strip():
         state.tally.file_notes[file] = _printed_note(part["printed"], file)
     state.loads[file] = file not in problems
+
+
+def not_run(reason: str, file: str) -> str:
+    """Why an item did not run: ``reason``, or else that its file did not load."""
+    return _("not run: {reason}", reason=reason or _did_not_load(file))
+
+
+def _did_not_load(file: str) -> str:
+    return _("{file}.py did not load", file=file)
+
+
+def _not_loaded(file: str, what: str) -> str:
+    return _("{file}.py could not be loaded: {what}", file=file, what=what)
 
 
 def _malformed(key: str) -> str:
@@ -458,7 +474,7 @@ def _verdict(item: Item, part: dict[str, Any] | None) -> CheckResult:
     if part is None:
         return CheckResult(item.check, False, got=_malformed(item.id))
     if part.get("not_run"):
-        return CheckResult(item.check, None, got=_("{file}.py did not load", file=item.file))
+        return CheckResult(item.check, None, got=_did_not_load(item.file))
     result = part.get("result")
     if not isinstance(result, dict):
         return CheckResult(item.check, False, got=_wrong_shape())
@@ -467,6 +483,10 @@ def _verdict(item: Item, part: dict[str, Any] | None) -> CheckResult:
     attempts = result.get("reference_imports")
     if isinstance(attempts, list) and attempts:
         return CheckResult(item.check, False, got=_imports_reference(item.file, attempts), notes=notes)
+    return _judged(item, result, notes)
+
+
+def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> CheckResult:
     try:
         if item.describe is not None:
             return CheckResult(item.check, True, shown=clean(item.describe(result)), notes=notes, result=result)
@@ -496,25 +516,33 @@ def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOu
     crash every item left; after a hang or a broken channel only the later steps, the rest of the stopped step not
     run with the reason said once."""
     running, tally, what = state.running, state.tally, _what_stopped(outcome, time_limit)
+    _blame(state, running, what)
+    left = [item for item in items if item.id not in tally.outcomes]
+    if outcome.status == "crashed" and running is not None:
+        return left
+    return _later_steps(state, left, running, what)
+
+
+def _later_steps(state: _Session, left: list[Item], running: str | None, what: str) -> list[Item]:
+    """The later steps' items, for a fresh session; the stopped step's are not run, with one reason for all."""
+    stopped = state.by_id[running].group if running in state.by_id else None
+    later = [item for item in left if stopped is not None and item.group != stopped]
+    reason = _("this step stopped at {id}: {what}", id=running.removeprefix("load:") if running else "-", what=what)
+    _not_run(state.tally, [item for item in left if item not in later], reason)
+    return later
+
+
+def _blame(state: _Session, running: str | None, what: str) -> None:
+    tally = state.tally
     if running is not None and running.startswith("load:"):
         file = running.removeprefix("load:")
-        tally.file_problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=what)
+        tally.file_problems[file] = _not_loaded(file, what)
         state.loads[file] = False
     elif running in state.by_id:
         tally.outcomes[running] = CheckResult(state.by_id[running].check, False, got=what)
     for item in state.by_id.values():
         if state.loads.get(item.file) is False:
-            tally.outcomes.setdefault(
-                item.id, CheckResult(item.check, None, got=_("{file}.py did not load", file=item.file))
-            )
-    left = [item for item in items if item.id not in tally.outcomes]
-    if outcome.status == "crashed" and running is not None:
-        return left
-    stopped = state.by_id[running].group if running in state.by_id else None
-    later = [item for item in left if stopped is not None and item.group != stopped]
-    reason = _("this step stopped at {id}: {what}", id=running.removeprefix("load:") if running else "-", what=what)
-    _not_run(tally, [item for item in left if item not in later], reason)
-    return later
+            tally.outcomes.setdefault(item.id, CheckResult(item.check, None, got=_did_not_load(item.file)))
 
 
 def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:

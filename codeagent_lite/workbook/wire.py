@@ -109,11 +109,17 @@ def encode(value: object, depth: int = 0, caps: Caps = Caps()) -> Any:
     if isinstance(value, dict):
         pairs = list(value.items())[: caps.items]
         return {"$dict": [[encode(key, depth + 1, caps), encode(item, depth + 1, caps)] for key, item in pairs]}
-    if isinstance(value, list | tuple):
-        items = [encode(item, depth + 1, caps) for item in value[: caps.items]]
-        return items if isinstance(value, list) else {"$tuple": items}
+    if isinstance(value, list):
+        return [encode(item, depth + 1, caps) for item in value[: caps.items]]
+    if isinstance(value, tuple):
+        return {"$tuple": encode(list(value), depth, caps)}
     if isinstance(value, BaseException):
         return describe_error(value, depth, caps)
+    return _object(value, depth, caps)
+
+
+def _object(value: object, depth: int, caps: Caps) -> Any:
+    """A dataclass by its fields (rebuilt only from a class the reader names), else ``_scalar``'s."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: encode(getattr(value, f.name, None), depth + 1, caps) for f in dataclasses.fields(value)}
         return {"$obj": qualified(type(value)), "fields": fields}
@@ -181,6 +187,10 @@ def decode(data: Any, classes: Classes, depth: int = 0) -> Any:
         return data
     if type(data) is list:
         return [decode(item, classes, depth + 1) for item in data]
+    return _decode_tagged(data, classes, depth)
+
+
+def _decode_tagged(data: Any, classes: Classes, depth: int) -> Any:
     if type(data) is not dict or len(data) == 0:
         raise WireError(f"expected a value, found {type(data).__name__}")
     tag = next((key for key in data if key.startswith("$")), None)
@@ -235,15 +245,19 @@ def _decode_error(data: dict[str, Any], classes: Classes, depth: int) -> BaseExc
     name = str(data["$error"])
     fields = {key: decode(data[key], classes, depth + 1) for key in ERROR_FIELDS if key in data}
     args = decode(data["args"], classes, depth + 1) if type(data.get("args")) is list else [str(data.get("message"))]
-    error = _known_error(classes.get(name), args, fields)
-    if error is None:
-        base = next((_BUILTIN_ERRORS[n] for n in _list(data.get("mro", [])) if n in _BUILTIN_ERRORS), Exception)
-        error = base(*args) if name == qualified(base) else type(name.rpartition(".")[2], (base,), {})(*args)
-        for key, value in fields.items():
-            setattr(error, key, value)
+    error = _known_error(classes.get(name), args, fields) or _look_alike(name, data.get("mro", []), args, fields)
     cause = data.get("cause")
     if type(cause) is dict and "$error" in cause:
         error.__cause__ = _decode_error(cause, classes, depth + 1)
+    return error
+
+
+def _look_alike(name: str, mro: Any, args: list[Any], fields: dict[str, Any]) -> BaseException:
+    """An exception of a class the reader does not know: a subclass of its first builtin base, of that name."""
+    base = next((_BUILTIN_ERRORS[str(n)] for n in _list(mro) if str(n) in _BUILTIN_ERRORS), Exception)
+    error = base(*args) if name == qualified(base) else type(name.rpartition(".")[2], (base,), {})(*args)
+    for key, value in fields.items():
+        setattr(error, key, value)
     return error
 
 
