@@ -1,15 +1,12 @@
 """``verify(DIR)``: judge a learner's three files with the package's own contract (``tests/`` runs the same).
 
 Why it is built this way: the learner's code must never decide its own verdict. Each check is a probe (inputs,
-which function to call) and a judge (the expected values); the probes run in a sandbox beside copies of the
-learner's files and the Kernel types only (``verify_child``), and the judges here decide from the data that
-comes back. A syntax error, ``sys.exit``, a print, an endless loop or a forged message is one ✘ line, never a
-traceback or a hang. What it cannot stop: code in the child can claim results for the probes it is given. It is
-never told which check a probe is, gets a step's probes only after the last step is fenced, and step 2's
-stand-ins are observed by the parent with a per-run nonce; with ``seed`` the inputs are fresh, so a forger must
-compute what it claims. A replay of the public inputs still passes: the graded judge draws fresh ones
-(``classroom/GRADING.md``). ``python -m codeagent_lite verify DIR`` exits 0 when every check passes, 1
-otherwise, 2 when used wrongly.
+which function to call) and a judge (the expected values); the probes run in a sandbox (``verify_child``) and
+the judges here decide from the data that comes back, so a syntax error, ``sys.exit``, a print, an endless loop
+or a forged message is one ✘ line, never a traceback or a hang. Code in the child can still claim results for
+the probes it is given, without knowing which check each is; with ``seed`` the inputs are fresh, so a forger
+must compute what it claims (the graded judge, ``classroom/GRADING.md``). ``python -m codeagent_lite verify DIR``
+exits 0 when every check passes, 1 otherwise, 2 when used wrongly.
 """
 
 from __future__ import annotations

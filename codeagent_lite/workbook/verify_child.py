@@ -1,14 +1,11 @@
 """verify's side of one sandbox session: hand out each step's probes, answer the stand-ins, judge what comes back.
 
-Why: the learner's code must never run where its verdict is decided. A step's probes (plain inputs, from
-``contract``) go to ``verify_probe.main`` in a sandbox beside copies of the learner's files; each verdict is drawn
-here by the check's judge from the data that came back, checked first, so data of the wrong shape gives a failed
-check, never a traceback. The child knows a probe by its place in this session's list only, and gets a step's
-probes when it asks, after the parent has killed every other process of the run (a fence), so nothing one step
-forked lives into the next or sees its inputs. Step 2's stand-ins are answered and recorded here
-(``verify_standins``). One session serves all the steps (each costs a fresh interpreter): a hang costs one time
-limit and the rest of its step is not run, said once, and a fresh session runs the later steps; a process that
-dies is replaced for the checks left.
+A step's probes (plain inputs, from ``contract``) go to ``verify_probe.main`` in a sandbox beside copies of the
+learner's files, which knows a probe by its place in this session's list only and gets a step's probes when it
+asks, after the parent has killed every other process of the run (a fence): nothing one step forked lives into
+the next or sees its inputs. Each verdict is drawn here by the check's judge from the data that came back,
+checked first. One session serves all the steps (each costs a fresh interpreter): a hang costs one time limit
+and the rest of its step, said once; a process that dies is replaced for the checks left.
 """
 
 from __future__ import annotations
