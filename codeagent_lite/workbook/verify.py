@@ -154,11 +154,8 @@ _COLOURS: dict[bool | None, str] = {True: "#1a7f37", False: "#cf222e", None: "#8
 
 
 def _same_causes(results: Sequence[CheckResult]) -> dict[str, tuple[str, ...]]:
-    """Checks of one step that failed (or did not run) for the very same reason: one root cause.
-
-    The first of them maps to the ids of the others (its sentence is said once, naming them);
-    each other maps to () (its sentence is not repeated).
-    """
+    """Checks of one step that failed (or did not run) for the very same reason: one root cause. The first maps
+    to the ids of the others (its sentence is said once, naming them), each other to () (not repeated)."""
     by_reason: dict[tuple[bool | None, str], list[str]] = {}
     for result in results:
         if not result.passed and result.got:
@@ -221,12 +218,9 @@ def verify(
 ) -> VerifyReport:
     """Run the contract's checks of steps 1..``step`` (all four for None) on ``directory``'s files.
 
-    ``time_limit`` is per check, in seconds. With ``seed``, the checks' inputs are drawn fresh
-    from it (graded judging: the learner's code cannot know them); the expected values are
-    computed here for those same inputs. ``progress`` (None: where it can be seen) shows a line per
-    step on a terminal, or in a notebook a bar that is gone when the report is shown (``verify_progress``).
-    Raises ``VerifyUsageError`` when the folder does not exist, holds none of the three files,
-    or ``step`` is not 1 to 4.
+    ``time_limit`` is per check, in seconds. With ``seed`` the inputs are drawn fresh (graded judging: the
+    learner's code cannot know them). ``progress`` (None: where it can be seen) shows a line per step on a
+    terminal, or a notebook bar gone when the report is shown. ``VerifyUsageError`` for wrong arguments.
     """
     label, folder = _arguments(directory, step, time_limit, seed)
     inputs = (Inputs() if seed is None else Inputs.draw(seed)).fresh()
@@ -385,11 +379,8 @@ class Comparison:
 
 
 def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Comparison:
-    """Run step ``step``'s samples through ``directory``'s file and through the reference.
-
-    Step 4 shows the same corpus as step 3 (the parser is one file in two stages).
-    The learner's side runs in a killable child, like ``verify``; the reference runs here.
-    """
+    """Run step ``step``'s samples through ``directory``'s file (in a killable child, like ``verify``) and through
+    the reference (here). Step 4 shows step 3's corpus: the parser is one file in two stages."""
     _check_step(step)
     samples = [sample for sample in SAMPLES if sample.step == min(step, 3)]
     label, results = _run_samples(directory, samples, time_limit)
@@ -414,11 +405,9 @@ class LearnerParse:
 def learner_parses(
     directory: str | os.PathLike[str], texts: Sequence[str], *, time_limit: float = DEFAULT_TIME_LIMIT
 ) -> tuple[LearnerParse, ...]:
-    """What the learner's ``parse_json_action`` does with each text: ``contract.describe_parse``'s words, and
-    whether it accepted the text or at which layer it refused it (so a ladder is drawn from facts, not words).
-
-    A crash, a hang or a file that does not load comes back as the sentence verify would print.
-    """
+    """What the learner's ``parse_json_action`` does with each text: ``contract.describe_parse``'s words (or the
+    sentence verify prints for a crash, a hang, a file that did not load), and whether it accepted the text or at
+    which layer it refused it, so a ladder is drawn from facts, not words."""
     _label, results = _run_samples(directory, text_samples(texts), time_limit)
     return tuple(_parsed(shown, outcome.result if outcome.passed else None) for shown, outcome in results)
 

@@ -153,10 +153,7 @@ def package_name(folder_name: str, taken: Callable[[str], bool] = lambda name: F
 
 def load_package(directory: Path) -> str:
     """Register ``directory`` as a package in *this* process, without running its ``__init__``; return its name.
-
-    Not verify's (which never imports learner code here): notebook 07's in-kernel checks
-    (``build_assignment.load_learner_file``), whose scores the classroom's grader re-decides in a sandbox.
-    """
+    Not verify's: notebook 07's in-kernel checks, whose scores the classroom's grader re-decides in a sandbox."""
     existing = sys.modules.get(directory.name)
     if existing is not None and any(Path(p).resolve() == directory for p in getattr(existing, "__path__", [])):
         return directory.name
@@ -234,10 +231,7 @@ def run_step(
     seed: int | None = None,
 ) -> None:
     """Run ``items`` in one sandbox session (a fresh one after a crash or a hang); record every verdict in ``tally``.
-
-    With ``seed`` (graded judging) each step's probes reach the child in an order drawn from it, so not even a
-    probe's place tells the learner's code which check it is.
-    """
+    With ``seed`` each step's probes go in an order drawn from it: not even a place tells which check it is."""
     package = package_name(folder.name)
     files = learner_files(folder, package, tally.file_problems)
     remaining = list(items)
