@@ -81,7 +81,7 @@ class VerifyReport:
 
     def _results_of(self, step: int) -> list[CheckResult]:
         """The report is read step by step, so each step's checks are shown together, in contract order."""
-        return [result for result in self.results if result.checked.step == step]
+        return [result for result in self.results if result.check.step == step]
 
     def _by_step(self) -> list[tuple[str, list[tuple[CheckResult, tuple[str, ...] | None]]]]:
         """Each step's heading and its checks, each with its group of checks failing for the same reason."""
@@ -90,7 +90,7 @@ class VerifyReport:
             results = self._results_of(step)
             groups = _same_causes(results)
             heading = _("step {step} · {title}", step=step, title=step_title(step))
-            steps.append((heading, [(result, groups.get(result.checked.id)) for result in results]))
+            steps.append((heading, [(result, groups.get(result.check.id)) for result in results]))
         return steps
 
     def __str__(self) -> str:
@@ -126,7 +126,7 @@ class VerifyReport:
         first = next(iter(self.failed), None)
         if first is None:
             return _("every check passes")
-        return _("start with {id} ({file}.py)", id=first.checked.id, file=first.checked.file)
+        return _("start with {id} ({file}.py)", id=first.check.id, file=first.check.file)
 
     def __repr__(self) -> str:
         return f"VerifyReport({self.label!r}, {self.passed} of {len(self.results)} checks pass)"
@@ -159,7 +159,7 @@ def _same_causes(results: Sequence[CheckResult]) -> dict[str, tuple[str, ...]]:
     by_reason: dict[tuple[bool | None, str], list[str]] = {}
     for result in results:
         if not result.passed and result.got:
-            by_reason.setdefault((result.passed, result.got), []).append(result.checked.id)
+            by_reason.setdefault((result.passed, result.got), []).append(result.check.id)
     groups: dict[str, tuple[str, ...]] = {}
     for ids in by_reason.values():
         if len(ids) > 1:
@@ -177,30 +177,30 @@ def _details(result: CheckResult, group: tuple[str, ...] | None) -> tuple[list[s
     why = [] if result.passed else [result.sentence]
     if group:
         why.append(_("the same for {ids}", ids=_(", ").join(group)))
-    rule = (result.checked.words().ours or "") if result.passed is False else ""
+    rule = (result.check.words().ours or "") if result.passed is False else ""
     return why, rule, [_note(note) for note in result.notes]
 
 
 def _text_lines(result: CheckResult, group: tuple[str, ...] | None = None) -> list[str]:
     """One check in the command line's report: its mark and name, then why it failed and any notes."""
-    ours = " " + _("[workbook rule]") if result.checked.ours else ""
+    ours = " " + _("[workbook rule]") if result.check.ours else ""
     why, rule, notes = _details(result, group)
     rules = [_("(a rule of this workbook: {rule})", rule=rule)] if rule else []
-    head = f"  {_MARKS[result.passed]} {result.checked.id} {result.checked.words().name}{ours}"
+    head = f"  {_MARKS[result.passed]} {result.check.id} {result.check.words().name}{ours}"
     return [head] + [f"      {line}" for line in why + rules + notes]
 
 
 def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
     """One check as a row of the notebook's table: the same facts as ``_text_lines``, escaped for HTML."""
     esc = html.escape
-    words, mark = result.checked.words(), _("[workbook rule]")
+    words, mark = result.check.words(), _("[workbook rule]")
     ours = f' <span title="{esc(words.ours)}">{esc(mark)}</span>' if words.ours else ""
     why, rule, notes = _details(result, group)
     rules = ["<i>" + esc(_("a rule of this workbook: {rule}", rule=rule)) + "</i>"] if rule else []
     detail = [esc(line) for line in why] + rules + [esc(line) for line in notes]
     return (
         f'<tr><td style="color:{_COLOURS[result.passed]};font-weight:bold">{_MARKS[result.passed]}</td>'
-        f'<td style="text-align:left">{esc(result.checked.id)} {esc(words.name)}{ours}</td>'
+        f'<td style="text-align:left">{esc(result.check.id)} {esc(words.name)}{ours}</td>'
         f'<td style="text-align:left">{"<br>".join(detail)}</td></tr>'
     )
 

@@ -98,10 +98,11 @@ class Item:
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
-    """One item's verdict: a check's (``check``) or a sample's (``shown``, its description, and ``result``, its
-    probe's facts as they came back). ``passed`` is None when it could not run (its file did not load)."""
+    """One item's verdict, a check's or a sample's: one class, as both are judged alike. A check's is read through
+    ``check``; a sample's has ``shown`` (its description) and ``result`` (its probe's facts as they came back).
+    ``passed`` is None when it could not run (its file did not load)."""
 
-    check: Check | None
+    of_check: Check | None
     passed: bool | None
     got: str = ""
     expected: str | None = None
@@ -110,10 +111,10 @@ class CheckResult:
     result: dict[str, Any] | None = None
 
     @property
-    def checked(self) -> Check:
-        """The check judged: every verdict of a report has one (a sample's has none)."""
-        assert self.check is not None, "a sample's verdict is no check's"
-        return self.check
+    def check(self) -> Check:
+        """The check judged: every verdict of a report has one (a sample's has none, and is never asked)."""
+        assert self.of_check is not None, "a sample's verdict is no check's"
+        return self.of_check
 
     @property
     def sentence(self) -> str:
@@ -121,8 +122,8 @@ class CheckResult:
         if self.passed:
             return ""
         if self.passed is None:
-            return not_run(self.got, self.checked.file)
-        words = self.checked.words()
+            return not_run(self.got, self.check.file)
+        words = self.check.words()
         expected = self.expected or words.expected
         return _("given {given}, expected {expected}, got {got}.", given=words.given, expected=expected, got=self.got)
 
