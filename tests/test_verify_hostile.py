@@ -495,13 +495,6 @@ LOOKS_AHEAD = (
 )
 
 
-def test_a_steps_probes_reach_the_child_only_after_the_last_steps_fence(tmp_path: Path) -> None:
-    report = verify(_attacked(tmp_path, LOOKS_AHEAD), time_limit=LIMIT)
-    text = str(report)
-    assert "parser probes seen: False" in text, text
-    assert "parser probes seen: True" not in text
-
-
 # The adapter's file replaces the probe runner: for an adapter probe it makes up the result a correct adapter
 # would give (from the probe's values where it has them, else from the public cases) and claims every fact the
 # judges read about the stand-ins' calls, without calling anything.
@@ -678,8 +671,17 @@ CLAIMS_A_LATER_STEP = (
 )
 
 
-def test_a_later_steps_check_cannot_be_started_or_asked_for_before_its_step_is_handed_out(tmp_path: Path) -> None:
-    report = verify(_attacked(tmp_path, CLAIMS_A_LATER_STEP), time_limit=LIMIT)
-    text = str(report)
-    assert "stand-in values given to step 1: False" in text, text
-    assert "stand-in values given to step 1: True" not in text
+@pytest.mark.parametrize(
+    ("attack", "claim"),
+    [
+        pytest.param(LOOKS_AHEAD, "parser probes seen", id="a step's probes reach the child after the last fence"),
+        pytest.param(
+            CLAIMS_A_LATER_STEP, "stand-in values given to step 1", id="a later step's keys count once handed out"
+        ),
+    ],
+)
+def test_step_one_code_learns_nothing_of_a_later_step(tmp_path: Path, attack: str, claim: str) -> None:
+    """The attack raises with what it found (True or False) in its message: only False may reach the report."""
+    text = str(verify(_attacked(tmp_path, attack), time_limit=LIMIT))
+    assert f"{claim}: False" in text, text
+    assert f"{claim}: True" not in text

@@ -53,6 +53,13 @@ def test_an_exception_crosses_with_its_fields_and_cause() -> None:
     assert type(key_error) is KeyError
 
 
+def test_an_exception_is_rebuilt_from_its_arguments_and_says_what_it_said() -> None:
+    for error in (KeyError("k"), KeyError(1), ValueError(), OSError(2, "gone"), ValueError("a", 2)):
+        crossed = _across(error)
+        assert (type(crossed), crossed.args, str(crossed)) == (type(error), error.args, str(error))
+    assert encode(KeyError("k"))["message"] == "'k'"  # what verify shows a learner: the error as Python prints it
+
+
 def test_only_named_classes_are_built() -> None:
     forged = {"$obj": "subprocess.Popen", "fields": {"args": ["sh", "-c", "id"]}}
     assert isinstance(decode(forged, CLASSES), Record)

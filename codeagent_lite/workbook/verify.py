@@ -1,15 +1,12 @@
 """``verify(DIR)``: judge a learner's three files with the package's own contract (``tests/`` runs the same).
 
 Why it is built this way: the learner's code must never decide its own verdict. Each check is a probe (inputs,
-which function to call) and a judge (the expected values); the probes run in a sandbox beside copies of the
-learner's files and the Kernel types only (``verify_child``), and the judges here decide from the data that
-comes back. A syntax error, ``sys.exit``, a print, an endless loop or a forged message is one ✘ line, never a
-traceback or a hang. What it cannot stop: code in the child can claim results for the probes it is given. It is
-never told which check a probe is, gets a step's probes only after the last step is fenced, and step 2's
-stand-ins are observed by the parent with a per-run nonce; with ``seed`` the inputs are fresh, so a forger must
-compute what it claims. A replay of the public inputs still passes: the graded judge draws fresh ones
-(``classroom/GRADING.md``). ``python -m codeagent_lite verify DIR`` exits 0 when every check passes, 1
-otherwise, 2 when used wrongly.
+which function to call) and a judge (the expected values); the probes run in a sandbox (``verify_child``) and
+the judges here decide from the data that comes back, so a syntax error, ``sys.exit``, a print, an endless loop
+or a forged message is one ✘ line, never a traceback or a hang. Code in the child can still claim results for
+the probes it is given, without knowing which check each is; with ``seed`` the inputs are fresh, so a forger
+must compute what it claims (the graded judge, ``classroom/GRADING.md``). ``python -m codeagent_lite verify DIR``
+exits 0 when every check passes, 1 otherwise, 2 when used wrongly.
 """
 
 from __future__ import annotations
@@ -20,21 +17,11 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import sandbox, verify_progress
-from .contract import (
-    FILES,
-    SAMPLES,
-    STEPS,
-    Check,
-    Inputs,
-    Sample,
-    checks_up_to,
-    rejected_layer,
-    step_title,
-    text_samples,
-)
-from .verify_child import Item, Outcome, Tally, clean, run_step
+from .contract import FILES, SAMPLES, STEPS, Inputs, Sample, checks_up_to, rejected_layer, step_title, text_samples
+from .verify_child import CheckResult, Item, Tally, clean, not_run, run_step
 from .words import _
 
 __all__ = [
@@ -58,32 +45,6 @@ _MAX_TIME_LIMIT = 600.0
 
 class VerifyUsageError(ValueError):
     """verify was asked something it cannot do (no such folder, no such step): exit status 2."""
-
-
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    """One check's verdict. ``passed`` is None when the check could not run (its file did not load)."""
-
-    check: Check
-    passed: bool | None
-    got: str = ""
-    expected: str | None = None
-    notes: tuple[str, ...] = ()
-
-    @property
-    def sentence(self) -> str:
-        """Given, expected, got: one sentence a learner can act on (empty when the check passed)."""
-        if self.passed:
-            return ""
-        if self.passed is None:
-            return _("not run: {reason}", reason=self.got or _("{file}.py did not load", file=self.check.file))
-        words = self.check.words()
-        return _(
-            "given {given}, expected {expected}, got {got}.",
-            given=words.given,
-            expected=self.expected or words.expected,
-            got=self.got,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,43 +76,47 @@ class VerifyReport:
     def exit_code(self) -> int:
         return 0 if self.ok else 1
 
-    def __str__(self) -> str:
-        lines = [_("verify {label}: steps {first}-{last}", label=self.label, first=self.steps[0], last=self.steps[-1])]
-        lines += [f"  ! {problem}" for problem in self.file_problems]
-        lines += ["  " + _("note: {note}", note=note) for note in self.notes]
-        for step in self.steps:
-            lines.append(_("step {step} · {title}", step=step, title=step_title(step)))
-            results = self._results_of(step)
-            groups = _same_causes(results)
-            for result in results:
-                lines += _text_lines(result, groups.get(result.check.id))
-        lines.append(
-            _("{passed} of {total} checks pass", passed=self.passed, total=len(self.results))
-            + ("" if self.ok else _("; {summary}", summary=self.summary()))
-        )
-        if self.protection:
-            lines.append("  " + _note(self.protection))
-        return "\n".join(lines)
+    def _passing(self) -> str:
+        return _("{passed} of {total} checks pass", passed=self.passed, total=len(self.results))
 
     def _results_of(self, step: int) -> list[CheckResult]:
         """The report is read step by step, so each step's checks are shown together, in contract order."""
         return [result for result in self.results if result.check.step == step]
+
+    def _by_step(self) -> list[tuple[str, list[tuple[CheckResult, tuple[str, ...] | None]]]]:
+        """Each step's heading and its checks, each with its group of checks failing for the same reason."""
+        steps = []
+        for step in self.steps:
+            results = self._results_of(step)
+            groups = _same_causes(results)
+            heading = _("step {step} · {title}", step=step, title=step_title(step))
+            steps.append((heading, [(result, groups.get(result.check.id)) for result in results]))
+        return steps
+
+    def __str__(self) -> str:
+        lines = [_("verify {label}: steps {first}-{last}", label=self.label, first=self.steps[0], last=self.steps[-1])]
+        lines += [f"  ! {problem}" for problem in self.file_problems]
+        lines += ["  " + _note(note) for note in self.notes]
+        for heading, results in self._by_step():
+            lines += [heading, *(line for result, group in results for line in _text_lines(result, group))]
+        lines.append(self._passing() + ("" if self.ok else _("; {summary}", summary=self.summary())))
+        return "\n".join(lines + (["  " + _note(self.protection)] if self.protection else []))
 
     def overview(self) -> str:
         """One line per step: how many of its checks pass (the progress table of notebook 01)."""
         lines = []
         for step in self.steps:
             results = self._results_of(step)
-            passed = sum(1 for result in results if result.passed)
-            mark = "✔" if passed == len(results) else "✘"
+            passed, total, title = sum(1 for result in results if result.passed), len(results), step_title(step)
+            mark = "✔" if passed == total else "✘"
             lines.append(
                 _(
                     "{mark} step {step} · {title}: {passed} of {total} checks pass",
                     mark=mark,
                     step=step,
-                    title=step_title(step),
+                    title=title,
                     passed=passed,
-                    total=len(results),
+                    total=total,
                 )
             )
         return "\n".join(lines)
@@ -169,17 +134,12 @@ class VerifyReport:
     def _repr_html_(self) -> str:
         esc = html.escape
         rows = []
-        for step in self.steps:
-            heading = _("step {step} · {title}", step=step, title=step_title(step))
+        for heading, results in self._by_step():
             rows.append(f'<tr><th colspan="3" style="text-align:left">{esc(heading)}</th></tr>')
-            results = self._results_of(step)
-            groups = _same_causes(results)
-            rows += [_html_row(result, groups.get(result.check.id)) for result in results]
+            rows += [_html_row(result, group) for result, group in results]
         problems = "".join(f"<p style='color:#cf222e'>! {esc(problem)}</p>" for problem in self.file_problems)
         problems += "".join(f"<p>{esc(_note(note))}</p>" for note in self.notes)
-        passing = _("{passed} of {total} checks pass", passed=self.passed, total=len(self.results))
-        total = f"<p><b>{esc(passing)}</b>"
-        total += "" if self.ok else esc(_("; {summary}", summary=self.summary()))
+        total = f"<p><b>{esc(self._passing())}</b>" + ("" if self.ok else esc(_("; {summary}", summary=self.summary())))
         table = f"<table>{''.join(rows)}</table>"
         return f"<div><p>verify <code>{esc(self.label)}</code></p>{problems}{table}{total}</p></div>"
 
@@ -193,18 +153,9 @@ _MARKS: dict[bool | None, str] = {True: "✔", False: "✘", None: "·"}
 _COLOURS: dict[bool | None, str] = {True: "#1a7f37", False: "#cf222e", None: "#888"}
 
 
-def _broken_rule(result: CheckResult) -> str:
-    """The workbook rule a failed check enforces, or "": a learner should know the blog does not ask for it."""
-    ours = result.check.words().ours
-    return ours if ours and result.passed is False else ""
-
-
 def _same_causes(results: Sequence[CheckResult]) -> dict[str, tuple[str, ...]]:
-    """Checks of one step that failed (or did not run) for the very same reason: one root cause.
-
-    The first of them maps to the ids of the others (its sentence is said once, naming them);
-    each other maps to () (its sentence is not repeated).
-    """
+    """Checks of one step that failed (or did not run) for the very same reason: one root cause. The first maps
+    to the ids of the others (its sentence is said once, naming them), each other to () (not repeated)."""
     by_reason: dict[tuple[bool | None, str], list[str]] = {}
     for result in results:
         if not result.passed and result.got:
@@ -217,40 +168,36 @@ def _same_causes(results: Sequence[CheckResult]) -> dict[str, tuple[str, ...]]:
     return groups
 
 
-def _details(result: CheckResult, group: tuple[str, ...] | None) -> tuple[list[str], str]:
-    """A check's lines under its name (why it failed, the others with the same cause, its notes) and the workbook
-    rule it enforces ("" for none), said once for a cause: nothing for a check in ``group == ()``."""
+def _details(result: CheckResult, group: tuple[str, ...] | None) -> tuple[list[str], str, list[str]]:
+    """A check's lines under its name: why it failed (and the others with the same cause), the workbook rule a
+    failed check enforces ("": a learner should know the blog does not ask for it) and its notes. A cause is
+    said once: nothing for a check in ``group == ()``."""
     if group == ():
-        return [], ""
-    lines = [] if result.passed else [result.sentence]
+        return [], "", []
+    why = [] if result.passed else [result.sentence]
     if group:
-        lines.append(_("the same for {ids}", ids=_(", ").join(group)))
-    return lines + [_note(note) for note in result.notes], _broken_rule(result)
+        why.append(_("the same for {ids}", ids=_(", ").join(group)))
+    rule = (result.check.words().ours or "") if result.passed is False else ""
+    return why, rule, [_note(note) for note in result.notes]
 
 
 def _text_lines(result: CheckResult, group: tuple[str, ...] | None = None) -> list[str]:
     """One check in the command line's report: its mark and name, then why it failed and any notes."""
     ours = " " + _("[workbook rule]") if result.check.ours else ""
-    lines, rule = _details(result, group)
-    if rule:
-        lines.insert(len(lines) - len(result.notes), _("(a rule of this workbook: {rule})", rule=rule))
-    return [f"  {_MARKS[result.passed]} {result.check.id} {result.check.words().name}{ours}"] + [
-        f"      {line}" for line in lines
-    ]
+    why, rule, notes = _details(result, group)
+    rules = [_("(a rule of this workbook: {rule})", rule=rule)] if rule else []
+    head = f"  {_MARKS[result.passed]} {result.check.id} {result.check.words().name}{ours}"
+    return [head] + [f"      {line}" for line in why + rules + notes]
 
 
 def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
     """One check as a row of the notebook's table: the same facts as ``_text_lines``, escaped for HTML."""
     esc = html.escape
-    words = result.check.words()
-    mark = _("[workbook rule]")
+    words, mark = result.check.words(), _("[workbook rule]")
     ours = f' <span title="{esc(words.ours)}">{esc(mark)}</span>' if words.ours else ""
-    lines, rule = _details(result, group)
-    detail = [esc(line) for line in lines]
-    if rule:
-        detail.insert(
-            len(lines) - len(result.notes), "<i>" + esc(_("a rule of this workbook: {rule}", rule=rule)) + "</i>"
-        )
+    why, rule, notes = _details(result, group)
+    rules = ["<i>" + esc(_("a rule of this workbook: {rule}", rule=rule)) + "</i>"] if rule else []
+    detail = [esc(line) for line in why] + rules + [esc(line) for line in notes]
     return (
         f'<tr><td style="color:{_COLOURS[result.passed]};font-weight:bold">{_MARKS[result.passed]}</td>'
         f'<td style="text-align:left">{esc(result.check.id)} {esc(words.name)}{ours}</td>'
@@ -259,13 +206,6 @@ def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
 
 
 # --------------------------------------------------------------------------- the parent side
-
-
-def _label(directory: str | os.PathLike[str]) -> str:
-    """How the folder is named in the report: as given when relative, else by its name (no machine paths),
-    cleaned: a folder's name is the learner's too."""
-    given = Path(directory)
-    return clean(given.as_posix() if not given.is_absolute() else given.name, limit=120)
 
 
 def verify(
@@ -278,20 +218,15 @@ def verify(
 ) -> VerifyReport:
     """Run the contract's checks of steps 1..``step`` (all four for None) on ``directory``'s files.
 
-    ``time_limit`` is per check, in seconds. With ``seed``, the checks' inputs are drawn fresh
-    from it (graded judging: the learner's code cannot know them); the expected values are
-    computed here for those same inputs. ``progress`` (None: where it can be seen) shows a line per
-    step on a terminal, or in a notebook a bar that is gone when the report is shown (``verify_progress``).
-    Raises ``VerifyUsageError`` when the folder does not exist, holds none of the three files,
-    or ``step`` is not 1 to 4.
+    ``time_limit`` is per check, in seconds. With ``seed`` the inputs are drawn fresh (graded judging: the
+    learner's code cannot know them). ``progress`` (None: where it can be seen) shows a line per step on a
+    terminal, or a notebook bar gone when the report is shown. ``VerifyUsageError`` for wrong arguments.
     """
-    _check_arguments(step, time_limit, seed)
-    label, folder = _folder(directory)
-    _check_holds_a_file(folder, label)
+    label, folder = _arguments(directory, step, time_limit, seed)
     inputs = (Inputs() if seed is None else Inputs.draw(seed)).fresh()
     checks = checks_up_to(step)
     steps = tuple(sorted({check.step for check in checks}))
-    items = [_item(check, inputs) for check in checks]
+    items = [Item(c.id, c.file, *c.probe(inputs), group=c.step, secret=inputs.nonce, check=c) for c in checks]
     step_of, reached, tally = {item.id: item.group for item in items}, [steps[0]], Tally()
     shown = verify_progress.start(len(steps), progress)
 
@@ -305,25 +240,34 @@ def verify(
         run_step(folder, label, items, time_limit, tally, on_event, seed)
     finally:
         shown.done()  # emptied on every path (Ctrl-C included): no bar is left in the saved notebook
-    results = tuple(_check_result(check, tally.outcomes[check.id]) for check in checks)
-    problems, notes = tuple(tally.file_problems.values()), tuple(tally.file_notes.values())
+    results = tuple(tally.outcomes[check.id] for check in checks)
+    notes = tuple(tally.file_notes.values())
     if seed is not None:
-        notes = (
-            *notes,
+        notes += (
             _("the checks' inputs were drawn from seed {seed}; the cases printed above are the public ones", seed=seed),
         )
-    notes = (*notes, *_weaker_sandbox_note())
-    capped = bool(tally.capped) and all(tally.capped)
-    return VerifyReport(label, steps, results, problems, notes, _(sandbox.memory_protection(capped)))
+    protection = _(sandbox.memory_protection(bool(tally.capped) and all(tally.capped)))
+    return VerifyReport(
+        label, steps, results, tuple(tally.file_problems.values()), notes + _weaker_sandbox_note(), protection
+    )
 
 
-def _check_arguments(step: int | None, time_limit: float, seed: int | None) -> None:
-    """Wrong arguments are a usage error (exit status 2) before any learner code runs."""
+def _arguments(
+    directory: str | os.PathLike[str], step: int | None, time_limit: float, seed: int | None
+) -> tuple[str, Path]:
+    """Wrong arguments are a usage error (exit status 2) before any learner code runs; so is a folder with none of
+    the three files, almost always the wrong folder."""
     if step is not None:
         _check_step(step)
     _check_time_limit(time_limit)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise VerifyUsageError(_("seed must be an integer, found {found}", found=repr(seed)))
+    label, folder = _folder(directory)
+    if not any((folder / f"{name}.py").is_file() for name in FILES):
+        raise VerifyUsageError(
+            _("{label} holds none of {files}", label=repr(label), files=", ".join(f"{name}.py" for name in FILES))
+        )
+    return label, folder
 
 
 _said_protections: list[bool] = []
@@ -334,37 +278,27 @@ def _weaker_sandbox_note() -> tuple[str, ...]:
     if _said_protections or sandbox.isolated():
         return ()
     _said_protections.append(True)
-    return (
-        _(
-            "your code runs without bubblewrap here; what protects it: {list}",
-            list="; ".join(_(phrase) for phrase in sandbox.protections()),
-        ),
-    )
+    protections = "; ".join(_(phrase) for phrase in sandbox.protections())
+    return (_("your code runs without bubblewrap here; what protects it: {list}", list=protections),)
 
 
-def _item(check: Check, inputs: Inputs) -> Item:
-    probe, judge = check.probe(inputs)
-    return Item(check.id, check.file, probe, judge=judge, group=check.step, secret=inputs.nonce)
-
-
-def _check_holds_a_file(folder: Path, label: str) -> None:
-    """A folder with none of the three files is almost always the wrong folder: say so instead of failing all."""
-    if not any((folder / f"{name}.py").is_file() for name in FILES):
-        raise VerifyUsageError(
-            _("{label} holds none of {files}", label=repr(label), files=", ".join(f"{name}.py" for name in FILES))
-        )
-
-
-def _check_result(check: Check, outcome: Outcome) -> CheckResult:
-    """The public verdict drops what only ``compare`` needs (``shown``)."""
-    return CheckResult(check, outcome.passed, outcome.got, outcome.expected, outcome.notes)
-
-
-def _run_samples(folder: Path, label: str, samples: Sequence[Sample], time_limit: float) -> Tally:
+def _run_samples(
+    directory: str | os.PathLike[str], samples: Sequence[Sample], time_limit: float
+) -> tuple[str, list[tuple[str, CheckResult]]]:
+    """The folder's label, and each sample's verdict with its words: its description, or why it failed or did
+    not run, as verify would say it."""
+    _check_time_limit(time_limit)
+    label, folder = _folder(directory)
     tally = Tally()
-    items = [Item(sample.id, sample.file, sample.probe, describe=sample.describe) for sample in samples]
-    run_step(folder, label, items, time_limit, tally)
-    return tally
+    run_step(folder, label, [Item(s.id, s.file, s.probe, describe=s.describe) for s in samples], time_limit, tally)
+    shown = []
+    for sample in samples:
+        outcome = tally.outcomes[sample.id]
+        words = outcome.shown if outcome.passed else outcome.got
+        if outcome.passed is None:
+            words = not_run(tally.file_problems.get(sample.file, ""), sample.file)
+        shown.append((words, outcome))
+    return label, shown
 
 
 # --------------------------------------------------------------------------- yours beside ours
@@ -393,13 +327,9 @@ class Comparison:
     rows: tuple[ComparisonRow, ...]
 
     def __str__(self) -> str:
+        title = step_title(self.step)
         lines = [
-            _(
-                "{label} beside the reference: step {step} · {title}",
-                label=self.label,
-                step=self.step,
-                title=step_title(self.step),
-            )
+            _("{label} beside the reference: step {step} · {title}", label=self.label, step=self.step, title=title)
         ]
         for row in self.rows:
             lines.append(f"{'=' if row.same else '≠'} {row.label}")
@@ -408,16 +338,19 @@ class Comparison:
                 lines.append(_("    yours: {text}", text=row.yours))
                 if row.cost:
                     lines.append(_("    cost : {text}", text=row.cost))
-        differ = sum(1 for row in self.rows if not row.same)
+        differ, total = self._differ(), len(self.rows)
         lines.append(
-            _("{differ} of {total} differ", differ=differ, total=len(self.rows))
+            _("{differ} of {total} differ", differ=differ, total=total)
             if differ
-            else _("all {total} the same", total=len(self.rows))
+            else _("all {total} the same", total=total)
         )
         return "\n".join(lines)
 
+    def _differ(self) -> int:
+        return sum(1 for row in self.rows if not row.same)
+
     def __repr__(self) -> str:
-        differ = sum(1 for row in self.rows if not row.same)
+        differ = self._differ()
         return f"Comparison({self.label!r}, step {self.step}: {differ} of {len(self.rows)} differ)"
 
     def _repr_html_(self) -> str:
@@ -425,16 +358,20 @@ class Comparison:
         columns = (_("reply"), _("ours (reference)"), _("yours"), _("what the difference costs"))
         head = "<tr><th></th>" + "".join(f"<th>{esc(column)}</th>" for column in columns) + "</tr>"
         rows = []
+        same = _("same")
         for row in self.rows:
-            mark = "=" if row.same else "≠"
-            colour = "#1a7f37" if row.same else "#cf222e"
-            yours = esc(_("same")) if row.same else esc(row.yours)
+            mark, colour = ("=", "#1a7f37") if row.same else ("≠", "#cf222e")
+            yours = same if row.same else row.yours
+            cells = (
+                esc(row.label),
+                f"<code>{esc(row.reference)}</code>",
+                f"<code>{esc(yours)}</code>",
+                "" if row.same else esc(row.cost),
+            )
             rows.append(
                 f'<tr><td style="color:{colour};font-weight:bold">{mark}</td>'
-                f'<td style="text-align:left">{esc(row.label)}</td>'
-                f'<td style="text-align:left"><code>{esc(row.reference)}</code></td>'
-                f'<td style="text-align:left"><code>{yours}</code></td>'
-                f'<td style="text-align:left">{"" if row.same else esc(row.cost)}</td></tr>'
+                + "".join(f'<td style="text-align:left">{cell}</td>' for cell in cells)
+                + "</tr>"
             )
         label = "<code>" + esc(self.label) + "</code>"
         title = _("{label} beside the reference", label=label)
@@ -442,23 +379,16 @@ class Comparison:
 
 
 def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Comparison:
-    """Run step ``step``'s samples through ``directory``'s file and through the reference.
-
-    Step 4 shows the same corpus as step 3 (the parser is one file in two stages).
-    The learner's side runs in a killable child, like ``verify``; the reference runs here.
-    """
+    """Run step ``step``'s samples through ``directory``'s file (in a killable child, like ``verify``) and through
+    the reference (here). Step 4 shows step 3's corpus: the parser is one file in two stages."""
     _check_step(step)
-    _check_time_limit(time_limit)
-    label, folder = _folder(directory)
     samples = [sample for sample in SAMPLES if sample.step == min(step, 3)]
-    tally = _run_samples(folder, label, samples, time_limit)
+    label, results = _run_samples(directory, samples, time_limit)
     rows = []
-    for sample in samples:
-        module = importlib.import_module(f"codeagent_lite.{sample.file}")
-        reference = clean(sample.run(module))
-        yours = _shown(tally.outcomes[sample.id], sample, tally.file_problems)
-        sample_label, cost = sample.words()
-        rows.append(ComparisonRow(sample_label, reference, yours, cost))
+    for sample, (yours, _outcome) in zip(samples, results, strict=True):
+        reference = clean(sample.run(importlib.import_module(f"codeagent_lite.{sample.file}")))
+        name, cost = sample.words()
+        rows.append(ComparisonRow(name, reference, yours, cost))
     return Comparison(label, step, tuple(rows))
 
 
@@ -475,21 +405,14 @@ class LearnerParse:
 def learner_parses(
     directory: str | os.PathLike[str], texts: Sequence[str], *, time_limit: float = DEFAULT_TIME_LIMIT
 ) -> tuple[LearnerParse, ...]:
-    """What the learner's ``parse_json_action`` does with each text: ``contract.describe_parse``'s words, and
-    whether it accepted the text or at which layer it refused it (so a ladder is drawn from facts, not words).
-
-    A crash, a hang or a file that does not load comes back as the sentence verify would print.
-    """
-    _check_time_limit(time_limit)
-    label, folder = _folder(directory)
-    samples = text_samples(texts)
-    tally = _run_samples(folder, label, samples, time_limit)
-    return tuple(_parsed(tally.outcomes[sample.id], sample, tally.file_problems) for sample in samples)
+    """What the learner's ``parse_json_action`` does with each text: ``contract.describe_parse``'s words (or the
+    sentence verify prints for a crash, a hang, a file that did not load), and whether it accepted the text or at
+    which layer it refused it, so a ladder is drawn from facts, not words."""
+    _label, results = _run_samples(directory, text_samples(texts), time_limit)
+    return tuple(_parsed(shown, outcome.result if outcome.passed else None) for shown, outcome in results)
 
 
-def _parsed(outcome: Outcome, sample: Sample, file_problems: dict[str, str]) -> LearnerParse:
-    shown = _shown(outcome, sample, file_problems)
-    result = outcome.result if outcome.passed else None
+def _parsed(shown: str, result: dict[str, Any] | None) -> LearnerParse:
     if result is None:
         return LearnerParse(shown, accepted=False, rejected_at=None)
     return LearnerParse(shown, accepted=not isinstance(result.get("error"), dict), rejected_at=rejected_layer(result))
@@ -515,20 +438,13 @@ def _check_time_limit(time_limit: float) -> None:
 
 
 def _folder(directory: str | os.PathLike[str]) -> tuple[str, Path]:
-    label = _label(directory)
+    """How the folder is named in the report (as given when relative, else by its name: no machine paths;
+    cleaned, since a folder's name is the learner's too), and where it is."""
+    given = Path(directory)
+    label = clean(given.as_posix() if not given.is_absolute() else given.name, limit=120)
     folder = Path(directory).resolve()
     if not folder.is_dir():
         raise VerifyUsageError(
             _("{label} is not a folder (run from the folder that holds it, or give its path)", label=repr(label))
         )
     return label, folder
-
-
-def _shown(outcome: Outcome, sample: Sample, file_problems: dict[str, str]) -> str:
-    if outcome.passed:
-        return outcome.shown
-    if outcome.passed is None:
-        return _(
-            "not run: {reason}", reason=file_problems.get(sample.file) or _("{file}.py did not load", file=sample.file)
-        )
-    return outcome.got

@@ -1,14 +1,11 @@
 """verify's side of one sandbox session: hand out each step's probes, answer the stand-ins, judge what comes back.
 
-Why: the learner's code must never run where its verdict is decided. A step's probes (plain inputs, from
-``contract``) go to ``verify_probe.main`` in a sandbox beside copies of the learner's files; each verdict is drawn
-here by the check's judge from the data that came back, checked first, so a judge meeting data
-of the wrong shape gives a failed check, never a traceback. The child knows a probe by its place in this
-session's list only; it gets a step's probes when it asks, after the parent has killed every other process of
-the run (a fence), so nothing one step forked lives into the next or sees its inputs. Step 2's stand-ins are
-answered and recorded here (``verify_standins``). One session serves all the steps (each costs a fresh
-interpreter): a hang costs one time limit and the rest of its step is not run, said once, and a fresh session
-runs the later steps; a process that dies is replaced for the checks left.
+A step's probes (plain inputs, from ``contract``) go to ``verify_probe.main`` in a sandbox beside copies of the
+learner's files, which knows a probe by its place in this session's list only and gets a step's probes when it
+asks, after the parent has killed every other process of the run (a fence): nothing one step forked lives into
+the next or sees its inputs. Each verdict is drawn here by the check's judge from the data that came back,
+checked first. One session serves all the steps (each costs a fresh interpreter): a hang costs one time limit
+and the rest of its step, said once; a process that dies is replaced for the checks left.
 """
 
 from __future__ import annotations
@@ -23,27 +20,18 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
 from ..display import printable, shorten
 from . import sandbox
-from .contract import FILES, Judge, Mismatch, Probe, Raised
+from .contract import FILES, Check, Judge, Mismatch, Probe, Raised
 from .verify_probe import package_module
 from .verify_standins import StandIns, child_probe, refusal
 from .words import _
 
-__all__ = [
-    "MALFORMED",
-    "Item",
-    "Outcome",
-    "Tally",
-    "clean",
-    "describe_error",
-    "load_package",
-    "package_name",
-    "run_step",
-]
+__all__ = ["CheckResult", "Item", "Tally", "clean", "learner_files", "load_package", "not_run", "run_step"]
 
 _MAX_PRINTED = 80
 _MAX_FILE_BYTES = 2 * 2**20
@@ -63,14 +51,18 @@ def clean(text: str, *, limit: int = 400) -> str:
 
 
 def describe_error(error: dict[str, Any]) -> str:
-    """What a learner should read when their code raised instead of returning (from the probe's facts)."""
-    place = _place(error.get("place"))
-    syntax = error.get("syntax")
+    """What a learner should read when their code raised instead of returning (from the probe's facts). The errors
+    met while a step is unfinished or runs away get words of their own: a bare class name says not what to do."""
+    place, syntax, mro = _place(error.get("place")), error.get("syntax"), error.get("mro") or []
     if isinstance(syntax, list) and len(syntax) == 3:
         return _("a syntax error in {file} line {line}: {message}", file=syntax[0], line=syntax[1], message=syntax[2])
-    special = _special_error(error.get("mro") or [], error, place)
-    if special:
-        return special
+    if "builtins.NotImplementedError" in mro:
+        return _("nothing yet: it is not written (NotImplementedError{place})", place=place)
+    if "builtins.SystemExit" in mro:
+        code = str(error.get("exit_code", ""))
+        return _("SystemExit({code}) raised{place}: library code must never end the program", code=code, place=place)
+    if "builtins.RecursionError" in mro:
+        return _("RecursionError{place}: the code recursed too deep", place=place)
     name, module, message = str(error.get("type", "?")), str(error.get("module", "")), str(error.get("message", ""))
     if name == "InvalidModelOutputError" and module != "codeagent_lite.model_adapter":
         return _(
@@ -88,22 +80,6 @@ def _place(place: object) -> str:
     return _(" in {file} line {line}", file=clean(str(place[0]), limit=60), line=clean(str(place[1]), limit=10))
 
 
-def _special_error(mro: list[Any], error: dict[str, Any], place: str) -> str:
-    """The errors a learner meets while the step is unfinished or runs away get words of their own ("" else):
-    a bare class name would not tell them what to do."""
-    if "builtins.NotImplementedError" in mro:
-        return _("nothing yet: it is not written (NotImplementedError{place})", place=place)
-    if "builtins.SystemExit" in mro:
-        return _(
-            "SystemExit({code}) raised{place}: library code must never end the program",
-            code=str(error.get("exit_code", "")),
-            place=place,
-        )
-    if "builtins.RecursionError" in mro:
-        return _("RecursionError{place}: the code recursed too deep", place=place)
-    return ""
-
-
 @dataclass(frozen=True, slots=True)
 class Item:
     """One thing to run in the sandbox: a check (judge: raises ``Mismatch``) or a sample (describe: text)."""
@@ -117,19 +93,39 @@ class Item:
     """The step: a hang stops the rest of its own step, and a fresh session runs the later steps."""
     secret: str = ""
     """The run's nonce (``Inputs.nonce``): taken out of what a learner is shown, so reports read the same."""
+    check: Check | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
-    """The verdict on one item (``shown``: a sample's description)."""
+class CheckResult:
+    """One item's verdict, a check's or a sample's: one class, as both are judged alike. A check's is read through
+    ``check``; a sample's has ``shown`` (its description) and ``result`` (its probe's facts as they came back).
+    ``passed`` is None when it could not run (its file did not load)."""
 
+    of_check: Check | None
     passed: bool | None
     got: str = ""
     expected: str | None = None
     notes: tuple[str, ...] = ()
     shown: str = ""
     result: dict[str, Any] | None = None
-    """A sample's probe result as it came back (plain data), for a caller that needs facts, not the words."""
+
+    @property
+    def check(self) -> Check:
+        """The check judged: every verdict of a report has one (a sample's has none, and is never asked)."""
+        assert self.of_check is not None, "a sample's verdict is no check's"
+        return self.of_check
+
+    @property
+    def sentence(self) -> str:
+        """Given, expected, got: one sentence a learner can act on (empty when the check passed)."""
+        if self.passed:
+            return ""
+        if self.passed is None:
+            return not_run(self.got, self.check.file)
+        words = self.check.words()
+        expected = self.expected or words.expected
+        return _("given {given}, expected {expected}, got {got}.", given=words.given, expected=expected, got=self.got)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +133,7 @@ class Tally:
     """Verdicts by item id, what went wrong with whole files, notes on files that printed, and for each session
     run whether it had a cgroup of its own (what the report's last line says applied)."""
 
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    outcomes: dict[str, CheckResult] = field(default_factory=dict)
     file_problems: dict[str, str] = field(default_factory=dict)
     file_notes: dict[str, str] = field(default_factory=dict)
     capped: list[bool] = field(default_factory=list)
@@ -158,10 +154,7 @@ def package_name(folder_name: str, taken: Callable[[str], bool] = lambda name: F
 
 def load_package(directory: Path) -> str:
     """Register ``directory`` as a package in *this* process, without running its ``__init__``; return its name.
-
-    Not verify's (which never imports learner code here): notebook 07's in-kernel checks
-    (``build_assignment.load_learner_file``), whose scores the classroom's grader re-decides in a sandbox.
-    """
+    Not verify's: notebook 07's in-kernel checks, whose scores the classroom's grader re-decides in a sandbox."""
     existing = sys.modules.get(directory.name)
     if existing is not None and any(Path(p).resolve() == directory for p in getattr(existing, "__path__", [])):
         return directory.name
@@ -173,17 +166,15 @@ def load_package(directory: Path) -> str:
 def learner_files(folder: Path, package: str, problems: dict[str, str] | None = None) -> dict[str, bytes]:
     """Copies of the learner's three files (and ``__init__.py``, never run) and the probe program.
 
-    Each is read as a regular file of the folder itself: a symbolic link (to ``/proc/self/environ``,
-    the solutions), a FIFO or a device is refused, never followed or waited on, and so is a file over
-    the size cap. Why: the read happens here, in the parent, with the teacher's rights. What was
-    refused, and why, goes to ``problems`` (file name -> sentence); the child then says it is missing.
+    Each is read as a regular file of the folder itself: a symbolic link (to ``/proc/self/environ``, the
+    solutions), a FIFO, a device or a file over the size cap is refused, never followed or waited on, since the
+    read happens here with the teacher's rights. Why one was refused goes to ``problems`` (file -> sentence).
     """
     files = {"verify_probe.py": _PROBE_SOURCE.read_bytes()}
     try:
-        directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        directory, reason = os.open(folder, os.O_RDONLY | os.O_DIRECTORY), ""
     except OSError as error:
-        directory = -1
-        reason = _os_reason(error)
+        directory, reason = -1, _os_reason(error)
     try:
         for name in (*FILES, "__init__"):
             content = _read_regular(directory, f"{name}.py") if directory >= 0 else reason
@@ -215,11 +206,9 @@ def _read_regular(directory: int, name: str) -> bytes | str:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             return _("it is not a regular file")
         content = os.read(descriptor, _MAX_FILE_BYTES + 1)
-        return (
-            content
-            if len(content) <= _MAX_FILE_BYTES
-            else _("it is larger than {limit} MB", limit=_MAX_FILE_BYTES // 2**20)
-        )
+        if len(content) > _MAX_FILE_BYTES:
+            return _("it is larger than {limit} MB", limit=_MAX_FILE_BYTES // 2**20)
+        return content
     except OSError as error:
         return _os_reason(error)
     finally:
@@ -243,37 +232,33 @@ def run_step(
     seed: int | None = None,
 ) -> None:
     """Run ``items`` in one sandbox session (a fresh one after a crash or a hang); record every verdict in ``tally``.
-
-    With ``seed`` (graded judging) each step's probes reach the child in an order drawn from it, so not even a
-    probe's place tells the learner's code which check it is.
-    """
+    With ``seed`` each step's probes go in an order drawn from it: not even a place tells which check it is."""
     package = package_name(folder.name)
     files = learner_files(folder, package, tally.file_problems)
-    remaining = _shuffled(items, seed)
+    remaining = list(items)
+    if seed is not None:
+        steps: dict[int, list[Item]] = {}
+        for item in items:
+            steps.setdefault(item.group, []).append(item)
+        draw = random.Random(f"verify-order-{seed}")
+        for group in steps.values():
+            draw.shuffle(group)
+        remaining = [item for group in steps.values() for item in group]
     for _attempt in range(_RESTARTS + 1 + len({item.group for item in items})):
         if not remaining:
             return
         remaining = _session(files, package, label, remaining, time_limit, tally, on_event)
-    _not_run(tally, remaining, _("verify stopped: {reason}", reason=_("the checking process stopped answering")))
+    _not_run(tally, remaining, _stopped_answering())
+
+
+def _stopped_answering() -> str:
+    return _("verify stopped: {reason}", reason=_("the checking process stopped answering"))
 
 
 def _not_run(tally: Tally, items: Sequence[Item], reason: str) -> None:
     """Items without a verdict yet: not run, for ``reason``."""
     for item in items:
-        tally.outcomes.setdefault(item.id, Outcome(None, got=reason))
-
-
-def _shuffled(items: Sequence[Item], seed: int | None) -> list[Item]:
-    """The items step by step as given, each step's own in an order drawn from ``seed`` (as given for None)."""
-    if seed is None:
-        return list(items)
-    draw = random.Random(f"verify-order-{seed}")
-    steps: dict[int, list[Item]] = {}
-    for item in items:
-        steps.setdefault(item.group, []).append(item)
-    for group in steps.values():
-        draw.shuffle(group)
-    return [item for group in steps.values() for item in group]
+        tally.outcomes.setdefault(item.id, CheckResult(item.check, None, got=reason))
 
 
 @dataclass
@@ -307,21 +292,14 @@ def _session(
     on_event: Callable[[str], None] | None,
 ) -> list[Item]:
     """One sandbox run; returns the items to try again in a fresh process, else []."""
-    steps: list[list[tuple[str, Item]]] = []
-    for place, item in enumerate(items):
-        if not steps or steps[-1][0][1].group != item.group:
-            steps.append([])
-        steps[-1].append((str(place), item))
+    places = [(str(place), item) for place, item in enumerate(items)]
+    steps = [list(step) for _group, step in groupby(places, key=lambda pair: pair[1].group)]
     stand_ins = {item.id: StandIns(v) for item in items if isinstance(v := item.probe.get("stand_ins"), dict)}
     keys = {f"load:{file}": f"load:{file}" for file in FILES}  # a step's places join when it is handed out
     state = _Session(label, {item.id: item for item in items}, tally, time_limit, keys, steps, stand_ins)
     state.step, state.step_started = (items[0].group if items else None), time.monotonic()
-    limits = sandbox.Limits(
-        seconds=_STARTUP_SECONDS + time_limit * (len(items) + len(FILES)),
-        memory_bytes=_MEMORY_BYTES,
-        processes=_PROCESSES,
-        output_bytes=8_000_000,
-    )
+    seconds = _STARTUP_SECONDS + time_limit * (len(items) + len(FILES))
+    limits = sandbox.Limits(seconds, memory_bytes=_MEMORY_BYTES, processes=_PROCESSES, output_bytes=8_000_000)
 
     def on_part(part: object) -> bool | sandbox.Answer:
         answer = _answer(state, part)
@@ -343,7 +321,7 @@ def _session(
     )
     tally.capped.append(outcome.capped)
     if outcome.status == "ok":
-        _not_run(tally, items, _("verify stopped: {reason}", reason=_("the checking process stopped answering")))
+        _not_run(tally, items, _stopped_answering())
         return []
     return _after_stop(state, items, outcome, time_limit)
 
@@ -382,7 +360,7 @@ def _take(state: _Session, part: object) -> bool:
     else buys no time: the verdicts come only from the judges, and each key's clock starts once."""
     if not isinstance(part, dict):
         return False
-    started, key = _ours(state, part.get("start")), _ours(state, part.get("done"))
+    started, key = state.keys.get(_key(part.get("start"))), state.keys.get(_key(part.get("done")))
     if started is not None and started not in state.started:
         state.started.add(started)
         state.running = started
@@ -392,24 +370,24 @@ def _take(state: _Session, part: object) -> bool:
     state.answered.add(key)
     state.running = None
     if key.startswith("load:"):
-        _record_load(state, key.removeprefix("load:"), _checked_load(part))
+        _record_load(state, key.removeprefix("load:"), _checked(part, _LOAD))
     elif key not in state.tally.outcomes:
         state.tally.outcomes[key] = _verdict(state.by_id[key], _with_facts(state, key, part))
     return _within_budget(state, key)
 
 
-def _with_facts(state: _Session, key: str, part: dict[str, Any]) -> dict[str, Any] | object:
+def _key(sent: object) -> str:
+    """A key the child sent, as one to look up ("" matches none): only the keys it was given count."""
+    return sent if isinstance(sent, str) else ""
+
+
+def _with_facts(state: _Session, key: str, part: dict[str, Any]) -> dict[str, Any] | None:
     """The child's answer, checked, with what the parent saw of step 2's stand-ins in place of its claims."""
-    checked = _checked_check(part)
+    checked = _checked(part, _CHECK)
     stand_ins = state.stand_ins.get(key)
-    if stand_ins is not None and isinstance(checked, dict) and isinstance(checked.get("result"), dict):
+    if stand_ins is not None and checked is not None and isinstance(checked.get("result"), dict):
         checked["result"] = stand_ins.facts(checked["result"])
     return checked
-
-
-def _ours(state: _Session, key: object) -> str | None:
-    """The parent's key (a check id, ``load:<file>``) for a key the child sent; None for one it was never given."""
-    return state.keys.get(key) if isinstance(key, str) else None
 
 
 def _within_budget(state: _Session, key: str) -> bool:
@@ -423,25 +401,38 @@ def _within_budget(state: _Session, key: str) -> bool:
     return time.monotonic() - state.step_started <= state.time_limit * (checks + len(FILES))
 
 
-def _record_load(state: _Session, file: str, part: dict[str, Any] | object) -> None:
+def _record_load(state: _Session, file: str, part: dict[str, Any] | None) -> None:
     """What loading a file came to: missing, an import of the reference, what it raised, or loaded (with a note
     when it printed)."""
     problems = state.tally.file_problems
     if file in state.loads or file in problems:
         state.loads.setdefault(file, file not in problems)
         return
-    if not isinstance(part, dict):
-        problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=_malformed(f"{file}.py"))
+    if part is None:
+        problems[file] = _not_loaded(file, _malformed(f"{file}.py"))
     elif part.get("missing"):
         problems[file] = _("{file}.py is missing from {label}", file=file, label=state.label)
     elif part.get("reference_imports"):
         problems[file] = _imports_reference(file, part["reference_imports"])
     elif part.get("error") is not None:
         what = clean(describe_error(part["error"]))
-        problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=what)
+        problems[file] = _not_loaded(file, what)
     elif part.get("printed", "").strip():
         state.tally.file_notes[file] = _printed_note(part["printed"], file)
     state.loads[file] = file not in problems
+
+
+def not_run(reason: str, file: str) -> str:
+    """Why an item did not run: ``reason``, or else that its file did not load."""
+    return _("not run: {reason}", reason=reason or _did_not_load(file))
+
+
+def _did_not_load(file: str) -> str:
+    return _("{file}.py did not load", file=file)
+
+
+def _not_loaded(file: str, what: str) -> str:
+    return _("{file}.py could not be loaded: {what}", file=file, what=what)
 
 
 def _malformed(key: str) -> str:
@@ -469,41 +460,41 @@ def _printed_note(printed: str, file: str) -> str:
     )
 
 
-def _verdict(item: Item, part: dict[str, Any] | object) -> Outcome:
+def _verdict(item: Item, part: dict[str, Any] | None) -> CheckResult:
     """The judge's verdict (or the sample's description) on what came back: the learner's code never decides it,
     and whatever the judge raises on data of the wrong shape is a failed check."""
-    if not isinstance(part, dict):
-        return Outcome(False, got=_malformed(item.id))
+    if part is None:
+        return CheckResult(item.check, False, got=_malformed(item.id))
     if part.get("not_run"):
-        return Outcome(None, got=_("{file}.py did not load", file=item.file))
+        return CheckResult(item.check, None, got=_did_not_load(item.file))
     result = part.get("result")
     if not isinstance(result, dict):
-        return Outcome(False, got=_wrong_shape())
+        return CheckResult(item.check, False, got=_wrong_shape())
     printed = result.get("printed")
     notes = (_printed_note(printed, item.file),) if isinstance(printed, str) and printed.strip() else ()
     attempts = result.get("reference_imports")
     if isinstance(attempts, list) and attempts:
-        return Outcome(False, got=_imports_reference(item.file, attempts), notes=notes)
+        return CheckResult(item.check, False, got=_imports_reference(item.file, attempts), notes=notes)
     return _judged(item, result, notes)
 
 
-def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> Outcome:
+def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> CheckResult:
     try:
         if item.describe is not None:
-            return Outcome(True, shown=clean(item.describe(result)), notes=notes, result=result)
+            return CheckResult(item.check, True, shown=clean(item.describe(result)), notes=notes, result=result)
         assert item.judge is not None
         item.judge(result)
     except Mismatch as mismatch:
         expected = None if mismatch.expected is None else _hidden(mismatch.expected, item.secret)
-        return Outcome(False, got=_hidden(mismatch.got, item.secret), expected=expected, notes=notes)
+        return CheckResult(item.check, False, got=_hidden(mismatch.got, item.secret), expected=expected, notes=notes)
     except Raised as raised:
         described = clean(describe_error(raised.error))
         if "builtins.NotImplementedError" not in (raised.error.get("mro") or []):
             described = _("it raised {described}", described=described)
-        return Outcome(False, got=_hidden(described, item.secret), notes=notes)
+        return CheckResult(item.check, False, got=_hidden(described, item.secret), notes=notes)
     except Exception:  # the child's data had the wrong shape: forged or broken, never a verdict
-        return Outcome(False, got=_wrong_shape(), notes=notes)
-    return Outcome(True, notes=notes)
+        return CheckResult(item.check, False, got=_wrong_shape(), notes=notes)
+    return CheckResult(item.check, True, notes=notes)
 
 
 def _hidden(text: str, secret: str) -> str:
@@ -512,13 +503,11 @@ def _hidden(text: str, secret: str) -> str:
 
 
 def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOutcome, time_limit: float) -> list[Item]:
-    """The session ended without its final answer: blame what was running, and return what a fresh session runs.
-
-    After a crash, every item left; after a hang or a broken channel, only the later steps: the rest of the
-    stopped step is not run, with the reason said once.
-    """
-    running, tally = state.running, state.tally
-    what = _what_stopped(outcome, time_limit)
+    """The session ended without its final answer: what was running gets the cause (a file that was loading, or a
+    check), and the items of a file that did not load are not run. Returns what a fresh session runs: after a
+    crash every item left; after a hang or a broken channel only the later steps, the rest of the stopped step not
+    run with the reason said once."""
+    running, tally, what = state.running, state.tally, _what_stopped(outcome, time_limit)
     _blame(state, running, what)
     left = [item for item in items if item.id not in tally.outcomes]
     if outcome.status == "crashed" and running is not None:
@@ -536,17 +525,16 @@ def _later_steps(state: _Session, left: list[Item], running: str | None, what: s
 
 
 def _blame(state: _Session, running: str | None, what: str) -> None:
-    """What was running when the session ended gets the cause (a file that was loading, or a check), and the
-    items of a file that did not load are not run, for that reason."""
+    tally = state.tally
     if running is not None and running.startswith("load:"):
         file = running.removeprefix("load:")
-        state.tally.file_problems[file] = _("{file}.py could not be loaded: {what}", file=file, what=what)
+        tally.file_problems[file] = _not_loaded(file, what)
         state.loads[file] = False
     elif running in state.by_id:
-        state.tally.outcomes[running] = Outcome(False, got=what)
+        tally.outcomes[running] = CheckResult(state.by_id[running].check, False, got=what)
     for item in state.by_id.values():
         if state.loads.get(item.file) is False:
-            state.tally.outcomes.setdefault(item.id, Outcome(None, got=_("{file}.py did not load", file=item.file)))
+            tally.outcomes.setdefault(item.id, CheckResult(item.check, None, got=_did_not_load(item.file)))
 
 
 def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:
@@ -564,10 +552,8 @@ def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:
 # --------------------------------------------------------------------------- the child's messages, checked
 # Learner code runs in the child and can write to the channel, so a message is taken only after its fields are
 # checked: a field of the wrong type, or an error description that is not one, makes the whole message
-# malformed (one failed line, never an exception). What a learner is shown is cleaned where it enters.
-
-MALFORMED = object()
-"""What ``_checked_load``/``_checked_check`` return for a message of the wrong shape."""
+# malformed (None: one failed line, never an exception). What a learner is shown is cleaned where it enters; the
+# facts the judges read (a value, an error's ``layer``) stay data, read only inside the judges' try.
 
 _TEXT = 4000  # the probe's own cut (``verify_probe._MAX_TEXT``)
 _NAME = 200
@@ -620,7 +606,6 @@ def _record(fields: Mapping[str, Field], required: tuple[str, ...] = ()) -> Fiel
 
 
 def _data(value: object) -> object:
-    """A probe's facts (a value, an error's ``layer``): only the judges read them, inside their try."""
     return value
 
 
@@ -640,8 +625,6 @@ _ERROR = _record(
     ("type", "module", "mro", "message"),
 )
 _PRINTED = _of(str, lambda value: value[:200])  # kept as it is: the parent shows it with ``repr``, then cleans
-# A check's result: the facts the judges read stay data (a wrong shape there is a failed check); what a learner
-# is shown is typed and cleaned.
 _SHOWN: dict[str, Field] = {"error": _ERROR, "printed": _PRINTED, "reference_imports": _names, "shown": _text(_TEXT)}
 
 
@@ -655,19 +638,10 @@ _LOAD = _record({"missing": _of(bool), "error": _optional(_ERROR), "printed": _P
 _CHECK = _record({"not_run": _of(bool), "result": _result})
 
 
-def _checked(part: Mapping[str, object], record: Field) -> dict[str, Any] | object:
+def _checked(part: Mapping[str, object], record: Field) -> dict[str, Any] | None:
+    """A ``{"done": key, ...}`` message's fields, checked; None when one has the wrong shape."""
     try:
         checked: dict[str, Any] = record(part)
         return checked
     except (_Malformed, ValueError):  # ValueError: a list of another length than its fields
-        return MALFORMED
-
-
-def _checked_load(part: Mapping[str, object]) -> dict[str, Any] | object:
-    """A ``{"done": "load:<file>", ...}`` message's fields, checked; ``MALFORMED`` when one has the wrong shape."""
-    return _checked(part, _LOAD)
-
-
-def _checked_check(part: Mapping[str, object]) -> dict[str, Any] | object:
-    """A ``{"done": "<place>", ...}`` message's fields, checked; ``MALFORMED`` when one has the wrong shape."""
-    return _checked(part, _CHECK)
+        return None

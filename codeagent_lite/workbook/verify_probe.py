@@ -1,14 +1,11 @@
 """The probe side of verify: call a learner's function on given inputs and describe what happened, as data.
 
-Why a module of its own: it runs inside the sandbox, beside the learner's files, so it imports only the standard
-library, the Kernel types and the channel's codec (``workbook.wire``), never the reference chapter or
-``contract``. It decides nothing: the parent's judges compare what it reports with values this side never sees.
-Step 2 lends the learner's adapter stand-ins and a provider that forward every call to the parent (``ask``), so
-the adapter is judged alone and what it did with them is seen by the parent, not claimed by this side.
-
-``main()`` is the sandbox program: it asks for a step's probes (``{"next": true}``; the parent fences first),
-loads each file when first needed, and sends ``{"start": key}`` then ``{"done": key, ...}`` per event, ``key``
-being ``load:<file>`` or the probe's place in the parent's list, never a check id.
+It runs inside the sandbox beside the learner's files, so it imports only the standard library, the Kernel types
+and ``workbook.wire``, never the reference chapter or ``contract``; it decides nothing. Step 2's stand-ins and
+provider forward every call to the parent (``ask``), which sees what the adapter did instead of being told.
+``main()`` asks for a step's probes (``{"next": true}``; the parent fences first), loads each file when first
+needed, and sends ``{"start": key}`` then ``{"done": key, ...}``, ``key`` being ``load:<file>`` or the probe's
+place in the parent's list, never a check id.
 """
 
 from __future__ import annotations
@@ -28,7 +25,8 @@ from typing import Any
 
 from codeagent_lite.kernel_types import Message, MessageRole, ToolCall, ToolResult, ToolSpec
 from codeagent_lite.model_adapter import InvalidModelOutputError, ModelCallBudget, ValidationLayer
-from codeagent_lite.workbook.wire import encode, qualified, shown
+from codeagent_lite.workbook import wire
+from codeagent_lite.workbook.wire import encode, shown
 
 __all__ = ["decode_item", "describe_error", "encode", "main", "package_module", "run_probe"]
 
@@ -37,21 +35,12 @@ _MAX_TEXT = 4000
 _KERNEL = frozenset({"codeagent_lite", "codeagent_lite.kernel_types", "codeagent_lite.model_adapter"})
 
 
-# --------------------------------------------------------------------------- values as data (``wire``)
-
-
 def decode_item(spec: Any) -> Any:
     """A history item (or another Kernel value) from the parent's plain description of it."""
     kind, *args = spec
-    if kind == "Message":
-        return Message(MessageRole(args[0]), args[1])
-    if kind == "ToolCall":
-        return ToolCall(args[0], args[1], decode_json(args[2]))
-    if kind == "ToolResult":
-        return ToolResult(args[0], args[1], is_error=bool(args[2]))
-    if kind == "ToolSpec":
-        return ToolSpec(args[0], args[1], decode_json(args[2]))
-    raise ValueError(f"unknown item {kind!r}")
+    if kind not in _ITEMS:
+        raise ValueError(f"unknown item {kind!r}")
+    return _ITEMS[kind](*args)
 
 
 def decode_json(value: Any) -> Any:
@@ -60,28 +49,28 @@ def decode_json(value: Any) -> Any:
         if set(value) == {"$float"}:
             return float(value["$float"])
         return {key: decode_json(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [decode_json(item) for item in value]
-    return value
+    return [decode_json(item) for item in value] if isinstance(value, list) else value
+
+
+_ITEMS: dict[str, Callable[..., Any]] = {
+    "Message": lambda role, content: Message(MessageRole(role), content),
+    "ToolCall": lambda call_id, name, arguments: ToolCall(call_id, name, decode_json(arguments)),
+    "ToolResult": lambda call_id, content, is_error: ToolResult(call_id, content, is_error=bool(is_error)),
+    "ToolSpec": lambda name, description, schema: ToolSpec(name, description, decode_json(schema)),
+}
 
 
 def describe_error(error: BaseException, package_dir: str = "") -> dict[str, Any]:
-    """What was raised, as facts: its classes, message, the Kernel's attributes, its cause, its place."""
-    described: dict[str, Any] = {
-        "type": type(error).__name__,
-        "module": type(error).__module__,
-        "mro": [qualified(cls) for cls in type(error).__mro__],
-        "message": _safe_str(error)[:_MAX_TEXT],
-        "place": _place(error, package_dir),
-    }
-    for attribute in ("layer", "code", "usage", "expected", "found"):
-        if hasattr(error, attribute):
-            with contextlib.suppress(Exception):
-                described[attribute] = encode(getattr(error, attribute))
-    cause = error.__cause__
-    if cause is not None:
-        described["cause"] = {"type": type(cause).__name__, "mro": [qualified(cls) for cls in type(cause).__mro__]}
-        described["cause_shown"] = shown(cause)
+    """``wire.describe_error``'s facts, and what only a learner's raise has: where in their folder it was raised,
+    a syntax error's place, an exit's code and the cause as it would print."""
+    described = wire.describe_error(error)
+    described["place"] = None
+    with contextlib.suppress(Exception):  # the innermost frame in the learner's folder
+        for frame in traceback.extract_tb(error.__traceback__):
+            if package_dir and os.path.dirname(os.path.abspath(frame.filename)) == package_dir:
+                described["place"] = [os.path.basename(frame.filename), frame.lineno]
+    if error.__cause__ is not None:
+        described["cause_shown"] = shown(error.__cause__)
     if isinstance(error, SyntaxError) and error.filename:
         described["syntax"] = [os.path.basename(error.filename), error.lineno, str(error.msg)]
     if isinstance(error, SystemExit):
@@ -89,52 +78,20 @@ def describe_error(error: BaseException, package_dir: str = "") -> dict[str, Any
     return described
 
 
-def _safe_str(error: BaseException) -> str:
-    try:
-        return str(error)
-    except BaseException:  # learner code
-        return ""
-
-
-def _place(error: BaseException, package_dir: str) -> list[Any] | None:
-    """[file, line] of the innermost frame in the learner's folder."""
-    place = None
-    with contextlib.suppress(Exception):
-        for frame in traceback.extract_tb(error.__traceback__):
-            if package_dir and os.path.dirname(os.path.abspath(frame.filename)) == package_dir:
-                place = [os.path.basename(frame.filename), frame.lineno]
-    return place
-
-
-# --------------------------------------------------------------------------- the probes
-
-
 def run_probe(
     module: types.ModuleType, probe: dict[str, Any], package_dir: str = "", ask: Ask | None = None
 ) -> dict[str, Any]:
     """Run one probe on ``module``; ``{"value": ...}`` or ``{"error": ...}``. ``ask`` answers the stand-ins'
     calls (over the channel in the sandbox; ``verify_standins`` in the parent's own process)."""
-    kind = probe["kind"]
-    record: dict[str, Any] = {}
     try:
-        if kind == "messages" and probe.get("each"):
-            history = [decode_item(item) for item in probe["history"]]
-            record["value"] = {"each": [_messages(module, [item]) for item in history]}
-        elif kind == "messages":
-            record["value"] = _messages(module, [decode_item(item) for item in probe["history"]])
-        elif kind == "adapter":
-            record.update(_adapter(module, probe, ask))
-        elif kind == "parse":
-            record.update(_parse(module, probe))
-        else:
-            raise ValueError(f"unknown probe {kind!r}")
+        if probe["kind"] not in _PROBES:
+            raise ValueError(f"unknown probe {probe['kind']!r}")
+        return _PROBES[probe["kind"]](module, probe, ask)
     except BaseException as error:  # learner code: anything may come out, even SystemExit
-        record["error"] = describe_error(error, package_dir)
-        record.pop("value", None)
-    return record
+        return {"error": describe_error(error, package_dir)}
 
 
-def _parse(module: types.ModuleType, probe: dict[str, Any]) -> dict[str, Any]:
+def _parse(module: types.ModuleType, probe: dict[str, Any], ask: Ask | None) -> dict[str, Any]:
     """One text, or several (a refused text and its valid look-alike, in the parent's order): each on its own."""
     if "texts" in probe:
         return {"value": {"each": [run_probe(module, {"kind": "parse", "text": text}) for text in probe["texts"]]}}
@@ -142,8 +99,15 @@ def _parse(module: types.ModuleType, probe: dict[str, Any]) -> dict[str, Any]:
     return {"value": encode(result), "shown": shown(result)}
 
 
-def _cut(value: Any) -> str | None:
-    return value[:_MAX_TEXT] if isinstance(value, str) else None
+def _history(module: types.ModuleType, probe: dict[str, Any], ask: Ask | None) -> dict[str, Any]:
+    history = [decode_item(item) for item in probe["history"]]
+    if probe.get("each"):
+        return {"value": {"each": [_messages(module, [item]) for item in history]}}
+    return {"value": _messages(module, history)}
+
+
+def _cut(value: Any, limit: int = _MAX_TEXT) -> str | None:
+    return value[:limit] if isinstance(value, str) else None
 
 
 def _messages(module: types.ModuleType, history: list[Any]) -> dict[str, Any]:
@@ -152,19 +116,16 @@ def _messages(module: types.ModuleType, history: list[Any]) -> dict[str, Any]:
         items = list(result)
     except TypeError:
         return {"iterable": False, "shown": shown(result)}
-    described = []
-    provider_message = getattr(module, "ProviderMessage", None)
-    for item in items[:_MAX_ITEMS]:
-        role, content = getattr(item, "role", None), getattr(item, "content", None)
-        is_message = isinstance(provider_message, type) and isinstance(item, provider_message)
-        described.append(
-            {
-                "is_provider_message": is_message,
-                "role": _cut(role),
-                "content": content[:100_000] if isinstance(content, str) else None,
-                "shown": shown(item),
-            }
-        )
+    kind = getattr(module, "ProviderMessage", None)
+    described = [
+        {
+            "is_provider_message": isinstance(kind, type) and isinstance(item, kind),
+            "role": _cut(getattr(item, "role", None)),
+            "content": _cut(getattr(item, "content", None), 100_000),
+            "shown": shown(item),
+        }
+        for item in items[:_MAX_ITEMS]
+    ]
     return {"iterable": True, "items": described, "count": len(items), "shown": shown(items)}
 
 
@@ -211,10 +172,9 @@ class _Provider:
             "max_output_tokens": encode(max_output_tokens),
         }
         answer = _asked(self._ask, request)
-        if answer.get("raise") == "provider_error":
-            raise self._module.ProviderError(str(answer.get("message")))
-        if answer.get("raise") == "key_error":
-            raise KeyError(str(answer.get("message")))
+        told = answer.get("raise")
+        if told in ("provider_error", "key_error"):
+            raise (self._module.ProviderError if told == "provider_error" else KeyError)(str(answer.get("message")))
         tokens = answer["usage"]
         return self._module.ProviderResponse(text=answer["reply"], input_tokens=tokens[0], output_tokens=tokens[1])
 
@@ -248,11 +208,8 @@ def _lend(module: types.ModuleType, build: Any, parse: Any) -> Iterator[None]:
     """Replace the adapter's two helpers by name (its own and its siblings'), and put them back after."""
     replacements = {"build_provider_messages": build, "parse_json_action": parse}
     package = module.__name__.rpartition(".")[0]
-    targets = [module]
-    for sibling in ("json_text_messages", "json_action_parser"):
-        loaded = sys.modules.get(f"{package}.{sibling}")
-        if loaded is not None:
-            targets.append(loaded)
+    siblings = (sys.modules.get(f"{package}.{name}") for name in ("json_text_messages", "json_action_parser"))
+    targets = [module, *(sibling for sibling in siblings if sibling is not None)]
     saved = [(t, n, t.__dict__[n]) for t in targets for n in replacements if n in t.__dict__]
     try:
         for target, name, _ in saved:
@@ -261,6 +218,13 @@ def _lend(module: types.ModuleType, build: Any, parse: Any) -> Iterator[None]:
     finally:
         for target, name, original in saved:
             setattr(target, name, original)
+
+
+_PROBES: dict[str, Callable[[types.ModuleType, dict[str, Any], Ask | None], dict[str, Any]]] = {
+    "messages": _history,
+    "adapter": _adapter,
+    "parse": _parse,
+}
 
 
 # --------------------------------------------------------------------------- the sandbox program
@@ -297,14 +261,13 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
 
     # kept before learner code can replace them
     send_part, send, receive, reap = sandbox_io.send_part, sandbox_io.send, sandbox_io.receive, sandbox_io.reap
-    job = sandbox_io.read_payload()
+    package = str(sandbox_io.read_payload()["package"])
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     sys.stdin = io.StringIO("")
     guard = _ReferenceGuard()
     sys.meta_path.insert(0, guard)
-    package = str(job["package"])
     directory = os.path.abspath(package)
     sys.modules[package] = package_module(package, directory)
     modules: dict[str, types.ModuleType | None] = {}
@@ -312,6 +275,42 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
     def ask(request: dict[str, Any]) -> Any:
         send_part(request)
         return receive()
+
+    def observed(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """What ``run`` returned, with what it printed and which reference modules it tried to import."""
+        before, buffer = len(guard.attempts), io.StringIO()
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+            result = run()
+        return {**result, "printed": buffer.getvalue()[:200], "reference_imports": guard.attempts[before:]}
+
+    def load(file: str) -> types.ModuleType | None:
+        if not os.path.isfile(os.path.join(directory, f"{file}.py")):
+            send_part({"done": f"load:{file}", "missing": True})
+            return None
+        loaded: list[types.ModuleType] = []
+
+        def imported() -> dict[str, Any]:
+            try:
+                loaded.append(importlib.import_module(f"{package}.{file}"))
+            except BaseException as raised:  # learner code: anything may come out, even SystemExit
+                return {"error": describe_error(raised, directory)}
+            return {"error": None}
+
+        send_part({"start": f"load:{file}"})
+        send_part({"done": f"load:{file}", **observed(imported)})
+        return loaded[0] if loaded else None
+
+    def run_item(item: dict[str, Any]) -> None:
+        if item["file"] not in modules:
+            modules[item["file"]] = load(item["file"])
+        module = modules[item["file"]]
+        if module is None:
+            send_part({"done": item["id"], "not_run": True})
+        else:
+            send_part({"start": item["id"]})
+            send_part(
+                {"done": item["id"], "result": observed(lambda: run_probe(module, item["probe"], directory, ask))}
+            )
 
     send_part({"next": True})
     while True:
@@ -321,56 +320,7 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
         if not probes:
             break
         for item in probes:
-            _run_item(item, package, directory, modules, guard, send_part, ask)
+            run_item(item)
         send_part({"next": True})
     send({"finished": True})
     os._exit(0)
-
-
-def _run_item(
-    item: dict[str, Any],
-    package: str,
-    directory: str,
-    modules: dict[str, types.ModuleType | None],
-    guard: _ReferenceGuard,
-    send_part: Any,
-    ask: Ask,
-) -> None:  # pragma: no cover - runs in the sandbox
-    file = item["file"]
-    if file not in modules:
-        modules[file] = _load(package, directory, file, guard, send_part)
-    module = modules[file]
-    if module is None:
-        send_part({"done": item["id"], "not_run": True})
-        return
-    send_part({"start": item["id"]})
-    result = _observed(guard, lambda: run_probe(module, item["probe"], directory, ask))
-    send_part({"done": item["id"], "result": result})
-
-
-def _load(package: str, directory: str, file: str, guard: _ReferenceGuard, send_part: Any) -> types.ModuleType | None:
-    key = f"load:{file}"
-    if not os.path.isfile(os.path.join(directory, f"{file}.py")):
-        send_part({"done": key, "missing": True})
-        return None
-    send_part({"start": key})
-    loaded: list[types.ModuleType] = []
-
-    def load() -> dict[str, Any]:
-        try:
-            loaded.append(importlib.import_module(f"{package}.{file}"))
-        except BaseException as raised:  # learner code: anything may come out, even SystemExit
-            return {"error": describe_error(raised, directory)}
-        return {"error": None}
-
-    send_part({"done": key, **_observed(guard, load)})
-    return loaded[0] if loaded else None
-
-
-def _observed(guard: _ReferenceGuard, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """What ``run`` returned, with what it printed and which reference modules it tried to import."""
-    before = len(guard.attempts)
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-        result = run()
-    return {**result, "printed": buffer.getvalue()[:200], "reference_imports": guard.attempts[before:]}

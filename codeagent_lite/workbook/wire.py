@@ -2,15 +2,15 @@
 
 Why one module: verify's probe and the grader's child (``outside_child``) both send back what a learner's code
 returned or raised, and two codecs would be two sets of rules to get right. It runs inside the sandbox too, so it
-imports the standard library only. ``encode`` reads builtin values, enums, dataclass fields and exception
-attributes; anything else becomes its type's name and a cut ``repr``, and everything is cut at ``Caps``.
-``decode`` builds objects only from the classes the reader names, refuses unknown tags and nesting past
-``MAX_DEPTH``, so a hostile child's message decodes at worst into wrong values. The tags are ``_READERS``' keys.
+imports the standard library only. Anything ``encode`` cannot read as data becomes its type's name and a cut
+``repr``, and everything is cut at ``Caps``. ``decode`` builds objects only from the classes the reader names,
+refuses unknown tags and nesting past ``MAX_DEPTH``, so a hostile child's message decodes at worst into wrong values.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import dataclasses
 import enum
 import math
@@ -26,6 +26,7 @@ __all__ = [
     "WireError",
     "classes_of",
     "decode",
+    "describe_error",
     "encode",
     "qualified",
     "shown",
@@ -34,15 +35,14 @@ __all__ = [
 MAX_DEPTH = 20
 """The deepest value ``decode`` rebuilds: the chapter's values nest a few levels; the channel allows 64 JSON levels."""
 
-EXCEPTION_FIELDS = ("layer", "usage", "raw_text", "expected", "found", "line", "column")
-"""The attributes an InvalidModelOutputError carries; read from any exception that has them."""
-
+ERROR_FIELDS = ("layer", "code", "usage", "raw_text", "expected", "found", "line", "column")
+"""The attributes an InvalidModelOutputError carries, sent from any exception that has them."""
+_BUILT_WITH = frozenset(ERROR_FIELDS) - {"code"}  # the grader's errors are rebuilt with these (the code defaults)
 _BUILTIN_ERRORS = {
     f"builtins.{name}": value
     for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, Exception) and not name.startswith("_")
 }
-_MAX_SHOWN = 300
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -91,7 +91,7 @@ def qualified(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def shown(value: object, limit: int = _MAX_SHOWN) -> str:
+def shown(value: object, limit: int = 300) -> str:
     """``repr`` cut short; a learner's ``__repr__`` that raises is shown as such."""
     try:
         text = repr(value)
@@ -100,74 +100,69 @@ def shown(value: object, limit: int = _MAX_SHOWN) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-# --------------------------------------------------------------------------- encode
-
-
 def encode(value: object, depth: int = 0, caps: Caps = Caps()) -> Any:
-    """``value`` as JSON-able data that keeps its type: what a parent compares or rebuilds, never a verdict."""
+    """``value`` as JSON-able data that keeps its type: what a parent compares or rebuilds, never a verdict.
+
+    Marked where JSON cannot carry it: a tuple, a dict (its keys), an object, an exception, and ``_scalar``'s."""
     if depth > caps.depth:
         return {"$deep": True}
-    if value is None or value is Ellipsis or isinstance(value, bool | str | int | float | enum.Enum):
-        return _encode_scalar(value, depth, caps)
-    if isinstance(value, list | tuple | dict):
-        return _encode_container(value, depth, caps)
+    if isinstance(value, dict):
+        pairs = list(value.items())[: caps.items]
+        return {"$dict": [[encode(key, depth + 1, caps), encode(item, depth + 1, caps)] for key, item in pairs]}
+    if isinstance(value, list):
+        return [encode(item, depth + 1, caps) for item in value[: caps.items]]
+    if isinstance(value, tuple):
+        return {"$tuple": encode(list(value), depth, caps)}
     if isinstance(value, BaseException):
-        return _encode_error(value, depth, caps)
+        return describe_error(value, depth, caps)
+    return _object(value, depth, caps)
+
+
+def _object(value: object, depth: int, caps: Caps) -> Any:
+    """A dataclass by its fields (rebuilt only from a class the reader names), else ``_scalar``'s."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: encode(getattr(value, f.name, None), depth + 1, caps) for f in dataclasses.fields(value)}
         return {"$obj": qualified(type(value)), "fields": fields}
-    return {"$other": qualified(type(value)), "repr": shown(value)}
+    return _scalar(value, depth, caps)
 
 
-def _encode_scalar(value: object, depth: int, caps: Caps) -> Any:
-    """One value JSON can almost carry: marked where it cannot (an enum, a huge int, NaN, ``...``), cut where long.
-
-    An enum is tested before int, since an IntEnum is an int too and its type is what a check compares.
-    """
+def _scalar(value: object, depth: int, caps: Caps) -> Any:
+    """A value JSON can almost carry, marked where it cannot (an enum, a huge int, NaN, ``...``). An enum is
+    tested before int, since an IntEnum is an int too and its type is what a check compares (a str enum is a str)."""
+    if value is None or isinstance(value, bool):
+        return value
     if isinstance(value, str):
         return value[: caps.text]
     if isinstance(value, enum.Enum):
         return {"$enum": qualified(type(value)), "value": encode(value.value, depth + 1, caps)}
-    if value is Ellipsis:
-        return {"$ellipsis": True}
-    if isinstance(value, bool) or value is None:
-        return value
     if isinstance(value, int):
         return value if abs(value) < 10**300 else {"$bigint": True}
-    assert isinstance(value, float)
-    return value if math.isfinite(value) else {"$float": repr(value)}
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"$float": repr(value)}
+    return {"$ellipsis": True} if value is Ellipsis else {"$other": qualified(type(value)), "repr": shown(value)}
 
 
-def _encode_container(value: list[Any] | tuple[Any, ...] | dict[Any, Any], depth: int, caps: Caps) -> Any:
-    """A list, tuple or dict cut to ``caps.items``; tuples and dicts marked (JSON has neither) so a check sees which."""
-    if isinstance(value, dict):
-        pairs = list(value.items())[: caps.items]
-        return {"$dict": [[encode(key, depth + 1, caps), encode(item, depth + 1, caps)] for key, item in pairs]}
-    items = [encode(item, depth + 1, caps) for item in value[: caps.items]]
-    return items if isinstance(value, list) else {"$tuple": items}
-
-
-def _encode_error(error: BaseException, depth: int, caps: Caps) -> dict[str, Any]:
-    """An exception by its classes, message, the Kernel's attributes and (a few levels of) its cause."""
-    attributes = {name: encode(vars(error)[name], depth + 1, caps) for name in EXCEPTION_FIELDS if name in vars(error)}
-    message = getattr(error, "message", None)
-    if not isinstance(message, str):
-        message = _message(error)
-    cause = error.__cause__
-    return {
+def describe_error(error: BaseException, depth: int = 0, caps: Caps = Caps()) -> dict[str, Any]:
+    """An exception as facts: its classes, what it says, its arguments (to rebuild it), the Kernel's attributes
+    and (a few levels of) its cause. The one describer: verify's judges read it, ``decode`` rebuilds from it."""
+    described: dict[str, Any] = {
         "$error": qualified(type(error)),
+        "type": type(error).__name__,
+        "module": type(error).__module__,
         "mro": [qualified(cls) for cls in type(error).__mro__],
-        "message": message[: caps.text],
-        "attrs": attributes,
-        "cause": None if cause is None or depth > 3 else _encode_error(cause, depth + 1, caps),
+        "message": "",
+        "args": encode(list(error.args), depth + 1, caps),
     }
-
-
-def _message(error: BaseException) -> str:
-    try:
-        return str(error.args[0]) if len(error.args) == 1 else shown(error.args)
-    except BaseException:  # a learner's __str__ may raise anything
-        return ""
+    with contextlib.suppress(BaseException):  # a learner's __str__ may raise anything
+        described["message"] = str(error)[: caps.text]
+    for name in ERROR_FIELDS:
+        with contextlib.suppress(BaseException):  # and so may a learner's attribute
+            if hasattr(error, name):
+                described[name] = encode(getattr(error, name), depth + 1, caps)
+    cause = error.__cause__
+    if cause is not None and depth <= 3:
+        described["cause"] = describe_error(cause, depth + 1, caps)
+    return described
 
 
 # --------------------------------------------------------------------------- decode
@@ -216,23 +211,19 @@ def _decode_dict(data: dict[str, Any], classes: Classes, depth: int) -> dict[Any
     for pair in _list(data["$dict"]):
         if type(pair) is not list or len(pair) != 2:
             raise WireError("a dict entry that is not a [key, value] pair")
-        key = decode(pair[0], classes, depth + 1)
         try:
-            result[key] = decode(pair[1], classes, depth + 1)
+            result[decode(pair[0], classes, depth + 1)] = decode(pair[1], classes, depth + 1)
         except TypeError:
             raise WireError("a dict key that cannot be a key") from None
     return result
 
 
 def _decode_enum(data: dict[str, Any], classes: Classes, depth: int) -> Any:
-    name = str(data["$enum"])
-    klass = classes.get(name)
+    name, klass = str(data["$enum"]), classes.get(str(data["$enum"]))
     value = decode(data.get("value"), classes, depth + 1)
     if isinstance(klass, type) and issubclass(klass, enum.Enum):
-        try:
+        with contextlib.suppress(ValueError):
             return klass(value)
-        except ValueError:
-            pass
     return Opaque(name, f"{name.rpartition('.')[2]}({value!r})")
 
 
@@ -244,46 +235,40 @@ def _decode_object(data: dict[str, Any], classes: Classes, depth: int) -> Any:
     fields = {str(key): decode(value, classes, depth + 1) for key, value in raw.items()}
     klass = classes.get(name)
     if klass is not None:
-        try:
+        with contextlib.suppress(Exception):  # fields that the class refuses: the learner's object was not valid
             return klass(**fields)
-        except Exception:  # fields that the class refuses: the learner's object was not a valid one
-            pass
     return Record(name.rpartition(".")[2], tuple(fields.items()))
 
 
 def _decode_error(data: dict[str, Any], classes: Classes, depth: int) -> BaseException:
+    """The named exception rebuilt: a known class with its fields, else a look-alike subclass of a builtin base."""
     name = str(data["$error"])
-    raw = data.get("attrs")
-    attributes = {str(k): decode(v, classes, depth + 1) for k, v in raw.items()} if type(raw) is dict else {}
-    mro = [str(n) for n in _list(data.get("mro", []))]
-    error = _error_of(name, mro, str(data.get("message")), attributes, classes)
+    fields = {key: decode(data[key], classes, depth + 1) for key in ERROR_FIELDS if key in data}
+    args = decode(data["args"], classes, depth + 1) if type(data.get("args")) is list else [str(data.get("message"))]
+    error = _known_error(classes.get(name), args, fields) or _look_alike(name, data.get("mro", []), args, fields)
     cause = data.get("cause")
     if type(cause) is dict and "$error" in cause:
         error.__cause__ = _decode_error(cause, classes, depth + 1)
     return error
 
 
-def _error_of(name: str, mro: list[str], message: str, attributes: dict[str, Any], classes: Classes) -> BaseException:
-    """The named exception rebuilt: a known class with its fields, else a look-alike subclass of a builtin base."""
-    known = _known_error(classes.get(name), message, attributes)
-    if known is not None:
-        return known
-    base = next((_BUILTIN_ERRORS[n] for n in mro if n in _BUILTIN_ERRORS), Exception)
-    short = name.rpartition(".")[2]
-    error = base(message) if name == qualified(base) else type(short, (base,), {})(message)
-    for key, value in attributes.items():
+def _look_alike(name: str, mro: Any, args: list[Any], fields: dict[str, Any]) -> BaseException:
+    """An exception of a class the reader does not know: a subclass of its first builtin base, of that name."""
+    base = next((_BUILTIN_ERRORS[str(n)] for n in _list(mro) if str(n) in _BUILTIN_ERRORS), Exception)
+    error = base(*args) if name == qualified(base) else type(name.rpartition(".")[2], (base,), {})(*args)
+    for key, value in fields.items():
         setattr(error, key, value)
     return error
 
 
-def _known_error(klass: object, message: str, attributes: dict[str, Any]) -> BaseException | None:
+def _known_error(klass: object, args: list[Any], fields: dict[str, Any]) -> BaseException | None:
     """An exception of a class the reader knows, with its fields; None when it is none or refuses them."""
     if not (isinstance(klass, type) and issubclass(klass, Exception)):
         return None
     try:
-        if "layer" in attributes:
-            return klass(message, **{k: v for k, v in attributes.items() if k in EXCEPTION_FIELDS})
-        return klass(message)
+        if "layer" in fields:
+            return klass(*args, **{k: v for k, v in fields.items() if k in _BUILT_WITH})
+        return klass(*args)
     except Exception:  # the learner's error carried fields the real class refuses
         return None
 
