@@ -1,11 +1,7 @@
-"""The local engine's state in words, in the learner's language, for the command line and notebook 06.
+"""The one place the local engine's state (data from ``providers/local_engine.py``) becomes sentences.
 
-``providers/local_engine.py`` describes where the engine stands as data: the state, the build's phase and
-progress, and why a build failed and what to do as ``Note``s (a code and its parameters). This module is the
-one place those become sentences, through the message catalog (``words``), so ``python -m codeagent_lite run
---provider local``, ``scripts/local_engine.py`` and notebook 06 say the same thing, each in its language.
-A note's parameters are shown as they are (commands, paths, exit codes); a failed smoke test keeps the
-provider failure's code and parameters, worded by ``provider_words``.
+The command line, ``scripts/local_engine.py`` and notebook 06 so say the same thing, each in its language. A
+note's parameters are shown as they are (commands, paths, exit codes).
 """
 
 from __future__ import annotations
@@ -25,8 +21,6 @@ from ..providers.local_engine import (
 from .language import Language
 from .provider_words import stored_failure_text
 from .words import N_, _
-
-__all__ = ["engine_advice", "engine_report_line", "engine_summary", "note_text", "progress_text", "server_summary"]
 
 _NOTES: Mapping[NoteCode, str] = {
     NoteCode.INTERRUPTED: N_("the last build stopped before it finished (it was interrupted or killed)"),
@@ -67,7 +61,6 @@ _NOTES: Mapping[NoteCode, str] = {
         "(never from a wheel built with other flags)"
     ),
 }
-"""Every note's words; a code without words here fails at import (below) and in ``tests/test_engine_words.py``."""
 
 _PHASES: Mapping[Phase, str] = {
     Phase.CONFIGURING: N_("downloading and configuring"),
@@ -84,7 +77,6 @@ if set(_NOTES) != set(NoteCode) or set(_PHASES) != set(Phase):
 
 
 def note_text(note: Note | None, language: Language | None = None) -> str:
-    """A cause or a hint in ``language``; empty for no note."""
     if note is None:
         return ""
     fields = dict(note.fields)
@@ -103,7 +95,6 @@ def _duration(seconds: float, language: Language | None) -> str:
 
 
 def progress_text(progress: BuildProgress, language: Language | None = None) -> str:
-    """The phase of a running build, its steps and time so far, and the estimate of what is left."""
     phase = _(_PHASES[progress.phase], language)
     if progress.phase in _STEPS:
         return phase
@@ -125,7 +116,6 @@ def progress_text(progress: BuildProgress, language: Language | None = None) -> 
 
 
 def engine_summary(status: EngineStatus, language: Language | None = None) -> str:
-    """One line: the state and, while building, the progress."""
     if status.state is EngineState.READY and status.shared_url:
         return _("local engine: ready (the class's shared model server at {url})", language, url=status.shared_url)
     if status.state is EngineState.READY:
@@ -144,7 +134,6 @@ def engine_summary(status: EngineStatus, language: Language | None = None) -> st
 
 
 def engine_advice(status: EngineStatus, language: Language | None = None) -> str:
-    """What to do next, in a few lines; empty when the engine is ready."""
     log = str(status.log_path)
     if status.state is EngineState.READY:
         return ""
@@ -172,12 +161,10 @@ def engine_advice(status: EngineStatus, language: Language | None = None) -> str
 
 
 def engine_report_line(status: EngineStatus, language: Language | None = None) -> str:
-    """The summary and, unless the engine is ready, the advice: what the command line prints."""
     return "\n".join(part for part in (engine_summary(status, language), engine_advice(status, language)) if part)
 
 
 def server_summary(build: ServerBuild, phase: Phase | None = None, language: Language | None = None) -> str:
-    """One line on llama.cpp's own llama-server: the step a build is at, or where the build stands."""
     log = str(build.log_path)
     if phase is not None:
         return _("llama-server: {phase} (log: {log})", language, phase=_(_PHASES[phase], language), log=log)
