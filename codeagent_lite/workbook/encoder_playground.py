@@ -35,13 +35,9 @@ def _parse_arguments(text: str) -> dict[str, object]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
+        where = {"reason": error.msg, "line": error.lineno, "column": error.colno}
         raise ValueError(
-            _(
-                "arguments is not valid JSON: {reason} (line {line}, column {column})",
-                reason=error.msg,
-                line=error.lineno,
-                column=error.colno,
-            )
+            _("arguments is not valid JSON: {reason} (line {line}, column {column})", None, **where)
         ) from error
     if not isinstance(value, dict):
         raise ValueError(_("arguments must be a JSON object {{...}}, found {kind}", kind=json_kind(value)))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..display import escape_html
 from ..providers.local_engine import EngineState, EngineStatus, engine_status
 from .engine_words import engine_advice, engine_summary
 from .language import Language, edition_language
@@ -112,8 +113,6 @@ class EngineMonitor(ShownAsWidget):
         self._thread: threading.Thread | None = None
 
     def refresh(self) -> EngineStatus:
-        import html
-
         status = engine_status(self.directory)
         self.status = status
         if status.state is EngineState.BUILDING and status.progress is not None:
@@ -127,7 +126,7 @@ class EngineMonitor(ShownAsWidget):
         else:
             self.bar.bar_style = "danger"
             text = engine_summary(status) + " " + engine_advice(status)
-        self.label.value = f"<pre>{html.escape(text)}</pre>"
+        self.label.value = f"<pre>{escape_html(text)}</pre>"
         return status
 
     def start(self) -> EngineMonitor:

@@ -98,18 +98,12 @@ def progress_text(progress: BuildProgress, language: Language | None = None) -> 
     phase = _(_PHASES[progress.phase], language)
     if progress.phase in _STEPS:
         return phase
-    elapsed = _duration(progress.elapsed_seconds, language)
-    if progress.done_steps is not None and progress.total_steps is not None:
-        text = _(
-            "{phase} ({done}/{total} steps), {elapsed} so far",
-            language,
-            phase=phase,
-            done=progress.done_steps,
-            total=progress.total_steps,
-            elapsed=elapsed,
-        )
+    fields = {"phase": phase, "elapsed": _duration(progress.elapsed_seconds, language)}
+    done, total = progress.done_steps, progress.total_steps
+    if done is not None and total is not None:
+        text = _("{phase} ({done}/{total} steps), {elapsed} so far", language, done=done, total=total, **fields)
     else:
-        text = _("{phase} for {elapsed}", language, phase=phase, elapsed=elapsed)
+        text = _("{phase} for {elapsed}", language, **fields)
     if progress.remaining_seconds is not None:
         text += _(", about {remaining} left", language, remaining=_duration(progress.remaining_seconds, language))
     return text
@@ -123,9 +117,8 @@ def engine_summary(status: EngineStatus, language: Language | None = None) -> st
     if status.state is EngineState.BUILDING:
         progress = _("started", language) if status.progress is None else progress_text(status.progress, language)
         if status.reason is not None:
-            progress = _(
-                "{progress}, because {reason}", language, progress=progress, reason=note_text(status.reason, language)
-            )
+            reason = note_text(status.reason, language)
+            progress = _("{progress}, because {reason}", language, progress=progress, reason=reason)
         return _("local engine: building in the background, {progress}", language, progress=progress)
     if status.state is EngineState.FAILED:
         reason = note_text(status.reason, language)
@@ -173,7 +166,6 @@ def server_summary(build: ServerBuild, phase: Phase | None = None, language: Lan
     if build.state is EngineState.BUILDING:
         return _("llama-server: building in the background (log: {log})", language, log=log)
     if build.state is EngineState.FAILED:
-        return _(
-            "llama-server: failed: {reason} (log: {log})", language, reason=note_text(build.reason, language), log=log
-        )
+        reason = note_text(build.reason, language)
+        return _("llama-server: failed: {reason} (log: {log})", language, reason=reason, log=log)
     return _("llama-server: not built (`make local-server` builds it, several minutes on 2 cores)", language)

@@ -50,8 +50,8 @@ def _dotted(parts: Sequence[int]) -> str:
 
 
 def parse_version(text: str) -> tuple[int, ...] | None:
-    """ "4.2.0rc1" -> (4, 2, 0): a pre-release counts as its release, good enough for a lower bound and no
-    ``packaging`` dependency."""
+    """``4.2.0rc1`` -> (4, 2, 0): a pre-release counts as its release, enough for a lower bound without
+    ``packaging``."""
     match = re.match(r"\s*v?(\d+(?:\.\d+)*)", text)
     if match is None:
         return None

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..agent.loop import StepKind, Transcript
 from ..diagnosis import Diagnosis, diagnose
-from ..display import display_width, pad, shorten, shorten_counted
+from ..display import display_width, escape_html, pad, shorten, shorten_counted
 from ..json_text_adapter import ProviderError, TextProvider
 from ..json_text_messages import build_provider_messages
 from ..kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
@@ -174,9 +174,7 @@ def ask(
 
 def verdict_text(diagnosis: Diagnosis) -> str:
     layer = diagnosis.rejected_by
-    if diagnosis.accepted or layer is None:
-        return say("outcome_accepted")
-    return layer_label(layer)
+    return say("outcome_accepted") if layer is None else layer_label(layer)
 
 
 def action_text(diagnosis: Diagnosis, max_chars: int = 40) -> str:
@@ -192,20 +190,15 @@ def action_text(diagnosis: Diagnosis, max_chars: int = 40) -> str:
 
 
 def raw_line(text: str | None, max_chars: int = 160) -> str:
-    if text is None:
-        return RAW_PREFIX + "(no reply)"
-    return RAW_PREFIX + shorten_counted(repr(text), max_chars)
+    return RAW_PREFIX + ("(no reply)" if text is None else shorten_counted(repr(text), max_chars))
+
+
+_FINISH_WORDS = {"length": "finish_length", "stop": "finish_stop", None: "finish_unknown"}
 
 
 def finish_note(attempt: Attempt) -> str:
     reason = attempt.finish_reason
-    if reason == "length":
-        return say("finish_length")
-    if reason == "stop":
-        return say("finish_stop")
-    if reason is None:
-        return say("finish_unknown")
-    return f"finish_reason {reason!r}"
+    return say(_FINISH_WORDS[reason]) if reason in _FINISH_WORDS else f"finish_reason {reason!r}"
 
 
 def render_attempt(attempt: Attempt) -> str:
@@ -333,16 +326,8 @@ def failure_costs(transcript: Transcript) -> str:
         lines.append(say("call_line", number=step.model_call, outcome=padded, usage=usage_words(step.usage)))
     total = transcript.usage.total_tokens
     share = 0 if total == 0 else round(100 * wasted.total_tokens / total)
-    lines.append(
-        say(
-            "costs_total",
-            wasted=wasted.total_tokens,
-            total=total,
-            share=share,
-            rejected=transcript.rejections,
-            calls=transcript.model_calls,
-        )
-    )
+    counts = {"rejected": transcript.rejections, "calls": transcript.model_calls}
+    lines.append(say("costs_total", wasted=wasted.total_tokens, total=total, share=share, **counts))
     return "\n".join(lines)
 
 
@@ -360,9 +345,6 @@ class TaskPlayground(ShownAsWidget):
             raise ValueError("TaskPlayground needs at least one provider")
         import ipywidgets
 
-        from .parser_playground import render_ladder_html
-
-        self._render_ladder_html = render_ladder_html
         self.providers = dict(providers)
         self.tools = tuple(tools)
         self.max_output_tokens = max_output_tokens
@@ -375,7 +357,7 @@ class TaskPlayground(ShownAsWidget):
         self.button.on_click(self._on_click)
 
     def run_once(self) -> Attempt:
-        import html
+        from .parser_playground import render_ladder_html
 
         label = str(self.mode.value)
         attempt = ask(
@@ -383,10 +365,10 @@ class TaskPlayground(ShownAsWidget):
         )
         self.last_attempt = attempt
         if attempt.error is not None or attempt.diagnosis is None:
-            self.result.value = f"<pre>{html.escape(render_attempt(attempt))}</pre>"
+            self.result.value = f"<pre>{escape_html(render_attempt(attempt))}</pre>"
         else:
             header = "\n".join([raw_line(attempt.raw_text, max_chars=400), *_cost_lines(attempt)])
-            self.result.value = f"<pre>{html.escape(header)}</pre>" + self._render_ladder_html(attempt.diagnosis)
+            self.result.value = f"<pre>{escape_html(header)}</pre>" + render_ladder_html(attempt.diagnosis)
         return attempt
 
     def _on_click(self, _button: Any) -> None:
