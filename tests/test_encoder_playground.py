@@ -11,7 +11,6 @@ from codeagent_lite import Message, MessageRole, ProviderMessage, ToolCall, Tool
 from codeagent_lite.workbook.encoder_playground import (
     EMPTY_HISTORY_TEXT,
     EncoderPlayground,
-    describe_item,
     format_conversion,
 )
 
@@ -200,11 +199,12 @@ def test_an_unencodable_starting_history_is_refused_at_once() -> None:
         EncoderPlayground([ToolCall("call_1", "sleep", {"seconds": float("nan")})])
 
 
-def test_describe_item_shows_the_role_as_plain_text() -> None:
-    assert describe_item(Message("assistant", "ok")) == "Message(role='assistant', content='ok')"
-    assert describe_item(ToolResult("c", "x", is_error=True)) == "ToolResult(call_id='c', content='x', is_error=True)"
-    with pytest.raises(TypeError, match=r"^a history item must be a Message, ToolCall or ToolResult, found str$"):
-        describe_item("hello")  # type: ignore[arg-type]
+def test_each_item_is_shown_as_its_repr_and_a_non_item_is_refused() -> None:
+    shown = format_conversion([Message("assistant", "ok"), ToolResult("c", "x", is_error=True)])
+    assert "#1 Message(role='assistant', content='ok')\n" in shown
+    assert "#2 ToolResult(call_id='c', content='x', is_error=True)\n" in shown
+    with pytest.raises(TypeError, match=r"^cannot convert str to a provider message; expected Message, ToolCall"):
+        format_conversion(["hello"])  # type: ignore[list-item]
 
 
 def test_core_package_does_not_import_the_playground() -> None:

@@ -21,8 +21,8 @@ Each module is named after what a notebook calls it:
 * ``widget_view``: how every widget here shows itself where no widget can render.
 * ``lab_language``: JupyterLab's own display language for the edition (``make lab EDITION=...``).
 
-What this room may import: anything in the package (the chapter, ``agent``, ``providers``)
-and the Jupyter stack, never classroom/. Nothing else may import this room, so the chapter keeps working on a
-machine without Jupyter. This ``__init__`` imports none of its modules for the same reason:
+What this room may import: anything in the package (the chapter, ``agent``, ``providers``) and the Jupyter stack,
+never classroom/. The chapter, ``agent`` and ``providers`` never import it (the command line does, for its words
+and ``verify``), so the chapter works on a machine without Jupyter. This ``__init__`` imports none of its modules:
 ``import codeagent_lite.workbook.exercise_checks`` must not pull in ipywidgets.
 """

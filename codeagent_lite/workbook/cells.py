@@ -1,13 +1,7 @@
-"""The few words the notebooks' own code cells print, in the edition's language.
+"""The labels the notebooks' own code cells print, in the edition's language.
 
-The code cells of ``notebooks/en`` and ``notebooks/zh`` are the same bytes (a test compares
-them), so a cell that wrote ``print("same action as by hand:", ...)`` would greet a Chinese
-reader in English. Such a cell writes ``say("same_action", ...)`` instead: the label is looked up
-by that name below and comes from the workbook's catalog (``words``), in the language of the
-folder the notebook runs in, and the values follow it exactly as ``print`` would show them.
-Names of code (``encode_json``, ``tools``, ``message``) are not labels and stay in the cells.
-
-``layer_label`` and ``layer_title`` name a validation layer the way the edition's ladders do.
+The code cells of both editions are the same bytes, so a cell writes ``say("same_action", ...)`` instead of
+``print("same action as by hand:", ...)``; names of code (``encode_json``, ``tools``) stay in the cells.
 """
 
 from __future__ import annotations
@@ -60,14 +54,10 @@ LABELS = {
     # ------------------------------------------------------------------ 07: build it yourself
     "checked_folder": N_("verify checks the folder"),
 }
-"""The labels by the names the notebooks' code cells use; each is a message id of the catalog (``words``)."""
 
 
 def say(key: str, *values: object, **fields: object) -> None:
-    """``print(label, *values)`` with the label in the edition's language; ``fields`` fill the label's blanks.
-
-    A Chinese label ends in a full-width colon, which carries its own space, so none is added after it.
-    """
+    """``print(label, *values)``; a Chinese label ends in a full-width colon, which carries its own space."""
     label = _(LABELS[key], None, **fields)
     if not values:
         print(label)

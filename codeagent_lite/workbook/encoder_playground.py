@@ -1,13 +1,7 @@
-"""The encoder playground of notebook 02: build a short Kernel history, watch it become provider messages.
+"""Notebook 02's encoder playground: build a short Kernel history, watch it become provider messages.
 
-Reading about ``build_provider_messages`` is one thing; adding a ``ToolResult`` whose
-``call_id`` matches nothing, or arguments holding ``NaN``, and seeing what the encoder
-does with it is what makes the rules stick. The widget only collects fields and shows
-text: every conversion goes through the package's own ``build_provider_messages``, so
-the playground cannot teach an encoding the package does not use.
-
-This module imports ipywidgets and is therefore never imported by ``codeagent_lite``
-itself; the core package stays usable without Jupyter.
+Every conversion goes through the package's own ``build_provider_messages``, so the playground cannot teach an
+encoding the package does not use.
 """
 
 from __future__ import annotations
@@ -23,30 +17,17 @@ from ..kernel_types import HistoryItem, Message, MessageRole, ToolCall, ToolResu
 from .widget_view import ShownAsWidget
 from .words import N_, _
 
-__all__ = ["ITEM_KINDS", "EncoderPlayground", "describe_item", "format_conversion"]
-
 ITEM_KINDS = ("Message", "ToolCall", "ToolResult")
-
 EMPTY_HISTORY_TEXT = N_("(the history is empty: pick an item type, fill in its fields and press “Add to history”)")
-"""What the view shows before anything is added (the English text; the view speaks the edition's language)."""
-
-
-def describe_item(item: HistoryItem) -> str:
-    """A history item on one line: its ``repr``, which the Kernel types keep readable."""
-    if not isinstance(item, (Message, ToolCall, ToolResult)):
-        raise TypeError(f"a history item must be a Message, ToolCall or ToolResult, found {type(item).__name__}")
-    return repr(item)
 
 
 def format_conversion(history: Sequence[HistoryItem]) -> str:
-    """Each history item, then the provider message it became: the before/after view the playground shows."""
+    """Each history item (its ``repr``, which the Kernel types keep readable), then the provider message it became."""
     if not history:
         return _(EMPTY_HISTORY_TEXT)
-    messages = build_provider_messages(history)
-    blocks = []
-    for number, (item, message) in enumerate(zip(history, messages, strict=True), start=1):
-        blocks.append(f"#{number} {describe_item(item)}\n   -> {message!r}")
-    return "\n".join(blocks)
+    messages = build_provider_messages(history)  # refuses what is not a history item
+    pairs = enumerate(zip(history, messages, strict=True), start=1)
+    return "\n".join(f"#{number} {item!r}\n   -> {message!r}" for number, (item, message) in pairs)
 
 
 def _parse_arguments(text: str) -> dict[str, object]:
@@ -54,13 +35,9 @@ def _parse_arguments(text: str) -> dict[str, object]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
+        where = {"reason": error.msg, "line": error.lineno, "column": error.colno}
         raise ValueError(
-            _(
-                "arguments is not valid JSON: {reason} (line {line}, column {column})",
-                reason=error.msg,
-                line=error.lineno,
-                column=error.colno,
-            )
+            _("arguments is not valid JSON: {reason} (line {line}, column {column})", None, **where)
         ) from error
     if not isinstance(value, dict):
         raise ValueError(_("arguments must be a JSON object {{...}}, found {kind}", kind=json_kind(value)))
@@ -68,11 +45,7 @@ def _parse_arguments(text: str) -> dict[str, object]:
 
 
 class EncoderPlayground(ShownAsWidget):
-    """A small form that appends history items and shows ``build_provider_messages`` of the whole history.
-
-    The widgets are public attributes so tests (and curious learners) can set values
-    and call ``.click()`` on the buttons without a browser.
-    """
+    """The widgets are public so tests (and curious learners) can set values and ``.click()`` without a browser."""
 
     def __init__(self, history: Sequence[HistoryItem] = ()) -> None:
         self._history: list[HistoryItem] = list(history)
@@ -119,8 +92,6 @@ class EncoderPlayground(ShownAsWidget):
         self._show_fields_for(ITEM_KINDS[0])
         self._refresh()
 
-    # ------------------------------------------------------------------ state
-
     @property
     def history(self) -> tuple[HistoryItem, ...]:
         return tuple(self._history)
@@ -131,11 +102,10 @@ class EncoderPlayground(ShownAsWidget):
 
     @property
     def shown_text(self) -> str:
-        """The text the view displays, without its HTML wrapping."""
         return format_conversion(self._history)
 
     def build_item(self) -> HistoryItem:
-        """The item the form currently describes; ValueError with a learner-readable message if it is invalid."""
+        """ValueError with a learner-readable message if the form is invalid."""
         kind = str(self.kind.value)
         if kind == "Message":
             return Message(role=MessageRole(str(self.role.value)), content=str(self.message_content.value))
@@ -153,10 +123,8 @@ class EncoderPlayground(ShownAsWidget):
             )
         raise ValueError(f"unknown item type {kind!r}; expected one of {', '.join(ITEM_KINDS)}")
 
-    # ------------------------------------------------------------------ actions
-
     def add(self) -> bool:
-        """Append the form's item if the encoder accepts it; the status line says what happened either way."""
+        """The status line says what happened either way."""
         try:
             item = self.build_item()
         except ValueError as error:
@@ -189,8 +157,6 @@ class EncoderPlayground(ShownAsWidget):
         self._history.clear()
         self.status.value = _("History cleared.")
         self._refresh()
-
-    # ------------------------------------------------------------------ widget plumbing
 
     def _show_fields_for(self, kind: str) -> None:
         boxes = {"Message": self.message_fields, "ToolCall": self.call_fields, "ToolResult": self.result_fields}

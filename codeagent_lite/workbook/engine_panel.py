@@ -1,18 +1,9 @@
 """Notebook 06 without a live model: the engine's state, a progress bar, and recorded outputs.
 
-The local engine (llama-cpp-python) may still be compiling in the background, or be
-impossible on this machine (no compiler). Notebook 06 must teach either way, so:
-
-* ``engine_report`` says which state the engine is in and what to do about it;
-* ``EngineMonitor`` is a progress bar that follows a running build and says when the
-  cells can run live (the packages land in the kernel's own environment: no restart);
-* ``recorded(key)`` gives a cell's output from a real run of this same notebook, framed
-  so nobody can take it for live output. The outputs are data in ``recorded/``, written
-  by ``scripts/record_real_model_outputs.py`` from a live run of each edition (the zh
-  edition's cells print Chinese labels, so its recording is its own), never by hand; a
-  test checks they equal the notebooks' saved live outputs.
-
-The engine's state lines are said in the edition's language by ``engine_words``.
+The engine may still be compiling, or be impossible here (no compiler); notebook 06 teaches either way. A
+``recorded(key)`` output is framed so nobody takes it for live output; the recordings are written by
+``scripts/record_real_model_outputs.py`` from a live run of each edition, never by hand, and a test checks they
+equal the notebooks' saved live outputs.
 """
 
 from __future__ import annotations
@@ -26,27 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..display import escape_html
 from ..providers.local_engine import EngineState, EngineStatus, engine_status
 from .engine_words import engine_advice, engine_summary
-from .language import LANGUAGES, Language, edition_language
+from .language import Language, edition_language
 from .widget_view import ShownAsWidget
 from .words import N_, _
-
-__all__ = [
-    "RECORDED_PATH",
-    "EngineMonitor",
-    "RecordedRun",
-    "engine_report",
-    "load_recorded",
-    "recorded",
-    "recorded_cells_of",
-]
 
 RECORDED_PATH = Path(__file__).resolve().parent / "recorded" / "06_real_model.json"
 RECORDED_TOP = N_("╭─ RECORDED output, not live")
 RECORDED_SIDE = "│ "
 RECORDED_BOTTOM = N_("╰─ end of the recorded output; run the cell again once the local engine is ready")
-"""The frame's first and last words (English ids: ``_(RECORDED_TOP)`` in the edition's language)."""
 _RECORDED_CALL = re.compile(r"""recorded\(["']([a-z0-9-]+)["']\)""")
 
 
@@ -58,39 +39,16 @@ class RecordedRun:
     editions: Mapping[str, Mapping[str, str]]
 
     def cells(self, language: Language | None = None) -> Mapping[str, str]:
-        """The recorded cells of the edition in ``language`` (default: the edition running now)."""
         return self.editions[language or edition_language()]
 
 
 def load_recorded(path: Path = RECORDED_PATH) -> RecordedRun:
-    """Read the recorded outputs; a missing or malformed file is a clear error, not a KeyError later."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ValueError(f"cannot read the recorded outputs {path.name}: {error}") from error
-    if not isinstance(data, dict):
-        raise ValueError(f"{path.name}: expected a JSON object, found {type(data).__name__}")
-    source, editions = data.get("source"), data.get("editions")
-    if not isinstance(source, dict) or not isinstance(editions, dict):
-        raise ValueError(f"{path.name}: expected the keys 'source' and 'editions' holding objects")
-    return RecordedRun(source=_texts(source, path.name), editions=_every_edition(editions, path.name))
-
-
-def _every_edition(editions: Mapping[str, Any], name: str) -> dict[str, dict[str, str]]:
-    missing = [language for language in LANGUAGES if not isinstance(editions.get(language), dict)]
-    if missing:
-        raise ValueError(f"{name}: expected a recording of every edition, found none for {', '.join(missing)}")
-    return {language: _texts(editions[language], name) for language in LANGUAGES}
-
-
-def _texts(mapping: Mapping[str, Any], name: str) -> dict[str, str]:
-    if not all(isinstance(value, str) for value in mapping.values()):
-        raise ValueError(f"{name}: every recorded value must be a string")
-    return dict(mapping)
+    """A plain read: the file is our own, written by the recording script and checked by a test."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return RecordedRun(source=data["source"], editions=data["editions"])
 
 
 def recorded(key: str, run: RecordedRun | None = None) -> str:
-    """The recorded output of the cell named ``key``, framed and labelled as recorded."""
     chosen = load_recorded() if run is None else run
     cells = chosen.cells()
     if key not in cells:
@@ -104,11 +62,8 @@ def recorded(key: str, run: RecordedRun | None = None) -> str:
 
 
 def recorded_cells_of(notebook: Mapping[str, Any]) -> dict[str, str]:
-    """The standard output of every code cell that calls ``recorded("key")``, by key.
-
-    Read from an executed notebook (nbformat's JSON): run live, those cells print exactly
-    what ``recorded(key)`` shows when the engine is missing.
-    """
+    """The stdout of every code cell of an executed notebook that calls ``recorded("key")``, by key: run live,
+    those cells print exactly what ``recorded(key)`` shows when the engine is missing."""
     found: dict[str, str] = {}
     for cell in notebook.get("cells", []):
         if cell.get("cell_type") != "code":
@@ -129,7 +84,6 @@ def recorded_cells_of(notebook: Mapping[str, Any]) -> dict[str, str]:
 
 
 def engine_report(status: EngineStatus) -> str:
-    """The engine's state, what to do next, and whether the cells below run live or show recordings."""
     lines = [engine_summary(status)]
     if status.ready:
         lines.append(_("the cells below run the model live"))
@@ -143,12 +97,8 @@ def engine_report(status: EngineStatus) -> str:
 
 
 class EngineMonitor(ShownAsWidget):
-    """A progress bar that follows the background build and says when the model can run.
-
-    A daemon thread reads the build log every ``interval`` seconds (ipywidgets sends updates
-    from threads) and stops when the build ends or after ``give_up_after`` seconds.
-    ``refresh()`` is one such reading, callable from code and tests.
-    """
+    """A progress bar following the background build: a daemon thread reads the build log every ``interval``
+    seconds (ipywidgets sends updates from threads) until the build ends or ``give_up_after``."""
 
     def __init__(self, directory: Path | None = None, interval: float = 2.0, give_up_after: float = 3600.0) -> None:
         import ipywidgets
@@ -163,8 +113,6 @@ class EngineMonitor(ShownAsWidget):
         self._thread: threading.Thread | None = None
 
     def refresh(self) -> EngineStatus:
-        import html
-
         status = engine_status(self.directory)
         self.status = status
         if status.state is EngineState.BUILDING and status.progress is not None:
@@ -178,11 +126,10 @@ class EngineMonitor(ShownAsWidget):
         else:
             self.bar.bar_style = "danger"
             text = engine_summary(status) + " " + engine_advice(status)
-        self.label.value = f"<pre>{html.escape(text)}</pre>"
+        self.label.value = f"<pre>{escape_html(text)}</pre>"
         return status
 
     def start(self) -> EngineMonitor:
-        """Follow the build in the background until it ends."""
         if self._thread is None:
             self._thread = threading.Thread(target=self._follow, name="engine-monitor", daemon=True)
             self._thread.start()

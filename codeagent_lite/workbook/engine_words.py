@@ -1,11 +1,7 @@
-"""The local engine's state in words, in the learner's language, for the command line and notebook 06.
+"""The one place the local engine's state (data from ``providers/local_engine.py``) becomes sentences.
 
-``providers/local_engine.py`` describes where the engine stands as data: the state, the build's phase and
-progress, and why a build failed and what to do as ``Note``s (a code and its parameters). This module is the
-one place those become sentences, through the message catalog (``words``), so ``python -m codeagent_lite run
---provider local``, ``scripts/local_engine.py`` and notebook 06 say the same thing, each in its language.
-A note's parameters are shown as they are (commands, paths, exit codes); a failed smoke test keeps the
-provider failure's code and parameters, worded by ``provider_words``.
+The command line, ``scripts/local_engine.py`` and notebook 06 so say the same thing, each in its language. A
+note's parameters are shown as they are (commands, paths, exit codes).
 """
 
 from __future__ import annotations
@@ -25,8 +21,6 @@ from ..providers.local_engine import (
 from .language import Language
 from .provider_words import stored_failure_text
 from .words import N_, _
-
-__all__ = ["engine_advice", "engine_report_line", "engine_summary", "note_text", "progress_text", "server_summary"]
 
 _NOTES: Mapping[NoteCode, str] = {
     NoteCode.INTERRUPTED: N_("the last build stopped before it finished (it was interrupted or killed)"),
@@ -67,7 +61,6 @@ _NOTES: Mapping[NoteCode, str] = {
         "(never from a wheel built with other flags)"
     ),
 }
-"""Every note's words; a code without words here fails at import (below) and in ``tests/test_engine_words.py``."""
 
 _PHASES: Mapping[Phase, str] = {
     Phase.CONFIGURING: N_("downloading and configuring"),
@@ -84,7 +77,6 @@ if set(_NOTES) != set(NoteCode) or set(_PHASES) != set(Phase):
 
 
 def note_text(note: Note | None, language: Language | None = None) -> str:
-    """A cause or a hint in ``language``; empty for no note."""
     if note is None:
         return ""
     fields = dict(note.fields)
@@ -103,29 +95,21 @@ def _duration(seconds: float, language: Language | None) -> str:
 
 
 def progress_text(progress: BuildProgress, language: Language | None = None) -> str:
-    """The phase of a running build, its steps and time so far, and the estimate of what is left."""
     phase = _(_PHASES[progress.phase], language)
     if progress.phase in _STEPS:
         return phase
-    elapsed = _duration(progress.elapsed_seconds, language)
-    if progress.done_steps is not None and progress.total_steps is not None:
-        text = _(
-            "{phase} ({done}/{total} steps), {elapsed} so far",
-            language,
-            phase=phase,
-            done=progress.done_steps,
-            total=progress.total_steps,
-            elapsed=elapsed,
-        )
+    fields = {"phase": phase, "elapsed": _duration(progress.elapsed_seconds, language)}
+    done, total = progress.done_steps, progress.total_steps
+    if done is not None and total is not None:
+        text = _("{phase} ({done}/{total} steps), {elapsed} so far", language, done=done, total=total, **fields)
     else:
-        text = _("{phase} for {elapsed}", language, phase=phase, elapsed=elapsed)
+        text = _("{phase} for {elapsed}", language, **fields)
     if progress.remaining_seconds is not None:
         text += _(", about {remaining} left", language, remaining=_duration(progress.remaining_seconds, language))
     return text
 
 
 def engine_summary(status: EngineStatus, language: Language | None = None) -> str:
-    """One line: the state and, while building, the progress."""
     if status.state is EngineState.READY and status.shared_url:
         return _("local engine: ready (the class's shared model server at {url})", language, url=status.shared_url)
     if status.state is EngineState.READY:
@@ -133,9 +117,8 @@ def engine_summary(status: EngineStatus, language: Language | None = None) -> st
     if status.state is EngineState.BUILDING:
         progress = _("started", language) if status.progress is None else progress_text(status.progress, language)
         if status.reason is not None:
-            progress = _(
-                "{progress}, because {reason}", language, progress=progress, reason=note_text(status.reason, language)
-            )
+            reason = note_text(status.reason, language)
+            progress = _("{progress}, because {reason}", language, progress=progress, reason=reason)
         return _("local engine: building in the background, {progress}", language, progress=progress)
     if status.state is EngineState.FAILED:
         reason = note_text(status.reason, language)
@@ -144,7 +127,6 @@ def engine_summary(status: EngineStatus, language: Language | None = None) -> st
 
 
 def engine_advice(status: EngineStatus, language: Language | None = None) -> str:
-    """What to do next, in a few lines; empty when the engine is ready."""
     log = str(status.log_path)
     if status.state is EngineState.READY:
         return ""
@@ -172,12 +154,10 @@ def engine_advice(status: EngineStatus, language: Language | None = None) -> str
 
 
 def engine_report_line(status: EngineStatus, language: Language | None = None) -> str:
-    """The summary and, unless the engine is ready, the advice: what the command line prints."""
     return "\n".join(part for part in (engine_summary(status, language), engine_advice(status, language)) if part)
 
 
 def server_summary(build: ServerBuild, phase: Phase | None = None, language: Language | None = None) -> str:
-    """One line on llama.cpp's own llama-server: the step a build is at, or where the build stands."""
     log = str(build.log_path)
     if phase is not None:
         return _("llama-server: {phase} (log: {log})", language, phase=_(_PHASES[phase], language), log=log)
@@ -186,7 +166,6 @@ def server_summary(build: ServerBuild, phase: Phase | None = None, language: Lan
     if build.state is EngineState.BUILDING:
         return _("llama-server: building in the background (log: {log})", language, log=log)
     if build.state is EngineState.FAILED:
-        return _(
-            "llama-server: failed: {reason} (log: {log})", language, reason=note_text(build.reason, language), log=log
-        )
+        reason = note_text(build.reason, language)
+        return _("llama-server: failed: {reason} (log: {log})", language, reason=reason, log=log)
     return _("llama-server: not built (`make local-server` builds it, several minutes on 2 cores)", language)

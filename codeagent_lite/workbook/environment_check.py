@@ -1,11 +1,7 @@
-"""Check that this machine can run the workbook, one line per requirement.
+"""Notebook 00's "is this machine ready?" table: a missing package is a [FAIL] with a hint, not a traceback later.
 
-The first notebook runs this before anything else, so a learner with a missing package
-sees "[FAIL] ipywidgets >= 8.1 ... hint: ..." instead of a traceback three notebooks later.
-Only the standard library is used: the check must work even when everything else is missing.
-
-Versions are compared but never printed for passing checks: saved notebook outputs are
-compared by nbval on other machines, where the exact patch versions differ.
+Only the standard library: the check must work when everything else is missing. Versions of passing checks are
+never printed, because nbval compares saved outputs on machines whose patch versions differ.
 """
 
 from __future__ import annotations
@@ -19,31 +15,12 @@ from importlib import metadata
 
 from .words import N_, _
 
-__all__ = [
-    "INSTALL_HINT",
-    "MINIMUM_PYTHON",
-    "PACKAGE_REQUIREMENTS",
-    "PackageRequirement",
-    "RequirementCheck",
-    "check_distribution",
-    "check_environment",
-    "check_importable",
-    "check_python",
-    "format_results",
-    "parse_version",
-]
-
 MINIMUM_PYTHON = (3, 11)
-
-
 INSTALL_HINT = N_('run `make lab`, or `pip install -e ".[lab]"`, in the repository root, then restart the kernel')
-"""The one command that installs the package with everything the notebooks need (English: a message id)."""
 
 
 @dataclass(frozen=True, slots=True)
 class RequirementCheck:
-    """The outcome of one requirement; ``hint`` says what to do when ``ok`` is False."""
-
     requirement: str
     ok: bool
     detail: str = ""
@@ -52,8 +29,6 @@ class RequirementCheck:
 
 @dataclass(frozen=True, slots=True)
 class PackageRequirement:
-    """An installed distribution (the name pip knows) with a minimum version."""
-
     distribution: str
     minimum: tuple[int, ...]
 
@@ -75,11 +50,8 @@ def _dotted(parts: Sequence[int]) -> str:
 
 
 def parse_version(text: str) -> tuple[int, ...] | None:
-    """The leading numeric release of a version string ("4.2.0rc1" -> (4, 2, 0)), or None.
-
-    A pre-release counts as its release: good enough for a lower bound, and it keeps
-    this module free of the ``packaging`` dependency.
-    """
+    """``4.2.0rc1`` -> (4, 2, 0): a pre-release counts as its release, enough for a lower bound without
+    ``packaging``."""
     match = re.match(r"\s*v?(\d+(?:\.\d+)*)", text)
     if match is None:
         return None
@@ -104,59 +76,40 @@ def check_distribution(
     requirement: PackageRequirement,
     version_of: Callable[[str], str] = metadata.version,
 ) -> RequirementCheck:
-    """Look the distribution up in the installed metadata; never import it (importing JupyterLab is slow)."""
-    label = requirement.label
+    """The installed metadata, never an import (importing JupyterLab is slow)."""
     try:
         installed = version_of(requirement.distribution)
     except metadata.PackageNotFoundError:
-        return RequirementCheck(
-            label,
-            ok=False,
-            detail=_("not installed"),
-            hint=_(INSTALL_HINT),
-        )
-    parsed = parse_version(installed)
-    if parsed is None:
-        return RequirementCheck(
-            label,
-            ok=False,
-            detail=_("unreadable version {version}", version=repr(installed)),
-            hint=_(INSTALL_HINT),
-        )
-    if parsed < requirement.minimum:
-        return RequirementCheck(
-            label,
-            ok=False,
-            detail=_("found {version}", version=installed),
-            hint=_(INSTALL_HINT),
-        )
-    return RequirementCheck(label, ok=True)
+        detail = _("not installed")
+    else:
+        parsed = parse_version(installed)
+        if parsed is not None and parsed >= requirement.minimum:
+            return RequirementCheck(requirement.label, ok=True)
+        if parsed is None:
+            detail = _("unreadable version {version}", version=repr(installed))
+        else:
+            detail = _("found {version}", version=installed)
+    return RequirementCheck(requirement.label, ok=False, detail=detail, hint=_(INSTALL_HINT))
 
 
 def check_importable(module_name: str) -> RequirementCheck:
-    """The module must import, not merely be installed: this catches a broken or shadowed package."""
+    """Importing, not merely installed: this catches a broken or shadowed package."""
     label = _("{module} importable", module=module_name)
     try:
         importlib.import_module(module_name)
     except Exception as error:  # any failure to import is what this check reports, so none may escape
-        return RequirementCheck(
-            label,
-            ok=False,
-            detail=f"{type(error).__name__}: {error}",
-            hint=_(INSTALL_HINT),
-        )
+        return RequirementCheck(label, ok=False, detail=f"{type(error).__name__}: {error}", hint=_(INSTALL_HINT))
     return RequirementCheck(label, ok=True)
 
 
 def check_environment() -> list[RequirementCheck]:
-    """Every requirement of the workbook, in the order a learner would fix them."""
+    """In the order a learner would fix them."""
     results = [check_python(), check_importable("codeagent_lite")]
     results.extend(check_distribution(requirement) for requirement in PACKAGE_REQUIREMENTS)
     return results
 
 
 def format_results(results: Sequence[RequirementCheck]) -> str:
-    """One line per result; a failing line also says what was found and how to fix it."""
     lines = []
     for result in results:
         if result.ok:
@@ -169,14 +122,15 @@ def format_results(results: Sequence[RequirementCheck]) -> str:
             line += _(" (hint: {hint})", hint=result.hint)
         lines.append(line)
     failures = sum(not result.ok for result in results)
+    total = len(results)
     if failures:
         lines.append(
             _(
                 "{failures} of {total} requirements failed: fix them before running the notebooks.",
                 failures=failures,
-                total=len(results),
+                total=total,
             )
         )
     else:
-        lines.append(_("All {total} requirements met.", total=len(results)))
+        lines.append(_("All {total} requirements met.", total=total))
     return "\n".join(lines)

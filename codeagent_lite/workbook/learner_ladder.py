@@ -1,16 +1,14 @@
-"""Your parser's ladder beside the reference's, for the same replies: notebook 04's playground, extended.
+"""Your parser's ladder beside the reference's, for the same replies (notebook 04).
 
-The reference's ladder comes from ``diagnose`` (every layer's own verdict). A learner's
-``parse_json_action`` is one function, so its ladder is read from what it did: the layers
-before the one that refused passed, that one failed, the rest were never reached. A parser
-that crashes or hangs has no ladder, only that sentence. Rows where the two differ are marked
-``≠``. The learner's code runs in verify's killable child process, never in the notebook.
+A learner's ``parse_json_action`` is one function, so its ladder is read from what it did: the layers before the
+one that refused passed, that one failed, the rest were never reached; one that crashes or hangs has no ladder.
+The learner's code runs in verify's killable child process, never in the notebook.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from .. import json_action_parser as reference_parser
@@ -22,7 +20,7 @@ from .ladder import layer_label, layer_name, status_word
 from .verify import DEFAULT_TIME_LIMIT, learner_parses
 from .words import _, _p
 
-__all__ = ["LadderPair", "LadderPairs", "learner_ladders"]
+_DIFFERS_STYLE = ' style="color:#cf222e;font-weight:bold"'
 
 
 def _ladder(rejected_at: int | None, accepted: bool) -> tuple[str, ...] | None:
@@ -38,6 +36,12 @@ def _ladder(rejected_at: int | None, accepted: bool) -> tuple[str, ...] | None:
             for layer in ValidationLayer
         ]
     return tuple(f"{MARKS[status]} {status_word(status)}" for status in statuses)
+
+
+def _html_row(differs: bool, label: str, ours: str, yours: str) -> str:
+    """One row of the HTML table; its cells are already escaped."""
+    style = _DIFFERS_STYLE if differs else ""
+    return f"<tr><td>{'≠' if differs else ''}</td><td>{label}</td><td>{ours}</td><td{style}>{yours}</td></tr>"
 
 
 def _verdict(described: str) -> str:
@@ -60,6 +64,12 @@ class LadderPair:
     def same(self) -> bool:
         return self.ours == self.yours and self.ours_verdict == self.your_verdict
 
+    def layer_rows(self) -> Iterator[tuple[bool, ValidationLayer, str, str]]:
+        """Whether the layer's row differs, the layer, ours and yours (blank where your parser has no ladder)."""
+        yours = self.yours or ("",) * len(self.ours)
+        for layer, ours, theirs in zip(ValidationLayer, self.ours, yours, strict=True):
+            yield self.yours is not None and ours != theirs, layer, ours, theirs
+
 
 @dataclass(frozen=True, slots=True)
 class LadderPairs:
@@ -73,9 +83,8 @@ class LadderPairs:
         lines = [f"{'':10}{pad(ours_word, 16)}{self.label}"]
         for pair in self.pairs:
             lines.append(f"{'=' if pair.same else '≠'} {pair.name}")
-            yours = pair.yours or ("",) * len(pair.ours)
-            for layer, ours, theirs in zip(ValidationLayer, pair.ours, yours, strict=True):
-                mark = " " if ours == theirs or pair.yours is None else "≠"
+            for differs, layer, ours, theirs in pair.layer_rows():
+                mark = "≠" if differs else " "
                 lines.append(f"  {mark} {pad(layer_name(layer), 7)}  {pad(ours, 15)} {theirs}".rstrip())
             mark = "  " if pair.ours_verdict == pair.your_verdict else "≠ "
             lines.append("  " + mark + _("=> ours: {verdict}", verdict=pair.ours_verdict))
@@ -94,21 +103,10 @@ class LadderPairs:
             rows.append(
                 f'<tr><th colspan="4" style="text-align:left">{"=" if pair.same else "≠"} {esc(pair.name)}</th></tr>'
             )
-            yours = pair.yours or ("",) * len(pair.ours)
-            for layer, ours, theirs in zip(ValidationLayer, pair.ours, yours, strict=True):
-                differs = pair.yours is not None and ours != theirs
-                style = ' style="color:#cf222e;font-weight:bold"' if differs else ""
-                rows.append(
-                    f"<tr><td>{'≠' if differs else ''}</td><td>{esc(layer_label(layer))}</td>"
-                    f"<td>{esc(ours)}</td><td{style}>{esc(theirs)}</td></tr>"
-                )
-            differs = pair.ours_verdict != pair.your_verdict
-            style = ' style="color:#cf222e;font-weight:bold"' if differs else ""
-            rows.append(
-                f"<tr><td>{'≠' if differs else ''}</td><td>{verdict_word}</td>"
-                f"<td><code>{esc(pair.ours_verdict)}</code></td>"
-                f"<td{style}><code>{esc(pair.your_verdict)}</code></td></tr>"
-            )
+            for differs, layer, ours, theirs in pair.layer_rows():
+                rows.append(_html_row(differs, esc(layer_label(layer)), esc(ours), esc(theirs)))
+            ours, yours = (f"<code>{esc(verdict)}</code>" for verdict in (pair.ours_verdict, pair.your_verdict))
+            rows.append(_html_row(pair.ours_verdict != pair.your_verdict, verdict_word, ours, yours))
         head = f"<tr><th></th><th></th><th>{ours_word}</th><th>{esc(self.label)}</th></tr>"
         return f"<table>{head}{''.join(rows)}</table>"
 
@@ -119,11 +117,8 @@ def learner_ladders(
     *,
     time_limit: float = DEFAULT_TIME_LIMIT,
 ) -> LadderPairs:
-    """Run each reply through the learner's ``parse_json_action`` and through the reference's layers.
-
-    ``replies`` maps a name to a raw reply (``PRESETS`` of the parser playground fits), or is
-    a list of replies named by their position.
-    """
+    """``replies`` maps a name to a raw reply (the parser playground's ``PRESETS`` fits), or is a list of replies
+    named by their position."""
     named = (
         dict(replies)
         if isinstance(replies, Mapping)

@@ -1,13 +1,7 @@
-"""The parser playground with your parser beside ours, live: notebook 04, after you write the parser.
+"""Notebook 04's parser playground with your parser's ladder beside ours, live.
 
-``ParserPlayground`` shows the reference's ladder for whatever is in the text box. This one
-also runs your ``parse_json_action`` on the same text (in verify's killable child process, so
-an endless loop in your file cannot freeze the notebook) and shows both ladders side by side,
-the rows where they differ marked ``≠``. Paste a reply you are unsure about and see at once
-whether your parser and ours agree on it.
-
-A module of its own because it imports ipywidgets (through ``parser_playground``), while
-``learner_ladder`` must stay importable without Jupyter for the command line and the tests.
+Your ``parse_json_action`` runs in verify's killable child process, so an endless loop cannot freeze the notebook.
+A module of its own because it imports ipywidgets, while ``learner_ladder`` must import without Jupyter.
 """
 
 from __future__ import annotations
@@ -54,7 +48,6 @@ class LearnerPlayground(ParserPlayground):
 
     @property
     def pairs(self) -> LadderPairs:
-        """Your ladder and ours for the text currently in the box."""
         return self._pairs
 
     def _compare(self, text: str) -> LadderPairs:

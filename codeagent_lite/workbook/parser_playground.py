@@ -1,12 +1,7 @@
-"""The parser playground: type raw model text, watch the four-layer ladder react.
+"""Notebook 04's parser playground: type raw model text, watch the four-layer ladder react.
 
-This module imports ipywidgets, so it is imported only by notebooks that show a
-widget (never by ``codeagent_lite/__init__.py``): the core package must stay usable
-without the Jupyter stack. The ladder comes from ``diagnose``, the same function the
-``check`` command uses, so the playground and the command line cannot disagree.
-
-The CSS classes and ``data-*`` attributes below are a contract with the real-browser
-test, which finds the ladder's rows by them; change them only together with it.
+The ladder comes from ``diagnose``, as the ``check`` command's does, so the two cannot disagree. The CSS classes
+and ``data-*`` attributes are a contract with the real-browser test: change them only together with it.
 """
 
 from __future__ import annotations
@@ -23,15 +18,6 @@ from ..model_adapter import InvalidModelOutputError
 from .ladder import format_ladder, layer_label, status_word
 from .widget_view import ShownAsWidget, live_widget_text
 from .words import N_, _
-
-__all__ = [
-    "PRESETS",
-    "STATIC_PLACEHOLDER",
-    "ParserPlayground",
-    "render_ladder_html",
-    "show_static_ladders",
-    "static_ladders_text",
-]
 
 _CLEAN_TOOL_CALL = (
     '{"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {"path": "README.md"}}'
@@ -80,13 +66,10 @@ PRESETS: dict[str, str] = {
         '{"type": "tool_call", "call_id": "  ", "tool_name": "read_file", "arguments": {"path": "README.md"}}'
     ),
 }
-"""Instructive raw replies, in ladder order: accepted first, then by the layer that stops them.
-
-The names are English ids of the catalog: the notebooks' (identical) code cells pass them as keys, and the
+"""In ladder order. The names are catalog ids: the notebooks' identical code cells pass them as keys, and the
 drop-down and the static ladders show them in the edition's language."""
 
 STATIC_PLACEHOLDER = live_widget_text("ParserPlayground", language="en")
-"""What a saved notebook shows where the widget cannot run (the English text; Chinese in notebooks/zh)."""
 
 _EXPECTED, _FOUND, _CODE = N_("expected: "), N_("found: "), N_("code: ")
 # The status as a CSS class word (``not reached`` has a space, which a class name cannot hold).
@@ -101,7 +84,7 @@ _DETAIL_STYLE = "margin-left:2.2em;font-weight:normal;color:#24292f;white-space:
 
 
 def _code_text(error: InvalidModelOutputError) -> str:
-    """``duplicate_key (key='tool_name')``: what a program reads from the error, shown as it is."""
+    """``duplicate_key (key='tool_name')``: what a program reads from the error."""
     params = ", ".join(f"{name}={shorten(repr(value), 40)}" for name, value in error.params.items())
     return f"{error.code} ({params})" if params else error.code
 
@@ -159,8 +142,7 @@ def render_ladder_html(diagnosis: Diagnosis) -> str:
 
 
 def static_ladders_text(names: Iterable[str]) -> str:
-    """Each named preset's raw text and its plain-text ladder (what ``python -m codeagent_lite check`` prints, in the
-    edition's language), for places where widgets cannot run."""
+    """For places where widgets cannot run: plain text reads well on GitHub and diffs cleanly under nbval."""
     blocks = []
     for name in names:
         if name not in PRESETS:
@@ -172,21 +154,20 @@ def static_ladders_text(names: Iterable[str]) -> str:
 
 
 def show_static_ladders(names: Iterable[str]) -> None:
-    """Print ``static_ladders_text``: plain text reads well on GitHub and diffs cleanly under nbval."""
     print(static_ladders_text(names))
 
 
 PAUSE_SECONDS = 0.3
-"""How long typing must pause before the ladder is made again."""
 
 
 class ParserPlayground(ShownAsWidget):
     """A preset drop-down, a text box and the live ladder of whatever the box holds.
 
-    The ladder follows the text as it is typed, but only once typing pauses for ``pause_seconds``:
-    a pasted megabyte is parsed once, not once per keystroke. The pause is timed on the kernel's
-    event loop; where none runs (a script, a test), each change is parsed at once.
+    The ladder follows typing once it pauses for ``pause_seconds``, so a pasted megabyte is parsed once, not per
+    keystroke; where no event loop runs (a script, a test), each change is parsed at once.
     """
+
+    _pending: asyncio.TimerHandle | None = None
 
     def __init__(self, initial_preset: str = "clean tool call", *, pause_seconds: float = PAUSE_SECONDS) -> None:
         if initial_preset not in PRESETS:
@@ -211,19 +192,15 @@ class ParserPlayground(ShownAsWidget):
         self.widget = ipywidgets.VBox([self.preset, self.text, self.ladder])
         self.widget.add_class("cal-playground")
         self.pause_seconds = pause_seconds
-        self._pending: asyncio.TimerHandle | None = None
-        self._diagnosis = diagnose(self.text.value)
-        self.ladder.value = render_ladder_html(self._diagnosis)
+        self.refresh()
         self.preset.observe(self._on_preset_change, names="value")
         self.text.observe(self._on_text_change, names="value")
 
     @property
     def diagnosis(self) -> Diagnosis:
-        """The diagnosis shown: of the text in the box, once typing has paused."""
         return self._diagnosis
 
     def refresh(self) -> None:
-        """Diagnose the text in the box now and show its ladder (what a pause in typing does)."""
         self._pending = None
         self._diagnosis = diagnose(self.text.value)
         self.ladder.value = render_ladder_html(self._diagnosis)
@@ -238,7 +215,6 @@ class ParserPlayground(ShownAsWidget):
         text = str(change["new"])
         if self._pending is not None:
             self._pending.cancel()
-            self._pending = None
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:

@@ -1,12 +1,7 @@
-"""A provider's failure in the learner's language: the one place ``ProviderFailure`` codes become sentences.
+"""The one place ``ProviderFailure`` codes (``providers/failure.py``) become sentences in the learner's language.
 
-``providers/failure.py`` keeps each failure as a code and its parameters, with English templates that are
-this catalog's message ids; here they are looked up in the learner's language (``words``), so the agent's
-transcript, the command line, notebook 06 and the engine's status say a provider failure in Chinese to a
-Chinese learner. A parameter is shown as it came (a number, a path, an already scrubbed excerpt of a
-server's text); one that is itself a failure is worded in the same language. An error that is not ours (a
-learner's own ``ProviderError``) carries only its sentence, shown as it is; the scripted provider's running out
-is worded from the count it keeps.
+A parameter is shown as it came (already scrubbed); one that is itself a failure is worded the same way. An
+error that is not ours (a learner's own ``ProviderError``) carries only its sentence, shown as it is.
 """
 
 from __future__ import annotations
@@ -23,7 +18,6 @@ __all__ = ["failure_text", "provider_error_text", "stored_failure_text"]
 
 
 def failure_text(failure: ProviderFailure, language: Language | None = None) -> str:
-    """``failure`` in ``language``, its nested failures too."""
     fields = {
         name: failure_text(value, language) if isinstance(value, ProviderFailure) else value
         for name, value in failure.params.items()
@@ -49,8 +43,7 @@ def _worded(error: BaseException | None, language: Language | None) -> str | Non
 
 
 def provider_error_text(error: BaseException, language: Language | None = None) -> str:
-    """What to show of a provider's failure (itself, or the adapter's error raised from it): ours from its data,
-    anyone else's as its own sentence."""
+    """For the failure itself, or the adapter's error raised from it."""
     wrapped = isinstance(error, ModelProviderError)
     text = _worded(error.__cause__ if wrapped else error, language)
     if text is None:

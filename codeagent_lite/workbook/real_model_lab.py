@@ -1,18 +1,7 @@
-"""Helpers for notebook 06: the parser playground fed by a real model.
+"""Notebook 06: a real model's raw replies beside their ladders, in plain text nbval can compare.
 
-Earlier notebooks judge scripted replies. Here the replies come from a real model
-(Gemma 3 270M in an engine process of its own, or any OpenAI-compatible server), so the notebook needs
-a few small tools around the provider: ask one task and keep the raw text, the finish
-reason and the cost next to the ladder; put several attempts in a table; and show what
-the failures of a run cost. Everything here is plain text, so a saved notebook reads
-well on GitHub and nbval can compare it.
-
-Raw model text is printed on lines that start with ``RAW_PREFIX``, so a notebook test
-can mask exactly those lines if a build ever produces different text; the verdicts
-(which layer refused, which action was chosen) stay compared.
-
-The widget (``TaskPlayground``) imports ipywidgets only when it is created, so the rest
-of this module works without the Jupyter stack.
+Raw model text is printed only on lines that start with ``RAW_PREFIX``, so a notebook test can mask exactly
+those lines while the verdicts stay compared. ``TaskPlayground`` imports ipywidgets only when created.
 """
 
 from __future__ import annotations
@@ -26,7 +15,7 @@ from typing import Any
 
 from ..agent.loop import StepKind, Transcript
 from ..diagnosis import Diagnosis, diagnose
-from ..display import display_width, pad, shorten, shorten_counted
+from ..display import display_width, escape_html, pad, shorten, shorten_counted
 from ..json_text_adapter import ProviderError, TextProvider
 from ..json_text_messages import build_provider_messages
 from ..kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
@@ -39,8 +28,7 @@ from .transcript_view import usage_words
 from .widget_view import ShownAsWidget
 from .words import N_, _
 
-# The lab's words, by the names the notebook and this module say them with; verdicts and actions stay as the
-# ladder shows them. The English is the catalog's id (``words``), the Chinese is in the zh .po.
+# The lab's words by the names the notebook says them with; each English text is a catalog id.
 WORDS: Mapping[str, str] = {
     "finish_length": N_("finish_reason 'length': the reply hit max_output_tokens and was cut off mid-way"),
     "finish_stop": N_("finish_reason 'stop': the model ended the reply itself (here: at the newline)"),
@@ -89,7 +77,7 @@ WORDS: Mapping[str, str] = {
 
 
 def say(key: str, **fields: object) -> str:
-    """The words named ``key`` in the edition's language, their ``{name}`` fields filled in (an error from its code)."""
+    """An error among ``fields`` is worded from its data (``provider_words``), not by ``str``."""
     shown = {
         name: provider_error_text(value) if isinstance(value, BaseException) else value
         for name, value in fields.items()
@@ -97,43 +85,17 @@ def say(key: str, **fields: object) -> str:
     return _(WORDS[key], None, **shown)
 
 
-__all__ = [
-    "DEMO_FILES",
-    "RAW_PREFIX",
-    "Attempt",
-    "TaskPlayground",
-    "action_text",
-    "ask",
-    "comparison_table",
-    "failure_costs",
-    "finish_note",
-    "hide_folder",
-    "raw_line",
-    "render_attempt",
-    "say",
-    "server_line",
-    "timing_table",
-    "verdict_text",
-    "write_demo_workspace",
-]
-
 RAW_PREFIX = "raw │ "
-"""Every line of raw model text shown by this module starts with this, and nothing else does."""
 
 DEMO_FILES: Mapping[str, str] = {
     "README.md": "# Demo project\nA tiny project for the agent to explore.\n",
     "notes.txt": "buy milk\nfix bug\nwrite docs\n",
     "src/main.py": 'print("hello from main")\n',
 }
-"""A small workspace: a README, a notes file with three lines and one source file."""
 
 
 def write_demo_workspace(folder: str | os.PathLike[str], files: Mapping[str, str] = DEMO_FILES) -> Path:
-    """Write ``files`` (relative path -> text) under ``folder`` and return the folder.
-
-    Refuses paths that would land outside ``folder``, so a mistyped mapping cannot write
-    anywhere else on the machine.
-    """
+    """Refuses a path outside ``folder``, so a mistyped mapping cannot write elsewhere on the machine."""
     root = Path(folder).resolve()
     for relative, text in files.items():
         target = (root / relative).resolve()
@@ -145,11 +107,7 @@ def write_demo_workspace(folder: str | os.PathLike[str], files: Mapping[str, str
 
 
 def hide_folder(text: str, folder: str | os.PathLike[str], label: str = "<workspace>") -> str:
-    """``text`` with every spelling of ``folder`` replaced by ``label``.
-
-    A temporary folder's path changes on every run and names the machine, so it must
-    never reach a saved notebook output.
-    """
+    """A temporary folder's path changes on every run and names the machine: never in a saved output."""
     spellings = {os.fspath(folder), os.fspath(Path(folder).resolve())}
     for spelling in sorted(spellings, key=len, reverse=True):
         if spelling:
@@ -158,25 +116,17 @@ def hide_folder(text: str, folder: str | os.PathLike[str], label: str = "<worksp
 
 
 def server_line(server: LocalModelServer) -> str:
-    """Which model server the notebook talks to, without its port (it changes on every run)."""
+    """Without the port: it changes on every run."""
     if server.process is None:
         return say("server_shared", url=server.base_url)
     return say("server_own", name=MODEL_FILENAME, backend=server.backend)
 
 
-# --------------------------------------------------------------------------- one task, one reply
-
-
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """One task sent once: the raw reply, why generation stopped, what it cost and its ladder.
-
-    ``label`` says which model or mode answered (e.g. ``"free_text"``). ``error`` is
-    set instead of a reply when the provider itself failed. ``seconds`` is the wall time
-    of the call: the only way to see what constrained decoding costs, since both modes
-    report the same kind of usage. ``shared``: the class's reply cache answered it from an
-    identical request's reply (classroom/reply_cache.py), so its seconds measure no model.
-    """
+    """One task sent once. ``error`` replaces the reply when the provider failed; ``seconds`` (wall time) is the
+    only way to see what constrained decoding costs; ``shared``: the class's reply cache answered it, so its
+    seconds measure no model."""
 
     task: str
     label: str
@@ -205,12 +155,8 @@ def ask(
     label: str,
     max_output_tokens: int = 256,
 ) -> Attempt:
-    """Send ``task`` as the only message and judge the raw reply with the four layers.
-
-    This calls the provider directly, not through the adapter, because the adapter
-    keeps only the action or the error; a learner also wants the exact text and the
-    finish reason (``"length"`` explains most layer-1 failures).
-    """
+    """The provider directly, not the adapter: the adapter keeps only the action or the error, and a learner
+    also wants the exact text and the finish reason (``"length"`` explains most layer-1 failures)."""
     messages = build_provider_messages([Message(MessageRole.USER, task)])
     started = time.perf_counter()
     try:
@@ -226,15 +172,11 @@ def ask(
 
 
 def verdict_text(diagnosis: Diagnosis) -> str:
-    """``"accepted"`` or the refusing layer, e.g. ``"layer 1 (JSON syntax)"``."""
     layer = diagnosis.rejected_by
-    if diagnosis.accepted or layer is None:
-        return say("outcome_accepted")
-    return layer_label(layer)
+    return say("outcome_accepted") if layer is None else layer_label(layer)
 
 
 def action_text(diagnosis: Diagnosis, max_chars: int = 40) -> str:
-    """The accepted action in a few words (``read_file(path='a.txt')``, ``final: ...``), or ``—``."""
     action = diagnosis.action
     if isinstance(action, ToolCall):
         arguments = ", ".join(f"{name}={value!r}" for name, value in action.arguments.items())
@@ -247,26 +189,18 @@ def action_text(diagnosis: Diagnosis, max_chars: int = 40) -> str:
 
 
 def raw_line(text: str | None, max_chars: int = 160) -> str:
-    """Raw model text on one line, behind ``RAW_PREFIX`` (``repr`` shows newlines and spaces)."""
-    if text is None:
-        return RAW_PREFIX + "(no reply)"
-    return RAW_PREFIX + shorten_counted(repr(text), max_chars)
+    return RAW_PREFIX + ("(no reply)" if text is None else shorten_counted(repr(text), max_chars))
+
+
+_FINISH_WORDS = {"length": "finish_length", "stop": "finish_stop", None: "finish_unknown"}
 
 
 def finish_note(attempt: Attempt) -> str:
-    """Why generation stopped, in words a learner can act on."""
     reason = attempt.finish_reason
-    if reason == "length":
-        return say("finish_length")
-    if reason == "stop":
-        return say("finish_stop")
-    if reason is None:
-        return say("finish_unknown")
-    return f"finish_reason {reason!r}"
+    return say(_FINISH_WORDS[reason]) if reason in _FINISH_WORDS else f"finish_reason {reason!r}"
 
 
 def render_attempt(attempt: Attempt) -> str:
-    """Task, raw reply, finish reason, cost and the full ladder of one attempt."""
     lines = [say("task_line", task=attempt.task, label=attempt.label)]
     if attempt.error is not None:
         lines.append(say("provider_error", error=attempt.error))
@@ -279,7 +213,6 @@ def render_attempt(attempt: Attempt) -> str:
 
 
 def _cost_lines(attempt: Attempt) -> list[str]:
-    """Why the reply stopped and what it cost; for a reply the class's reply cache shared, that it was shared."""
     lines = [f"{finish_note(attempt)}; {usage_words(attempt.usage)}"]
     return [*lines, say("shared_reply")] if attempt.shared else lines
 
@@ -300,7 +233,6 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
 
 
 def comparison_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
-    """A fixed-width table: task, mode, verdict layer, action, output tokens."""
     header = tuple(say(key) for key in ("col_task", "col_mode", "col_verdict", "col_action", "col_out"))
     rows = [
         (
@@ -316,29 +248,21 @@ def comparison_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
 
 
 def seconds_cell(seconds: float | None) -> str:
-    """Wall seconds in a cell of fixed width (``  1.23 s``), so a varying time never moves a column."""
+    """Fixed width, so a varying time never moves a column."""
     return "     ? s" if seconds is None else f"{seconds:6.2f} s"
 
 
 def rate_cell(tokens: int | None, seconds: float | None) -> str:
-    """Output tokens per wall second, fixed width (``  39.5 tok/s``)."""
     if tokens is None or not seconds:
         return "     ? tok/s"
     return f"{tokens / seconds:6.1f} tok/s"
 
 
 def timing_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
-    """Wall seconds and output tokens per second of each call, then one total row per mode.
-
-    Seconds count the whole call: reading the prompt and writing the reply. Output tokens
-    per second compare the modes fairly even though their replies differ in length. The
-    total row leaves out each mode's first call: llama.cpp reads the whole prompt there
-    (about 740 tokens; the two modes' worked examples differ, so each mode reads its own)
-    and reuses it on the calls after it, so only those measure the writing, which is
-    where the grammar costs time. A mode asked once is totalled over that one call. A reply
-    the class's reply cache gave (``Attempt.shared``) says "class cache" for its speed, and
-    the totals' speed leaves it out: it was written for someone else.
-    """
+    """Each call, then one total row per mode without its first call: llama.cpp reads each mode's whole prompt
+    there and reuses it after, so only later calls measure the writing, where the grammar costs time. Tokens per
+    second compare modes whose replies differ in length; a reply from the class's cache was written for someone
+    else, so no speed counts it."""
     header = tuple(say(key) for key in ("col_task", "col_mode", "col_out", "col_seconds", "col_rate"))
 
     def row(task: str, label: str, group: Sequence[Attempt]) -> tuple[str, str, str, str, str]:
@@ -359,7 +283,7 @@ def timing_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
 
 
 def _sums(group: Sequence[Attempt]) -> tuple[int | None, float | None]:
-    """Output tokens and seconds of group; a number not known for every call is None, never a partial sum."""
+    """A number not known for every call is None, never a partial sum."""
     usages = [attempt.usage for attempt in group if attempt.usage is not None]
     times = [attempt.seconds for attempt in group if attempt.seconds is not None]
     tokens = sum(usage.output_tokens for usage in usages) if len(usages) == len(group) else None
@@ -367,17 +291,12 @@ def _sums(group: Sequence[Attempt]) -> tuple[int | None, float | None]:
 
 
 def _rate(group: Sequence[Attempt]) -> float | None:
-    """Output tokens per second over ``group``; None unless every call's tokens and time are known."""
-    if any(attempt.usage is None or attempt.seconds is None for attempt in group):
-        return None
-    seconds = sum(attempt.seconds or 0.0 for attempt in group)
-    tokens = sum(attempt.usage.output_tokens for attempt in group if attempt.usage is not None)
-    return tokens / seconds if seconds else None
+    tokens, seconds = _sums(group)
+    return tokens / seconds if tokens is not None and seconds else None
 
 
 def _speed_ratio(rates: Mapping[str, float | None]) -> str:
-    """With two modes, the second's speed as a multiple of the first's, from the total rows above it: the
-    notebook's prose points here instead of quoting figures, which change from run to run and machine to machine."""
+    """The notebook's prose points here instead of quoting figures, which change from run to run."""
     if len(rates) != 2:
         return ""
     (first, first_rate), (second, second_rate) = rates.items()
@@ -387,11 +306,7 @@ def _speed_ratio(rates: Mapping[str, float | None]) -> str:
     return "\n" + say("speed_ratio", first=first, second=second, ratio=ratio)
 
 
-# --------------------------------------------------------------------------- what failures cost
-
-
 def failure_costs(transcript: Transcript) -> str:
-    """Each model call of a run with its tokens, marking the rejected ones, then the share they took."""
     lines = []
     wasted = TokenUsage(0, 0)
     for step in transcript.steps:
@@ -410,29 +325,13 @@ def failure_costs(transcript: Transcript) -> str:
         lines.append(say("call_line", number=step.model_call, outcome=padded, usage=usage_words(step.usage)))
     total = transcript.usage.total_tokens
     share = 0 if total == 0 else round(100 * wasted.total_tokens / total)
-    lines.append(
-        say(
-            "costs_total",
-            wasted=wasted.total_tokens,
-            total=total,
-            share=share,
-            rejected=transcript.rejections,
-            calls=transcript.model_calls,
-        )
-    )
+    counts = {"rejected": transcript.rejections, "calls": transcript.model_calls}
+    lines.append(say("costs_total", wasted=wasted.total_tokens, total=total, share=share, **counts))
     return "\n".join(lines)
 
 
-# --------------------------------------------------------------------------- the widget
-
-
 class TaskPlayground(ShownAsWidget):
-    """Type a task, press Ask, see the model's raw reply and the ladder it gets.
-
-    One click is one model call through ``ask``; the ladder is the same HTML the parser
-    playground shows. ``providers`` maps a mode label to a provider (for the local model:
-    ``{"free_text": ..., "schema": ...}``).
-    """
+    """Type a task, press Ask: one model call through ``ask``, its raw reply and the parser playground's ladder."""
 
     def __init__(
         self,
@@ -445,9 +344,6 @@ class TaskPlayground(ShownAsWidget):
             raise ValueError("TaskPlayground needs at least one provider")
         import ipywidgets
 
-        from .parser_playground import render_ladder_html
-
-        self._render_ladder_html = render_ladder_html
         self.providers = dict(providers)
         self.tools = tuple(tools)
         self.max_output_tokens = max_output_tokens
@@ -460,8 +356,7 @@ class TaskPlayground(ShownAsWidget):
         self.button.on_click(self._on_click)
 
     def run_once(self) -> Attempt:
-        """What a click does, callable from code (and from tests)."""
-        import html
+        from .parser_playground import render_ladder_html
 
         label = str(self.mode.value)
         attempt = ask(
@@ -469,10 +364,10 @@ class TaskPlayground(ShownAsWidget):
         )
         self.last_attempt = attempt
         if attempt.error is not None or attempt.diagnosis is None:
-            self.result.value = f"<pre>{html.escape(render_attempt(attempt))}</pre>"
+            self.result.value = f"<pre>{escape_html(render_attempt(attempt))}</pre>"
         else:
             header = "\n".join([raw_line(attempt.raw_text, max_chars=400), *_cost_lines(attempt)])
-            self.result.value = f"<pre>{html.escape(header)}</pre>" + self._render_ladder_html(attempt.diagnosis)
+            self.result.value = f"<pre>{escape_html(header)}</pre>" + render_ladder_html(attempt.diagnosis)
         return attempt
 
     def _on_click(self, _button: Any) -> None:

@@ -1,11 +1,5 @@
-"""How each widget of the workbook shows itself: the live widget, and one line of text where none can render.
-
-On GitHub, in a static export or in a saved notebook without widget state, a front end falls
-back to ``text/plain``; for an ipywidgets box that is a long ``VBox(children=(...))`` repr
-a learner cannot read. Every playground therefore shows the same widget bundle with its own
-one-line description as the plain text. Only the standard library (and the workbook's catalog) is imported here: the
-bundle comes from the widget itself, and IPython is imported when something is displayed.
-"""
+"""Every widget's plain text: where none can render (GitHub, a static export), a front end shows ``text/plain``,
+which for an ipywidgets box is a ``VBox(children=(...))`` repr a learner cannot read."""
 
 from __future__ import annotations
 
@@ -18,7 +12,6 @@ __all__ = ["ShownAsWidget", "live_widget_text"]
 
 
 def live_widget_text(name: str, language: Language | None = None) -> str:
-    """``ParserPlayground: a live widget; ...``: the line every widget shows where it cannot render."""
     return _("{name}: a live widget; run the notebook in Jupyter to use it.", language, name=name)
 
 
@@ -28,7 +21,6 @@ class ShownAsWidget:
     widget: Any
 
     def static_text(self) -> str:
-        """The line shown where the widget cannot render: by default, the class's name and what it is."""
         return live_widget_text(type(self).__name__)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:

@@ -1,27 +1,18 @@
 """The workbook's words in the learner's language: one gettext catalog, read with the standard library.
 
-Every learner-facing sentence is written in the code once, in English, as ``_("…")``; that English is the
-message id. Its Chinese (and its English, which may be polished without touching the code) lives in
-``codeagent_lite/locale/{zh,en}/LC_MESSAGES/codeagent_lite.po``, where a translator sees the whole catalog
-with the tools every translator knows (Poedit, Weblate, ``msgfmt --check``). ``make catalog`` runs Babel to
-extract the ids into ``codeagent_lite.pot``, merge them into both ``.po`` files and compile the ``.mo`` files
-that ``gettext`` reads. flit_core has no build hook, so the ``.mo`` files are committed;
-``tests/test_catalog.py`` compiles the ``.po`` files afresh and checks that they match, that nothing is
-untranslated or fuzzy, and that every translation keeps its message's ``{name}`` placeholders.
+Every learner-facing sentence is written once, in English, as ``_("…")``: that English is the message id, and
+its Chinese lives in ``codeagent_lite/locale/{zh,en}/LC_MESSAGES/codeagent_lite.po``, where a translator's
+tools (Poedit, Weblate, ``msgfmt --check``) see the whole catalog. flit_core has no build hook, so the ``.mo``
+files are committed; ``tests/test_catalog.py`` checks they match the ``.po`` files and keep every placeholder.
 
-Placeholders are ``str.format`` names, filled after the lookup: ``_("{file}.py did not load", file=name)``.
-A message without fields is returned as it is, so an id may hold literal braces (a JSON example) as long as
-it is never given fields. ``N_("…")`` marks an id that is stored now (a check's name in the contract, a
-label in a table) and translated where it is shown, with ``_(stored)``; ``_p(context, "…")`` tells apart two
-ids spelt the same in English that need different words in Chinese.
+Placeholders are ``str.format`` names filled after the lookup; a message given no fields is returned as it is,
+so it may hold literal braces. ``N_("…")`` marks an id stored now and translated where shown (``_(stored)``);
+``_p(context, "…")`` tells apart ids spelt the same in English that need different Chinese. The language is
+read at each call, so a notebook that sets ``CAL_LANG`` sees the change at once.
 
-The language is ``language=`` when a caller passes one, else ``language.edition_language()`` (``CAL_LANG``,
-the notebook's edition folder, an ``*_zh`` assignment, the locale), read at each call, so a notebook that
-sets ``CAL_LANG`` sees the change at once.
-
-How to add words: write ``_("<English>", **fields)`` where they are shown, run ``make catalog`` (the new id
-appears in both ``.po`` files), fill the ``zh`` ``msgstr``, run ``make catalog`` again to compile. Never read
-our own words back with a regular expression: keep the value they were made from (a layer, an error code).
+How to add words (or move a table of messages here): write ``_("<English>", **fields)`` (or ``N_`` in the
+table) where they live, run ``make catalog``, fill the ``zh`` ``msgstr``, run ``make catalog`` again to compile.
+Never read our own words back with a regular expression: keep the value they were made from.
 """
 
 from __future__ import annotations
@@ -36,7 +27,6 @@ __all__ = ["DOMAIN", "LOCALE_DIR", "N_", "_", "_p", "catalog"]
 
 DOMAIN = "codeagent_lite"
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
-"""``codeagent_lite/locale``: shipped inside the package (flit ships every file under it)."""
 
 
 @cache
@@ -47,17 +37,15 @@ def catalog(language: Language) -> gettext.GNUTranslations:
 
 
 def _(message: str, /, language: str | None = None, **fields: object) -> str:
-    """``message`` (an English id) in the chosen language, its ``{name}`` placeholders filled from ``fields``."""
     text = catalog(edition_language(requested=language)).gettext(message)
     return text.format(**fields) if fields else text
 
 
 def _p(context: str, message: str, /, language: str | None = None, **fields: object) -> str:
-    """``_`` for an id that means different things in different places: ``context`` tells them apart."""
     text = catalog(edition_language(requested=language)).pgettext(context, message)
     return text.format(**fields) if fields else text
 
 
 def N_(message: str, /) -> str:
-    """``message`` unchanged: marks an id for ``pybabel extract`` where it is stored, not yet shown."""
+    """Marks an id for ``pybabel extract`` where it is stored, not yet shown."""
     return message
