@@ -241,10 +241,11 @@ def engine_pip_cache(cmake_args: str, requirements: Sequence[str] = LOCAL_REQUIR
     return user_cache_dir() / "pip" / hashlib.sha256(material.encode("utf-8")).hexdigest()[:16]
 
 
-def _default_smoke_test(python: str) -> ProviderFailure | None:
+def _smoke_test(**options: object) -> ProviderFailure | None:
+    """Start the engine, ask one token, stop it; imported only when a build gets that far (it loads pydantic)."""
     from codeagent_lite.providers.local_server import smoke_test
 
-    return smoke_test(python=python)
+    return smoke_test(None, **options)
 
 
 def build_engine(
@@ -265,7 +266,7 @@ def build_engine(
     engine that imports is only smoke-tested, and reinstalled with this build's flags when it fails that.
     """
     folder = engine_dir() if directory is None else directory
-    smoke = smoke_test or _default_smoke_test
+    smoke = smoke_test or (lambda python: _smoke_test(python=python))
     build = _Build(folder, python, tuple(requirements), report, report_every, platform, smoke, tell)
     with locked(folder / LOCK_NAME, exclusive=True, wait=False) as got_it:
         if got_it:
@@ -373,19 +374,13 @@ def start_background_build(
 # ------------------------------------------------------------------------------------- llama-server
 
 
-def _default_server_smoke_test(binary: Path) -> ProviderFailure | None:
-    from codeagent_lite.providers.local_server import smoke_test
-
-    return smoke_test(backend="llama-server", binary=binary)
-
-
 def build_llama_server(
     *,
     python: str = sys.executable,
     flags: Sequence[str] = SERVER_CMAKE_ARGS,
     version: str = LLAMA_CPP_PYTHON_VERSION,
     cache: Path | None = None,
-    smoke_test: ServerSmokeTest = _default_server_smoke_test,
+    smoke_test: ServerSmokeTest = lambda binary: _smoke_test(backend="llama-server", binary=binary),
     tell: ServerTell = lambda build, phase: None,
 ) -> int:
     """Download the sdist (PyPI), compile ``llama-server`` and smoke-test it; 0 when it is ready.

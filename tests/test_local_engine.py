@@ -543,3 +543,13 @@ def test_make_local_and_make_lab_run_the_builder_through_the_script(tmp_path: Pa
 
     status = script("status", "--json")
     assert status.returncode == 1 and json.loads(status.stdout)["reason"]["code"] == "no-network", status
+
+
+def test_a_build_through_the_script_counts_only_after_the_real_smoke_test(tmp_path: Path) -> None:
+    """pip succeeds, then the default smoke test runs in earnest and finds no weights (blocked in every process)."""
+    env = _script_env(tmp_path, ["Successfully installed llama-cpp-python-0.3.36"], 0)
+    command = [sys.executable, str(ROOT / "scripts" / "local_engine.py"), "build"]
+    built = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert built.returncode == 1 and "one-token smoke test" in built.stdout, built
+    state = json.loads((tmp_path / "engine" / "state.json").read_text(encoding="utf-8"))
+    assert state["smoke"] == "failed" and state["reason"]["fields"]["failure"] == "weights-missing", state
