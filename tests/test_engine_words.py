@@ -2,8 +2,8 @@
 
 ``local_engine`` describes a status as data (a state, a phase, notes with a code and parameters); every
 line the command line and notebook 06 show is made from that data through the catalog. These tests produce
-every note the builder and ``engine_status`` can write through ``local_engine`` itself, and check that each
-has words in both languages that keep its parameters (commands, paths, exit codes) as they are.
+every note the builder (``scripts/engine_build.py``) and ``engine_status`` can write through their own code, and
+check that each has words in both languages that keep its parameters (commands, paths, exit codes) as they are.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def test_the_failure_keeps_the_command_and_the_log() -> None:
 
 
 def _every_note() -> list[Note]:
-    """Every note the builder and engine_status can write, produced by local_engine itself."""
+    """Every note the builder and engine_status can write, produced by their own code."""
     notes: list[Note] = []
     for signs, _cause, _hint in engine_build._FAILURE_SIGNS:
         notes.extend(
