@@ -12,11 +12,10 @@ Usage: python scripts/local_engine.py start | build [--nice] [--no-wait] [--opti
               on the compile). ``--nice`` lowers its priority so JupyterLab stays responsive.
 - ``status``  print the engine's state and what to do next; exit 0 when ready, 1 otherwise.
 - ``start-server`` / ``build-server`` (``make local-server``): the same two for llama.cpp's own
-              ``llama-server``, which a class shares (``codeagent_lite.providers.llama_server_build``);
-              optional, one learner never needs it.
+              ``llama-server``, which a class shares; optional, one learner never needs it.
 
-The state logic lives in ``codeagent_lite.providers.local_engine``, so notebook 06 and
-``run --provider local`` read the same files this writes.
+The builders are ``engine_build.py`` beside this script; the state they write is read by
+``codeagent_lite.providers.local_engine``, so notebook 06 and ``run --provider local`` see it.
 """
 
 from __future__ import annotations
@@ -27,12 +26,12 @@ import os
 import sys
 from pathlib import Path
 
-from codeagent_lite.providers.llama_server_build import (
-    build_llama_server,
-    llama_server_build,
-    start_background_server_build,
-)
-from codeagent_lite.providers.local_engine import build_engine, engine_status, start_background_build
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # engine_build beside it, even under PYTHONSAFEPATH
+
+from engine_build import build_engine, build_llama_server, start_background_build, start_background_server_build
+
+from codeagent_lite.providers.llama_server_build import llama_server_build
+from codeagent_lite.providers.local_engine import engine_status
 from codeagent_lite.workbook.engine_words import engine_report_line, engine_summary, progress_text, server_summary
 
 

@@ -19,10 +19,11 @@ from typing import Any
 
 import nbformat
 import pytest
+from engine_build_script import engine_build
 from nbclient import NotebookClient
 from test_local_engine import HOLD_LOCK, fake_pip
 
-from codeagent_lite.providers.local_engine import ENGINE_MODULES, EngineState, build_engine, engine_status
+from codeagent_lite.providers.local_engine import ENGINE_MODULES, EngineState, engine_status
 from codeagent_lite.workbook.engine_panel import (
     RECORDED_BOTTOM,
     RECORDED_PATH,
@@ -160,7 +161,7 @@ def test_the_report_of_a_failed_build_names_cause_fix_retry_and_recordings(
 ) -> None:
     monkeypatch.setenv("CC", "/bin/false")
     monkeypatch.setenv("CXX", "/bin/false")
-    build_engine(blocked_kernel, python=fake_pip(tmp_path, ["ERROR: Failed building wheel"], 1))
+    engine_build.build_engine(blocked_kernel, python=fake_pip(tmp_path, ["ERROR: Failed building wheel"], 1))
     text = engine_report(engine_status(blocked_kernel))
     assert text.startswith("local engine: impossible on this machine for now: no working C/C++ compiler")
     assert "Then retry with `make local`" in text
@@ -212,7 +213,7 @@ def test_notebook_06_teaches_with_recordings_when_the_build_failed(
     monkeypatch.setenv("CC", "/bin/false")
     monkeypatch.setenv("CXX", "/bin/false")
     monkeypatch.setenv("CAL_LANG", language)  # for recorded() below; the kernel reads its folder the same way
-    build_engine(blocked_kernel, python=fake_pip(tmp_path, ["ERROR: Failed building wheel"], 1))
+    engine_build.build_engine(blocked_kernel, python=fake_pip(tmp_path, ["ERROR: Failed building wheel"], 1))
     notebook = run_notebook(ROOT / "notebooks" / language / NOTEBOOK.name)
     errors = [o for c in notebook.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert errors == []

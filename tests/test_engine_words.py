@@ -2,8 +2,8 @@
 
 ``local_engine`` describes a status as data (a state, a phase, notes with a code and parameters); every
 line the command line and notebook 06 show is made from that data through the catalog. These tests produce
-every note the builder and ``engine_status`` can write through ``local_engine`` itself, and check that each
-has words in both languages that keep its parameters (commands, paths, exit codes) as they are.
+every note the builder (``scripts/engine_build.py``) and ``engine_status`` can write through their own code, and
+check that each has words in both languages that keep its parameters (commands, paths, exit codes) as they are.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from engine_build_script import engine_build
 
-from codeagent_lite.providers import local_engine
 from codeagent_lite.providers.local_engine import (
     ENGINE_MODULES,
     BuildProgress,
@@ -24,9 +24,6 @@ from codeagent_lite.providers.local_engine import (
     Note,
     NoteCode,
     Phase,
-    Platform,
-    classify_failure,
-    compiler_install_hint,
     engine_status,
 )
 from codeagent_lite.workbook.engine_words import engine_advice, engine_report_line, engine_summary, note_text
@@ -107,21 +104,30 @@ def test_the_failure_keeps_the_command_and_the_log() -> None:
 
 
 def _every_note() -> list[Note]:
-    """Every note the builder and engine_status can write, produced by local_engine itself."""
+    """Every note the builder and engine_status can write, produced by their own code."""
     notes: list[Note] = []
-    for signs, _cause, _hint in local_engine._FAILURE_SIGNS:
-        notes.extend(classify_failure(signs[0], 1, {"CC": True, "CXX": True}, Platform("linux")))
+    for signs, _cause, _hint in engine_build._FAILURE_SIGNS:
+        notes.extend(
+            engine_build.classify_failure(signs[0], 1, {"CC": True, "CXX": True}, engine_build.Platform("linux"))
+        )
     for compilers in ({"CC": False, "CXX": True}, {"CC": True, "CXX": False}, {"CC": False, "CXX": False}):
-        notes.extend(classify_failure("", 1, compilers, Platform("linux", frozenset({"debian"}))))
-    notes.extend(classify_failure("something else", 3, {"CC": True, "CXX": True}, Platform("linux")))
+        notes.extend(
+            engine_build.classify_failure("", 1, compilers, engine_build.Platform("linux", frozenset({"debian"})))
+        )
+    notes.extend(
+        engine_build.classify_failure("something else", 3, {"CC": True, "CXX": True}, engine_build.Platform("linux"))
+    )
     platforms = [
-        Platform("linux", conda=True),
-        Platform("darwin"),
-        Platform("win32"),
-        *(Platform("linux", frozenset({name})) for name in ("debian", "fedora", "arch", "opensuse", "alpine")),
-        Platform("linux"),
+        engine_build.Platform("linux", conda=True),
+        engine_build.Platform("darwin"),
+        engine_build.Platform("win32"),
+        *(
+            engine_build.Platform("linux", frozenset({name}))
+            for name in ("debian", "fedora", "arch", "opensuse", "alpine")
+        ),
+        engine_build.Platform("linux"),
     ]
-    notes.extend(compiler_install_hint(platform) for platform in platforms)
+    notes.extend(engine_build.compiler_install_hint(platform) for platform in platforms)
     return notes
 
 
@@ -152,7 +158,9 @@ def test_every_code_has_words_in_both_languages(code: NoteCode) -> None:
 
 @pytest.mark.usefixtures("engine_missing")
 def test_a_state_file_round_trips_its_notes(tmp_path: Path) -> None:
-    reason, hint = classify_failure("", 2, {"CC": False, "CXX": True}, Platform("linux", frozenset({"fedora"})))
+    reason, hint = engine_build.classify_failure(
+        "", 2, {"CC": False, "CXX": True}, engine_build.Platform("linux", frozenset({"fedora"}))
+    )
     notes = _notes_of_engine_status(
         tmp_path, {"started": 1.0, "returncode": 2, "reason": reason.as_json(), "hint": hint.as_json()}
     )

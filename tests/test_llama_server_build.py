@@ -12,9 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from engine_build_script import engine_build
 
 from codeagent_lite.providers.failure import FailureCode, ProviderFailure
-from codeagent_lite.providers.llama_server_build import ServerBuild, build_llama_server, llama_server_build
+from codeagent_lite.providers.llama_server_build import ServerBuild, llama_server_build
 from codeagent_lite.providers.local_engine import EngineState, Note, NoteCode, Phase
 
 FAKE_PIP = """
@@ -64,7 +65,7 @@ def build(tools: str, cache: Path, smoke: ProviderFailure | None = None) -> tupl
     def tell(found: ServerBuild, phase: Phase | None) -> None:
         told.append(phase if phase is not None else found.state)
 
-    code = build_llama_server(python=tools, cache=cache, smoke_test=lambda binary: smoke, tell=tell)
+    code = engine_build.build_llama_server(python=tools, cache=cache, smoke_test=lambda binary: smoke, tell=tell)
     return code, told
 
 

