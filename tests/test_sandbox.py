@@ -232,8 +232,9 @@ def test_the_working_tree_and_the_reference_are_not_readable() -> None:
         (b"not json at all\n", "garbage", "not JSON"),
         (b'{"kind": "verdict", "data": "all pass"}\n', "garbage", "unknown shape"),
         (b'{"kind": "final", "da', "timeout", "never finished"),
+        (b'{"kind": "final", "data": "' + b'\\"' * 400_000 + b"\n", "garbage", "not JSON"),
     ],
-    ids=["200000 nested brackets", "bytes", "not JSON", "a forged kind", "half a message"],
+    ids=["200000 nested brackets", "bytes", "not JSON", "a forged kind", "half a message", "an unclosed string"],
 )
 def test_a_broken_message_is_one_clear_line(written: bytes, status: str, words: str) -> None:
     program = f"import os, sys, time\nos.write(int(sys.argv[1]), {written!r})\ntime.sleep(60)\n"

@@ -60,6 +60,15 @@ def test_an_exception_is_rebuilt_from_its_arguments_and_says_what_it_said() -> N
     assert encode(KeyError("k"))["message"] == "'k'"  # what verify shows a learner: the error as Python prints it
 
 
+def test_an_error_whose_builtin_refuses_its_crossed_arguments_still_says_what_it_said() -> None:
+    try:
+        b"\xff".decode()
+    except UnicodeDecodeError as error:  # its bytes argument crosses as an Opaque, which its constructor refuses
+        crossed = _across(error)
+        assert isinstance(crossed, UnicodeDecodeError)
+        assert str(crossed) == str(error)
+
+
 def test_only_named_classes_are_built() -> None:
     forged = {"$obj": "subprocess.Popen", "fields": {"args": ["sh", "-c", "id"]}}
     assert isinstance(decode(forged, CLASSES), Record)

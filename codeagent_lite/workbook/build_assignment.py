@@ -142,27 +142,38 @@ def _watched_code() -> dict[int, tuple[CodeType, str]]:
     return found
 
 
+TAMPERED = "sys.setprofile"
+"""What ``package_calls`` names when the code it watched switched a profiler or tracer: it could hide any call."""
+_SWITCHES = (sys.setprofile, sys.settrace)
+_THREAD_SWITCHES = (threading.setprofile.__code__, threading.settrace.__code__)
+
+
 def package_calls(run: Callable[[], object]) -> list[str]:
     """Run ``run()`` and return the package's chapter functions it called, in order (exceptions are swallowed).
 
     Empty means the learner's code did its own work. The calls are seen by the interpreter's profiler (in threads
     ``run`` starts too), not by replacing the package's functions, so no way of reaching them is missed: imported,
-    renamed, through ``importlib``, by subclassing, from a table or a closure.
+    renamed, through ``importlib``, by subclassing, from a table or a closure. Switching the profiler off is named
+    as ``TAMPERED``. Not seen: work handed to a thread that was already running before ``run``.
     """
-    watched, calls = _watched_code(), []
+    watched, calls, watching = _watched_code(), [], [True]
 
     def profile(frame: FrameType, event: str, arg: Any) -> None:
+        switched = (event == "c_call" and arg in _SWITCHES) or (event == "call" and frame.f_code in _THREAD_SWITCHES)
+        if switched and watching[0]:
+            calls.append(TAMPERED)
         entry = watched.get(id(frame.f_code)) if event == "call" else None
         if entry is not None and entry[0] is frame.f_code:
             calls.append(entry[1])
 
     previous = sys.getprofile(), threading.getprofile()
+    threading.setprofile(profile)  # first: once sys.setprofile is ours, a switch is the learner's
     sys.setprofile(profile)
-    threading.setprofile(profile)
     try:
         with contextlib.suppress(Exception):  # the learner's code may refuse the input: only what it called matters
             run()
     finally:
+        watching[0] = False
         sys.setprofile(previous[0])
         threading.setprofile(previous[1])
     return calls

@@ -66,7 +66,9 @@ _NPROC = (
     "except (ValueError, OSError):\n    pass\n"
 )
 _ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0"}
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # one JSON string, escapes included
+# One JSON string, escapes included; one never closed runs to the end (the closing quote optional keeps the search
+# linear: required, every quote of a hostile unclosed line would rescan the rest of it).
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?')
 
 
 @dataclass(frozen=True)

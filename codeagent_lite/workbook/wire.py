@@ -245,19 +245,24 @@ def _decode_error(data: dict[str, Any], classes: Classes, depth: int) -> BaseExc
     name = str(data["$error"])
     fields = {key: decode(data[key], classes, depth + 1) for key in ERROR_FIELDS if key in data}
     args = decode(data["args"], classes, depth + 1) if type(data.get("args")) is list else [str(data.get("message"))]
-    error = _known_error(classes.get(name), args, fields) or _look_alike(name, data.get("mro", []), args, fields)
+    error = _known_error(classes.get(name), args, fields) or _look_alike(name, data, args, fields)
     cause = data.get("cause")
     if type(cause) is dict and "$error" in cause:
         error.__cause__ = _decode_error(cause, classes, depth + 1)
     return error
 
 
-def _look_alike(name: str, mro: Any, args: list[Any], fields: dict[str, Any]) -> BaseException:
+def _look_alike(name: str, data: dict[str, Any], args: list[Any], fields: dict[str, Any]) -> BaseException:
     """An exception of a class the reader does not know: a subclass of its first builtin base, of that name."""
-    base = next((_BUILTIN_ERRORS[str(n)] for n in _list(mro) if str(n) in _BUILTIN_ERRORS), Exception)
-    error = base(*args) if name == qualified(base) else type(name.rpartition(".")[2], (base,), {})(*args)
+    base = next((_BUILTIN_ERRORS[str(n)] for n in _list(data.get("mro", [])) if str(n) in _BUILTIN_ERRORS), Exception)
+    try:
+        error = base(*args) if name == qualified(base) else type(name.rpartition(".")[2], (base,), {})(*args)
+    except Exception:  # arguments a builtin's own constructor refuses (UnicodeDecodeError wants bytes): what it said
+        plain = {"__init__": BaseException.__init__, "__str__": BaseException.__str__}
+        error = type(name.rpartition(".")[2], (base,), plain)(str(data.get("message")))
     for key, value in fields.items():
-        setattr(error, key, value)
+        with contextlib.suppress(Exception):  # a builtin's read-only attribute keeps its own value
+            setattr(error, key, value)
     return error
 
 

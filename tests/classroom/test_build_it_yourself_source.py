@@ -298,3 +298,27 @@ def test_package_calls_sees_a_call_held_in_a_table_or_made_in_a_thread() -> None
     assert package_calls(lambda: json_text_messages.ProviderMessage("user", "hi")) == [
         "codeagent_lite.json_text_messages.ProviderMessage.__init__"
     ]
+
+
+def test_package_calls_names_code_that_switches_its_profiler_off() -> None:
+    from codeagent_lite import json_action_parser
+    from codeagent_lite.workbook.build_assignment import TAMPERED
+
+    text = '{"type": "final_answer", "content": "42"}'
+
+    def hidden() -> None:  # off, a hand-off the profiler cannot see, on again
+        profiler = sys.getprofile()
+        sys.setprofile(None)
+        json_action_parser.parse_json_action(text)
+        sys.setprofile(profiler)
+
+    def in_an_unwatched_thread() -> None:
+        threading.setprofile(None)
+        worker = threading.Thread(target=json_action_parser.parse_json_action, args=(text,))
+        worker.start()
+        worker.join()
+
+    assert package_calls(hidden) == [TAMPERED]
+    assert package_calls(in_an_unwatched_thread) == [TAMPERED]
+    assert package_calls(lambda: None) == []  # package_calls' own switching is not counted
+    assert sys.getprofile() is None and threading.getprofile() is None
