@@ -69,6 +69,30 @@ def test_an_error_whose_builtin_refuses_its_crossed_arguments_still_says_what_it
         assert str(crossed) == str(error)
 
 
+class _Hostile(Exception):
+    @property
+    def args(self) -> tuple[object, ...]:  # type: ignore[override]
+        raise RuntimeError("no args for you")
+
+    @property
+    def __cause__(self) -> BaseException | None:  # type: ignore[override]
+        raise RuntimeError("no cause either")
+
+
+def test_a_hostile_error_is_still_described_by_what_it_says() -> None:
+    crossed = _across(_Hostile("my message"))
+    assert type(crossed).__name__ == "_Hostile" and str(crossed) == "my message"
+
+
+def test_an_error_that_holds_itself_many_times_costs_a_line_each() -> None:
+    error = ValueError("x")
+    error.args = (error,) * 60
+    error.layer = error  # type: ignore[attr-defined]
+    sent = json.dumps(encode(error))
+    assert len(sent) < 200_000  # a power of 60 before: minutes and megabytes
+    assert isinstance(decode(json.loads(sent), CLASSES), ValueError)
+
+
 def test_only_named_classes_are_built() -> None:
     forged = {"$obj": "subprocess.Popen", "fields": {"args": ["sh", "-c", "id"]}}
     assert isinstance(decode(forged, CLASSES), Record)

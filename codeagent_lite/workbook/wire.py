@@ -151,16 +151,22 @@ def describe_error(error: BaseException, depth: int = 0, caps: Caps = Caps()) ->
         "module": type(error).__module__,
         "mro": [qualified(cls) for cls in type(error).__mro__],
         "message": "",
-        "args": encode(list(error.args), depth + 1, caps),
     }
     with contextlib.suppress(BaseException):  # a learner's __str__ may raise anything
         described["message"] = str(error)[: caps.text]
-    for name in ERROR_FIELDS:
+    # Only the error itself sends its arguments and only it and its first cause their fields: an error nested in
+    # them is rebuilt from its message, so one that holds itself many times costs a line each, not a power of them.
+    if depth == 0:
+        with contextlib.suppress(BaseException):  # and so may its args, a property like any other
+            described["args"] = encode(list(error.args), depth + 1, caps)
+    for name in ERROR_FIELDS if depth <= 1 else ():
         with contextlib.suppress(BaseException):  # and so may a learner's attribute
             if hasattr(error, name):
                 described[name] = encode(getattr(error, name), depth + 1, caps)
-    cause = error.__cause__
-    if cause is not None and depth <= 3:
+    cause = None
+    with contextlib.suppress(BaseException):  # even ``__cause__`` can be a learner's property
+        cause = error.__cause__
+    if isinstance(cause, BaseException) and depth <= 3:
         described["cause"] = describe_error(cause, depth + 1, caps)
     return described
 
