@@ -248,7 +248,7 @@ def test_the_local_provider_picks_the_examples_of_its_mode() -> None:
     mine = (WorkedExample((("Task", "Ping"), ("Reply", '{"type":"final_answer","content":"pong"}'))),)
     assert GemmaProvider(url, "schema", examples=mine).examples == mine
     messages = [ProviderMessage("user", "Ping?")]
-    assert GemmaProvider(url, "schema", examples=mine).build_prompt(messages, ()) == render_completion_prompt(
+    assert GemmaProvider(url, "schema", examples=mine).render_prompt(messages, ()) == render_completion_prompt(
         messages, (), mine
     )
 

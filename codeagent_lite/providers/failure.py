@@ -156,8 +156,6 @@ FAILURE_WORDS: Mapping[FailureCode, str] = {
     FailureCode.ONE_TOKEN_COUNT: N_("the one-token request returned {count} tokens"),
     FailureCode.NOT_EXECUTABLE: N_("{path} is not an executable file (`make local-server` builds llama-server)"),
 }
-if set(FAILURE_WORDS) != set(FailureCode):  # a code without words fails at import and in the catalog's tests
-    raise ImportError("providers.failure needs English words for every FailureCode")
 
 
 class ProviderFailure(ProviderError):

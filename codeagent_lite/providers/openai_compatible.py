@@ -1,9 +1,7 @@
-"""A ``TextProvider`` for any server that speaks OpenAI's chat completions API (OpenAI, DeepSeek, Ollama,
-vLLM, llama.cpp's server): they differ only in address, model name and where the key comes from.
-
-The official ``openai`` client is the engine, imported only when a provider is created (the ``openai``
-extra). Around it: the system prompt, honest token usage, and one error type (``ProviderFailure``) whose
-code and parameters say what went wrong and never contain the key.
+"""A ``TextProvider`` for any server speaking OpenAI's chat completions API (OpenAI, DeepSeek, Ollama, vLLM,
+llama.cpp): they differ only in address, model and key. The official ``openai`` client (the ``openai`` extra,
+imported when a provider is created) sends; around it: the system prompt, honest token usage, and
+``ProviderFailure``s whose parameters never contain the key.
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ import queue
 import re
 import threading
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -201,10 +199,10 @@ class OpenAICompatibleProvider:
 
         key = PLACEHOLDER_API_KEY if api_key_env is None else _read_api_key(api_key_env)
         self._redactor = Redactor.for_secrets(url_secrets(base_url) + ([] if api_key_env is None else [key]))
-        openai_module = _import_openai()
+        self._openai = _import_openai()
         bounded = bounded_http_client(seconds=self.timeout, max_body_bytes=MAX_BODY_BYTES)
         try:  # the client keeps the only copy of the key: it must send it
-            self._client: openai.OpenAI = openai_module.OpenAI(
+            self._client: openai.OpenAI = self._openai.OpenAI(
                 api_key=key, base_url=base_url, timeout=self.timeout, max_retries=0, http_client=bounded
             )
         except Exception as error:  # the HTTP library's InvalidURL (host 256.1.1.1) is no ValueError
@@ -292,14 +290,14 @@ class OpenAICompatibleProvider:
     def _attempt(self, request: dict[str, Any]) -> str | ProviderFailure:
         # Every failure becomes a ProviderFailure with scrubbed parameters and no chained cause:
         # the client's exceptions hold the raw body, and a printed traceback would show it.
-        openai_module = _import_openai()
+        openai_module = self._openai
         try:
             return str(self._raw_create(request).http_response.text)
         except Exception as error:
             cause = error.__cause__ if error.__cause__ is not None else error
             refused = getattr(cause, "failure", None)  # the bounded transport's own refusal, as data
             if isinstance(refused, ProviderFailure):  # its parameters quote the server (a header): scrubbed too
-                return ProviderFailure(refused.code, **{k: self._excerpt(str(v)) for k, v in refused.params.items()})
+                return self._scrubbed(refused.code, refused.params)
             if isinstance(error, openai_module.APITimeoutError):  # an APIConnectionError too: first
                 return self._timed_out()
             if isinstance(error, openai_module.APIConnectionError):
@@ -327,8 +325,7 @@ class OpenAICompatibleProvider:
         try:
             body = _STRICT_DECODER.decode(body_text)
         except _NotStrictJSON as problem:
-            code, params = problem.args
-            raise ProviderFailure(code, **{name: self._excerpt(value) for name, value in params.items()}) from None
+            raise self._scrubbed(*problem.args) from None
         except RecursionError:
             raise ProviderFailure(FailureCode.TOO_DEEP) from None
         except ValueError:
@@ -342,6 +339,9 @@ class OpenAICompatibleProvider:
 
     def _excerpt(self, text: str) -> str:
         return printable(shorten(" ".join(self._redactor.scrub(text[:_SCRUBBED_CHARS]).split()), _EXCERPT_CHARS))
+
+    def _scrubbed(self, code: FailureCode, params: Mapping[str, object]) -> ProviderFailure:
+        return ProviderFailure(code, **{name: self._excerpt(str(value)) for name, value in params.items()})
 
 
 class _NotStrictJSON(ValueError):

@@ -75,15 +75,12 @@ class OpenAICompletionsProvider(OpenAICompatibleProvider):
         constraint = "grammar" if self.settings.grammar else "json_schema" if self.settings.json_schema else "none"
         return f"{type(self).__name__}(base_url={self.shown_url!r}, model={self.model!r}, constraint={constraint!r})"
 
-    def build_prompt(self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec]) -> str:
-        return self.render_prompt(messages, tools)
-
     def build_request(
         self, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
     ) -> dict[str, Any]:
         """The keyword arguments of ``client.completions.create``, exactly as sent."""
         chosen = self.settings
-        request = {"model": self.model, "prompt": self.build_prompt(messages, tools), "max_tokens": max_output_tokens}
+        request = {"model": self.model, "prompt": self.render_prompt(messages, tools), "max_tokens": max_output_tokens}
         request |= {"temperature": chosen.temperature, "stop": list(chosen.stop), "extra_body": chosen.extra_body()}
         return request if chosen.seed is None else request | {"seed": chosen.seed}
 

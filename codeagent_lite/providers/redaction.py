@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import html
 import logging
 import re
@@ -41,10 +42,8 @@ _ESCAPE = re.compile(
 
 
 def _unescaped(match: re.Match[str]) -> str | None:
-    kind = match.lastgroup
-    value = match.group(kind) if kind else None
-    if kind is None or value is None:
-        return None
+    # Each alternative of _ESCAPE has one named group: the one that matched says how to read its value.
+    kind, value = next((kind, value) for kind, value in match.groupdict().items() if value is not None)
     if kind == "lit":
         return value
     if kind == "named":
@@ -218,19 +217,16 @@ def _mask_header(match: re.Match[str]) -> str:
 class SecretLogFilter(logging.Filter):
     """Rewrites each record of the HTTP libraries with every known secret and credential masked.
 
-    Providers register their ``Redactor`` with ``watch``, forgotten with the provider. A record is formatted here
+    ``redactors`` holds each provider's ``Redactor``, forgotten with the provider. A record is formatted here
     (message, arguments, traceback) and replaced by its masked text, so no handler the learner sets up sees it.
     """
 
     def __init__(self) -> None:
         super().__init__()
-        self._redactors: weakref.WeakKeyDictionary[object, Redactor] = weakref.WeakKeyDictionary()
-
-    def watch(self, owner: object, redactor: Redactor) -> None:
-        self._redactors[owner] = redactor
+        self.redactors: weakref.WeakKeyDictionary[object, Redactor] = weakref.WeakKeyDictionary()
 
     def mask(self, text: str) -> str:
-        for redactor in list(self._redactors.values()):
+        for redactor in list(self.redactors.values()):
             text = redactor.scrub(text)
         text = _LOGGED_HEADER.sub(_mask_header, text)
         for pattern, replacement in _CREDENTIAL_PATTERNS:
@@ -256,15 +252,11 @@ class SecretLogFilter(logging.Filter):
 
 _MASKED = "codeagent_lite_masked"  # set on a record once masked, so the factory and the filter do it once
 _LOG_FILTER = SecretLogFilter()
-_factory_installed = False
 
 
+@functools.cache  # once: a second factory would wrap the first
 def _install_record_factory() -> None:
     """Mask records of the libraries as they are created, for loggers that do not exist yet too."""
-    global _factory_installed
-    if _factory_installed:
-        return
-    _factory_installed = True
     previous = logging.getLogRecordFactory()
 
     def masking_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
@@ -283,7 +275,7 @@ def protect_library_logs(owner: object, redactor: Redactor) -> None:
     logger of those libraries that exists now (call this once the client is built) and a wrapped record factory
     catches the loggers created later.
     """
-    _LOG_FILTER.watch(owner, redactor)
+    _LOG_FILTER.redactors[owner] = redactor
     _install_record_factory()
     for name in {*_LIBRARY_LOGGERS, *logging.root.manager.loggerDict}:
         logger = logging.getLogger(name)
