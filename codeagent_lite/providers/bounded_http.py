@@ -1,13 +1,10 @@
 """An HTTP transport for the ``openai`` client that refuses to wait or read without end.
 
-The client's ``timeout`` bounds each read, not the call (a server sending a byte a second keeps it alive), and
-it reads the whole body, decompressed, into memory. This transport wraps the HTTP library's own so that every
-socket operation gets what is left of the call's deadline (reaching into the pool's network backend: if a
-future version moves it, the chunk checks and the provider's own wait still hold the deadline, less tightly),
-and so that it decompresses here, at most ``_PIECE_BYTES`` a step, counting the decompressed bytes against the
-cap: a 50 KB gzip bomb stops at the cap, never held whole. Only gzip and deflate are accepted.
-
-The library is ``httpx2`` where the installed ``openai`` is built on it, else ``httpx``; they share this interface.
+The client's ``timeout`` bounds each read, not the call (a byte a second keeps it alive), and it reads the whole
+body, decompressed, into memory. Here every socket operation gets what is left of the call's deadline (through
+the pool's network backend; should a future version move it, the chunk checks and the provider's own wait still
+hold it, less tightly), and gzip or deflate is undone ``_PIECE_BYTES`` a step against the cap, so a 50 KB bomb
+is never held whole. The library is ``httpx2`` where ``openai`` is built on it, else ``httpx`` (same interface).
 """
 
 from __future__ import annotations
@@ -59,8 +56,8 @@ class _Deadline(threading.local):
 
 
 class _Bounded:
-    """The library's network backend, or a stream it opened: every call that may block ends by the deadline, and
-    what it opens is bounded too; the rest (``close``, ``sleep``, ``get_extra_info``) is passed on."""
+    """The library's network backend, or a stream it opened: each call that may block ends by the deadline, what
+    it opens is bounded too, the rest is passed on."""
 
     def __init__(self, inner: Any, deadline: _Deadline) -> None:
         self._inner = inner

@@ -1,9 +1,8 @@
 """A provider's failure as data: a stable code and its parameters, the English message made from them.
 
-The chapter's ``ProviderError`` carries a sentence, as the blog's does; ``ProviderFailure`` is a subclass (every
-``except ProviderError`` still catches it) that keeps what the sentence was made from, so the workbook words it
-in the learner's language (``workbook/provider_words``). The templates are the catalog's message ids. A parameter
-is shown as it is: server text in it was already cut, made printable and scrubbed where it was taken.
+The chapter's ``ProviderError`` carries a sentence, as the blog's does; the subclass ``ProviderFailure`` keeps
+what it was made from, so the workbook words it in the learner's language (the templates are catalog ids).
+Server text in a parameter was already cut, made printable and scrubbed where it was taken.
 """
 
 from __future__ import annotations

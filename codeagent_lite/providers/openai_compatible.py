@@ -161,11 +161,10 @@ def check_sendable(texts: Iterable[str]) -> None:
 class OpenAICompatibleProvider:
     """Sends provider messages to an OpenAI-compatible ``/chat/completions`` endpoint.
 
-    The key is read once from the variable ``api_key_env`` names (None: a local server needing none) and only the
-    client keeps it. ``send_action_schema`` adds the action schema to json mode, for llama.cpp's constrained
-    decoding. ``timeout`` bounds the whole call and ``MAX_BODY_BYTES`` the decompressed body, so a slow, endless
-    or bomb server costs at most that and leaves no thread or socket behind; retries are off, as a retry would
-    hide a failure and spend tokens twice.
+    The key is read once from the variable ``api_key_env`` names (None: a local server needs none); only the
+    client keeps it. ``send_action_schema`` adds the action schema to json mode (llama.cpp's constrained decoding).
+    ``timeout`` bounds the whole call and ``MAX_BODY_BYTES`` the decompressed body, so a slow, endless or bomb
+    server costs no more; no retries, as a retry would hide a failure and spend tokens twice.
     """
 
     answer: ClassVar[type[Completion[Any]]] = Completion[ChatChoice]  # openai_completions: Completion[TextChoice]
@@ -265,8 +264,8 @@ class OpenAICompatibleProvider:
         return self.read_completion(self._send(request))
 
     def _send(self, request: dict[str, Any]) -> str:
-        """The body of a successful answer within ``timeout`` seconds in all, or ``ProviderFailure``: the request
-        runs in a thread so this call keeps its deadline while a read blocks (the transport stops at the same one)."""
+        """The body of a successful answer within ``timeout`` seconds in all: in a thread, so that a blocked read
+        cannot hold this call past its deadline (the transport stops at the same one)."""
         outcome: queue.Queue[str | ProviderFailure] = queue.Queue(maxsize=1)
         worker = threading.Thread(target=lambda: outcome.put(self._attempt(request)), daemon=True)
         worker.start()

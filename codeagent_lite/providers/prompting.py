@@ -1,10 +1,8 @@
-"""What a JSON-text model is told: the protocol, the two action shapes and the tools.
-
-The model has no tool channel, so the protocol travels as text. The shapes are rendered from
-``action_json_schema()`` (written from the contracts the parser checks), so the prompt cannot promise a shape
-the parser would refuse. A chat model gets ``render_system_prompt``; a *base* model such as Gemma 3 270M
-ignores instructions but continues patterns (measured: 0 of 8 protocol replies from a system prompt, about
-7 of 8 from worked examples), so it gets ``render_completion_prompt``. Both are pure: same input, same bytes.
+"""What a JSON-text model is told: the protocol, the two action shapes and the tools, as text (it has no tool
+channel). The shapes come from ``action_json_schema()``, so the prompt cannot promise one the parser refuses. A
+chat model gets ``render_system_prompt``; a *base* model (Gemma 3 270M) ignores instructions but continues
+patterns (0 of 8 protocol replies from a system prompt, about 7 of 8 from worked examples), so it gets
+``render_completion_prompt``. Both are pure: same input, same bytes.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ from ..json_text_messages import ProviderMessage, encode_json
 from ..kernel_types import ToolSpec
 
 __all__ = ["DEFAULT_EXAMPLES", "REPLY_LABEL", "SCHEMA_EXAMPLES", "WorkedExample", "describe_action_shapes"]
-__all__ += ["render_completion_prompt", "render_system_prompt", "render_tool_lines"]
+__all__ += ["render_completion_prompt", "render_system_prompt"]
 
 REPLY_LABEL = "Reply:"
 """The label a completion prompt ends with, never followed by a space: measured on Gemma 3 270M, a trailing
@@ -42,13 +40,10 @@ def describe_action_shapes() -> list[str]:
     ]
 
 
-def render_tool_lines(tools: Sequence[ToolSpec]) -> list[str]:
-    """One line per tool: name, description and input schema (keys sorted, so the bytes are stable)."""
-    return [f"- {tool.name}: {tool.description} Arguments schema: {encode_json(tool.input_schema)}" for tool in tools]
-
-
 def _tools_section(tools: Sequence[ToolSpec], without_tools: str) -> list[str]:
-    return ["Tools:", *render_tool_lines(tools)] if tools else [without_tools]
+    """One line per tool: name, description and input schema (keys sorted, so the bytes are stable)."""
+    lines = [f"- {tool.name}: {tool.description} Arguments schema: {encode_json(tool.input_schema)}" for tool in tools]
+    return ["Tools:", *lines] if tools else [without_tools]
 
 
 def render_system_prompt(tools: Sequence[ToolSpec]) -> str:
