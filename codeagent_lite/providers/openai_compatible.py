@@ -289,7 +289,6 @@ class OpenAICompatibleProvider:
     def _attempt(self, request: dict[str, Any]) -> str | ProviderFailure:
         # Every failure becomes a ProviderFailure with scrubbed parameters and no chained cause:
         # the client's exceptions hold the raw body, and a printed traceback would show it.
-        openai_module = self._openai
         try:
             return str(self._raw_create(request).http_response.text)
         except Exception as error:
@@ -297,12 +296,12 @@ class OpenAICompatibleProvider:
             refused = getattr(cause, "failure", None)  # the bounded transport's own refusal, as data
             if isinstance(refused, ProviderFailure):  # its parameters quote the server (a header): scrubbed too
                 return self._scrubbed(refused.code, refused.params)
-            if isinstance(error, openai_module.APITimeoutError):  # an APIConnectionError too: first
+            if isinstance(error, self._openai.APITimeoutError):  # an APIConnectionError too: first
                 return self._timed_out()
-            if isinstance(error, openai_module.APIConnectionError):
+            if isinstance(error, self._openai.APIConnectionError):
                 detail = self._excerpt(_text_of(cause) or type(cause).__name__)
                 return ProviderFailure(FailureCode.CONNECTION_FAILED, url=self.shown_url, detail=detail)
-            if isinstance(error, openai_module.APIStatusError):
+            if isinstance(error, self._openai.APIStatusError):
                 detail = self._excerpt(error.response.text)
                 return ProviderFailure(FailureCode.HTTP_STATUS, status=error.status_code, detail=detail)
             detail, kind = self._excerpt(_text_of(error)), type(error).__name__
