@@ -204,13 +204,11 @@ _LOGGED_HEADER = re.compile(
 
 
 def _mask_header(match: re.Match[str]) -> str:
-    prefix, quote_mark, name = match.group(1, 2, 3)
-    if name is None:
-        name = match.group(6)
-    if name.lower() in _SHOWN_HEADERS:
+    prefix, quote_mark, name, key_quote, key = match.group(1, 2, 3, 5, 6)
+    if (key if name is None else name).lower() in _SHOWN_HEADERS:
         return match.group(0)
-    if match.group(3) is None:
-        return f"{match.group(5)}{name}{match.group(5)}: '{MASK}'"
+    if name is None:
+        return f"{key_quote}{key}{key_quote}: '{MASK}'"
     return f"({prefix}{quote_mark}{name}{quote_mark}, {prefix}'{MASK}')"
 
 
