@@ -23,19 +23,20 @@ from .words import _, _p
 _DIFFERS_STYLE = ' style="color:#cf222e;font-weight:bold"'
 
 
-def _ladder(rejected_at: int | None, accepted: bool) -> tuple[str, ...] | None:
+def _said(statuses: Iterable[LayerStatus]) -> tuple[str, ...]:
     """Each layer's mark and status word (``✔ passed``), as the reference's ladder says them."""
+    return tuple(f"{MARKS[status]} {status_word(status)}" for status in statuses)
+
+
+def _your_ladder(rejected_at: int | None, accepted: bool) -> tuple[str, ...] | None:
     passed, failed, not_reached = LayerStatus.PASSED, LayerStatus.FAILED, LayerStatus.NOT_REACHED
     if accepted:
-        statuses = [passed] * len(ValidationLayer)
-    elif rejected_at is None:
+        return _said([passed] * len(ValidationLayer))
+    if rejected_at is None:
         return None
-    else:
-        statuses = [
-            passed if layer < rejected_at else failed if layer == rejected_at else not_reached
-            for layer in ValidationLayer
-        ]
-    return tuple(f"{MARKS[status]} {status_word(status)}" for status in statuses)
+    return _said(
+        passed if layer < rejected_at else failed if layer == rejected_at else not_reached for layer in ValidationLayer
+    )
 
 
 def _html_row(differs: bool, label: str, ours: str, yours: str) -> str:
@@ -127,12 +128,9 @@ def learner_ladders(
     outcomes = learner_parses(directory, list(named.values()), time_limit=time_limit)
     pairs = []
     for (name, text), yours in zip(named.items(), outcomes, strict=True):
-        diagnosis = diagnose(text)
-        rejected = diagnosis.rejected_by
-        ours = _ladder(None if rejected is None else int(rejected), diagnosis.accepted)
-        assert ours is not None  # the reference always either accepts or names its layer
+        ours = _said(outcome.status for outcome in diagnose(text).outcomes)
         ours_verdict = _verdict(describe_parse(reference_parser, text))
-        your_ladder = _ladder(yours.rejected_at, yours.accepted)
+        your_ladder = _your_ladder(yours.rejected_at, yours.accepted)
         pairs.append(LadderPair(name, text, ours, ours_verdict, your_ladder, _verdict(yours.shown)))
     given = os.fspath(directory)
     return LadderPairs(given if not os.path.isabs(given) else os.path.basename(given), tuple(pairs))

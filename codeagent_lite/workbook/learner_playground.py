@@ -44,11 +44,7 @@ class LearnerPlayground(ParserPlayground):
         ):
             part.remove_class(inherited)
             part.add_class(own)
-        self._pairs = self._compare(self.text.value)
-
-    @property
-    def pairs(self) -> LadderPairs:
-        return self._pairs
+        self.pairs = self._compare(self.text.value)
 
     def _compare(self, text: str) -> LadderPairs:
         pairs = learner_ladders(self.directory, {_("this reply"): text}, time_limit=self.time_limit)
@@ -57,4 +53,4 @@ class LearnerPlayground(ParserPlayground):
 
     def _on_text_change(self, change: dict[str, Any]) -> None:
         super()._on_text_change(change)
-        self._pairs = self._compare(str(change["new"]))
+        self.pairs = self._compare(str(change["new"]))
