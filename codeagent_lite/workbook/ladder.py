@@ -1,8 +1,5 @@
-"""The parser's four layers and their ladder, named in the edition's language.
-
-The chapter imports no catalog, so its English words (``model_adapter.LAYER_LABEL``, the layer titles,
-``diagnosis.ENGLISH_WORDS``) are the catalog's ids, looked up here. The parser's own messages stay English.
-"""
+"""The parser's four layers and their ladder in the edition's language: the chapter imports no catalog, so its
+English words (``LAYER_LABEL``, the layer titles, ``ENGLISH_WORDS``) are the catalog's ids, looked up here."""
 
 from __future__ import annotations
 

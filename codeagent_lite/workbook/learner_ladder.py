@@ -1,8 +1,8 @@
 """Your parser's ladder beside the reference's, for the same replies (notebook 04).
 
 A learner's ``parse_json_action`` is one function, so its ladder is read from what it did: the layers before the
-one that refused passed, that one failed, the rest were never reached; one that crashes or hangs has no ladder.
-The learner's code runs in verify's killable child process, never in the notebook.
+one that refused passed, the rest were never reached; one that crashes or hangs (in verify's killable child
+process, never in the notebook) has no ladder.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ def _your_ladder(rejected_at: int | None, accepted: bool) -> tuple[str, ...] | N
 
 
 def _html_row(differs: bool, label: str, ours: str, yours: str) -> str:
-    """One row of the HTML table; its cells are already escaped."""
     style = _DIFFERS_STYLE if differs else ""
     return f"<tr><td>{'≠' if differs else ''}</td><td>{label}</td><td>{ours}</td><td{style}>{yours}</td></tr>"
 

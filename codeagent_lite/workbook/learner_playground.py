@@ -1,8 +1,5 @@
-"""Notebook 04's parser playground with your parser's ladder beside ours, live.
-
-Your ``parse_json_action`` runs in verify's killable child process, so an endless loop cannot freeze the notebook.
-A module of its own because it imports ipywidgets, while ``learner_ladder`` must import without Jupyter.
-"""
+"""Notebook 04's parser playground with your parser's ladder beside ours, live (run in verify's killable child
+process, so an endless loop cannot freeze the notebook). Apart from ``learner_ladder``, which imports no Jupyter."""
 
 from __future__ import annotations
 

@@ -151,9 +151,6 @@ def show_static_ladders(names: Iterable[str]) -> None:
     print(static_ladders_text(names))
 
 
-PAUSE_SECONDS = 0.3
-
-
 class ParserPlayground(ShownAsWidget):
     """A preset drop-down, a text box and the live ladder of whatever the box holds.
 
@@ -163,7 +160,7 @@ class ParserPlayground(ShownAsWidget):
 
     _pending: asyncio.TimerHandle | None = None
 
-    def __init__(self, initial_preset: str = "clean tool call", *, pause_seconds: float = PAUSE_SECONDS) -> None:
+    def __init__(self, initial_preset: str = "clean tool call", *, pause_seconds: float = 0.3) -> None:
         if initial_preset not in PRESETS:
             raise KeyError(f"unknown preset {initial_preset!r}")
         self.preset = ipywidgets.Dropdown(

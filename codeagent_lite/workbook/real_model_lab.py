@@ -94,9 +94,8 @@ def server_line(server: LocalModelServer) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """One task sent once. ``error`` replaces the reply when the provider failed; ``seconds`` (wall time) is the
-    only way to see what constrained decoding costs; ``shared``: the class's reply cache answered it, so its
-    seconds measure no model."""
+    """One task sent once. ``seconds`` (wall time) is the only way to see what constrained decoding costs;
+    ``shared``: the class's reply cache answered it, so its seconds measure no model."""
 
     task: str
     label: str
@@ -257,7 +256,8 @@ def timing_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
         later = group[1:] or group
         first = len(group) - len(later) + 1
         rows.append(row(_("calls {first}-{last}, prompt already read", first=first, last=len(group)), label, later))
-        rates[label] = _rate([attempt for attempt in later if not attempt.shared])
+        tokens, seconds = _sums([attempt for attempt in later if not attempt.shared])
+        rates[label] = tokens / seconds if tokens is not None and seconds else None
     return _table(header, rows, right=(2,)) + _speed_ratio(rates)
 
 
@@ -267,11 +267,6 @@ def _sums(group: Sequence[Attempt]) -> tuple[int | None, float | None]:
     times = [attempt.seconds for attempt in group if attempt.seconds is not None]
     tokens = sum(usage.output_tokens for usage in usages) if len(usages) == len(group) else None
     return tokens, sum(times) if len(times) == len(group) else None
-
-
-def _rate(group: Sequence[Attempt]) -> float | None:
-    tokens, seconds = _sums(group)
-    return tokens / seconds if tokens is not None and seconds else None
 
 
 def _speed_ratio(rates: Mapping[str, float | None]) -> str:

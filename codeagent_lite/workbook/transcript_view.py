@@ -1,10 +1,6 @@
-"""An agent run's transcript as text, in the learner's language: what ``run`` and notebook 06 print.
-
-``agent.loop`` keeps a run as data and may not import this room, so the words live here, from the catalog. What
-the model said or was sent is shown as it was, never translated: its raw replies, the tools' results and the
-corrections (the series' English phrases, which the model reads). Long texts are shortened to ``max_chars``, and
-nothing printed carries a raw control character (``display.printable``): a reply or a file may hold escapes.
-"""
+"""An agent run's transcript in the learner's language: what ``run`` and notebook 06 print. ``agent.loop`` keeps
+the run as data and may not import this room. What the model said or was sent (replies, tool results, the English
+corrections the model reads) is shown as it was, shortened to ``max_chars``, with no raw control character."""
 
 from __future__ import annotations
 
