@@ -15,7 +15,7 @@ from typing import Any
 
 from ..display import escape_html
 from ..providers.local_engine import EngineState, EngineStatus, engine_status
-from .engine_words import engine_advice, engine_summary
+from .engine_words import engine_advice, engine_report_line, engine_summary
 from .language import Language, edition_language
 from .widget_view import ShownAsWidget
 from .words import N_, _
@@ -70,11 +70,9 @@ def recorded_cells_of(notebook: Mapping[str, Any]) -> dict[str, str]:
 
 
 def engine_report(status: EngineStatus) -> str:
-    lines = [engine_summary(status)]
     if status.ready:
-        lines.append(_("the cells below run the model live"))
-        return "\n".join(lines)
-    lines.append(engine_advice(status))
+        return engine_summary(status) + "\n" + _("the cells below run the model live")
+    lines = [engine_report_line(status)]
     if status.state is EngineState.FAILED and status.log_tail:
         lines.append(_("last lines of the build log:"))
         lines.extend("    " + line for line in status.log_tail[-6:])

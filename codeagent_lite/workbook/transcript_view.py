@@ -19,10 +19,9 @@ from ..agent.loop import (
     Transcript,
 )
 from ..diagnosis import diagnose
-from ..diagnosis import format_ladder as format_chapter_ladder
 from ..display import printable, quote, shorten, shorten_counted
 from ..model_adapter import TokenUsage
-from .ladder import ladder_words, layer_label
+from .ladder import format_ladder, layer_label
 from .language import Language
 from .words import N_, _
 
@@ -61,14 +60,9 @@ def _stop_detail(transcript: Transcript, language: Language | None) -> str:
     if reason is StopReason.STEP_LIMIT:
         return _("{calls} model calls without a final answer", language, calls=calls)
     if reason is StopReason.TOO_MANY_REJECTIONS:
-        rejected = takewhile(lambda step: step.kind is StepKind.REJECTION, reversed(transcript.steps))
-        count = len(list(rejected))
-        return _(
-            "{count} rejected replies in a row; at most {limit} corrections are sent in a row",
-            language,
-            count=count,
-            limit=count - 1,
-        )
+        count = len(list(takewhile(lambda step: step.kind is StepKind.REJECTION, reversed(transcript.steps))))
+        said = N_("{count} rejected replies in a row; at most {limit} corrections are sent in a row")
+        return _(said, language, count=count, limit=count - 1)
     return transcript.stop_detail
 
 
@@ -134,7 +128,7 @@ def _body(step: Step, show_ladders: bool, max_chars: int, language: Language | N
     if step.raw_text is not None:
         lines.append(_("raw reply: {text}", language, text=quote(step.raw_text, max_chars)))
     if step.raw_text is not None and show_ladders:
-        lines.append(format_chapter_ladder(diagnose(step.raw_text), ladder_words(language)))
+        lines.append(format_ladder(diagnose(step.raw_text), language))
     else:
         lines.append(f"✘ {shorten_counted(step.message, max_chars)}")
     return "\n".join([*lines, _correction_line(step.correction, max_chars, language)])
