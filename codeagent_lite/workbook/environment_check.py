@@ -72,8 +72,7 @@ def check_python(version_info: Sequence[int] | None = None) -> RequirementCheck:
 
 
 def check_distribution(
-    requirement: PackageRequirement,
-    version_of: Callable[[str], str] = metadata.version,
+    requirement: PackageRequirement, version_of: Callable[[str], str] = metadata.version
 ) -> RequirementCheck:
     """The installed metadata, never an import (importing JupyterLab is slow)."""
     try:

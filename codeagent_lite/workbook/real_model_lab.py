@@ -117,12 +117,7 @@ class Attempt:
 
 
 def ask(
-    provider: TextProvider,
-    task: str,
-    tools: Sequence[ToolSpec],
-    *,
-    label: str,
-    max_output_tokens: int = 256,
+    provider: TextProvider, task: str, tools: Sequence[ToolSpec], *, label: str, max_output_tokens: int = 256
 ) -> Attempt:
     """The provider directly, not the adapter: the adapter keeps only the action or the error, and a learner
     also wants the exact text and the finish reason (``"length"`` explains most layer-1 failures)."""
