@@ -120,19 +120,14 @@ def render_ladder_html(diagnosis: Diagnosis) -> str:
         )
     elif diagnosis.rejected_by is not None:
         layer = diagnosis.rejected_by
-        said = _(
-            "⇒ rejected at {layer}: the Kernel would get InvalidModelOutputError, not an action",
-            layer=layer_label(layer),
-        )
+        rejected = N_("⇒ rejected at {layer}: the Kernel would get InvalidModelOutputError, not an action")
+        said = _(rejected, layer=layer_label(layer))
         rows.append(
             f'<div class="cal-rejected" data-layer="{int(layer)}" style="margin-top:0.4em;color:#cf222e">'
             f"{escape_html(said)}</div>"
         )
-    return (
-        '<div class="cal-ladder" style="font-family:var(--jp-code-font-family, monospace);line-height:1.5">'
-        + "".join(rows)
-        + "</div>"
-    )
+    style = "font-family:var(--jp-code-font-family, monospace);line-height:1.5"
+    return f'<div class="cal-ladder" style="{style}">' + "".join(rows) + "</div>"
 
 
 def static_ladders_text(names: Iterable[str]) -> str:

@@ -127,7 +127,7 @@ def ask(
         response = provider.complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
     except ProviderError as error:
         shown = provider_error_text(error)
-        return Attempt(task, label, None, None, None, None, shown, time.perf_counter() - started)
+        return Attempt(task, label, None, None, None, None, error=shown, seconds=time.perf_counter() - started)
     seconds = time.perf_counter() - started
     usage = TokenUsage(response.input_tokens, response.output_tokens)
     shared = isinstance(response, SharedReply)

@@ -109,12 +109,8 @@ def _body(step: Step, show_ladders: bool, max_chars: int, language: Language | N
         body = shorten_counted(step.result.content, max_chars) or _("(empty)", language)
         if not step.capped:
             return body
-        note = _(
-            "(the tool returned {count} characters; the model was sent them cut, ending in the marker)",
-            language,
-            count=step.output_chars,
-        )
-        return f"{body}\n{note}"
+        note = N_("(the tool returned {count} characters; the model was sent them cut, ending in the marker)")
+        return f"{body}\n{_(note, language, count=step.output_chars)}"
     if isinstance(step, ActionStep):
         return _("✔ all four layers passed\n=> {action}", language, action=shorten(repr(step.action), max_chars))
     if isinstance(step, ProviderErrorStep):
