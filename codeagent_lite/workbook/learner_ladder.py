@@ -119,14 +119,11 @@ def learner_ladders(
 ) -> LadderPairs:
     """``replies`` maps a name to a raw reply (the parser playground's ``PRESETS`` fits), or is a list of replies
     named by their position."""
-    named = (
-        dict(replies)
-        if isinstance(replies, Mapping)
-        else {_("reply {number}", number=i): t for i, t in enumerate(replies, 1)}
-    )
-    outcomes = learner_parses(directory, list(named.values()), time_limit=time_limit)
+    if not isinstance(replies, Mapping):
+        replies = {_("reply {number}", number=number): text for number, text in enumerate(replies, 1)}
+    outcomes = learner_parses(directory, list(replies.values()), time_limit=time_limit)
     pairs = []
-    for (name, text), yours in zip(named.items(), outcomes, strict=True):
+    for (name, text), yours in zip(replies.items(), outcomes, strict=True):
         ours = _said(outcome.status for outcome in diagnose(text).outcomes)
         ours_verdict = _verdict(describe_parse(reference_parser, text))
         your_ladder = _your_ladder(yours.rejected_at, yours.accepted)
