@@ -1,8 +1,8 @@
 """Your parser's ladder beside the reference's, for the same replies (notebook 04).
 
 A learner's ``parse_json_action`` is one function, so its ladder is read from what it did: the layers before the
-one that refused passed, the rest were never reached; one that crashes or hangs (in verify's killable child
-process, never in the notebook) has no ladder.
+one that refused passed, that one failed, the rest were never reached; one that crashes or hangs (in verify's
+killable child process, never in the notebook) has no ladder.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Notebook 04's parser playground with your parser's ladder beside ours, live (run in verify's killable child
-process, so an endless loop cannot freeze the notebook). Apart from ``learner_ladder``, which imports no Jupyter."""
+"""Notebook 04's parser playground with your parser's ladder beside ours, live (in verify's killable child process,
+so an endless loop cannot freeze the notebook). Not in ``learner_ladder``, which must import without Jupyter."""
 
 from __future__ import annotations
 
