@@ -26,7 +26,13 @@ from codeagent_lite.providers.local_engine import (
     Phase,
     engine_status,
 )
-from codeagent_lite.workbook.engine_words import engine_advice, engine_report_line, engine_summary, note_text
+from codeagent_lite.workbook.engine_words import (
+    engine_advice,
+    engine_report_line,
+    engine_summary,
+    note_text,
+    progress_text,
+)
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 FOLDER = Path("/tmp/cal-engine")
@@ -154,6 +160,14 @@ def test_every_code_has_words_in_both_languages(code: NoteCode) -> None:
     fields = {name: "x" for name in re.findall(r"\{(\w+)\}", note_text(Note(code), "en"))}
     english, chinese = note_text(Note.of(code, **fields), "en"), note_text(Note.of(code, **fields), "zh")
     assert english and not CHINESE.search(english) and CHINESE.search(chinese), code
+
+
+@pytest.mark.parametrize("phase", Phase)
+def test_every_phase_has_words_in_both_languages(phase: Phase) -> None:
+    english, chinese = (
+        progress_text(BuildProgress(5.0, phase, None, None, None), language) for language in ("en", "zh")
+    )
+    assert english and not CHINESE.search(english) and CHINESE.search(chinese), phase
 
 
 @pytest.mark.usefixtures("engine_missing")

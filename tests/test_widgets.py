@@ -23,12 +23,12 @@ import pytest
 from codeagent_lite import FinalAnswer, ToolCall, ValidationLayer, diagnose, format_ladder
 from codeagent_lite.workbook.parser_playground import (
     PRESETS,
-    STATIC_PLACEHOLDER,
     ParserPlayground,
     render_ladder_html,
     show_static_ladders,
     static_ladders_text,
 )
+from codeagent_lite.workbook.widget_view import live_widget_text
 
 
 def off_any_event_loop(test: Callable[..., None]) -> Callable[..., None]:
@@ -296,7 +296,7 @@ def test_the_playground_displays_as_its_vbox(monkeypatch: pytest.MonkeyPatch) ->
     bundle = playground._repr_mimebundle_()
     view = bundle["application/vnd.jupyter.widget-view+json"]
     assert view["model_id"] == playground.widget.model_id
-    assert bundle["text/plain"] == STATIC_PLACEHOLDER  # not the VBox's 110-character repr
+    assert bundle["text/plain"] == live_widget_text("ParserPlayground", "en")  # not the VBox's 110-character repr
 
     shown: list[tuple[tuple[object, ...], dict[str, object]]] = []
     monkeypatch.setattr(IPython.display, "display", lambda *objs, **kwargs: shown.append((objs, kwargs)))

@@ -156,12 +156,13 @@ def test_the_parser_playground_speaks_chinese(zh: None) -> None:
 
 
 def test_the_parser_playground_speaks_english_under_en(en: None) -> None:
-    from codeagent_lite.workbook.parser_playground import STATIC_PLACEHOLDER, ParserPlayground
+    from codeagent_lite.workbook.parser_playground import ParserPlayground
+    from codeagent_lite.workbook.widget_view import live_widget_text
 
     playground = ParserPlayground("top-level array")
     assert playground.preset.description == "Preset:"
     assert "expected: " in playground.ladder.value
-    assert playground._repr_mimebundle_()["text/plain"] == STATIC_PLACEHOLDER
+    assert playground._repr_mimebundle_()["text/plain"] == live_widget_text("ParserPlayground", "en")
 
 
 def test_the_encoder_playground_speaks_chinese(zh: None) -> None:

@@ -1,8 +1,5 @@
-"""The labels the notebooks' own code cells print, in the edition's language.
-
-The code cells of both editions are the same bytes, so a cell writes ``say("same_action", ...)`` instead of
-``print("same action as by hand:", ...)``; names of code (``encode_json``, ``tools``) stay in the cells.
-"""
+"""The labels the notebooks' own code cells print: both editions' cells are the same bytes, so a cell writes
+``say("same_action", ...)``, not ``print("same action as by hand:", ...)``; names of code stay in the cells."""
 
 from __future__ import annotations
 

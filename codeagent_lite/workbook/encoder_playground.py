@@ -1,8 +1,5 @@
-"""Notebook 02's encoder playground: build a short Kernel history, watch it become provider messages.
-
-Every conversion goes through the package's own ``build_provider_messages``, so the playground cannot teach an
-encoding the package does not use.
-"""
+"""Notebook 02's encoder playground: build a short Kernel history, watch it become provider messages. Every
+conversion goes through the package's own ``build_provider_messages``, so it cannot teach another encoding."""
 
 from __future__ import annotations
 
@@ -78,17 +75,9 @@ class EncoderPlayground(ShownAsWidget):
         self.remove_button.on_click(lambda _button: self.remove_last())
         self.clear_button.on_click(lambda _button: self.clear())
 
-        self.widget = widgets.VBox(
-            [
-                self.kind,
-                self.message_fields,
-                self.call_fields,
-                self.result_fields,
-                widgets.HBox([self.add_button, self.remove_button, self.clear_button]),
-                self.status,
-                self.view,
-            ]
-        )
+        self._fields = {"Message": self.message_fields, "ToolCall": self.call_fields, "ToolResult": self.result_fields}
+        buttons = widgets.HBox([self.add_button, self.remove_button, self.clear_button])
+        self.widget = widgets.VBox([self.kind, *self._fields.values(), buttons, self.status, self.view])
         self._show_fields_for(ITEM_KINDS[0])
         self._refresh()
 
@@ -115,13 +104,11 @@ class EncoderPlayground(ShownAsWidget):
                 tool_name=str(self.tool_name.value),
                 arguments=_parse_arguments(str(self.arguments.value)),
             )
-        if kind == "ToolResult":
-            return ToolResult(
-                call_id=str(self.result_call_id.value),
-                content=str(self.result_content.value),
-                is_error=bool(self.is_error.value),
-            )
-        raise ValueError(f"unknown item type {kind!r}; expected one of {', '.join(ITEM_KINDS)}")
+        return ToolResult(
+            call_id=str(self.result_call_id.value),
+            content=str(self.result_content.value),
+            is_error=bool(self.is_error.value),
+        )
 
     def add(self) -> bool:
         """The status line says what happened either way."""
@@ -159,8 +146,7 @@ class EncoderPlayground(ShownAsWidget):
         self._refresh()
 
     def _show_fields_for(self, kind: str) -> None:
-        boxes = {"Message": self.message_fields, "ToolCall": self.call_fields, "ToolResult": self.result_fields}
-        for box_kind, box in boxes.items():
+        for box_kind, box in self._fields.items():
             box.layout.display = "" if box_kind == kind else "none"
 
     def _refresh(self) -> None:

@@ -1,10 +1,6 @@
-"""Notebook 06 without a live model: the engine's state, a progress bar, and recorded outputs.
-
-The engine may still be compiling, or be impossible here (no compiler); notebook 06 teaches either way. A
-``recorded(key)`` output is framed so nobody takes it for live output; the recordings are written by
-``scripts/record_real_model_outputs.py`` from a live run of each edition, never by hand, and a test checks they
-equal the notebooks' saved live outputs.
-"""
+"""Notebook 06 without a live model (still compiling, or no compiler here): the engine's state, a progress bar,
+and outputs recorded by ``scripts/record_real_model_outputs.py`` from a live run, framed so nobody takes them for
+live output; a test checks they equal the notebooks' saved live outputs."""
 
 from __future__ import annotations
 
@@ -19,7 +15,7 @@ from typing import Any
 
 from ..display import escape_html
 from ..providers.local_engine import EngineState, EngineStatus, engine_status
-from .engine_words import engine_advice, engine_summary
+from .engine_words import engine_advice, engine_report_line, engine_summary
 from .language import Language, edition_language
 from .widget_view import ShownAsWidget
 from .words import N_, _
@@ -33,7 +29,7 @@ _RECORDED_CALL = re.compile(r"""recorded\(["']([a-z0-9-]+)["']\)""")
 
 @dataclass(frozen=True, slots=True)
 class RecordedRun:
-    """The text outputs of a real run of notebook 06, by edition and cell key, and where they came from."""
+    """A real run's text outputs, by edition and cell key, and where they came from."""
 
     source: Mapping[str, str]
     editions: Mapping[str, Mapping[str, str]]
@@ -43,7 +39,6 @@ class RecordedRun:
 
 
 def load_recorded(path: Path = RECORDED_PATH) -> RecordedRun:
-    """A plain read: the file is our own, written by the recording script and checked by a test."""
     data = json.loads(path.read_text(encoding="utf-8"))
     return RecordedRun(source=data["source"], editions=data["editions"])
 
@@ -62,33 +57,22 @@ def recorded(key: str, run: RecordedRun | None = None) -> str:
 
 
 def recorded_cells_of(notebook: Mapping[str, Any]) -> dict[str, str]:
-    """The stdout of every code cell of an executed notebook that calls ``recorded("key")``, by key: run live,
-    those cells print exactly what ``recorded(key)`` shows when the engine is missing."""
+    """The stdout of each code cell that calls ``recorded("key")``, by key: what ``recorded`` must show."""
     found: dict[str, str] = {}
-    for cell in notebook.get("cells", []):
-        if cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        keys = _RECORDED_CALL.findall(source if isinstance(source, str) else "".join(source))
-        if not keys:
-            continue
+    for cell in notebook["cells"]:
+        keys = _RECORDED_CALL.findall("".join(cell["source"])) if cell["cell_type"] == "code" else []
         if len(keys) > 1:
             raise ValueError(f"a cell may show one recorded output, this one names {keys}")
-        texts = []
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "stream" and output.get("name") == "stdout":
-                text = output.get("text", "")
-                texts.append(text if isinstance(text, str) else "".join(text))
-        found[keys[0]] = "".join(texts)
+        if keys:
+            stdout = [output for output in cell["outputs"] if output.get("name") == "stdout"]
+            found[keys[0]] = "".join("".join(output["text"]) for output in stdout)
     return found
 
 
 def engine_report(status: EngineStatus) -> str:
-    lines = [engine_summary(status)]
     if status.ready:
-        lines.append(_("the cells below run the model live"))
-        return "\n".join(lines)
-    lines.append(engine_advice(status))
+        return engine_summary(status) + "\n" + _("the cells below run the model live")
+    lines = [engine_report_line(status)]
     if status.state is EngineState.FAILED and status.log_tail:
         lines.append(_("last lines of the build log:"))
         lines.extend("    " + line for line in status.log_tail[-6:])
@@ -97,8 +81,8 @@ def engine_report(status: EngineStatus) -> str:
 
 
 class EngineMonitor(ShownAsWidget):
-    """A progress bar following the background build: a daemon thread reads the build log every ``interval``
-    seconds (ipywidgets sends updates from threads) until the build ends or ``give_up_after``."""
+    """A daemon thread reads the build log every ``interval`` seconds (ipywidgets sends updates from threads)
+    until the build ends or ``give_up_after``."""
 
     def __init__(self, directory: Path | None = None, interval: float = 2.0, give_up_after: float = 3600.0) -> None:
         import ipywidgets

@@ -1,8 +1,5 @@
-"""The one place the local engine's state (data from ``providers/local_engine.py``) becomes sentences.
-
-The command line, ``scripts/local_engine.py`` and notebook 06 so say the same thing, each in its language. A
-note's parameters are shown as they are (commands, paths, exit codes).
-"""
+"""The one place the local engine's state (data from ``providers/local_engine.py``) becomes sentences, so the
+command line, ``scripts/local_engine.py`` and notebook 06 say the same thing. Parameters are shown as they are."""
 
 from __future__ import annotations
 
@@ -69,11 +66,7 @@ _PHASES: Mapping[Phase, str] = {
     Phase.SMOKE_TEST: N_("one-token smoke test in a separate process"),
     Phase.REINSTALLING: N_("reinstalling llama-cpp-python"),
 }
-_STEPS = (Phase.SMOKE_TEST, Phase.REINSTALLING)
-"""Phases that are one step, not a stretch of time: shown without a duration."""
-
-if set(_NOTES) != set(NoteCode) or set(_PHASES) != set(Phase):
-    raise ImportError("engine_words needs words for every NoteCode and Phase of providers.local_engine")
+_STEPS = (Phase.SMOKE_TEST, Phase.REINSTALLING)  # one step, not a stretch of time: shown without a duration
 
 
 def note_text(note: Note | None, language: Language | None = None) -> str:

@@ -50,8 +50,7 @@ def _dotted(parts: Sequence[int]) -> str:
 
 
 def parse_version(text: str) -> tuple[int, ...] | None:
-    """``4.2.0rc1`` -> (4, 2, 0): a pre-release counts as its release, enough for a lower bound without
-    ``packaging``."""
+    """``4.2.0rc1`` -> (4, 2, 0): a pre-release counts as its release, enough for a lower bound."""
     match = re.match(r"\s*v?(\d+(?:\.\d+)*)", text)
     if match is None:
         return None
@@ -73,8 +72,7 @@ def check_python(version_info: Sequence[int] | None = None) -> RequirementCheck:
 
 
 def check_distribution(
-    requirement: PackageRequirement,
-    version_of: Callable[[str], str] = metadata.version,
+    requirement: PackageRequirement, version_of: Callable[[str], str] = metadata.version
 ) -> RequirementCheck:
     """The installed metadata, never an import (importing JupyterLab is slow)."""
     try:
@@ -121,16 +119,10 @@ def format_results(results: Sequence[RequirementCheck]) -> str:
         if result.hint:
             line += _(" (hint: {hint})", hint=result.hint)
         lines.append(line)
-    failures = sum(not result.ok for result in results)
-    total = len(results)
+    failures, total = sum(not result.ok for result in results), len(results)
     if failures:
-        lines.append(
-            _(
-                "{failures} of {total} requirements failed: fix them before running the notebooks.",
-                failures=failures,
-                total=total,
-            )
-        )
+        said = N_("{failures} of {total} requirements failed: fix them before running the notebooks.")
+        lines.append(_(said, failures=failures, total=total))
     else:
         lines.append(_("All {total} requirements met.", total=total))
     return "\n".join(lines)

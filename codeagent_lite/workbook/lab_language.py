@@ -1,8 +1,6 @@
-"""JupyterLab's own menus follow the workbook's edition: ``make lab EDITION=...`` writes the one ``locale``
-setting into the workbook's settings folder inside ``.venv``, so the learner's ``~/.jupyter`` is never touched.
-
-Usage: ``python -m codeagent_lite.workbook.lab_language EDITION SETTINGS_DIR`` (exit 2 for an unknown edition).
-"""
+"""JupyterLab's own menus follow the edition: ``make lab EDITION=...`` runs ``python -m
+codeagent_lite.workbook.lab_language EDITION SETTINGS_DIR``, which writes the one ``locale`` setting into the
+settings folder inside ``.venv``, so the learner's ``~/.jupyter`` is never touched."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The parser's four layers and their ladder, named in the edition's language.
-
-The chapter imports no catalog, so its English words (``model_adapter.LAYER_LABEL``, the layer titles,
-``diagnosis.ENGLISH_WORDS``) are the catalog's ids, looked up here. The parser's own messages stay English.
-"""
+"""The parser's four layers and their ladder in the edition's language: the chapter imports no catalog, so its
+English words (``LAYER_LABEL``, the layer titles, ``ENGLISH_WORDS``) are the catalog's ids, looked up here."""
 
 from __future__ import annotations
 
@@ -12,7 +9,7 @@ from ..model_adapter import LAYER_LABEL, LAYER_NAME, ValidationLayer
 from .language import Language
 from .words import _
 
-__all__ = ["format_ladder", "ladder_words", "layer_label", "layer_name", "layer_title", "status_word"]
+__all__ = ["format_ladder", "layer_label", "layer_name", "layer_title", "status_word"]
 
 
 def layer_title(layer: ValidationLayer, language: Language | None = None) -> str:
@@ -31,15 +28,12 @@ def status_word(status: LayerStatus, language: Language | None = None) -> str:
     return _(status.value, language)
 
 
-def ladder_words(language: Language | None = None) -> LadderWords:
-    return LadderWords(
+def format_ladder(diagnosis: Diagnosis, language: Language | None = None) -> str:
+    words = LadderWords(
         titles={layer: layer_title(layer, language) for layer in ValidationLayer},
         layer=_(ENGLISH_WORDS.layer, language),
         statuses={status: status_word(status, language) for status in LayerStatus},
         colon=_(ENGLISH_WORDS.colon, language),
         rejected=_(ENGLISH_WORDS.rejected, language),
     )
-
-
-def format_ladder(diagnosis: Diagnosis) -> str:
-    return format_chapter_ladder(diagnosis, ladder_words())
+    return format_chapter_ladder(diagnosis, words)

@@ -1,14 +1,10 @@
 """Which language the learner's notebook speaks.
 
-The two editions' code cells are identical (a test compares them), so no cell can say "now speak Chinese": the
-language is read from where the notebook runs (a kernel for ``notebooks/zh/x.ipynb`` runs in ``notebooks/zh``).
-``CAL_LANG`` overrides that for a terminal or a classroom server. An nbgrader copy runs in its assignment's
-folder (``release/exercises_zh``, ``autograded/<student>/exercises_zh``), far from any ``zh`` folder, so a folder
-named ``*_zh`` speaks Chinese too: a Chinese class's feedback comes out in Chinese with no setting to forget.
-Where no folder says it, the locale does, as in every gettext program.
-
-The parser's own rejection messages are not translated: they are the series' English phrases, part of its API
-and what goes back to the model.
+The two editions' code cells are identical (a test compares them), so the language is read from where the notebook
+runs (a kernel for ``notebooks/zh/x.ipynb`` runs in ``notebooks/zh``); ``CAL_LANG`` overrides that for a terminal
+or a classroom server. An nbgrader copy runs far from any ``zh`` folder (``autograded/<student>/exercises_zh``), so
+a folder named ``*_zh`` speaks Chinese too: a Chinese class's feedback needs no setting to forget. Where no folder
+says it, the locale does. The parser's own rejection messages stay English: they are what goes back to the model.
 """
 
 from __future__ import annotations
@@ -24,8 +20,7 @@ Language = Literal["en", "zh"]
 LANGUAGES: tuple[Language, ...] = ("en", "zh")
 _BY_CODE: Mapping[str, Language] = {language: language for language in LANGUAGES}
 ENV_VAR = "CAL_LANG"
-LOCALE_VARS = ("LC_ALL", "LC_MESSAGES", "LANG")
-"""The POSIX order: the first of these that is set names the locale of messages."""
+LOCALE_VARS = ("LC_ALL", "LC_MESSAGES", "LANG")  # the POSIX order: the first one set names the locale of messages
 
 
 def _language_of(code: str) -> Language | None:
@@ -50,18 +45,6 @@ def edition_language(
     if chosen is not None:
         return chosen
     folder = Path.cwd() if cwd is None else cwd
-    suffix = _assignment_suffix(folder.name)
-    if suffix is not None:
-        return suffix
-    for part in reversed(folder.parts):
-        if part in _BY_CODE:
-            return _BY_CODE[part]
-    return _locale_language(environ)
-
-
-def _locale_language(environ: Mapping[str, str]) -> Language:
-    for name in LOCALE_VARS:
-        value = environ.get(name, "")
-        if value:
-            return "zh" if value.lower().startswith("zh") else "en"
-    return "en"
+    nearest = next((_BY_CODE[part] for part in reversed(folder.parts) if part in _BY_CODE), None)
+    locale = next((environ[name] for name in LOCALE_VARS if environ.get(name)), "")
+    return _assignment_suffix(folder.name) or nearest or ("zh" if locale.lower().startswith("zh") else "en")

@@ -1,9 +1,7 @@
-"""The learner's own folder ``notebooks/my_json_text/``: made from the stubs on first use, then never touched.
-
-The stubs are tracked by git and the learner's copy is ignored, so ``git pull`` never meets the learner's work.
-``CAL_LEARNER_DIR`` names another folder (one per student on the classroom server; the solutions in CI). The path
-comes back as given, because verify prints it and a saved notebook output must not hold an absolute path.
-"""
+"""The learner's own folder ``notebooks/my_json_text/``: made from the git-tracked stubs on first use, then never
+touched, and ignored by git, so ``git pull`` never meets the learner's work. ``CAL_LEARNER_DIR`` names another (one
+per student on the classroom server; the solutions in CI). The path comes back as given: verify prints it, and a
+saved notebook output must not hold an absolute path."""
 
 from __future__ import annotations
 

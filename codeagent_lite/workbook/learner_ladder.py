@@ -1,8 +1,8 @@
 """Your parser's ladder beside the reference's, for the same replies (notebook 04).
 
 A learner's ``parse_json_action`` is one function, so its ladder is read from what it did: the layers before the
-one that refused passed, that one failed, the rest were never reached; one that crashes or hangs has no ladder.
-The learner's code runs in verify's killable child process, never in the notebook.
+one that refused passed, that one failed, the rest were never reached; one that crashes or hangs (in verify's
+killable child process, never in the notebook) has no ladder.
 """
 
 from __future__ import annotations
@@ -23,23 +23,23 @@ from .words import _, _p
 _DIFFERS_STYLE = ' style="color:#cf222e;font-weight:bold"'
 
 
-def _ladder(rejected_at: int | None, accepted: bool) -> tuple[str, ...] | None:
+def _said(statuses: Iterable[LayerStatus]) -> tuple[str, ...]:
     """Each layer's mark and status word (``✔ passed``), as the reference's ladder says them."""
-    passed, failed, not_reached = LayerStatus.PASSED, LayerStatus.FAILED, LayerStatus.NOT_REACHED
-    if accepted:
-        statuses = [passed] * len(ValidationLayer)
-    elif rejected_at is None:
-        return None
-    else:
-        statuses = [
-            passed if layer < rejected_at else failed if layer == rejected_at else not_reached
-            for layer in ValidationLayer
-        ]
     return tuple(f"{MARKS[status]} {status_word(status)}" for status in statuses)
 
 
+def _your_ladder(rejected_at: int | None, accepted: bool) -> tuple[str, ...] | None:
+    passed, failed, not_reached = LayerStatus.PASSED, LayerStatus.FAILED, LayerStatus.NOT_REACHED
+    if accepted:
+        return _said([passed] * len(ValidationLayer))
+    if rejected_at is None:
+        return None
+    return _said(
+        passed if layer < rejected_at else failed if layer == rejected_at else not_reached for layer in ValidationLayer
+    )
+
+
 def _html_row(differs: bool, label: str, ours: str, yours: str) -> str:
-    """One row of the HTML table; its cells are already escaped."""
     style = _DIFFERS_STYLE if differs else ""
     return f"<tr><td>{'≠' if differs else ''}</td><td>{label}</td><td>{ours}</td><td{style}>{yours}</td></tr>"
 
@@ -119,20 +119,14 @@ def learner_ladders(
 ) -> LadderPairs:
     """``replies`` maps a name to a raw reply (the parser playground's ``PRESETS`` fits), or is a list of replies
     named by their position."""
-    named = (
-        dict(replies)
-        if isinstance(replies, Mapping)
-        else {_("reply {number}", number=i): t for i, t in enumerate(replies, 1)}
-    )
-    outcomes = learner_parses(directory, list(named.values()), time_limit=time_limit)
+    if not isinstance(replies, Mapping):
+        replies = {_("reply {number}", number=number): text for number, text in enumerate(replies, 1)}
+    outcomes = learner_parses(directory, list(replies.values()), time_limit=time_limit)
     pairs = []
-    for (name, text), yours in zip(named.items(), outcomes, strict=True):
-        diagnosis = diagnose(text)
-        rejected = diagnosis.rejected_by
-        ours = _ladder(None if rejected is None else int(rejected), diagnosis.accepted)
-        assert ours is not None  # the reference always either accepts or names its layer
+    for (name, text), yours in zip(replies.items(), outcomes, strict=True):
+        ours = _said(outcome.status for outcome in diagnose(text).outcomes)
         ours_verdict = _verdict(describe_parse(reference_parser, text))
-        your_ladder = _ladder(yours.rejected_at, yours.accepted)
+        your_ladder = _your_ladder(yours.rejected_at, yours.accepted)
         pairs.append(LadderPair(name, text, ours, ours_verdict, your_ladder, _verdict(yours.shown)))
     given = os.fspath(directory)
     return LadderPairs(given if not os.path.isabs(given) else os.path.basename(given), tuple(pairs))

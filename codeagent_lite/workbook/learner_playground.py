@@ -1,8 +1,5 @@
-"""Notebook 04's parser playground with your parser's ladder beside ours, live.
-
-Your ``parse_json_action`` runs in verify's killable child process, so an endless loop cannot freeze the notebook.
-A module of its own because it imports ipywidgets, while ``learner_ladder`` must import without Jupyter.
-"""
+"""Notebook 04's parser playground with your parser's ladder beside ours, live (in verify's killable child process,
+so an endless loop cannot freeze the notebook). Not in ``learner_ladder``, which must import without Jupyter."""
 
 from __future__ import annotations
 
@@ -44,11 +41,7 @@ class LearnerPlayground(ParserPlayground):
         ):
             part.remove_class(inherited)
             part.add_class(own)
-        self._pairs = self._compare(self.text.value)
-
-    @property
-    def pairs(self) -> LadderPairs:
-        return self._pairs
+        self.pairs = self._compare(self.text.value)
 
     def _compare(self, text: str) -> LadderPairs:
         pairs = learner_ladders(self.directory, {_("this reply"): text}, time_limit=self.time_limit)
@@ -57,4 +50,4 @@ class LearnerPlayground(ParserPlayground):
 
     def _on_text_change(self, change: dict[str, Any]) -> None:
         super()._on_text_change(change)
-        self._pairs = self._compare(str(change["new"]))
+        self.pairs = self._compare(str(change["new"]))

@@ -16,16 +16,14 @@ from ..diagnosis import MARKS, Diagnosis, LayerOutcome, LayerStatus, describe_ac
 from ..display import escape_html, shorten
 from ..model_adapter import InvalidModelOutputError
 from .ladder import format_ladder, layer_label, status_word
-from .widget_view import ShownAsWidget, live_widget_text
+from .widget_view import ShownAsWidget
 from .words import N_, _
-
-_CLEAN_TOOL_CALL = (
-    '{"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {"path": "README.md"}}'
-)
 
 PRESETS: dict[str, str] = {
     # Accepted: the two shapes the contract allows.
-    N_("clean tool call"): _CLEAN_TOOL_CALL,
+    N_("clean tool call"): (
+        '{"type": "tool_call", "call_id": "call_1", "tool_name": "read_file", "arguments": {"path": "README.md"}}'
+    ),
     N_("clean final answer (Chinese text)"): (
         '{"type": "final_answer", "content": "README.md 的标题是「从零搭建 Code Agent」"}'
     ),
@@ -69,11 +67,6 @@ PRESETS: dict[str, str] = {
 """In ladder order. The names are catalog ids: the notebooks' identical code cells pass them as keys, and the
 drop-down and the static ladders show them in the edition's language."""
 
-STATIC_PLACEHOLDER = live_widget_text("ParserPlayground", language="en")
-
-_EXPECTED, _FOUND, _CODE = N_("expected: "), N_("found: "), N_("code: ")
-# The status as a CSS class word (``not reached`` has a space, which a class name cannot hold).
-_CLASS_WORDS = {LayerStatus.PASSED: "passed", LayerStatus.FAILED: "failed", LayerStatus.NOT_REACHED: "not-reached"}
 # Inline styles, because the ladder is shown by an HTML widget without a stylesheet of its own.
 _ROW_STYLES = {
     LayerStatus.PASSED: "color:#1a7f37",
@@ -92,8 +85,9 @@ def _code_text(error: InvalidModelOutputError) -> str:
 def _layer_row_html(outcome: LayerOutcome) -> str:
     status = outcome.status
     number = int(outcome.layer)
+    css = status.value.replace(" ", "-")  # ``not reached``: a class name holds no space
     parts = [
-        f'<div class="cal-layer cal-layer-{_CLASS_WORDS[status]}" data-layer="{number}" '
+        f'<div class="cal-layer cal-layer-{css}" data-layer="{number}" '
         f'data-status="{escape_html(status.value)}" style="{_ROW_STYLES[status]}">',
         f'<span class="cal-mark">{MARKS[status]}</span> ',
         f'<span class="cal-layer-title">{escape_html(layer_label(outcome.layer))}</span> ',
@@ -101,7 +95,7 @@ def _layer_row_html(outcome: LayerOutcome) -> str:
     ]
     error = outcome.error
     if error is not None:
-        expected, found, code = (escape_html(_(word)) for word in (_EXPECTED, _FOUND, _CODE))
+        expected, found, code = (escape_html(word) for word in (_("expected: "), _("found: "), _("code: ")))
         parts.append(f'<div class="cal-message" style="{_DETAIL_STYLE}">{escape_html(error.message)}</div>')
         parts.append(
             f'<div class="cal-expected-found" style="{_DETAIL_STYLE}">'
@@ -126,19 +120,14 @@ def render_ladder_html(diagnosis: Diagnosis) -> str:
         )
     elif diagnosis.rejected_by is not None:
         layer = diagnosis.rejected_by
-        said = _(
-            "⇒ rejected at {layer}: the Kernel would get InvalidModelOutputError, not an action",
-            layer=layer_label(layer),
-        )
+        rejected = N_("⇒ rejected at {layer}: the Kernel would get InvalidModelOutputError, not an action")
+        said = _(rejected, layer=layer_label(layer))
         rows.append(
             f'<div class="cal-rejected" data-layer="{int(layer)}" style="margin-top:0.4em;color:#cf222e">'
             f"{escape_html(said)}</div>"
         )
-    return (
-        '<div class="cal-ladder" style="font-family:var(--jp-code-font-family, monospace);line-height:1.5">'
-        + "".join(rows)
-        + "</div>"
-    )
+    style = "font-family:var(--jp-code-font-family, monospace);line-height:1.5"
+    return f'<div class="cal-ladder" style="{style}">' + "".join(rows) + "</div>"
 
 
 def static_ladders_text(names: Iterable[str]) -> str:
@@ -157,9 +146,6 @@ def show_static_ladders(names: Iterable[str]) -> None:
     print(static_ladders_text(names))
 
 
-PAUSE_SECONDS = 0.3
-
-
 class ParserPlayground(ShownAsWidget):
     """A preset drop-down, a text box and the live ladder of whatever the box holds.
 
@@ -169,7 +155,7 @@ class ParserPlayground(ShownAsWidget):
 
     _pending: asyncio.TimerHandle | None = None
 
-    def __init__(self, initial_preset: str = "clean tool call", *, pause_seconds: float = PAUSE_SECONDS) -> None:
+    def __init__(self, initial_preset: str = "clean tool call", *, pause_seconds: float = 0.3) -> None:
         if initial_preset not in PRESETS:
             raise KeyError(f"unknown preset {initial_preset!r}")
         self.preset = ipywidgets.Dropdown(
@@ -196,14 +182,10 @@ class ParserPlayground(ShownAsWidget):
         self.preset.observe(self._on_preset_change, names="value")
         self.text.observe(self._on_text_change, names="value")
 
-    @property
-    def diagnosis(self) -> Diagnosis:
-        return self._diagnosis
-
     def refresh(self) -> None:
         self._pending = None
-        self._diagnosis = diagnose(self.text.value)
-        self.ladder.value = render_ladder_html(self._diagnosis)
+        self.diagnosis = diagnose(self.text.value)
+        self.ladder.value = render_ladder_html(self.diagnosis)
 
     def _on_preset_change(self, change: dict[str, Any]) -> None:
         name = change["new"]

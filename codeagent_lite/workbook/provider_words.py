@@ -27,11 +27,9 @@ def failure_text(failure: ProviderFailure, language: Language | None = None) -> 
 
 def stored_failure_text(code: str, params: Mapping[str, str], language: Language | None = None) -> str:
     """A failure kept as its code and parameters (a build's ``state.json``); an unknown code is shown as it is."""
-    if code not in set(FailureCode):
-        return code
     try:
         return failure_text(ProviderFailure(FailureCode(code), **params), language)
-    except (KeyError, IndexError):  # a file from another version lacks a parameter: the code says enough
+    except (ValueError, KeyError, IndexError):  # a file from another version: its code says enough
         return code
 
 

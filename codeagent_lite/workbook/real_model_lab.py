@@ -28,41 +28,8 @@ from .transcript_view import usage_words
 from .widget_view import ShownAsWidget
 from .words import N_, _
 
-# The lab's words by the names the notebook says them with; each English text is a catalog id.
+# The words notebook 06's cells say by name; each English text is a catalog id.
 WORDS: Mapping[str, str] = {
-    "finish_length": N_("finish_reason 'length': the reply hit max_output_tokens and was cut off mid-way"),
-    "finish_stop": N_("finish_reason 'stop': the model ended the reply itself (here: at the newline)"),
-    "finish_unknown": N_("finish_reason not reported by the provider"),
-    "task": N_("Task:"),
-    "mode": N_("Mode:"),
-    "ask": N_("Ask the model"),
-    "press": N_("<i>Press the button: one model call.</i>"),
-    "asking": N_("<i>asking the model…</i>"),
-    "task_line": N_("task: {task}  [{label}]"),
-    "provider_error": N_("✘ provider error: {error}"),
-    "shared_reply": N_(
-        "from the class's shared reply cache: an identical request was already answered, so no model call this time"
-    ),
-    "rate_shared": N_("class cache"),
-    "col_task": N_("task"),
-    "col_mode": N_("mode"),
-    "col_verdict": N_("verdict"),
-    "col_action": N_("action"),
-    "col_out": N_("out"),
-    "col_seconds": N_("seconds"),
-    "col_rate": N_("speed"),
-    "later_calls": N_("calls {first}-{last}, prompt already read"),
-    "speed_ratio": N_("{second} wrote ×{ratio} as many tokens per second as {first} once the prompt was read"),
-    "outcome_accepted": N_("accepted"),
-    "outcome_layer": N_("rejected by layer {layer}"),
-    "outcome_loop": N_("rejected by the loop"),
-    "outcome_provider": N_("provider error"),
-    "call_line": N_("call {number}: {outcome} {usage}"),
-    "costs_total": N_("rejected calls cost {wasted} of {total} tokens ({share}%), over {rejected} of {calls} calls"),
-    "server_own": N_(
-        "Gemma 3 270M ({name}) runs in a process of its own: {backend}'s server, an OpenAI-compatible API on 127.0.0.1"
-    ),
-    "server_shared": N_("Gemma 3 270M: the class's shared model server at {url}"),
     "load_seconds": N_("{seconds} s elapsed"),
     "load_failed": N_("the engine is installed, but the model server did not start: {error}"),
     "file_lines": N_("{path} · {count} lines"),
@@ -118,15 +85,17 @@ def hide_folder(text: str, folder: str | os.PathLike[str], label: str = "<worksp
 def server_line(server: LocalModelServer) -> str:
     """Without the port: it changes on every run."""
     if server.process is None:
-        return say("server_shared", url=server.base_url)
-    return say("server_own", name=MODEL_FILENAME, backend=server.backend)
+        return _("Gemma 3 270M: the class's shared model server at {url}", url=server.base_url)
+    own = N_(
+        "Gemma 3 270M ({name}) runs in a process of its own: {backend}'s server, an OpenAI-compatible API on 127.0.0.1"
+    )
+    return _(own, name=MODEL_FILENAME, backend=server.backend)
 
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """One task sent once. ``error`` replaces the reply when the provider failed; ``seconds`` (wall time) is the
-    only way to see what constrained decoding costs; ``shared``: the class's reply cache answered it, so its
-    seconds measure no model."""
+    """One task sent once. ``seconds`` (wall time) is the only way to see what constrained decoding costs;
+    ``shared``: the class's reply cache answered it, so its seconds measure no model."""
 
     task: str
     label: str
@@ -140,7 +109,7 @@ class Attempt:
 
     @property
     def verdict(self) -> str:
-        return verdict_text(self.diagnosis) if self.diagnosis is not None else say("outcome_provider")
+        return verdict_text(self.diagnosis) if self.diagnosis is not None else _("provider error")
 
     @property
     def action(self) -> str:
@@ -148,12 +117,7 @@ class Attempt:
 
 
 def ask(
-    provider: TextProvider,
-    task: str,
-    tools: Sequence[ToolSpec],
-    *,
-    label: str,
-    max_output_tokens: int = 256,
+    provider: TextProvider, task: str, tools: Sequence[ToolSpec], *, label: str, max_output_tokens: int = 256
 ) -> Attempt:
     """The provider directly, not the adapter: the adapter keeps only the action or the error, and a learner
     also wants the exact text and the finish reason (``"length"`` explains most layer-1 failures)."""
@@ -173,7 +137,7 @@ def ask(
 
 def verdict_text(diagnosis: Diagnosis) -> str:
     layer = diagnosis.rejected_by
-    return say("outcome_accepted") if layer is None else layer_label(layer)
+    return _("accepted") if layer is None else layer_label(layer)
 
 
 def action_text(diagnosis: Diagnosis, max_chars: int = 40) -> str:
@@ -192,18 +156,22 @@ def raw_line(text: str | None, max_chars: int = 160) -> str:
     return RAW_PREFIX + ("(no reply)" if text is None else shorten_counted(repr(text), max_chars))
 
 
-_FINISH_WORDS = {"length": "finish_length", "stop": "finish_stop", None: "finish_unknown"}
+_FINISH_WORDS = {
+    "length": N_("finish_reason 'length': the reply hit max_output_tokens and was cut off mid-way"),
+    "stop": N_("finish_reason 'stop': the model ended the reply itself (here: at the newline)"),
+    None: N_("finish_reason not reported by the provider"),
+}
 
 
 def finish_note(attempt: Attempt) -> str:
     reason = attempt.finish_reason
-    return say(_FINISH_WORDS[reason]) if reason in _FINISH_WORDS else f"finish_reason {reason!r}"
+    return _(_FINISH_WORDS[reason]) if reason in _FINISH_WORDS else f"finish_reason {reason!r}"
 
 
 def render_attempt(attempt: Attempt) -> str:
-    lines = [say("task_line", task=attempt.task, label=attempt.label)]
+    lines = [_("task: {task}  [{label}]", task=attempt.task, label=attempt.label)]
     if attempt.error is not None:
-        lines.append(say("provider_error", error=attempt.error))
+        lines.append(_("✘ provider error: {error}", error=attempt.error))
         return "\n".join(lines)
     lines.append(raw_line(attempt.raw_text))
     lines.extend(_cost_lines(attempt))
@@ -212,9 +180,14 @@ def render_attempt(attempt: Attempt) -> str:
     return "\n".join(lines)
 
 
+_SHARED_REPLY = N_(
+    "from the class's shared reply cache: an identical request was already answered, so no model call this time"
+)
+
+
 def _cost_lines(attempt: Attempt) -> list[str]:
     lines = [f"{finish_note(attempt)}; {usage_words(attempt.usage)}"]
-    return [*lines, say("shared_reply")] if attempt.shared else lines
+    return [*lines, _(_SHARED_REPLY)] if attempt.shared else lines
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
@@ -233,7 +206,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
 
 
 def comparison_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
-    header = tuple(say(key) for key in ("col_task", "col_mode", "col_verdict", "col_action", "col_out"))
+    header = (_("task"), _("mode"), _("verdict"), _("action"), _("out"))
     rows = [
         (
             shorten(attempt.task, task_width),
@@ -263,22 +236,23 @@ def timing_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
     there and reuses it after, so only later calls measure the writing, where the grammar costs time. Tokens per
     second compare modes whose replies differ in length; a reply from the class's cache was written for someone
     else, so no speed counts it."""
-    header = tuple(say(key) for key in ("col_task", "col_mode", "col_out", "col_seconds", "col_rate"))
+    header = (_("task"), _("mode"), _("out"), _("seconds"), _("speed"))
 
     def row(task: str, label: str, group: Sequence[Attempt]) -> tuple[str, str, str, str, str]:
         tokens, seconds = _sums(group)
         generated = [attempt for attempt in group if not attempt.shared]
-        rate = rate_cell(*_sums(generated)) if generated else say("rate_shared")
+        rate = rate_cell(*_sums(generated)) if generated else _("class cache")
         return (task, label, "?" if tokens is None else str(tokens), seconds_cell(seconds), rate)
 
     rows = [row(shorten(attempt.task, task_width), attempt.label, [attempt]) for attempt in attempts]
-    labels = list(dict.fromkeys(attempt.label for attempt in attempts))
     rates: dict[str, float | None] = {}
-    for label in labels:
+    for label in dict.fromkeys(attempt.label for attempt in attempts):
         group = [attempt for attempt in attempts if attempt.label == label]
         later = group[1:] or group
-        rows.append(row(say("later_calls", first=len(group) - len(later) + 1, last=len(group)), label, later))
-        rates[label] = _rate([attempt for attempt in later if not attempt.shared])
+        first = len(group) - len(later) + 1
+        rows.append(row(_("calls {first}-{last}, prompt already read", first=first, last=len(group)), label, later))
+        tokens, seconds = _sums([attempt for attempt in later if not attempt.shared])
+        rates[label] = tokens / seconds if tokens is not None and seconds else None
     return _table(header, rows, right=(2,)) + _speed_ratio(rates)
 
 
@@ -290,11 +264,6 @@ def _sums(group: Sequence[Attempt]) -> tuple[int | None, float | None]:
     return tokens, sum(times) if len(times) == len(group) else None
 
 
-def _rate(group: Sequence[Attempt]) -> float | None:
-    tokens, seconds = _sums(group)
-    return tokens / seconds if tokens is not None and seconds else None
-
-
 def _speed_ratio(rates: Mapping[str, float | None]) -> str:
     """The notebook's prose points here instead of quoting figures, which change from run to run."""
     if len(rates) != 2:
@@ -302,8 +271,8 @@ def _speed_ratio(rates: Mapping[str, float | None]) -> str:
     (first, first_rate), (second, second_rate) = rates.items()
     if not first_rate or second_rate is None:
         return ""
-    ratio = format(second_rate / first_rate, ".2f")
-    return "\n" + say("speed_ratio", first=first, second=second, ratio=ratio)
+    said = N_("{second} wrote ×{ratio} as many tokens per second as {first} once the prompt was read")
+    return "\n" + _(said, first=first, second=second, ratio=format(second_rate / first_rate, ".2f"))
 
 
 def failure_costs(transcript: Transcript) -> str:
@@ -314,19 +283,20 @@ def failure_costs(transcript: Transcript) -> str:
             continue
         if step.kind is StepKind.REJECTION:
             where = step.layer
-            outcome = say("outcome_loop") if where is None else say("outcome_layer", layer=int(where))
+            outcome = _("rejected by the loop") if where is None else _("rejected by layer {layer}", layer=int(where))
             if step.usage is not None:
                 wasted += step.usage
         elif step.kind is StepKind.PROVIDER_ERROR:
-            outcome = say("outcome_provider")
+            outcome = _("provider error")
         else:
-            outcome = say("outcome_accepted")
-        padded = pad(outcome, 20)
-        lines.append(say("call_line", number=step.model_call, outcome=padded, usage=usage_words(step.usage)))
+            outcome = _("accepted")
+        fields = {"number": step.model_call, "outcome": pad(outcome, 20), "usage": usage_words(step.usage)}
+        lines.append(_("call {number}: {outcome} {usage}", None, **fields))
     total = transcript.usage.total_tokens
     share = 0 if total == 0 else round(100 * wasted.total_tokens / total)
-    counts = {"rejected": transcript.rejections, "calls": transcript.model_calls}
-    lines.append(say("costs_total", wasted=wasted.total_tokens, total=total, share=share, **counts))
+    counts = {"wasted": wasted.total_tokens, "rejected": transcript.rejections, "calls": transcript.model_calls}
+    said = N_("rejected calls cost {wasted} of {total} tokens ({share}%), over {rejected} of {calls} calls")
+    lines.append(_(said, None, total=total, share=share, **counts))
     return "\n".join(lines)
 
 
@@ -347,10 +317,10 @@ class TaskPlayground(ShownAsWidget):
         self.providers = dict(providers)
         self.tools = tuple(tools)
         self.max_output_tokens = max_output_tokens
-        self.task = ipywidgets.Text(value=task, description=say("task"), layout=ipywidgets.Layout(width="100%"))
-        self.mode = ipywidgets.ToggleButtons(options=list(self.providers), description=say("mode"))
-        self.button = ipywidgets.Button(description=say("ask"), button_style="primary")
-        self.result = ipywidgets.HTML(value=say("press"))
+        self.task = ipywidgets.Text(value=task, description=_("Task:"), layout=ipywidgets.Layout(width="100%"))
+        self.mode = ipywidgets.ToggleButtons(options=list(self.providers), description=_("Mode:"))
+        self.button = ipywidgets.Button(description=_("Ask the model"), button_style="primary")
+        self.result = ipywidgets.HTML(value=_("<i>Press the button: one model call.</i>"))
         self.widget = ipywidgets.VBox([self.task, self.mode, self.button, self.result])
         self.last_attempt: Attempt | None = None
         self.button.on_click(self._on_click)
@@ -371,5 +341,5 @@ class TaskPlayground(ShownAsWidget):
         return attempt
 
     def _on_click(self, _button: Any) -> None:
-        self.result.value = say("asking")
+        self.result.value = _("<i>asking the model…</i>")
         self.run_once()

@@ -1,10 +1,6 @@
-"""An agent run's transcript as text, in the learner's language: what ``run`` and notebook 06 print.
-
-``agent.loop`` keeps a run as data and may not import this room, so the words live here, from the catalog. What
-the model said or was sent is shown as it was, never translated: its raw replies, the tools' results and the
-corrections (the series' English phrases, which the model reads). Long texts are shortened to ``max_chars``, and
-nothing printed carries a raw control character (``display.printable``): a reply or a file may hold escapes.
-"""
+"""An agent run's transcript in the learner's language: what ``run`` and notebook 06 print. ``agent.loop`` keeps
+the run as data and may not import this room. What the model said or was sent (replies, tool results, the English
+corrections the model reads) is shown as it was, shortened to ``max_chars``, with no raw control character."""
 
 from __future__ import annotations
 
@@ -23,10 +19,9 @@ from ..agent.loop import (
     Transcript,
 )
 from ..diagnosis import diagnose
-from ..diagnosis import format_ladder as format_chapter_ladder
 from ..display import printable, quote, shorten, shorten_counted
 from ..model_adapter import TokenUsage
-from .ladder import ladder_words, layer_label
+from .ladder import format_ladder, layer_label
 from .language import Language
 from .words import N_, _
 
@@ -65,14 +60,9 @@ def _stop_detail(transcript: Transcript, language: Language | None) -> str:
     if reason is StopReason.STEP_LIMIT:
         return _("{calls} model calls without a final answer", language, calls=calls)
     if reason is StopReason.TOO_MANY_REJECTIONS:
-        rejected = takewhile(lambda step: step.kind is StepKind.REJECTION, reversed(transcript.steps))
-        count = len(list(rejected))
-        return _(
-            "{count} rejected replies in a row; at most {limit} corrections are sent in a row",
-            language,
-            count=count,
-            limit=count - 1,
-        )
+        count = len(list(takewhile(lambda step: step.kind is StepKind.REJECTION, reversed(transcript.steps))))
+        said = N_("{count} rejected replies in a row; at most {limit} corrections are sent in a row")
+        return _(said, language, count=count, limit=count - 1)
     return transcript.stop_detail
 
 
@@ -119,12 +109,8 @@ def _body(step: Step, show_ladders: bool, max_chars: int, language: Language | N
         body = shorten_counted(step.result.content, max_chars) or _("(empty)", language)
         if not step.capped:
             return body
-        note = _(
-            "(the tool returned {count} characters; the model was sent them cut, ending in the marker)",
-            language,
-            count=step.output_chars,
-        )
-        return f"{body}\n{note}"
+        note = N_("(the tool returned {count} characters; the model was sent them cut, ending in the marker)")
+        return f"{body}\n{_(note, language, count=step.output_chars)}"
     if isinstance(step, ActionStep):
         return _("✔ all four layers passed\n=> {action}", language, action=shorten(repr(step.action), max_chars))
     if isinstance(step, ProviderErrorStep):
@@ -138,7 +124,7 @@ def _body(step: Step, show_ladders: bool, max_chars: int, language: Language | N
     if step.raw_text is not None:
         lines.append(_("raw reply: {text}", language, text=quote(step.raw_text, max_chars)))
     if step.raw_text is not None and show_ladders:
-        lines.append(format_chapter_ladder(diagnose(step.raw_text), ladder_words(language)))
+        lines.append(format_ladder(diagnose(step.raw_text), language))
     else:
         lines.append(f"✘ {shorten_counted(step.message, max_chars)}")
     return "\n".join([*lines, _correction_line(step.correction, max_chars, language)])

@@ -1,18 +1,12 @@
 """The workbook's words in the learner's language: one gettext catalog, read with the standard library.
 
-Every learner-facing sentence is written once, in English, as ``_("…")``: that English is the message id, and
-its Chinese lives in ``codeagent_lite/locale/{zh,en}/LC_MESSAGES/codeagent_lite.po``, where a translator's
-tools (Poedit, Weblate, ``msgfmt --check``) see the whole catalog. flit_core has no build hook, so the ``.mo``
-files are committed; ``tests/test_catalog.py`` checks they match the ``.po`` files and keep every placeholder.
-
-Placeholders are ``str.format`` names filled after the lookup; a message given no fields is returned as it is,
-so it may hold literal braces. ``N_("…")`` marks an id stored now and translated where shown (``_(stored)``);
-``_p(context, "…")`` tells apart ids spelt the same in English that need different Chinese. The language is
-read at each call, so a notebook that sets ``CAL_LANG`` sees the change at once.
-
-How to add words (or move a table of messages here): write ``_("<English>", **fields)`` (or ``N_`` in the
-table) where they live, run ``make catalog``, fill the ``zh`` ``msgstr``, run ``make catalog`` again to compile.
-Never read our own words back with a regular expression: keep the value they were made from.
+Every learner-facing sentence is written once, in English, as ``_("…", **fields)``: that English is the message id,
+its Chinese lives in ``codeagent_lite/locale/zh/LC_MESSAGES/codeagent_lite.po``, where a translator's tools see the
+whole catalog. ``N_("…")`` marks an id stored now and shown later (``_(stored)``); ``_p(context, "…")`` tells
+apart ids spelt alike that need different Chinese. Fields are filled after the lookup (a message given none may
+hold literal braces); the language is read at each call, so setting ``CAL_LANG`` in a notebook acts at once. To
+add words: write them so, run ``make catalog``, fill the ``zh`` ``msgstr``, run it again (flit_core has no build
+hook, so the ``.mo`` files are committed). Never read our own words back: keep the value they were made from.
 """
 
 from __future__ import annotations
