@@ -456,9 +456,8 @@ _COMMANDS = {"check": _check, "run": _run, "verify": _verify}
 
 def _say_error(message: str) -> None:
     if sys.stderr is not None:
-        with contextlib.suppress(OSError):  # standard error is full or closed too: the exit status still tells
-            print(printable(_("error: {message}", message=message)), file=sys.stderr)
-            sys.stderr.flush()
+        with contextlib.suppress(_OutputFailed):  # standard error is full or closed too: the exit status still tells
+            _write(_("error: {message}", message=message) + "\n", sys.stderr)
 
 
 def _report_write_error(error: OSError, stream: TextIO | None) -> int:
@@ -467,7 +466,7 @@ def _report_write_error(error: OSError, stream: TextIO | None) -> int:
     if not isinstance(error, BrokenPipeError):
         said = _("cannot write the output: {reason}", reason=error.strerror or type(error).__name__)
         _say_error(said + (_(" (errno {number})", number=error.errno) if error.errno else ""))
-    if sys.stdout is not None and stream is not None and stream is sys.stdout:
+    if stream is not None and stream is sys.stdout:
         with contextlib.suppress(OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, stream.fileno())
@@ -504,12 +503,5 @@ def _dispatch(argv: Sequence[str] | None, stdin: TextIO | None, out: TextIO) -> 
 
 
 def main_entry() -> None:
-    """Console-script entry point (``codeagent-lite check ...``): a write error here too, as from argparse's
-    ``--help``, which writes to ``sys.stdout`` itself, ends the command with exit status 2, not a traceback."""
-    code = main()
-    try:
-        if sys.stdout is not None:
-            sys.stdout.flush()
-    except OSError as error:
-        code = _report_write_error(error, sys.stdout)
-    sys.exit(code)
+    """Console-script entry point (``codeagent-lite check ...``); every write was flushed, so nothing fails at exit."""
+    sys.exit(main())

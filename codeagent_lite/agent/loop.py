@@ -174,13 +174,12 @@ def _end_sentence(text: str) -> str:
     return text if text.endswith((".", "…")) else text + "."
 
 
-def repeated_call_id_message(call_id: str, suggestion: str | None = None) -> str:
+def repeated_call_id_message(call_id: str, suggestion: str) -> str:
     """``suggestion`` names an unused id: small models that copy their examples' ids ("call_1" every time)
     recover more often from an example than from a rule."""
-    example = f", for example {suggestion!r}" if suggestion is not None else ""
     return (
         f"Your last reply was rejected: call_id {quote(call_id, _ID_QUOTE_CHARS)} was already used earlier in this "
-        f"conversation; every tool call needs a new call_id{example}. {_REPLY_INSTRUCTION}"
+        f"conversation; every tool call needs a new call_id, for example {suggestion!r}. {_REPLY_INSTRUCTION}"
     )
 
 

@@ -175,12 +175,6 @@ def _link_parts(root: Path, target: str, shown: str) -> tuple[Sequence[str], boo
     return PurePath(target).relative_to(root).parts, True
 
 
-def _step_up(stack: list[int], shown: str) -> None:
-    if len(stack) == 1:
-        raise _outside(shown)
-    os.close(stack.pop())
-
-
 def _walk(root: Path, parts: Sequence[str], shown: str) -> int:
     """A descriptor of what ``parts`` names; ``..`` steps back up the stack of open folders, never past the root."""
     stack = [os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)]
@@ -189,7 +183,9 @@ def _walk(root: Path, parts: Sequence[str], shown: str) -> int:
         while pending:
             name = pending.pop()
             if name == "..":
-                _step_up(stack, shown)
+                if len(stack) == 1:
+                    raise _outside(shown)
+                os.close(stack.pop())
             if name in ("", ".", ".."):
                 continue
             target = _open_component(stack[-1], name, last=not pending)
