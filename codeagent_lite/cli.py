@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
 from .agent.loop import DEFAULT_SYSTEM_PROMPT, run_agent
-from .agent.workspace_tools import workspace_tools
+from .agent.workspace_tools import error_reason, workspace_tools
 from .diagnosis import diagnose
 from .display import json_kind, printable
 from .json_text_adapter import JsonTextModelAdapter, ProviderError, TextProvider
@@ -275,8 +275,7 @@ def _argument(text: str, source: str) -> str:
 
 
 def _cannot_read(source: str, error: BaseException) -> UsageError:
-    reason = getattr(error, "strerror", None) or type(error).__name__
-    return UsageError(_("cannot read {source}: {reason}", source=source, reason=reason))
+    return UsageError(_("cannot read {source}: {reason}", source=source, reason=error_reason(error)))
 
 
 def _read_descriptor(fd: int, source: str, deadline: float | None) -> bytes:
@@ -464,7 +463,7 @@ def _report_write_error(error: OSError, stream: TextIO | None) -> int:
     """One line on standard error (none when the reader simply left, as ``head`` does), then exit status 2; the
     real standard output goes to devnull, or what Python still holds for it would fail again at exit."""
     if not isinstance(error, BrokenPipeError):
-        said = _("cannot write the output: {reason}", reason=error.strerror or type(error).__name__)
+        said = _("cannot write the output: {reason}", reason=error_reason(error))
         _say_error(said + (_(" (errno {number})", number=error.errno) if error.errno else ""))
     if stream is not None and stream is sys.stdout:
         with contextlib.suppress(OSError, ValueError):

@@ -134,14 +134,14 @@ def resolve_in_workspace(workspace: Path, path: object) -> Path:
     try:
         resolved = (root / pure).resolve()
     except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop on Python < 3.13
-        raise ToolError(f"path {_shown(str(path))} cannot be resolved: {_reason(error)}") from None
+        raise ToolError(f"path {_shown(str(path))} cannot be resolved: {error_reason(error)}") from None
     if not resolved.is_relative_to(root):
         raise _outside(_shown(str(path)))
     return resolved
 
 
-def _reason(error: BaseException) -> str:
-    # strerror never holds a path; str(error) does, and the host's paths are not the model's business.
+def error_reason(error: BaseException) -> str:
+    """An OS error's reason without its path (``str(error)`` has one: the host's paths are no one else's business)."""
     strerror = getattr(error, "strerror", None)
     return strerror if isinstance(strerror, str) and strerror else type(error).__name__
 
@@ -240,7 +240,7 @@ _OPEN_FAILURES = {
 
 def _open_failure(shown: str, error: OSError, kind: str) -> str:
     template = _OPEN_FAILURES.get(error.errno or 0, "cannot open {shown}: {reason}")
-    return template.format(kind=kind, shown=shown, reason=_reason(error))
+    return template.format(kind=kind, shown=shown, reason=error_reason(error))
 
 
 def _check_workspace(workspace: str | os.PathLike[str]) -> Path:
@@ -258,7 +258,7 @@ def _read_text(target: int | Path, size: int, shown: str) -> str:
     except UnicodeDecodeError:
         raise ToolError(f"{shown} is not UTF-8 text") from None
     except OSError as error:
-        raise ToolError(f"cannot read {shown}: {_reason(error)}") from None
+        raise ToolError(f"cannot read {shown}: {error_reason(error)}") from None
     if len(text) <= MAX_READ_CHARS:
         return text
     return text[:MAX_READ_CHARS] + f"\n[truncated: showing the first {MAX_READ_CHARS} characters of a {size}-byte file]"
@@ -303,7 +303,7 @@ def _list_folder(root: Path, path: str, shown: str) -> list[str]:
             with os.scandir(target) as entries:
                 return sorted(_entry_line(entry) for entry in entries)
         except OSError as error:
-            raise ToolError(f"cannot list {shown}: {_reason(error)}") from None
+            raise ToolError(f"cannot list {shown}: {error_reason(error)}") from None
 
 
 def list_files_tool(workspace: str | os.PathLike[str]) -> Tool:
