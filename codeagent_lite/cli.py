@@ -459,13 +459,13 @@ def _say_error(message: str) -> None:
             _write(_("error: {message}", message=message) + "\n", sys.stderr)
 
 
-def _report_write_error(error: OSError, stream: TextIO | None) -> int:
+def _report_write_error(error: OSError, stream: TextIO) -> int:
     """One line on standard error (none when the reader simply left, as ``head`` does), then exit status 2; the
     real standard output goes to devnull, or what Python still holds for it would fail again at exit."""
     if not isinstance(error, BrokenPipeError):
         said = _("cannot write the output: {reason}", reason=error_reason(error))
         _say_error(said + (_(" (errno {number})", number=error.errno) if error.errno else ""))
-    if stream is not None and stream is sys.stdout:
+    if stream is sys.stdout:
         with contextlib.suppress(OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, stream.fileno())
