@@ -1,11 +1,9 @@
 """Command line: ``python -m codeagent_lite check [TEXT | --file PATH | -]``, ``... run TASK``, ``... verify DIR``.
 
-Exit status 0: the text is a valid action (``run``: a final answer; ``verify``: every check passes); 1: a layer
-rejected it (no final answer; a check failed); 2: the command could not do what it was asked (wrong use,
-unreadable or over-long input, or its output closed early, as by ``head``). Everything read is untrusted: at most
-``MAX_INPUT_BYTES``, strict UTF-8 wherever it came from, a pipe or device as ``--file`` waits at most
-``FILE_WAIT_SECONDS``; everything printed goes through ``display.printable``. ``run`` imports the real providers only
-when asked for them, so ``check`` and ``run --provider scripted`` work without the optional extras.
+Exit status 0: a valid action (a final answer; every check passed); 1: rejected (none; a check failed); 2: the
+command could not do what it was asked (wrong use, unreadable input, output closed early as by ``head``). What is
+read is untrusted (size-capped, strict UTF-8, a pipe waits a bounded time), what is printed goes through
+``display.printable``, and the real providers are imported only when asked for, so no optional extra is needed.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
 from .agent.loop import DEFAULT_SYSTEM_PROMPT, run_agent
-from .agent.workspace_tools import workspace_tools
+from .agent.workspace_tools import error_reason, workspace_tools
 from .diagnosis import diagnose
 from .display import json_kind, printable
 from .json_text_adapter import JsonTextModelAdapter, ProviderError, TextProvider
@@ -66,14 +64,12 @@ ARGPARSE_WORDS = (
     _p("argparse", "invalid %(type)s value: %(value)r"),
     _p("argparse", "invalid choice: %(value)r (choose from %(choices)s)"),
 )
-"""The words argparse asks ``gettext`` for (Python 3.11-3.13 spell them so), under the context ``argparse`` so
-they never meet the workbook's own ids ("usage: " is also the label of a token count)."""
+"""argparse's words (as Python 3.11-3.13 spell them), under their own context: "usage: " is also a token label."""
 
 
 @contextlib.contextmanager
 def _argparse_speaks() -> Iterator[None]:
-    """argparse's words come from ``gettext`` in the process locale; the workbook's language follows its own
-    rules (``workbook.language``), so argparse's ``_`` points at the workbook's catalog while the parser reads."""
+    """argparse asks ``gettext`` in the process locale; while the parser reads it asks the workbook's catalog."""
     from .workbook.language import edition_language
     from .workbook.words import catalog
 
@@ -103,34 +99,23 @@ class UsageError(Exception):
 class _OutputFailed(Exception):
     """Only a failed write of the output says "cannot write the output", not any other ``OSError`` near it."""
 
-    def __init__(self, cause: OSError) -> None:
-        super().__init__(str(cause))
-        self.cause = cause
 
-
-@contextlib.contextmanager
-def _writing() -> Iterator[None]:
+def _write(text: str, out: SupportsWrite[str]) -> None:
+    """Escaped and flushed at once, so a write error surfaces here, not at exit in a traceback."""
     try:
-        yield
+        out.write(printable(text))
+        getattr(out, "flush", lambda: None)()
     except OSError as error:
         raise _OutputFailed(error) from None
 
 
-def _say(text: str, out: TextIO) -> None:
-    with _writing():
-        print(printable(text), file=out)
-
-
 class _PrintableArgumentParser(argparse.ArgumentParser):
-    """argparse quotes what it refuses verbatim and drops its write errors (``--help > /dev/full`` would exit 0
-    having printed nothing); this one escapes what it prints, and a write error ends the command like any other."""
+    """argparse prints what it refuses verbatim and drops its write errors (``--help > /dev/full`` exits 0)."""
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         target = file if file is not None else sys.stderr
         if message and target is not None:
-            with _writing():
-                target.write(printable(message))
-                getattr(target, "flush", lambda: None)()
+            _write(message, target)
 
 
 def _int_at_least(minimum: int) -> Callable[[str], int]:
@@ -290,8 +275,7 @@ def _argument(text: str, source: str) -> str:
 
 
 def _cannot_read(source: str, error: BaseException) -> UsageError:
-    reason = getattr(error, "strerror", None) or type(error).__name__
-    return UsageError(_("cannot read {source}: {reason}", source=source, reason=reason))
+    return UsageError(_("cannot read {source}: {reason}", source=source, reason=error_reason(error)))
 
 
 def _read_descriptor(fd: int, source: str, deadline: float | None) -> bytes:
@@ -415,7 +399,7 @@ def _run(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int:
         from .workbook.provider_words import provider_error_text
 
         raise UsageError(_("cannot set up the provider: {error}", error=provider_error_text(error))) from None
-    _say(_("provider: {description}", description=description), out)
+    _write(_("provider: {description}", description=description) + "\n", out)
     # The base model gets no agent-role system message: its prompt is worked examples, and
     # measured on 4 demo tasks an extra "Note:" line cut its final answers from 3 of 4 to 1 of 4.
     transcript = run_agent(
@@ -433,7 +417,7 @@ def _run(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int:
     # holds secrets offers ``scrub`` (asking for the method keeps the offline run from importing the real ones).
     shown = render_transcript(transcript)
     scrub = getattr(provider, "scrub", None)
-    _say(str(scrub(shown)) if callable(scrub) else shown, out)
+    _write((str(scrub(shown)) if callable(scrub) else shown) + "\n", out)
     return EXIT_VALID if transcript.final_answer is not None else EXIT_REJECTED
 
 
@@ -448,7 +432,7 @@ def _check(args: argparse.Namespace, stdin: TextIO | None, out: TextIO) -> int:
     else:
         text = _argument(str(args.text), _("the text argument"))
     diagnosis = diagnose(text)
-    _say(format_ladder(diagnosis), out)
+    _write(format_ladder(diagnosis) + "\n", out)
     return EXIT_VALID if diagnosis.accepted else EXIT_REJECTED
 
 
@@ -459,7 +443,7 @@ def _verify(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int
         report = verify(args.directory, args.step, time_limit=args.time_limit, seed=args.seed)
     except VerifyUsageError as error:
         raise UsageError(str(error)) from None
-    _say(str(report), out)
+    _write(f"{report}\n", out)
     return report.exit_code
 
 
@@ -471,18 +455,17 @@ _COMMANDS = {"check": _check, "run": _run, "verify": _verify}
 
 def _say_error(message: str) -> None:
     if sys.stderr is not None:
-        with contextlib.suppress(OSError):  # standard error is full or closed too: the exit status still tells
-            print(printable(_("error: {message}", message=message)), file=sys.stderr)
-            sys.stderr.flush()
+        with contextlib.suppress(_OutputFailed):  # standard error is full or closed too: the exit status still tells
+            _write(_("error: {message}", message=message) + "\n", sys.stderr)
 
 
-def _report_write_error(error: OSError, stream: TextIO | None) -> int:
+def _report_write_error(error: OSError, stream: TextIO) -> int:
     """One line on standard error (none when the reader simply left, as ``head`` does), then exit status 2; the
     real standard output goes to devnull, or what Python still holds for it would fail again at exit."""
     if not isinstance(error, BrokenPipeError):
-        said = _("cannot write the output: {reason}", reason=error.strerror or type(error).__name__)
+        said = _("cannot write the output: {reason}", reason=error_reason(error))
         _say_error(said + (_(" (errno {number})", number=error.errno) if error.errno else ""))
-    if sys.stdout is not None and stream is not None and stream is sys.stdout:
+    if stream is sys.stdout:
         with contextlib.suppress(OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, stream.fileno())
@@ -502,7 +485,7 @@ def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdo
     try:
         return _dispatch(argv, stdin if stdin is not None else sys.stdin, target)
     except _OutputFailed as failure:
-        return _report_write_error(failure.cause, target)
+        return _report_write_error(failure.args[0], target)
 
 
 def _dispatch(argv: Sequence[str] | None, stdin: TextIO | None, out: TextIO) -> int:
@@ -512,22 +495,12 @@ def _dispatch(argv: Sequence[str] | None, stdin: TextIO | None, out: TextIO) -> 
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code else EXIT_VALID
     try:
-        code = _COMMANDS[args.command](args, stdin, out)
+        return _COMMANDS[args.command](args, stdin, out)
     except UsageError as error:
         _say_error(str(error))
         return EXIT_USAGE
-    with _writing():
-        out.flush()  # a write error surfaces here at the latest, not at exit in a traceback
-    return code
 
 
 def main_entry() -> None:
-    """Console-script entry point (``codeagent-lite check ...``): a write error here too, as from argparse's
-    ``--help``, which writes to ``sys.stdout`` itself, ends the command with exit status 2, not a traceback."""
-    code = main()
-    try:
-        if sys.stdout is not None:
-            sys.stdout.flush()
-    except OSError as error:
-        code = _report_write_error(error, sys.stdout)
-    sys.exit(code)
+    """Console-script entry point (``codeagent-lite check ...``); every write was flushed, so nothing fails at exit."""
+    sys.exit(main())

@@ -39,10 +39,8 @@ Reply = str | ProviderResponse | ProviderError
 
 
 class ScriptedProvider:
-    """Replays one reply per call; a ``str`` gets token counts estimated from its text.
-
-    A ``ProviderResponse`` is returned as is and a ``ProviderError`` raised, to rehearse failures.
-    """
+    """Replays one reply per call: a ``str`` with token counts estimated from its text, a ``ProviderResponse`` as
+    is, a ``ProviderError`` raised (to rehearse failures)."""
 
     def __init__(self, replies: Sequence[Reply]) -> None:
         for reply in replies:

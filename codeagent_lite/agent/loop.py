@@ -1,11 +1,8 @@
 """The full cycle, small: history -> adapter.complete -> ToolCall -> tool -> ToolResult -> ... -> FinalAnswer.
 
-``run_agent`` is short enough to read in one sitting, yet it handles every way a real model's reply goes wrong,
-because that is what this chapter is about: an invalid reply is answered with a correction (at most
-``max_consecutive_rejections`` in a row), a provider failure stops the run, a repeated ``call_id``, an unknown
-tool and a tool that raises are reported, never accepted silently nor a crash; what a tool returns is capped
-before it goes back to the model, and every call's tokens are counted, rejected replies included, because they
-were paid for. ``workbook.transcript_view`` shows the frozen ``Transcript`` in the learner's language.
+Short, yet it handles every way a real model's reply goes wrong, because that is this chapter's subject (see
+``run_agent``); every call's tokens are counted, rejected ones included: they were paid for.
+``workbook.transcript_view`` shows the frozen ``Transcript`` in the learner's language.
 """
 
 from __future__ import annotations
@@ -69,9 +66,8 @@ class StopReason(StrEnum):
     """Ctrl-C, or a tool raising ``KeyboardInterrupt``: the run stops, its host does not."""
 
 
-# One class per kind of step, each holding exactly what that kind has, so no field is "None unless ...".
-# ``model_call`` and ``usage`` exist on every class (class constants None where a kind has none) because every
-# summary of a run counts them.
+# One class per kind of step, each holding exactly what it has, so no field is "None unless ...";
+# ``model_call`` and ``usage`` are on every class (None constants where a kind has none): every summary counts them.
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +106,8 @@ class RepeatedCallIdStep:
 
 @dataclass(frozen=True, slots=True)
 class ProviderErrorStep:
-    """The model could not be asked, so what the call cost is unknown. ``error``'s cause may carry a code the
-    workbook words in the learner's language; ``message`` is only its English."""
+    """The model could not be asked, so the call's cost is unknown; ``error``'s cause may carry a code the workbook
+    words in the learner's language, ``message`` is only its English."""
 
     kind: ClassVar[Literal[StepKind.PROVIDER_ERROR]] = StepKind.PROVIDER_ERROR
     usage: ClassVar[None] = None
@@ -140,9 +136,8 @@ Step: TypeAlias = ActionStep | RejectionStep | RepeatedCallIdStep | ProviderErro
 
 @dataclass(frozen=True, slots=True)
 class Transcript:
-    """One run, in order. ``history`` is what the model was sent (rejected replies are not in it, see
-    ``run_agent``); ``usage`` sums every model call, failed ones included; ``stop_detail`` is what the provider's
-    error or the interrupted tool said, empty for the other reasons (their details are counts, in ``steps``)."""
+    """One run, in order. ``history`` is what the model was sent (no rejected reply, see ``run_agent``);
+    ``stop_detail`` is what the provider's error or the interrupted tool said, else empty (counts are in ``steps``)."""
 
     task: str
     steps: tuple[Step, ...]
@@ -179,13 +174,12 @@ def _end_sentence(text: str) -> str:
     return text if text.endswith((".", "…")) else text + "."
 
 
-def repeated_call_id_message(call_id: str, suggestion: str | None = None) -> str:
+def repeated_call_id_message(call_id: str, suggestion: str) -> str:
     """``suggestion`` names an unused id: small models that copy their examples' ids ("call_1" every time)
     recover more often from an example than from a rule."""
-    example = f", for example {suggestion!r}" if suggestion is not None else ""
     return (
         f"Your last reply was rejected: call_id {quote(call_id, _ID_QUOTE_CHARS)} was already used earlier in this "
-        f"conversation; every tool call needs a new call_id{example}. {_REPLY_INSTRUCTION}"
+        f"conversation; every tool call needs a new call_id, for example {suggestion!r}. {_REPLY_INSTRUCTION}"
     )
 
 
@@ -306,19 +300,16 @@ class _Run:
     def run_tool_call(self, call: ToolCall) -> Transcript | None:
         self.used_call_ids.add(call.call_id)
         self.history.append(call)
+        interrupted = None
         try:
             result = run_tool(self.tools, call)
         except KeyboardInterrupt:
-            message = f"tool {quote(call.tool_name, _ID_QUOTE_CHARS)} was interrupted (KeyboardInterrupt)"
-            self.record(ToolResult(call.call_id, message, is_error=True))
-            return self.finish(StopReason.INTERRUPTED, message)
-        self.record(result)
-        return None
-
-    def record(self, result: ToolResult) -> None:
+            interrupted = f"tool {quote(call.tool_name, _ID_QUOTE_CHARS)} was interrupted (KeyboardInterrupt)"
+            result = ToolResult(call.call_id, interrupted, is_error=True)
         sent = replace(result, content=shorten_counted(result.content, self.max_chars))
         self.history.append(sent)
         self.steps.append(ToolResultStep(sent, len(result.content)))
+        return None if interrupted is None else self.finish(StopReason.INTERRUPTED, interrupted)
 
 
 def run_agent(
@@ -334,17 +325,14 @@ def run_agent(
 ) -> Transcript:
     """Run ``task`` until a final answer, the step limit, too many rejections, a provider error or an interrupt.
 
-    ``max_steps`` bounds the model calls, rejected ones included, so it bounds the cost too; any accepted action
-    resets the count of rejections in a row. Choices worth knowing:
+    ``max_steps`` bounds the model calls, rejected ones included, so the cost too; an accepted action resets the
+    count of rejections in a row. Choices worth knowing:
 
-    * A rejected reply is not added to the history, only the correction: replaying broken text as an assistant
-      turn would show the model a bad example to imitate.
-    * A reused ``call_id`` is a rejection (a correction asks for a new id): answering it with a ``ToolResult``
-      would put two results with one ``call_id`` in the history, and no one could tell which belongs to which call.
-    * An unknown tool name is not a rejection: the reply is a valid action, so it gets an error ``ToolResult``
-      naming the available tools.
-    * A tool that raises ``SystemExit`` (or any ``BaseException``) gets an error ``ToolResult`` like a crash; a
-      ``KeyboardInterrupt`` stops the run with ``StopReason.INTERRUPTED``. Either way ``run_agent`` returns.
+    * A rejected reply is not added to the history, only the correction: it would be a bad example to imitate.
+    * A reused ``call_id`` is a rejection: two results with one ``call_id`` could not be told apart.
+    * An unknown tool name is a valid action: it gets an error ``ToolResult`` naming the available tools.
+    * A tool that raises anything, ``SystemExit`` included, gets an error ``ToolResult``; a ``KeyboardInterrupt``
+      stops the run with ``StopReason.INTERRUPTED``. Either way ``run_agent`` returns.
     """
     _check_count("max_steps", max_steps, 1)
     _check_count("max_consecutive_rejections", max_consecutive_rejections, 0)

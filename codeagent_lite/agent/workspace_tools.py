@@ -1,15 +1,11 @@
 """Two demo tools, ``read_file`` and ``list_files``, confined to one workspace folder.
 
-A tool's arguments are untrusted: a model (or text injected into a file it read) can ask for ``../../etc/passwd``
-as easily as for ``README.md``. Every refusal is a ``ToolError`` whose short message goes back to the model as an
-error ``ToolResult``, so the model can change course instead of the loop crashing.
-
-Checking a path and then opening it would leave a window in which another process swaps a folder for a symlink.
-So where ``os.open`` has ``dir_fd`` and ``O_NOFOLLOW`` (Linux, macOS, the BSDs) the tools walk the path one
-component at a time from a descriptor of the workspace, never letting the system follow a link, and follow each
-symlink themselves only while it stays inside: what is opened is exactly what was checked. Known limits: without
-``dir_fd`` (Windows) they check the resolved path and then open it, and a hard link to a file outside the
-workspace cannot be told from a file inside (only the one who made it could have prevented it).
+A tool's arguments are untrusted (a model, or text injected into a file it read, can ask for ``../../etc/passwd``);
+every refusal is a ``ToolError`` whose message goes back to the model, so it can change course. Checking a path and
+then opening it leaves a window to swap a folder for a symlink, so where ``os.open`` has ``dir_fd`` and
+``O_NOFOLLOW`` the tools walk the path from a descriptor of the workspace, following each symlink themselves only
+while it stays inside. Known limits: without ``dir_fd`` (Windows) they check the resolved path, then use it; a hard
+link to a file outside cannot be told from a file inside.
 """
 
 from __future__ import annotations
@@ -138,14 +134,14 @@ def resolve_in_workspace(workspace: Path, path: object) -> Path:
     try:
         resolved = (root / pure).resolve()
     except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop on Python < 3.13
-        raise ToolError(f"path {_shown(str(path))} cannot be resolved: {_reason(error)}") from None
+        raise ToolError(f"path {_shown(str(path))} cannot be resolved: {error_reason(error)}") from None
     if not resolved.is_relative_to(root):
         raise _outside(_shown(str(path)))
     return resolved
 
 
-def _reason(error: BaseException) -> str:
-    # strerror never holds a path; str(error) does, and the host's paths are not the model's business.
+def error_reason(error: BaseException) -> str:
+    """An OS error's reason without its path (``str(error)`` has one: the host's paths are no one else's business)."""
     strerror = getattr(error, "strerror", None)
     return strerror if isinstance(strerror, str) and strerror else type(error).__name__
 
@@ -179,12 +175,6 @@ def _link_parts(root: Path, target: str, shown: str) -> tuple[Sequence[str], boo
     return PurePath(target).relative_to(root).parts, True
 
 
-def _step_up(stack: list[int], shown: str) -> None:
-    if len(stack) == 1:
-        raise _outside(shown)
-    os.close(stack.pop())
-
-
 def _walk(root: Path, parts: Sequence[str], shown: str) -> int:
     """A descriptor of what ``parts`` names; ``..`` steps back up the stack of open folders, never past the root."""
     stack = [os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)]
@@ -193,7 +183,9 @@ def _walk(root: Path, parts: Sequence[str], shown: str) -> int:
         while pending:
             name = pending.pop()
             if name == "..":
-                _step_up(stack, shown)
+                if len(stack) == 1:
+                    raise _outside(shown)
+                os.close(stack.pop())
             if name in ("", ".", ".."):
                 continue
             target = _open_component(stack[-1], name, last=not pending)
@@ -214,31 +206,29 @@ def _walk(root: Path, parts: Sequence[str], shown: str) -> int:
 
 
 @contextmanager
-def _open_in_workspace(root: Path, path: str, kind: str) -> Iterator[int]:
-    """``path`` checked and opened as one act where the platform allows; ``kind`` names what a missing path is."""
+def _opened(root: Path, path: str, kind: str) -> Iterator[tuple[int | Path, os.stat_result]]:
+    """``path`` checked and opened as one act where the platform allows (else its checked, resolved path), and
+    what it is; ``kind`` names what a missing path is."""
     pure, shown = _check_path_text(path), _shown(path)
     try:
-        if _WALK_SUPPORTED:
-            fd = _walk(root, pure.parts, shown)
-        else:  # no dir_fd: check, then open the resolved path (the race this leaves is documented above)
-            fd = os.open(resolve_in_workspace(root, path), _OPEN_FLAGS)
+        target = _walk(root, pure.parts, shown) if _WALK_SUPPORTED else resolve_in_workspace(root, path)
+        info = os.stat(target)
     except OSError as error:
         raise ToolError(_open_failure(shown, error, kind)) from None
-    # PurePath drops a trailing "/" (and "/."); POSIX open() does not: "notes.md/" names a folder.
-    if _names_a_folder(path) and not stat.S_ISDIR(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ToolError(_open_failure(shown, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)), kind))
     try:
-        yield fd
+        # PurePath drops a trailing "/" (and "/."); POSIX open() does not: "notes.md/" names a folder.
+        if _names_a_folder(path) and not stat.S_ISDIR(info.st_mode):
+            raise ToolError(_open_failure(shown, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)), kind))
+        yield target, info
     finally:
-        os.close(fd)
+        if isinstance(target, int):
+            os.close(target)
 
 
 def _names_a_folder(path: str) -> bool:
     """Whether ``path`` ends the way only a folder's name can: ``/``, ``/.`` or ``.`` alone."""
-    separators = "/" + (os.sep if os.sep != "/" else "") + (os.altsep or "")
-    stripped = path.rstrip(separators)
-    return stripped != path or stripped == "." or stripped.endswith(tuple(f"{sep}." for sep in separators))
+    last = path.replace(os.altsep or os.sep, os.sep).rsplit(os.sep, 1)[-1]
+    return last in ("", ".")
 
 
 _OPEN_FAILURES = {
@@ -250,7 +240,7 @@ _OPEN_FAILURES = {
 
 def _open_failure(shown: str, error: OSError, kind: str) -> str:
     template = _OPEN_FAILURES.get(error.errno or 0, "cannot open {shown}: {reason}")
-    return template.format(kind=kind, shown=shown, reason=_reason(error))
+    return template.format(kind=kind, shown=shown, reason=error_reason(error))
 
 
 def _check_workspace(workspace: str | os.PathLike[str]) -> Path:
@@ -260,16 +250,15 @@ def _check_workspace(workspace: str | os.PathLike[str]) -> Path:
     return root
 
 
-def _read_text(fd: int, shown: str) -> str:
-    size = os.fstat(fd).st_size
+def _read_text(target: int | Path, size: int, shown: str) -> str:
     try:
         # newline="" shows the file's line endings as they are; read at most one char past the cap.
-        with open(os.dup(fd), encoding="utf-8", newline="") as handle:
+        with open(os.dup(target) if isinstance(target, int) else target, encoding="utf-8", newline="") as handle:
             text = handle.read(MAX_READ_CHARS + 1)
     except UnicodeDecodeError:
         raise ToolError(f"{shown} is not UTF-8 text") from None
     except OSError as error:
-        raise ToolError(f"cannot read {shown}: {_reason(error)}") from None
+        raise ToolError(f"cannot read {shown}: {error_reason(error)}") from None
     if len(text) <= MAX_READ_CHARS:
         return text
     return text[:MAX_READ_CHARS] + f"\n[truncated: showing the first {MAX_READ_CHARS} characters of a {size}-byte file]"
@@ -282,13 +271,12 @@ def read_file_tool(workspace: str | os.PathLike[str]) -> Tool:
     def read_file(arguments: Mapping[str, Any]) -> str:
         path = _validate_arguments(ReadFileArguments, "read_file", arguments).path
         shown = _shown(path)
-        with _open_in_workspace(root, path, "file") as fd:
-            mode = os.fstat(fd).st_mode
-            if stat.S_ISDIR(mode):
+        with _opened(root, path, "file") as (target, info):
+            if stat.S_ISDIR(info.st_mode):
                 raise ToolError(f"{shown} is a folder, not a file; use list_files to see what it holds")
-            if not stat.S_ISREG(mode):
+            if not stat.S_ISREG(info.st_mode):
                 raise ToolError(f"{shown} is not a regular file")
-            return _read_text(fd, shown)
+            return _read_text(target, info.st_size, shown)
 
     description = f"Read a UTF-8 text file inside the workspace (at most {MAX_READ_CHARS} characters are returned)."
     return Tool(ToolSpec("read_file", description, _input_schema(ReadFileArguments)), read_file)
@@ -307,27 +295,15 @@ def _entry_line(entry: os.DirEntry[str]) -> str:
     return name + ("/" if entry.is_dir(follow_symlinks=False) else "")
 
 
-def _list_entries(folder: int | Path, shown: str) -> list[str]:
-    try:
-        with os.scandir(folder) as entries:
-            return sorted(_entry_line(entry) for entry in entries)
-    except OSError as error:
-        raise ToolError(f"cannot list {shown}: {_reason(error)}") from None
-
-
 def _list_folder(root: Path, path: str, shown: str) -> list[str]:
-    not_a_folder = ToolError(f"{shown} is a file, not a folder; use read_file to read it")
-    if not _WALK_SUPPORTED:  # no dir_fd (Windows): check, then list the resolved folder
-        target = resolve_in_workspace(root, path)
-        if not target.exists():
-            raise ToolError(f"no such folder: {shown}")
-        if not target.is_dir():
-            raise not_a_folder
-        return _list_entries(target, shown)
-    with _open_in_workspace(root, path, "folder") as fd:
-        if not stat.S_ISDIR(os.fstat(fd).st_mode):
-            raise not_a_folder
-        return _list_entries(fd, shown)
+    with _opened(root, path, "folder") as (target, info):
+        if not stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"{shown} is a file, not a folder; use read_file to read it")
+        try:
+            with os.scandir(target) as entries:
+                return sorted(_entry_line(entry) for entry in entries)
+        except OSError as error:
+            raise ToolError(f"cannot list {shown}: {error_reason(error)}") from None
 
 
 def list_files_tool(workspace: str | os.PathLike[str]) -> Tool:
