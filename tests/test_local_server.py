@@ -30,8 +30,10 @@ from codeagent_lite.providers.failure import FailureCode, ProviderFailure, engin
 from codeagent_lite.providers.llama_cpp_engine import MODEL_ALIAS, SchemaToGrammar
 from codeagent_lite.providers.local_server import (
     SHARED_SERVER_VARIABLE,
+    EngineStartError,
     GemmaProvider,
     LocalModelServer,
+    SharedReply,
     connect_local_server,
     is_ready,
     local_model_server,
@@ -119,6 +121,16 @@ def test_an_engine_that_dies_while_loading_says_so_with_its_log() -> None:
         start_local_server(fake("sigill-at-start"), startup_timeout=30)
     assert isinstance(caught.value, ProviderFailure) and caught.value.code is FailureCode.ENGINE_NOT_READY
     assert data(caught.value.params["ended"]) == (FailureCode.ENGINE_WRONG_CPU, {"signal": "SIGILL"})
+
+
+def test_an_engine_that_cannot_start_is_a_start_failure_and_leaves_no_log(tmp_path: Path) -> None:
+    logs = f"codeagent-lite-engine-{os.getpid()}-*.log"
+    before = set(Path(tempfile.gettempdir()).glob(logs))
+    with pytest.raises(EngineStartError, match="exited with code 127, before it was ready") as caught:
+        start_local_server([str(tmp_path / "no-such-engine"), "{port}"], startup_timeout=30)
+    assert data(caught.value.cause) == (FailureCode.ENGINE_EXITED, {"returncode": 127})
+    assert "cannot start" in str(caught.value.params["log_tail"]) and "no-such-engine" in str(caught.value)
+    assert set(Path(tempfile.gettempdir()).glob(logs)) == before
 
 
 def test_a_crash_in_the_engine_leaves_the_calling_process_alive(tmp_path: Path) -> None:
@@ -465,3 +477,21 @@ def test_another_program_answering_on_the_port_is_not_a_ready_engine() -> None:
         thread.start()
         assert not is_ready(f"http://127.0.0.1:{listener.getsockname()[1]}/v1", timeout=5.0)
         thread.join(timeout=5.0)
+
+
+def test_a_reply_from_the_class_cache_is_decoded_once_and_strictly(monkeypatch: pytest.MonkeyPatch) -> None:
+    decodes: list[str] = []
+    original = json.JSONDecoder.decode
+
+    def counted(self: json.JSONDecoder, text: str, *args: object, **kwargs: object) -> object:
+        decodes.append(text)
+        return original(self, text)
+
+    monkeypatch.setattr(json.JSONDecoder, "decode", counted)
+    provider = GemmaProvider("http://127.0.0.1:9/v1")
+    usage = '"usage":{"prompt_tokens":7,"completion_tokens":2}'
+    shared = provider.read_completion('{"choices":[{"text":"x"}],' + usage + ',"class_cache":"hit"}')
+    assert isinstance(shared, SharedReply) and (shared.served, shared.text, shared.input_tokens) == ("hit", "x", 7)
+    own = provider.read_completion('{"choices":[{"text":"class_cache"}],' + usage + ',"class_cache":"other"}')
+    assert not isinstance(own, SharedReply) and own.text == "class_cache"
+    assert len(decodes) == 2  # one decode per body

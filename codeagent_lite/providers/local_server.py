@@ -24,13 +24,14 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ..action_schema import action_json_schema
 from ..json_text_adapter import ProviderError, ProviderResponse
@@ -39,6 +40,7 @@ from ..kernel_types import ToolSpec
 from .failure import FailureCode, ProviderFailure, engine_end
 from .llama_cpp_engine import MODEL_ALIAS
 from .local_engine import SHARED_SERVER_VARIABLE, cores, shared_server_url
+from .openai_compatible import Completion, TextChoice
 from .openai_completions import CompletionSettings, OpenAICompletionsProvider
 from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_completion_prompt
 
@@ -239,15 +241,20 @@ def start_local_server(
         command = [part.replace("{port}", str(chosen_port)) for part in command]
     temporary = log_path is None
     log_path = _temporary_log() if log_path is None else log_path
-    with Path(log_path).open("wb") as log_file:
-        process = subprocess.Popen(
-            list(command),
-            stdin=subprocess.PIPE,  # never written: its end of file tells the engine we are gone
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-        )
+    try:
+        with Path(log_path).open("wb") as log_file:
+            process = subprocess.Popen(
+                list(command),
+                stdin=subprocess.PIPE,  # never written: its end of file tells the engine we are gone
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            )
+    except OSError as error:  # a missing or non-executable binary: 127, as a shell says it
+        if temporary:
+            Path(log_path).unlink(missing_ok=True)
+        raise EngineStartError(engine_end(127), f"cannot start {command[0]}: {error}") from None
     note = note or f"{backend} in a process of its own"
     server = LocalModelServer(base_url, backend, note, Path(log_path), process, temporary_log=temporary)
     atexit.register(server.stop)
@@ -294,6 +301,10 @@ MARK_FIELD = "class_cache"
 request: "hit" (stored) or "joined" (an identical request was in flight)."""
 
 
+class _MarkedCompletion(Completion[TextChoice]):
+    class_cache: object = None  # MARK_FIELD, read from the one strict decode of the body
+
+
 @dataclass(frozen=True, slots=True)
 class SharedReply(ProviderResponse):
     """A reply the class's reply cache answered without a model call for this request: ``served`` hit or joined."""
@@ -318,6 +329,7 @@ class GemmaProvider(OpenAICompletionsProvider):
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.mode: LocalMode = mode
         self.engine = engine  # a child of this process, asked how it ended when a call fails
+        self._decoded = threading.local()  # the mark of the body this thread decoded last
         schema = mode == "schema"
         self.examples = tuple(examples) if examples is not None else SCHEMA_EXAMPLES if schema else DEFAULT_EXAMPLES
         settings = CompletionSettings(json_schema=action_json_schema() if schema else None)
@@ -342,10 +354,17 @@ class GemmaProvider(OpenAICompletionsProvider):
                     raise
         raise ProviderFailure(FailureCode.ENGINE_GONE, ended=ended)
 
+    answer = _MarkedCompletion
+
+    def _decode_completion(self, body_text: str) -> Completion[Any]:
+        completion = super()._decode_completion(body_text)
+        self._decoded.served = getattr(completion, MARK_FIELD)
+        return completion
+
     def read_completion(self, body_text: str) -> ProviderResponse:
         """The reply, as a ``SharedReply`` when the class's reply cache answered it without a model call."""
         response = super().read_completion(body_text)
-        served = json.loads(body_text).get(MARK_FIELD) if MARK_FIELD in body_text else None
+        served = self._decoded.served
         if served not in ("hit", "joined"):
             return response
         return SharedReply(response.text, response.input_tokens, response.output_tokens, response.finish_reason, served)
