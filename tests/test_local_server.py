@@ -7,6 +7,7 @@ everywhere. The real engine's tests are in test_local_llama.py.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -27,7 +28,7 @@ from codeagent_lite import Message, MessageRole, ProviderError, build_provider_m
 from codeagent_lite.action_schema import action_json_schema
 from codeagent_lite.kernel_types import ToolSpec
 from codeagent_lite.providers.failure import FailureCode, ProviderFailure, engine_end
-from codeagent_lite.providers.llama_cpp_engine import MODEL_ALIAS, SchemaToGrammar
+from codeagent_lite.providers.llama_cpp_engine import MAX_REQUEST_BYTES, MODEL_ALIAS, SchemaToGrammar
 from codeagent_lite.providers.local_server import (
     SHARED_SERVER_VARIABLE,
     EngineStartError,
@@ -268,6 +269,28 @@ def test_the_engine_turns_a_json_schema_into_the_grammar_llama_cpp_python_takes(
     untouched = json.dumps({"prompt": "p"}).encode()
     assert middleware.rewrite(untouched) == untouched
     assert middleware.rewrite(b"not json") == b"not json"
+
+
+def test_the_engine_refuses_a_completion_request_longer_than_its_cap_with_413() -> None:
+    called: list[object] = []
+    sent: list[dict[str, object]] = []
+    chunk = b"x" * (MAX_REQUEST_BYTES // 2 + 1)
+    parts = [{"type": "http.request", "body": chunk, "more_body": True} for _ in range(3)]
+
+    async def app(*_: object) -> None:
+        called.append(_)
+
+    async def receive() -> dict[str, object]:
+        return parts.pop(0)
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    middleware = SchemaToGrammar(app, to_gbnf=str)
+    asyncio.run(middleware({"type": "http", "method": "POST", "path": "/v1/completions"}, receive, send))
+    assert (called, len(parts), sent[0]["status"]) == ([], 1, 413)
+    error = json.loads(sent[1]["body"])["error"]  # type: ignore[arg-type]
+    assert error["message"] == f"the request is longer than {MAX_REQUEST_BYTES} bytes"
 
 
 # --------------------------------------------------------------------------- smoke test and sharing

@@ -20,6 +20,7 @@ from typing import Any
 __all__ = ["MODEL_ALIAS", "SchemaToGrammar", "main"]
 
 MODEL_ALIAS = "gemma-3-270m"  # the model name both servers answer to (``--alias`` of llama-server)
+MAX_REQUEST_BYTES = 1_000_000  # a prompt and its schema are a few kilobytes; more is read into memory whole
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -39,10 +40,14 @@ class SchemaToGrammar:
         if scope.get("type") != "http" or scope.get("method") != "POST" or scope.get("path") != "/v1/completions":
             await self.app(scope, receive, send)
             return
-        chunks = []
+        chunks, size = [], 0
         while True:
             message = await receive()
             chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > MAX_REQUEST_BYTES:  # a running count: a stream of tiny chunks costs no more than one
+                await _refuse(send, 413, f"the request is longer than {MAX_REQUEST_BYTES} bytes")
+                return
             if not message.get("more_body", False):
                 break
         body = self.rewrite(b"".join(chunks))
@@ -67,6 +72,14 @@ class SchemaToGrammar:
         if schema is not None and request.get("grammar") is None:
             request["grammar"] = self.to_gbnf(json.dumps(schema))
         return json.dumps(request).encode("utf-8")
+
+
+async def _refuse(send: Send, status: int, message: str) -> None:
+    """An error in the shape the server gives its own, so the provider shows its message."""
+    body = json.dumps({"error": {"code": status, "type": "invalid_request_error", "message": message}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode("ascii"))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _exit_with_parent() -> None:
