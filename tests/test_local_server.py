@@ -38,7 +38,6 @@ from codeagent_lite.providers.local_server import (
     connect_local_server,
     is_ready,
     local_model_server,
-    smoke_test,
     start_local_server,
 )
 from codeagent_lite.providers.openai_completions import CompletionSettings
@@ -294,12 +293,6 @@ def test_the_engine_refuses_a_completion_request_longer_than_its_cap_with_413() 
 
 
 # --------------------------------------------------------------------------- smoke test and sharing
-
-
-def test_the_smoke_test_passes_one_token_and_names_a_crash() -> None:
-    assert smoke_test(fake("echo")) is None
-    assert data(smoke_test(fake("sigill-on-completion"))) == (FailureCode.ENGINE_WRONG_CPU, {"signal": "SIGILL"})
-    assert data(smoke_test(fake("sigill-at-start"))) == (FailureCode.ENGINE_WRONG_CPU, {"signal": "SIGILL"})
 
 
 def test_a_class_shares_the_server_named_by_the_variable(

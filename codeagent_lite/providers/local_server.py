@@ -17,7 +17,6 @@ import argparse
 import atexit
 import contextlib
 import http.client
-import json
 import os
 import signal
 import socket
@@ -52,7 +51,7 @@ LOCAL_TIMEOUT_SECONDS = 600.0
 """Generous: on a shared server a request may wait behind a class's worth of others (llama-server
 queues them and keeps answering ``GET /models``), and giving up would waste the place it waited for."""
 _LOG_PREFIX = "codeagent-lite-engine-"
-_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 itself, never a proxy
+DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 itself, never a proxy
 
 
 class EngineStartError(ProviderFailure):
@@ -148,7 +147,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 def is_ready(base_url: str, timeout: float = 1.0) -> bool:
     """True when ``GET /v1/models`` answers 200; False for anything else on that port (another program's bytes)."""
     try:
-        with _DIRECT.open(f"{base_url}/models", timeout=timeout) as response:
+        with DIRECT.open(f"{base_url}/models", timeout=timeout) as response:
             return bool(response.status == 200)
     except (OSError, ValueError, http.client.HTTPException):  # URLError is an OSError
         return False
@@ -390,37 +389,6 @@ def llama_server(
     )
 
 
-def _one_token(base_url: str) -> ProviderFailure | None:
-    """None when the server returned one completion token, else what went wrong."""
-    request = urllib.request.Request(
-        f"{base_url}/completions",
-        data=json.dumps({"model": MODEL_ALIAS, "prompt": "Hello", "max_tokens": 1, "temperature": 0}).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    try:
-        with _DIRECT.open(request, timeout=120) as response:
-            body = json.loads(response.read(1_000_000))
-        usage = body["usage"]["completion_tokens"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        return ProviderFailure(FailureCode.ONE_TOKEN_FAILED, kind=type(error).__name__, detail=str(error)[:300])
-    return None if usage == 1 else ProviderFailure(FailureCode.ONE_TOKEN_COUNT, count=repr(usage)[:40])
-
-
-def smoke_test(command: Sequence[str] | None = None, **options: object) -> ProviderFailure | None:
-    """Start an engine, ask one token, stop it: None when that worked, else the failure."""
-    try:
-        server = start_local_server(command, **options)  # type: ignore[arg-type]
-    except EngineStartError as error:
-        return error.cause
-    except ProviderFailure as error:  # e.g. the weights package is missing
-        return error
-    try:
-        failure = _one_token(server.base_url)
-        return None if failure is None else server.exit_message(wait_seconds=2.0) or failure
-    finally:
-        server.stop()
-
-
 @dataclass(frozen=True, slots=True)
 class BackendChoice:
     backend: Backend
@@ -463,7 +431,6 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--backend", choices=("auto", "llama-server", "llama-cpp-python"), default="auto")
     parser.add_argument("--model", type=Path, default=None, help="the GGUF file (default: the user's cache)")
     parser.add_argument("--llama-server", type=Path, default=None, help="the llama-server executable to run")
-    parser.add_argument("--smoke-test", action="store_true", help="ask one token in a separate engine, then exit")
     args = parser.parse_args(argv)
     if args.parallel < 1 or (args.threads is not None and args.threads < 1):
         parser.error("--parallel and --threads must be at least 1")
@@ -476,12 +443,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         choice = _choose_backend(args.backend, args.parallel, args.llama_server)
         threads = args.threads or cores()
         print(f"local model server: {choice.note}; {threads} thread(s)", flush=True)
-        options = {"backend": choice.backend, "threads": threads, "model_path": args.model, "binary": choice.binary}
-        if args.smoke_test:
-            failure = smoke_test(**options)
-            print(f"smoke test: failed: {failure}" if failure else "smoke test: ok (one token)", flush=True)
-            return 0 if failure is None else 1
-        server = start_local_server(host=args.host, port=args.port, parallel=args.parallel, note=choice.note, **options)
+        where = {"host": args.host, "port": args.port, "parallel": args.parallel, "threads": threads}
+        server = start_local_server(
+            backend=choice.backend, model_path=args.model, binary=choice.binary, note=choice.note, **where
+        )
     except ProviderError as error:
         print(f"local model server: failed: {error}", file=sys.stderr, flush=True)
         return 1
