@@ -467,13 +467,17 @@ def test_a_temporary_log_left_by_a_killed_process_is_removed_by_the_next_start(
     left.write_text("old log", encoding="utf-8")
     mine = Path(tempfile.gettempdir()) / f"codeagent-lite-engine-{os.getpid()}-abc.log"
     mine.write_text("a live process's log", encoding="utf-8")
+    # Another program's names: no process id (a superscript digit, one too large for the system) is no owner.
+    strange = [Path(tempfile.gettempdir()) / f"codeagent-lite-engine-{owner}-abc.log" for owner in ("²", "9" * 30)]
+    for path in strange:
+        path.write_text("not ours", encoding="utf-8")
     try:
         start(started, "echo")
         assert not left.exists()
-        assert mine.exists()
+        assert mine.exists() and all(path.exists() for path in strange)
     finally:
-        mine.unlink(missing_ok=True)
-        left.unlink(missing_ok=True)
+        for path in (mine, left, *strange):
+            path.unlink(missing_ok=True)
 
 
 def test_another_program_answering_on_the_port_is_not_a_ready_engine() -> None:

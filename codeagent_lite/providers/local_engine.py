@@ -230,9 +230,10 @@ def read_record(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _log_lines(directory: Path) -> list[str]:
+def log_lines(path: Path) -> list[str]:
+    """[] when unreadable: a log is only shown, never needed."""
     try:
-        return (directory / LOG_NAME).read_text(encoding="utf-8", errors="replace").splitlines()
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
 
@@ -278,7 +279,7 @@ def read_progress(lines: Sequence[str], elapsed_seconds: float, cores: int | Non
 def progress_now(folder: Path, now: float | None) -> BuildProgress:
     started = read_record(folder / STATE_NAME).get("started")
     moment = time.time() if now is None else now
-    return read_progress(_log_lines(folder), moment - started if isinstance(started, (int, float)) else 0.0)
+    return read_progress(log_lines(folder / LOG_NAME), moment - started if isinstance(started, (int, float)) else 0.0)
 
 
 def engine_status(directory: Path | None = None, *, now: float | None = None) -> EngineStatus:
@@ -293,7 +294,7 @@ def engine_status(directory: Path | None = None, *, now: float | None = None) ->
     if (not missing and state.get("smoke") != "failed") or (missing and not state):
         return EngineStatus(EngineState.NOT_INSTALLED if missing else EngineState.READY, missing, folder)
     reason, hint = _why_failed(missing, state)
-    tail = tuple(_stamp_and_text(line)[1] for line in _log_lines(folder)[-12:])
+    tail = tuple(_stamp_and_text(line)[1] for line in log_lines(folder / LOG_NAME)[-12:])
     return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=tail)
 
 

@@ -1,14 +1,11 @@
 """The local model in a process of its own, behind an OpenAI-compatible API on 127.0.0.1.
 
-llama.cpp is native code: an instruction this CPU lacks, a bad pointer or the out-of-memory killer ends
-the *process* it runs in, which inside the learner's kernel was the kernel, with no message. So the model
-runs in an engine process, asked over HTTP like a remote model, and a dead engine is a ``ProviderFailure``
-that names the signal. ``--backend auto`` serves with llama.cpp's ``llama-server`` where it is built:
-``--parallel`` slots decoded together, each keeping its prompt, so a class shares the CPU instead of
-queueing (2 cores: one stream 47-52 tokens/s, 20 at once about 62 together). Otherwise llama-cpp-python's
-server (``llama_cpp_engine``): it comes with the wheel and answers one request at a time, which is all one
-learner needs. A kernel uses the class's server when ``CAL_LOCAL_MODEL_URL`` names one, else a child in its
-own session (a Ctrl+C does not reach it) that the system ends when its parent dies: no orphan keeps 0.6 GB.
+A crash in llama.cpp's native code (an instruction this CPU lacks, the out-of-memory killer) ends the process it
+runs in: in the kernel, the kernel, silently. In an engine process asked over HTTP it is a ``ProviderFailure``
+naming the signal. ``--backend auto`` serves with ``llama-server`` where built (``--parallel`` slots decoded
+together: 2 cores give one stream 47-52 tokens/s, 20 at once about 62), else llama-cpp-python's server, one
+request at a time, all one learner needs. A kernel's own engine runs in its own session (Ctrl+C does not reach
+it) and dies with its parent: no orphan keeps 0.6 GB.
 """
 
 from __future__ import annotations
@@ -38,7 +35,9 @@ from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
 from .failure import FailureCode, ProviderFailure, engine_end
 from .llama_cpp_engine import MODEL_ALIAS
-from .local_engine import SHARED_SERVER_VARIABLE, cores, shared_server_url
+from .llama_server_build import llama_server_build
+from .local_engine import SHARED_SERVER_VARIABLE, cores, log_lines, shared_server_url
+from .local_llama import ensure_model_file
 from .openai_compatible import Completion, TextChoice
 from .openai_completions import CompletionSettings, OpenAICompletionsProvider
 from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_completion_prompt
@@ -47,9 +46,7 @@ Backend = Literal["llama-cpp-python", "llama-server"]
 LocalMode = Literal["free_text", "schema"]
 MODES: tuple[LocalMode, ...] = ("free_text", "schema")
 CONTEXT_PER_SLOT = 2048  # the worked-example prompt alone is about 740 tokens
-LOCAL_TIMEOUT_SECONDS = 600.0
-"""Generous: on a shared server a request may wait behind a class's worth of others (llama-server
-queues them and keeps answering ``GET /models``), and giving up would waste the place it waited for."""
+LOCAL_TIMEOUT_SECONDS = 600.0  # on a shared server a request may wait behind a class's worth of others
 _LOG_PREFIX = "codeagent-lite-engine-"
 DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 itself, never a proxy
 
@@ -88,11 +85,7 @@ class LocalModelServer:
         return None if code is None else engine_end(code)
 
     def log_tail(self, lines: int = 8) -> str:
-        try:
-            text = "" if self.log_path is None else self.log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
+        return "" if self.log_path is None else "\n".join(log_lines(self.log_path)[-lines:])
 
     def stop(self, grace_seconds: float = 5.0) -> None:
         """End the child (SIGTERM, then SIGKILL after the grace); a shared server is left alone."""
@@ -156,7 +149,7 @@ def is_ready(base_url: str, timeout: float = 1.0) -> bool:
 def engine_command(
     backend: Backend,
     model_path: Path,
-    binary: Path | None = None,
+    binary: Path | None = None,  # llama-server's: default, the one built here
     *,
     host: str,
     port: int,
@@ -169,45 +162,26 @@ def engine_command(
     if backend != "llama-server":
         own = ["--n-ctx", str(CONTEXT_PER_SLOT), "--exit-with-parent"]
         return [python, "-m", "codeagent_lite.providers.llama_cpp_engine", *where, *own]
-    if binary is None:
-        raise ValueError("the llama-server backend needs the built binary")
+    binary = llama_server_build().binary if binary is None else binary
     slots = ["--alias", MODEL_ALIAS, "--parallel", str(parallel), "--ctx-size", str(CONTEXT_PER_SLOT * parallel)]
     # --no-slots: GET /slots shows what each slot is decoding, and one student must not read another's.
     flags = ["--cont-batching", "--cache-prompt", "--no-webui", "--no-slots"]
     return [str(binary), *where, *slots, "--threads-batch", str(threads), *flags]
 
 
-def _remove_orphaned_logs() -> None:
-    """Delete the temporary logs of engines whose parent is gone (a kernel killed before its exit handlers)."""
+def _temporary_log() -> str:
+    """Named by this process: the logs of engines whose parent is gone (killed before its exit handlers) go first."""
     for path in Path(tempfile.gettempdir()).glob(f"{_LOG_PREFIX}*-*.log"):
-        owner = path.name[len(_LOG_PREFIX) :].split("-", 1)[0]
-        if not owner.isdigit():
-            continue
         try:
-            os.kill(int(owner), 0)
+            os.kill(int(path.name[len(_LOG_PREFIX) :].split("-", 1)[0]), 0)
         except ProcessLookupError:
             with contextlib.suppress(OSError):
                 path.unlink()
-        except OSError:  # alive, but not ours to signal
+        except (OSError, ValueError, OverflowError):  # alive but not ours to signal, or no process id at all
             continue
-
-
-def _temporary_log() -> str:
-    _remove_orphaned_logs()
     handle, name = tempfile.mkstemp(prefix=f"{_LOG_PREFIX}{os.getpid()}-", suffix=".log")
     os.close(handle)
     return name
-
-
-def _engine_files(backend: Backend, model: str | Path | None, binary: Path | None) -> tuple[Path, Path | None]:
-    """A file given explicitly (the class's server may only read its copies) is used as it is; else the user's own."""
-    from .llama_server_build import llama_server_build
-    from .local_llama import ensure_model_file
-
-    path = Path(model) if model is not None and Path(model).is_file() else ensure_model_file(model)
-    if backend != "llama-server":
-        return path, None
-    return path, binary if binary is not None else llama_server_build().binary
 
 
 def start_local_server(
@@ -225,16 +199,18 @@ def start_local_server(
     note: str = "",
     python: str = sys.executable,
 ) -> LocalModelServer:
-    """Start an engine and return once ``GET /v1/models`` answers 200; ``EngineStartError`` if it dies first.
+    """Start an engine and return once ``GET /v1/models`` answers 200; ``EngineStartError`` if it ends first.
 
-    ``command`` (with ``{port}`` filled in) replaces the engine's command line: the tests' fake engine.
+    ``command`` (with ``{port}`` filled in) replaces the engine's command line: the tests' fake engine. A model
+    file given is used as it is (the class's server may only read its copies), else the user's own.
     """
     chosen_port = free_port(host) if port is None else port
     base_url = f"http://{host}:{chosen_port}/v1"
     if command is None:
-        files = _engine_files(backend, model_path, binary)
+        given = None if model_path is None else Path(model_path)
+        model = given if given is not None and given.is_file() else ensure_model_file(model_path)
         command = engine_command(
-            backend, *files, host=host, port=chosen_port, parallel=parallel, threads=threads, python=python
+            backend, model, binary, host=host, port=chosen_port, parallel=parallel, threads=threads, python=python
         )
     else:
         command = [part.replace("{port}", str(chosen_port)) for part in command]
@@ -257,11 +233,6 @@ def start_local_server(
     note = note or f"{backend} in a process of its own"
     server = LocalModelServer(base_url, backend, note, Path(log_path), process, temporary_log=temporary)
     atexit.register(server.stop)
-    _wait_until_ready(server, startup_timeout)
-    return server
-
-
-def _wait_until_ready(server: LocalModelServer, startup_timeout: float) -> None:
     deadline = time.monotonic() + startup_timeout
     while not is_ready(server.base_url):
         ended = server.exit_message()
@@ -272,6 +243,7 @@ def _wait_until_ready(server: LocalModelServer, startup_timeout: float) -> None:
             server.stop()
             raise EngineStartError(ended, tail)
         time.sleep(0.1)
+    return server
 
 
 def connect_local_server(base_url: str) -> LocalModelServer:
@@ -380,8 +352,6 @@ def llama_server(
 ) -> LocalModelServer:
     """llama-cpp-python's stock server (``python -m llama_cpp.server``, ``repeat_penalty`` 1.1), stopped at
     the end of a ``with`` block: for chat-completions tests of ``OpenAICompatibleProvider``."""
-    from .local_llama import ensure_model_file
-
     path = ensure_model_file(model_path)
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host, "--port", "{port}"]
     return start_local_server(
@@ -396,30 +366,22 @@ class BackendChoice:
     note: str  # why this backend
 
 
-def _llama_server_found(requested: str, binary: Path | None) -> Path | str:
-    """The llama-server to serve with, or why there is none (``ProviderFailure`` when it was asked for)."""
-    from .llama_server_build import llama_server_build
-
-    if requested == "llama-cpp-python":
-        return "asked for (--backend llama-cpp-python)"
+def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -> BackendChoice:
+    """llama-server where given or built and executable, else llama-cpp-python's server, saying why; a
+    ``ProviderFailure`` when llama-server was asked for and is not there."""
     build = llama_server_build()
     found = binary if binary is not None else build.binary if build.ready else None
-    if found is not None and found.is_file() and os.access(found, os.X_OK):
-        return found
-    if requested == "llama-server":
-        raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=binary if binary is not None else build.binary)
-    return f"llama-server is {build.state.value}"
-
-
-def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -> BackendChoice:
-    found = _llama_server_found(requested, binary)
-    if isinstance(found, Path):
+    if requested != "llama-cpp-python" and found is not None and found.is_file() and os.access(found, os.X_OK):
         why = "given: --llama-server" if binary else "asked for" if requested == "llama-server" else "built here"
         slots = f"{parallel} parallel slot(s), continuous batching, each slot keeping its prompt (cache_prompt)"
         return BackendChoice("llama-server", found, f"llama.cpp's llama-server ({why}): {slots}")
+    if requested == "llama-server":
+        raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=binary if binary is not None else build.binary)
+    asked = requested == "llama-cpp-python"
+    because = "asked for (--backend llama-cpp-python)" if asked else f"llama-server is {build.state.value}"
     ignored = f"; --parallel {parallel} applies to llama-server only" if parallel > 1 else ""
     kept = f"one request at a time, the shared prompt prefix kept between them{ignored}"
-    return BackendChoice("llama-cpp-python", None, f"llama-cpp-python's server, because {found}: {kept}")
+    return BackendChoice("llama-cpp-python", None, f"llama-cpp-python's server, because {because}: {kept}")
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
