@@ -79,7 +79,7 @@ class LocalModelServer:
         if self.process is None:
             return None
         try:
-            code = self.process.wait(timeout=wait_seconds) if wait_seconds > 0 else self.process.poll()
+            code = self.process.wait(timeout=wait_seconds)  # 0: a poll
         except subprocess.TimeoutExpired:
             code = None
         return None if code is None else engine_end(code)
@@ -312,8 +312,7 @@ class GemmaProvider(OpenAICompletionsProvider):
     def complete(
         self, *, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
     ) -> ProviderResponse:
-        """A child engine's crash reaches us as a dropped connection; its exit status (SIGILL, SIGSEGV,
-        SIGKILL...) says why, and that is the error the learner gets."""
+        """A child engine's crash reaches us as a dropped connection; its exit status says why (SIGILL...)."""
         ended = None if self.engine is None else self.engine.exit_message()
         if ended is None:
             try:
@@ -342,20 +341,13 @@ class GemmaProvider(OpenAICompletionsProvider):
 
 
 def llama_server(
-    model_path: str | Path | None = None,
-    *,
-    host: str = "127.0.0.1",
-    port: int | None = None,
-    startup_timeout: float = 120.0,
-    extra_args: Sequence[str] = (),
-    log_path: str | Path | None = None,
+    model_path: str | Path | None = None, extra_args: Sequence[str] = (), **options: Any
 ) -> LocalModelServer:
-    """llama-cpp-python's stock server (``python -m llama_cpp.server``, ``repeat_penalty`` 1.1), stopped at
-    the end of a ``with`` block: for chat-completions tests of ``OpenAICompatibleProvider``."""
-    path = ensure_model_file(model_path)
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host, "--port", "{port}"]
+    """llama-cpp-python's stock server (``repeat_penalty`` 1.1), for chat-completions tests of
+    ``OpenAICompatibleProvider``; ``options`` are ``start_local_server``'s."""
+    where = ["--model", str(ensure_model_file(model_path)), "--host", options.get("host", "127.0.0.1")]
     return start_local_server(
-        [*command, *extra_args], host=host, port=port, startup_timeout=startup_timeout, log_path=log_path
+        [sys.executable, "-m", "llama_cpp.server", *where, "--port", "{port}", *extra_args], **options
     )
 
 
@@ -384,7 +376,7 @@ def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -
     return BackendChoice("llama-cpp-python", None, f"llama-cpp-python's server, because {because}: {kept}")
 
 
-def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=None, help="default: a free port")
@@ -396,11 +388,6 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.parallel < 1 or (args.threads is not None and args.threads < 1):
         parser.error("--parallel and --threads must be at least 1")
-    return args
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _arguments(argv)
     try:
         choice = _choose_backend(args.backend, args.parallel, args.llama_server)
         threads = args.threads or cores()
@@ -416,10 +403,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def serve(server: LocalModelServer, announce: str = "", grace_seconds: float = 5.0) -> int:
-    """Wait on a child engine until it ends; SIGTERM or Ctrl+C here stops it (SIGKILL after the grace).
-
-    ``announce`` comes once the signals are handled, so whoever waits for it may stop us at once;
-    the handler only passes the signal on, waiting and reaping stay in the main loop."""
+    """Wait on a child engine until it ends; SIGTERM or Ctrl+C stops it (SIGKILL after the grace). ``announce``
+    comes once the handler (which only passes the signal on) is in place, so whoever waits for it may stop us."""
     process = server.process
     if process is None:
         raise ValueError("serve() needs a server this process started")
