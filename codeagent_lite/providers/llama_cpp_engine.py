@@ -1,9 +1,7 @@
 """The engine process for one learner: llama-cpp-python's own server, with two additions.
 
-``local_server`` runs it as a child, the only process that loads the native library, so a crash inside
-llama.cpp ends here. It takes ``json_schema`` on ``/v1/completions`` as ``llama-server`` does (turned into
-a GBNF grammar with llama-cpp-python's converter, so the kernel never imports ``llama_cpp``), and it exits
-when the process that started it goes away (its stdin reaches end of file), on any system.
+It takes ``json_schema`` on ``/v1/completions`` as ``llama-server`` does (made a GBNF grammar here, so the kernel
+never imports ``llama_cpp``), and it exits when the process that started it goes away (its stdin ends), on any system.
 """
 
 from __future__ import annotations

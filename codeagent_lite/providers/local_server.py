@@ -27,7 +27,7 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from ..action_schema import action_json_schema
 from ..json_text_adapter import ProviderError, ProviderResponse
@@ -44,7 +44,6 @@ from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_
 
 Backend = Literal["llama-cpp-python", "llama-server"]
 LocalMode = Literal["free_text", "schema"]
-MODES: tuple[LocalMode, ...] = ("free_text", "schema")
 CONTEXT_PER_SLOT = 2048  # the worked-example prompt alone is about 740 tokens
 LOCAL_TIMEOUT_SECONDS = 600.0  # on a shared server a request may wait behind a class's worth of others
 _LOG_PREFIX = "codeagent-lite-engine-"
@@ -98,11 +97,9 @@ class LocalModelServer:
                 _signal(process, signal.SIGKILL)
                 process.wait()
         if process is not None and process.stdin is not None:
-            with contextlib.suppress(OSError):
-                process.stdin.close()
+            process.stdin.close()  # nothing was ever written: nothing to flush
         if self.temporary_log and self.log_path is not None:
-            with contextlib.suppress(OSError):
-                self.log_path.unlink()
+            self.log_path.unlink(missing_ok=True)
 
     def provider(self, mode: LocalMode = "free_text", **options: object) -> GemmaProvider:
         """A child's engine crash becomes a named ``ProviderFailure``."""
@@ -133,8 +130,7 @@ def free_port(host: str = "127.0.0.1") -> int:
     # Another process could take it before the engine binds: that shows as a clear startup error.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
-        port: int = probe.getsockname()[1]
-        return port
+        return int(probe.getsockname()[1])
 
 
 def is_ready(base_url: str, timeout: float = 1.0) -> bool:
@@ -296,8 +292,8 @@ class GemmaProvider(OpenAICompletionsProvider):
         timeout: float = LOCAL_TIMEOUT_SECONDS,
         engine: LocalModelServer | None = None,
     ) -> None:
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if mode not in get_args(LocalMode):
+            raise ValueError(f"mode must be one of {', '.join(get_args(LocalMode))}, got {mode!r}")
         self.mode: LocalMode = mode
         self.engine = engine  # a child of this process, asked how it ended when a call fails
         self._decoded = threading.local()  # the mark of the body this thread decoded last
