@@ -78,10 +78,9 @@ class LocalModelServer:
         if self.process is None:
             return None
         try:
-            code = self.process.wait(timeout=wait_seconds)  # 0: a poll
+            return engine_end(self.process.wait(timeout=wait_seconds))  # 0: a poll
         except subprocess.TimeoutExpired:
-            code = None
-        return None if code is None else engine_end(code)
+            return None
 
     def log_tail(self, lines: int = 8) -> str:
         return "" if self.log_path is None else "\n".join(log_lines(self.log_path)[-lines:])
@@ -102,9 +101,8 @@ class LocalModelServer:
             self.log_path.unlink(missing_ok=True)
 
     def provider(self, mode: LocalMode = "free_text", **options: object) -> GemmaProvider:
-        """A child's engine crash becomes a named ``ProviderFailure``."""
-        engine = None if self.process is None else self
-        return GemmaProvider(self.base_url, mode, engine=engine, **options)  # type: ignore[arg-type]
+        """A child's engine crash becomes a named ``ProviderFailure`` (a shared server has no exit to name)."""
+        return GemmaProvider(self.base_url, mode, engine=self, **options)  # type: ignore[arg-type]
 
     def __enter__(self) -> LocalModelServer:
         return self
@@ -295,7 +293,7 @@ class GemmaProvider(OpenAICompletionsProvider):
         if mode not in get_args(LocalMode):
             raise ValueError(f"mode must be one of {', '.join(get_args(LocalMode))}, got {mode!r}")
         self.mode: LocalMode = mode
-        self.engine = engine  # a child of this process, asked how it ended when a call fails
+        self.engine = engine  # asked how it ended when a call fails (a shared server never says)
         self._decoded = threading.local()  # the mark of the body this thread decoded last
         schema = mode == "schema"
         self.examples = tuple(examples) if examples is not None else SCHEMA_EXAMPLES if schema else DEFAULT_EXAMPLES
@@ -398,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return serve(server, f"local model server: ready at {server.base_url}; log: {server.log_path}")
 
 
-def serve(server: LocalModelServer, announce: str = "", grace_seconds: float = 5.0) -> int:
+def serve(server: LocalModelServer, announce: str, grace_seconds: float = 5.0) -> int:
     """Wait on a child engine until it ends; SIGTERM or Ctrl+C stops it (SIGKILL after the grace). ``announce``
     comes once the handler (which only passes the signal on) is in place, so whoever waits for it may stop us."""
     process = server.process
@@ -411,8 +409,7 @@ def serve(server: LocalModelServer, announce: str = "", grace_seconds: float = 5
         _signal(process, signal.SIGTERM)
 
     previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
-    if announce:
-        print(announce, flush=True)
+    print(announce, flush=True)
     try:
         while (code := process.poll()) is None:
             if asked and time.monotonic() - asked[0] > grace_seconds:
