@@ -398,28 +398,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def serve(server: LocalModelServer, announce: str, grace_seconds: float = 5.0) -> int:
     """Wait on a child engine until it ends; SIGTERM or Ctrl+C stops it (SIGKILL after the grace). ``announce``
-    comes once the handler (which only passes the signal on) is in place, so whoever waits for it may stop us."""
+    comes once the handler (which only notes the signal: the loop stops the engine) is in place, so whoever waits
+    for it may stop us."""
     process = server.process
     if process is None:
         raise ValueError("serve() needs a server this process started")
-    asked: list[float] = []
-
-    def stop(number: int, _frame: object) -> None:
-        asked.append(time.monotonic())
-        _signal(process, signal.SIGTERM)
-
-    previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
+    asked: list[int] = []
+    previous = {
+        number: signal.signal(number, lambda got, _: asked.append(got)) for number in (signal.SIGTERM, signal.SIGINT)
+    }
     print(announce, flush=True)
     try:
-        while (code := process.poll()) is None:
-            if asked and time.monotonic() - asked[0] > grace_seconds:
-                _signal(process, signal.SIGKILL)
+        while (code := process.poll()) is None and not asked:
             time.sleep(0.1)
     finally:
+        server.stop(grace_seconds)
         for number, handler in previous.items():
             signal.signal(number, handler)
-        server.stop()
-    if asked:
+    if asked or code is None:
         print("local model server: stopped", file=sys.stderr, flush=True)
         return 0
     print(f"local model server: failed: {engine_end(code)}", file=sys.stderr, flush=True)
