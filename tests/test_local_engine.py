@@ -565,3 +565,11 @@ def test_a_build_through_the_script_counts_only_after_the_real_smoke_test(tmp_pa
     assert built.returncode == 1 and "one-token smoke test" in built.stdout, built
     state = json.loads((tmp_path / "engine" / "state.json").read_text(encoding="utf-8"))
     assert state["smoke"] == "failed" and state["reason"]["fields"]["failure"] == "weights-missing", state
+
+
+def test_the_script_runs_the_builders_smoke_test_alone_and_says_how_it_went(tmp_path: Path) -> None:
+    env = _script_env(tmp_path, [], 0)  # the weights blocked: the smoke test fails before any engine starts
+    command = [sys.executable, str(ROOT / "scripts" / "local_engine.py"), "smoke-test"]
+    done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1 and done.stdout.startswith("smoke test: failed: the Gemma weights package"), done
+    assert not (tmp_path / "engine").exists()  # nothing built, nothing recorded
