@@ -281,6 +281,8 @@ class GemmaProvider(OpenAICompletionsProvider):
     """Gemma 3 270M: worked examples, greedy, stop at newline; ``"schema"`` constrains decoding with the
     parser's own ``action_json_schema()`` and shows the examples ``type`` first, the order that grammar forces."""
 
+    answer = _MarkedCompletion  # the class cache's mark is read in the body's one strict decode
+
     def __init__(
         self,
         base_url: str,
@@ -294,7 +296,7 @@ class GemmaProvider(OpenAICompletionsProvider):
             raise ValueError(f"mode must be one of {', '.join(get_args(LocalMode))}, got {mode!r}")
         self.mode: LocalMode = mode
         self.engine = engine  # asked how it ended when a call fails (a shared server never says)
-        self._decoded = threading.local()  # the mark of the body this thread decoded last
+        self._decoded = threading.local()  # the mark this thread decoded last: read_completion gets only the text
         schema = mode == "schema"
         self.examples = tuple(examples) if examples is not None else SCHEMA_EXAMPLES if schema else DEFAULT_EXAMPLES
         settings = CompletionSettings(json_schema=action_json_schema() if schema else None)
@@ -317,8 +319,6 @@ class GemmaProvider(OpenAICompletionsProvider):
                 if ended is None:
                     raise
         raise ProviderFailure(FailureCode.ENGINE_GONE, ended=ended)
-
-    answer = _MarkedCompletion
 
     def _decode_completion(self, body_text: str) -> Completion[Any]:
         completion = super()._decode_completion(body_text)
