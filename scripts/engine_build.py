@@ -22,13 +22,15 @@ import sys
 import tarfile
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import DEVNULL, PIPE, STDOUT
 from typing import IO, Any
 
-from codeagent_lite.providers.failure import ProviderFailure
+from codeagent_lite.providers.failure import FailureCode, ProviderFailure
+from codeagent_lite.providers.llama_cpp_engine import MODEL_ALIAS
 from codeagent_lite.providers.llama_server_build import (
     BINARY_NAME,
     LLAMA_CPP_PYTHON_VERSION,
@@ -241,11 +243,40 @@ def engine_pip_cache(cmake_args: str, requirements: Sequence[str] = LOCAL_REQUIR
     return user_cache_dir() / "pip" / hashlib.sha256(material.encode("utf-8")).hexdigest()[:16]
 
 
-def _smoke_test(**options: object) -> ProviderFailure | None:
-    """Start the engine, ask one token, stop it; imported only when a build gets that far (it loads pydantic)."""
-    from codeagent_lite.providers.local_server import smoke_test
+def smoke_test_engine(command: Sequence[str] | None = None, **options: Any) -> ProviderFailure | None:
+    """Start an engine, ask one token, stop it: None when that worked, else the failure. ``local_server`` is
+    imported only when a build gets that far (it loads pydantic)."""
+    from codeagent_lite.providers.local_server import EngineStartError, start_local_server
 
-    return smoke_test(None, **options)
+    try:
+        server = start_local_server(command, **options)
+    except EngineStartError as error:
+        return error.cause
+    except ProviderFailure as error:  # e.g. the weights package is missing
+        return error
+    try:
+        failure = _one_token(server.base_url)
+        return None if failure is None else server.exit_message(wait_seconds=2.0) or failure
+    finally:
+        server.stop()
+
+
+def _one_token(base_url: str) -> ProviderFailure | None:
+    """None when the server returned one completion token, else what went wrong."""
+    from codeagent_lite.providers.local_server import DIRECT
+
+    request = urllib.request.Request(
+        f"{base_url}/completions",
+        data=json.dumps({"model": MODEL_ALIAS, "prompt": "Hello", "max_tokens": 1, "temperature": 0}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with DIRECT.open(request, timeout=120) as response:
+            body = json.loads(response.read(1_000_000))
+        usage = body["usage"]["completion_tokens"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        return ProviderFailure(FailureCode.ONE_TOKEN_FAILED, kind=type(error).__name__, detail=str(error)[:300])
+    return None if usage == 1 else ProviderFailure(FailureCode.ONE_TOKEN_COUNT, count=repr(usage)[:40])
 
 
 def build_engine(
@@ -266,7 +297,7 @@ def build_engine(
     engine that imports is only smoke-tested, and reinstalled with this build's flags when it fails that.
     """
     folder = engine_dir() if directory is None else directory
-    smoke = smoke_test or (lambda python: _smoke_test(python=python))
+    smoke = smoke_test or (lambda python: smoke_test_engine(python=python))
     build = _Build(folder, python, tuple(requirements), report, report_every, platform, smoke, tell)
     with locked(folder / LOCK_NAME, exclusive=True, wait=False) as got_it:
         if got_it:
@@ -380,7 +411,7 @@ def build_llama_server(
     flags: Sequence[str] = SERVER_CMAKE_ARGS,
     version: str = LLAMA_CPP_PYTHON_VERSION,
     cache: Path | None = None,
-    smoke_test: ServerSmokeTest = lambda binary: _smoke_test(backend="llama-server", binary=binary),
+    smoke_test: ServerSmokeTest = lambda binary: smoke_test_engine(backend="llama-server", binary=binary),
     tell: ServerTell = lambda build, phase: None,
 ) -> int:
     """Download the sdist (PyPI), compile ``llama-server`` and smoke-test it; 0 when it is ready.

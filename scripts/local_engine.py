@@ -1,7 +1,7 @@
 """Build the local model's engine (llama-cpp-python) without holding anything else up.
 
 Usage: python scripts/local_engine.py start | build [--nice] [--no-wait] [--optional] | status [--json]
-                                     | start-server | build-server [--nice]
+                                     | start-server | build-server [--nice] | smoke-test [--llama-server]
 
 - ``start``   (``make lab``): start ``build`` in the background, detached, and return at once.
               Always exits 0: the lab must open whatever happens to the engine.
@@ -13,6 +13,8 @@ Usage: python scripts/local_engine.py start | build [--nice] [--no-wait] [--opti
 - ``status``  print the engine's state and what to do next; exit 0 when ready, 1 otherwise.
 - ``start-server`` / ``build-server`` (``make local-server``): the same two for llama.cpp's own
               ``llama-server``, which a class shares; optional, one learner never needs it.
+- ``smoke-test`` ask the engine (or the llama-server built here) one token in a separate
+              process, as the builders do; exit 0 when that worked.
 
 The builders are ``engine_build.py`` beside this script; the state they write is read by
 ``codeagent_lite.providers.local_engine``, so notebook 06 and ``run --provider local`` see it.
@@ -28,7 +30,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # engine_build beside it, even under PYTHONSAFEPATH
 
-from engine_build import build_engine, build_llama_server, start_background_build, start_background_server_build
+from engine_build import (
+    build_engine,
+    build_llama_server,
+    smoke_test_engine,
+    start_background_build,
+    start_background_server_build,
+)
 
 from codeagent_lite.providers.llama_server_build import llama_server_build
 from codeagent_lite.providers.local_engine import engine_status
@@ -46,6 +54,8 @@ def main(argv: list[str]) -> int:
     commands.add_parser("start-server", help="start the llama-server build in the background")
     build_server = commands.add_parser("build-server", help="build llama-server now, in the foreground")
     build_server.add_argument("--nice", action="store_true", help="run at low priority")
+    smoke = commands.add_parser("smoke-test", help="ask one token in a separate engine, then exit")
+    smoke.add_argument("--llama-server", action="store_true", help="of the llama-server built here")
     status = commands.add_parser("status", help="print the engine's state")
     status.add_argument("--json", action="store_true", help="print the state as one JSON object")
     args = parser.parse_args(argv)
@@ -58,6 +68,10 @@ def main(argv: list[str]) -> int:
         command = [sys.executable, str(Path(__file__).resolve()), "build-server", "--nice"]
         print(server_summary(start_background_server_build(command)))  # never blocks the lab
         return 0
+    if args.command == "smoke-test":
+        failure = smoke_test_engine(**({"backend": "llama-server"} if args.llama_server else {}))
+        print(f"smoke test: failed: {failure}" if failure else "smoke test: ok (one token)", flush=True)
+        return 0 if failure is None else 1
     if args.command in ("build", "build-server") and args.nice and hasattr(os, "nice"):
         os.nice(10)
     if args.command == "build-server":

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from engine_build_script import engine_build
 
-from codeagent_lite.providers.failure import ProviderFailure
+from codeagent_lite.providers.failure import FailureCode, ProviderFailure
 from codeagent_lite.providers.local_engine import (
     ENGINE_MODULES,
     BuildProgress,
@@ -37,7 +37,6 @@ from codeagent_lite.providers.local_engine import (
     missing_engine_modules,
     read_progress,
 )
-from codeagent_lite.providers.local_server import smoke_test
 from codeagent_lite.workbook.engine_words import (
     engine_advice,
     engine_report_line,
@@ -292,7 +291,20 @@ FAKE_ENGINE = Path(__file__).resolve().parent / "fake_engine.py"
 
 def crashing_engine(python: str) -> ProviderFailure | None:
     """The smoke test against an engine process that dies with SIGILL at the first token, as an AMX build does."""
-    return smoke_test([sys.executable, str(FAKE_ENGINE), "{port}", "sigill-on-completion"])
+    return engine_build.smoke_test_engine([sys.executable, str(FAKE_ENGINE), "{port}", "sigill-on-completion"])
+
+
+def test_the_smoke_test_passes_one_token_and_names_a_crash() -> None:
+    def smoke(behaviour: str) -> ProviderFailure | None:
+        return engine_build.smoke_test_engine([sys.executable, str(FAKE_ENGINE), "{port}", behaviour])
+
+    assert smoke("echo") is None
+    for behaviour in ("sigill-on-completion", "sigill-at-start"):
+        failure = smoke(behaviour)
+        assert failure is not None and (failure.code, failure.params) == (
+            FailureCode.ENGINE_WRONG_CPU,
+            {"signal": "SIGILL"},
+        )
 
 
 @pytest.mark.usefixtures("engine_present")
@@ -553,3 +565,11 @@ def test_a_build_through_the_script_counts_only_after_the_real_smoke_test(tmp_pa
     assert built.returncode == 1 and "one-token smoke test" in built.stdout, built
     state = json.loads((tmp_path / "engine" / "state.json").read_text(encoding="utf-8"))
     assert state["smoke"] == "failed" and state["reason"]["fields"]["failure"] == "weights-missing", state
+
+
+def test_the_script_runs_the_builders_smoke_test_alone_and_says_how_it_went(tmp_path: Path) -> None:
+    env = _script_env(tmp_path, [], 0)  # the weights blocked: the smoke test fails before any engine starts
+    command = [sys.executable, str(ROOT / "scripts" / "local_engine.py"), "smoke-test"]
+    done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1 and done.stdout.startswith("smoke test: failed: the Gemma weights package"), done
+    assert not (tmp_path / "engine").exists()  # nothing built, nothing recorded

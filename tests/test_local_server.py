@@ -7,6 +7,7 @@ everywhere. The real engine's tests are in test_local_llama.py.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -27,15 +28,16 @@ from codeagent_lite import Message, MessageRole, ProviderError, build_provider_m
 from codeagent_lite.action_schema import action_json_schema
 from codeagent_lite.kernel_types import ToolSpec
 from codeagent_lite.providers.failure import FailureCode, ProviderFailure, engine_end
-from codeagent_lite.providers.llama_cpp_engine import MODEL_ALIAS, SchemaToGrammar
+from codeagent_lite.providers.llama_cpp_engine import MAX_REQUEST_BYTES, MODEL_ALIAS, SchemaToGrammar
 from codeagent_lite.providers.local_server import (
     SHARED_SERVER_VARIABLE,
+    EngineStartError,
     GemmaProvider,
     LocalModelServer,
+    SharedReply,
     connect_local_server,
     is_ready,
     local_model_server,
-    smoke_test,
     start_local_server,
 )
 from codeagent_lite.providers.openai_completions import CompletionSettings
@@ -119,6 +121,16 @@ def test_an_engine_that_dies_while_loading_says_so_with_its_log() -> None:
         start_local_server(fake("sigill-at-start"), startup_timeout=30)
     assert isinstance(caught.value, ProviderFailure) and caught.value.code is FailureCode.ENGINE_NOT_READY
     assert data(caught.value.params["ended"]) == (FailureCode.ENGINE_WRONG_CPU, {"signal": "SIGILL"})
+
+
+def test_an_engine_that_cannot_start_is_a_start_failure_and_leaves_no_log(tmp_path: Path) -> None:
+    logs = f"codeagent-lite-engine-{os.getpid()}-*.log"
+    before = set(Path(tempfile.gettempdir()).glob(logs))
+    with pytest.raises(EngineStartError, match="exited with code 127, before it was ready") as caught:
+        start_local_server([str(tmp_path / "no-such-engine"), "{port}"], startup_timeout=30)
+    assert data(caught.value.cause) == (FailureCode.ENGINE_EXITED, {"returncode": 127})
+    assert "cannot start" in str(caught.value.params["log_tail"]) and "no-such-engine" in str(caught.value)
+    assert set(Path(tempfile.gettempdir()).glob(logs)) == before
 
 
 def test_a_crash_in_the_engine_leaves_the_calling_process_alive(tmp_path: Path) -> None:
@@ -258,13 +270,29 @@ def test_the_engine_turns_a_json_schema_into_the_grammar_llama_cpp_python_takes(
     assert middleware.rewrite(b"not json") == b"not json"
 
 
+def test_the_engine_refuses_a_completion_request_longer_than_its_cap_with_413() -> None:
+    called: list[object] = []
+    sent: list[dict[str, object]] = []
+    chunk = b"x" * (MAX_REQUEST_BYTES // 2 + 1)
+    parts = [{"type": "http.request", "body": chunk, "more_body": True} for _ in range(3)]
+
+    async def app(*_: object) -> None:
+        called.append(_)
+
+    async def receive() -> dict[str, object]:
+        return parts.pop(0)
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    middleware = SchemaToGrammar(app, to_gbnf=str)
+    asyncio.run(middleware({"type": "http", "method": "POST", "path": "/v1/completions"}, receive, send))
+    assert (called, len(parts), sent[0]["status"]) == ([], 1, 413)
+    error = json.loads(sent[1]["body"])["error"]  # type: ignore[arg-type]
+    assert error["message"] == f"the request is longer than {MAX_REQUEST_BYTES} bytes"
+
+
 # --------------------------------------------------------------------------- smoke test and sharing
-
-
-def test_the_smoke_test_passes_one_token_and_names_a_crash() -> None:
-    assert smoke_test(fake("echo")) is None
-    assert data(smoke_test(fake("sigill-on-completion"))) == (FailureCode.ENGINE_WRONG_CPU, {"signal": "SIGILL"})
-    assert data(smoke_test(fake("sigill-at-start"))) == (FailureCode.ENGINE_WRONG_CPU, {"signal": "SIGILL"})
 
 
 def test_a_class_shares_the_server_named_by_the_variable(
@@ -439,13 +467,17 @@ def test_a_temporary_log_left_by_a_killed_process_is_removed_by_the_next_start(
     left.write_text("old log", encoding="utf-8")
     mine = Path(tempfile.gettempdir()) / f"codeagent-lite-engine-{os.getpid()}-abc.log"
     mine.write_text("a live process's log", encoding="utf-8")
+    # Another program's names: no process id (a superscript digit, one too large for the system) is no owner.
+    strange = [Path(tempfile.gettempdir()) / f"codeagent-lite-engine-{owner}-abc.log" for owner in ("²", "9" * 30)]
+    for path in strange:
+        path.write_text("not ours", encoding="utf-8")
     try:
         start(started, "echo")
         assert not left.exists()
-        assert mine.exists()
+        assert mine.exists() and all(path.exists() for path in strange)
     finally:
-        mine.unlink(missing_ok=True)
-        left.unlink(missing_ok=True)
+        for path in (mine, left, *strange):
+            path.unlink(missing_ok=True)
 
 
 def test_another_program_answering_on_the_port_is_not_a_ready_engine() -> None:
@@ -465,3 +497,21 @@ def test_another_program_answering_on_the_port_is_not_a_ready_engine() -> None:
         thread.start()
         assert not is_ready(f"http://127.0.0.1:{listener.getsockname()[1]}/v1", timeout=5.0)
         thread.join(timeout=5.0)
+
+
+def test_a_reply_from_the_class_cache_is_decoded_once_and_strictly(monkeypatch: pytest.MonkeyPatch) -> None:
+    decodes: list[str] = []
+    original = json.JSONDecoder.decode
+
+    def counted(self: json.JSONDecoder, text: str, *args: object, **kwargs: object) -> object:
+        decodes.append(text)
+        return original(self, text)
+
+    monkeypatch.setattr(json.JSONDecoder, "decode", counted)
+    provider = GemmaProvider("http://127.0.0.1:9/v1")
+    usage = '"usage":{"prompt_tokens":7,"completion_tokens":2}'
+    shared = provider.read_completion('{"choices":[{"text":"x"}],' + usage + ',"class_cache":"hit"}')
+    assert isinstance(shared, SharedReply) and (shared.served, shared.text, shared.input_tokens) == ("hit", "x", 7)
+    own = provider.read_completion('{"choices":[{"text":"class_cache"}],' + usage + ',"class_cache":"other"}')
+    assert not isinstance(own, SharedReply) and own.text == "class_cache"
+    assert len(decodes) == 2  # one decode per body

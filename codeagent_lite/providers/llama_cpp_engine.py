@@ -1,9 +1,7 @@
 """The engine process for one learner: llama-cpp-python's own server, with two additions.
 
-``local_server`` runs it as a child, the only process that loads the native library, so a crash inside
-llama.cpp ends here. It takes ``json_schema`` on ``/v1/completions`` as ``llama-server`` does (turned into
-a GBNF grammar with llama-cpp-python's converter, so the kernel never imports ``llama_cpp``), and it exits
-when the process that started it goes away (its stdin reaches end of file), on any system.
+It takes ``json_schema`` on ``/v1/completions`` as ``llama-server`` does (made a GBNF grammar here, so the kernel
+never imports ``llama_cpp``), and it exits when the process that started it goes away (its stdin ends), on any system.
 """
 
 from __future__ import annotations
@@ -20,6 +18,7 @@ from typing import Any
 __all__ = ["MODEL_ALIAS", "SchemaToGrammar", "main"]
 
 MODEL_ALIAS = "gemma-3-270m"  # the model name both servers answer to (``--alias`` of llama-server)
+MAX_REQUEST_BYTES = 1_000_000  # a prompt and its schema are a few kilobytes; more is read into memory whole
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -39,10 +38,14 @@ class SchemaToGrammar:
         if scope.get("type") != "http" or scope.get("method") != "POST" or scope.get("path") != "/v1/completions":
             await self.app(scope, receive, send)
             return
-        chunks = []
+        chunks, size = [], 0
         while True:
             message = await receive()
             chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > MAX_REQUEST_BYTES:  # a running count: a stream of tiny chunks costs no more than one
+                await _refuse(send, 413, f"the request is longer than {MAX_REQUEST_BYTES} bytes")
+                return
             if not message.get("more_body", False):
                 break
         body = self.rewrite(b"".join(chunks))
@@ -67,6 +70,14 @@ class SchemaToGrammar:
         if schema is not None and request.get("grammar") is None:
             request["grammar"] = self.to_gbnf(json.dumps(schema))
         return json.dumps(request).encode("utf-8")
+
+
+async def _refuse(send: Send, status: int, message: str) -> None:
+    """An error in the shape the server gives its own, so the provider shows its message."""
+    body = json.dumps({"error": {"code": status, "type": "invalid_request_error", "message": message}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode("ascii"))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _exit_with_parent() -> None:

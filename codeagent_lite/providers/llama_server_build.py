@@ -1,10 +1,8 @@
 """llama.cpp's own ``llama-server``, compiled once from the source llama-cpp-python ships.
 
-It batches requests over ``--parallel`` slots where llama-cpp-python's server answers one at a time, so
-``local_server`` serves with it wherever it is built. The wheel has no server executable: CMake builds it
-from the sdist's ``vendor/llama.cpp`` (``scripts/engine_build.py``, in the background), in the user's cache under
-a hash of the version and every flag (a binary built with other flags, for another CPU, is never picked up). Like
-the engine, it counts only once a one-token smoke test in a separate process has passed.
+It batches requests over ``--parallel`` slots where llama-cpp-python's server answers one at a time. The wheel has
+no server executable, so ``scripts/engine_build.py`` builds it into the user's cache under a hash of the version and
+every flag: a binary built with other flags, for another CPU, is never picked up. It counts once its smoke test passed.
 """
 
 from __future__ import annotations

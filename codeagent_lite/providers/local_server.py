@@ -1,14 +1,11 @@
 """The local model in a process of its own, behind an OpenAI-compatible API on 127.0.0.1.
 
-llama.cpp is native code: an instruction this CPU lacks, a bad pointer or the out-of-memory killer ends
-the *process* it runs in, which inside the learner's kernel was the kernel, with no message. So the model
-runs in an engine process, asked over HTTP like a remote model, and a dead engine is a ``ProviderFailure``
-that names the signal. ``--backend auto`` serves with llama.cpp's ``llama-server`` where it is built:
-``--parallel`` slots decoded together, each keeping its prompt, so a class shares the CPU instead of
-queueing (2 cores: one stream 47-52 tokens/s, 20 at once about 62 together). Otherwise llama-cpp-python's
-server (``llama_cpp_engine``): it comes with the wheel and answers one request at a time, which is all one
-learner needs. A kernel uses the class's server when ``CAL_LOCAL_MODEL_URL`` names one, else a child in its
-own session (a Ctrl+C does not reach it) that the system ends when its parent dies: no orphan keeps 0.6 GB.
+A crash in llama.cpp's native code (an instruction this CPU lacks, the out-of-memory killer) ends the process it
+runs in: in the kernel, the kernel, silently. In an engine process asked over HTTP it is a ``ProviderFailure``
+naming the signal. ``--backend auto`` serves with ``llama-server`` where built (``--parallel`` slots decoded
+together: 2 cores give one stream 47-52 tokens/s, 20 at once about 62), else llama-cpp-python's server, one
+request at a time, all one learner needs. A kernel's own engine runs in its own session (Ctrl+C does not reach
+it) and dies with its parent: no orphan keeps 0.6 GB.
 """
 
 from __future__ import annotations
@@ -17,20 +14,20 @@ import argparse
 import atexit
 import contextlib
 import http.client
-import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, get_args
 
 from ..action_schema import action_json_schema
 from ..json_text_adapter import ProviderError, ProviderResponse
@@ -38,19 +35,19 @@ from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
 from .failure import FailureCode, ProviderFailure, engine_end
 from .llama_cpp_engine import MODEL_ALIAS
-from .local_engine import SHARED_SERVER_VARIABLE, cores, shared_server_url
+from .llama_server_build import llama_server_build
+from .local_engine import SHARED_SERVER_VARIABLE, cores, log_lines, shared_server_url
+from .local_llama import ensure_model_file
+from .openai_compatible import Completion, TextChoice
 from .openai_completions import CompletionSettings, OpenAICompletionsProvider
 from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_completion_prompt
 
 Backend = Literal["llama-cpp-python", "llama-server"]
 LocalMode = Literal["free_text", "schema"]
-MODES: tuple[LocalMode, ...] = ("free_text", "schema")
 CONTEXT_PER_SLOT = 2048  # the worked-example prompt alone is about 740 tokens
-LOCAL_TIMEOUT_SECONDS = 600.0
-"""Generous: on a shared server a request may wait behind a class's worth of others (llama-server
-queues them and keeps answering ``GET /models``), and giving up would waste the place it waited for."""
+LOCAL_TIMEOUT_SECONDS = 600.0  # on a shared server a request may wait behind a class's worth of others
 _LOG_PREFIX = "codeagent-lite-engine-"
-_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 itself, never a proxy
+DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 itself, never a proxy
 
 
 class EngineStartError(ProviderFailure):
@@ -81,17 +78,12 @@ class LocalModelServer:
         if self.process is None:
             return None
         try:
-            code = self.process.wait(timeout=wait_seconds) if wait_seconds > 0 else self.process.poll()
+            return engine_end(self.process.wait(timeout=wait_seconds))  # 0: a poll
         except subprocess.TimeoutExpired:
-            code = None
-        return None if code is None else engine_end(code)
+            return None
 
     def log_tail(self, lines: int = 8) -> str:
-        try:
-            text = "" if self.log_path is None else self.log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
+        return "" if self.log_path is None else "\n".join(log_lines(self.log_path)[-lines:])
 
     def stop(self, grace_seconds: float = 5.0) -> None:
         """End the child (SIGTERM, then SIGKILL after the grace); a shared server is left alone."""
@@ -104,16 +96,13 @@ class LocalModelServer:
                 _signal(process, signal.SIGKILL)
                 process.wait()
         if process is not None and process.stdin is not None:
-            with contextlib.suppress(OSError):
-                process.stdin.close()
+            process.stdin.close()  # nothing was ever written: nothing to flush
         if self.temporary_log and self.log_path is not None:
-            with contextlib.suppress(OSError):
-                self.log_path.unlink()
+            self.log_path.unlink(missing_ok=True)
 
     def provider(self, mode: LocalMode = "free_text", **options: object) -> GemmaProvider:
-        """A child's engine crash becomes a named ``ProviderFailure``."""
-        engine = None if self.process is None else self
-        return GemmaProvider(self.base_url, mode, engine=engine, **options)  # type: ignore[arg-type]
+        """A child's engine crash becomes a named ``ProviderFailure`` (a shared server has no exit to name)."""
+        return GemmaProvider(self.base_url, mode, engine=self, **options)  # type: ignore[arg-type]
 
     def __enter__(self) -> LocalModelServer:
         return self
@@ -139,14 +128,13 @@ def free_port(host: str = "127.0.0.1") -> int:
     # Another process could take it before the engine binds: that shows as a clear startup error.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
-        port: int = probe.getsockname()[1]
-        return port
+        return int(probe.getsockname()[1])
 
 
 def is_ready(base_url: str, timeout: float = 1.0) -> bool:
     """True when ``GET /v1/models`` answers 200; False for anything else on that port (another program's bytes)."""
     try:
-        with _DIRECT.open(f"{base_url}/models", timeout=timeout) as response:
+        with DIRECT.open(f"{base_url}/models", timeout=timeout) as response:
             return bool(response.status == 200)
     except (OSError, ValueError, http.client.HTTPException):  # URLError is an OSError
         return False
@@ -155,7 +143,7 @@ def is_ready(base_url: str, timeout: float = 1.0) -> bool:
 def engine_command(
     backend: Backend,
     model_path: Path,
-    binary: Path | None = None,
+    binary: Path | None = None,  # llama-server's: default, the one built here
     *,
     host: str,
     port: int,
@@ -168,45 +156,26 @@ def engine_command(
     if backend != "llama-server":
         own = ["--n-ctx", str(CONTEXT_PER_SLOT), "--exit-with-parent"]
         return [python, "-m", "codeagent_lite.providers.llama_cpp_engine", *where, *own]
-    if binary is None:
-        raise ValueError("the llama-server backend needs the built binary")
+    binary = llama_server_build().binary if binary is None else binary
     slots = ["--alias", MODEL_ALIAS, "--parallel", str(parallel), "--ctx-size", str(CONTEXT_PER_SLOT * parallel)]
     # --no-slots: GET /slots shows what each slot is decoding, and one student must not read another's.
     flags = ["--cont-batching", "--cache-prompt", "--no-webui", "--no-slots"]
     return [str(binary), *where, *slots, "--threads-batch", str(threads), *flags]
 
 
-def _remove_orphaned_logs() -> None:
-    """Delete the temporary logs of engines whose parent is gone (a kernel killed before its exit handlers)."""
+def _temporary_log() -> str:
+    """Named by this process: the logs of engines whose parent is gone (killed before its exit handlers) go first."""
     for path in Path(tempfile.gettempdir()).glob(f"{_LOG_PREFIX}*-*.log"):
-        owner = path.name[len(_LOG_PREFIX) :].split("-", 1)[0]
-        if not owner.isdigit():
-            continue
         try:
-            os.kill(int(owner), 0)
+            os.kill(int(path.name[len(_LOG_PREFIX) :].split("-", 1)[0]), 0)
         except ProcessLookupError:
             with contextlib.suppress(OSError):
                 path.unlink()
-        except OSError:  # alive, but not ours to signal
+        except (OSError, ValueError, OverflowError):  # alive but not ours to signal, or no process id at all
             continue
-
-
-def _temporary_log() -> str:
-    _remove_orphaned_logs()
     handle, name = tempfile.mkstemp(prefix=f"{_LOG_PREFIX}{os.getpid()}-", suffix=".log")
     os.close(handle)
     return name
-
-
-def _engine_files(backend: Backend, model: str | Path | None, binary: Path | None) -> tuple[Path, Path | None]:
-    """A file given explicitly (the class's server may only read its copies) is used as it is; else the user's own."""
-    from .llama_server_build import llama_server_build
-    from .local_llama import ensure_model_file
-
-    path = Path(model) if model is not None and Path(model).is_file() else ensure_model_file(model)
-    if backend != "llama-server":
-        return path, None
-    return path, binary if binary is not None else llama_server_build().binary
 
 
 def start_local_server(
@@ -224,38 +193,40 @@ def start_local_server(
     note: str = "",
     python: str = sys.executable,
 ) -> LocalModelServer:
-    """Start an engine and return once ``GET /v1/models`` answers 200; ``EngineStartError`` if it dies first.
+    """Start an engine and return once ``GET /v1/models`` answers 200; ``EngineStartError`` if it ends first.
 
-    ``command`` (with ``{port}`` filled in) replaces the engine's command line: the tests' fake engine.
+    ``command`` (with ``{port}`` filled in) replaces the engine's command line: the tests' fake engine. A model
+    file given is used as it is (the class's server may only read its copies), else the user's own.
     """
     chosen_port = free_port(host) if port is None else port
     base_url = f"http://{host}:{chosen_port}/v1"
     if command is None:
-        files = _engine_files(backend, model_path, binary)
+        given = None if model_path is None else Path(model_path)
+        model = given if given is not None and given.is_file() else ensure_model_file(model_path)
         command = engine_command(
-            backend, *files, host=host, port=chosen_port, parallel=parallel, threads=threads, python=python
+            backend, model, binary, host=host, port=chosen_port, parallel=parallel, threads=threads, python=python
         )
     else:
         command = [part.replace("{port}", str(chosen_port)) for part in command]
     temporary = log_path is None
     log_path = _temporary_log() if log_path is None else log_path
-    with Path(log_path).open("wb") as log_file:
-        process = subprocess.Popen(
-            list(command),
-            stdin=subprocess.PIPE,  # never written: its end of file tells the engine we are gone
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-        )
+    try:
+        with Path(log_path).open("wb") as log_file:
+            process = subprocess.Popen(
+                list(command),
+                stdin=subprocess.PIPE,  # never written: its end of file tells the engine we are gone
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            )
+    except OSError as error:  # a missing or non-executable binary: 127, as a shell says it
+        if temporary:
+            Path(log_path).unlink(missing_ok=True)
+        raise EngineStartError(engine_end(127), f"cannot start {command[0]}: {error}") from None
     note = note or f"{backend} in a process of its own"
     server = LocalModelServer(base_url, backend, note, Path(log_path), process, temporary_log=temporary)
     atexit.register(server.stop)
-    _wait_until_ready(server, startup_timeout)
-    return server
-
-
-def _wait_until_ready(server: LocalModelServer, startup_timeout: float) -> None:
     deadline = time.monotonic() + startup_timeout
     while not is_ready(server.base_url):
         ended = server.exit_message()
@@ -266,6 +237,7 @@ def _wait_until_ready(server: LocalModelServer, startup_timeout: float) -> None:
             server.stop()
             raise EngineStartError(ended, tail)
         time.sleep(0.1)
+    return server
 
 
 def connect_local_server(base_url: str) -> LocalModelServer:
@@ -294,6 +266,10 @@ MARK_FIELD = "class_cache"
 request: "hit" (stored) or "joined" (an identical request was in flight)."""
 
 
+class _MarkedCompletion(Completion[TextChoice]):
+    class_cache: object = None  # MARK_FIELD, read from the one strict decode of the body
+
+
 @dataclass(frozen=True, slots=True)
 class SharedReply(ProviderResponse):
     """A reply the class's reply cache answered without a model call for this request: ``served`` hit or joined."""
@@ -305,6 +281,8 @@ class GemmaProvider(OpenAICompletionsProvider):
     """Gemma 3 270M: worked examples, greedy, stop at newline; ``"schema"`` constrains decoding with the
     parser's own ``action_json_schema()`` and shows the examples ``type`` first, the order that grammar forces."""
 
+    answer = _MarkedCompletion  # the class cache's mark is read in the body's one strict decode
+
     def __init__(
         self,
         base_url: str,
@@ -314,10 +292,11 @@ class GemmaProvider(OpenAICompletionsProvider):
         timeout: float = LOCAL_TIMEOUT_SECONDS,
         engine: LocalModelServer | None = None,
     ) -> None:
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if mode not in get_args(LocalMode):
+            raise ValueError(f"mode must be one of {', '.join(get_args(LocalMode))}, got {mode!r}")
         self.mode: LocalMode = mode
-        self.engine = engine  # a child of this process, asked how it ended when a call fails
+        self.engine = engine  # asked how it ended when a call fails (a shared server never says)
+        self._decoded = threading.local()  # the mark this thread decoded last: read_completion gets only the text
         schema = mode == "schema"
         self.examples = tuple(examples) if examples is not None else SCHEMA_EXAMPLES if schema else DEFAULT_EXAMPLES
         settings = CompletionSettings(json_schema=action_json_schema() if schema else None)
@@ -329,8 +308,7 @@ class GemmaProvider(OpenAICompletionsProvider):
     def complete(
         self, *, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
     ) -> ProviderResponse:
-        """A child engine's crash reaches us as a dropped connection; its exit status (SIGILL, SIGSEGV,
-        SIGKILL...) says why, and that is the error the learner gets."""
+        """A child engine's crash reaches us as a dropped connection; its exit status says why (SIGILL...)."""
         ended = None if self.engine is None else self.engine.exit_message()
         if ended is None:
             try:
@@ -342,64 +320,29 @@ class GemmaProvider(OpenAICompletionsProvider):
                     raise
         raise ProviderFailure(FailureCode.ENGINE_GONE, ended=ended)
 
+    def _decode_completion(self, body_text: str) -> Completion[Any]:
+        completion = super()._decode_completion(body_text)
+        self._decoded.served = getattr(completion, MARK_FIELD)
+        return completion
+
     def read_completion(self, body_text: str) -> ProviderResponse:
         """The reply, as a ``SharedReply`` when the class's reply cache answered it without a model call."""
         response = super().read_completion(body_text)
-        served = json.loads(body_text).get(MARK_FIELD) if MARK_FIELD in body_text else None
+        served = self._decoded.served
         if served not in ("hit", "joined"):
             return response
         return SharedReply(response.text, response.input_tokens, response.output_tokens, response.finish_reason, served)
 
 
 def llama_server(
-    model_path: str | Path | None = None,
-    *,
-    host: str = "127.0.0.1",
-    port: int | None = None,
-    startup_timeout: float = 120.0,
-    extra_args: Sequence[str] = (),
-    log_path: str | Path | None = None,
+    model_path: str | Path | None = None, extra_args: Sequence[str] = (), **options: Any
 ) -> LocalModelServer:
-    """llama-cpp-python's stock server (``python -m llama_cpp.server``, ``repeat_penalty`` 1.1), stopped at
-    the end of a ``with`` block: for chat-completions tests of ``OpenAICompatibleProvider``."""
-    from .local_llama import ensure_model_file
-
-    path = ensure_model_file(model_path)
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host, "--port", "{port}"]
+    """llama-cpp-python's stock server (``repeat_penalty`` 1.1), for chat-completions tests of
+    ``OpenAICompatibleProvider``; ``options`` are ``start_local_server``'s."""
+    where = ["--model", str(ensure_model_file(model_path)), "--host", options.get("host", "127.0.0.1")]
     return start_local_server(
-        [*command, *extra_args], host=host, port=port, startup_timeout=startup_timeout, log_path=log_path
+        [sys.executable, "-m", "llama_cpp.server", *where, "--port", "{port}", *extra_args], **options
     )
-
-
-def _one_token(base_url: str) -> ProviderFailure | None:
-    """None when the server returned one completion token, else what went wrong."""
-    request = urllib.request.Request(
-        f"{base_url}/completions",
-        data=json.dumps({"model": MODEL_ALIAS, "prompt": "Hello", "max_tokens": 1, "temperature": 0}).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    try:
-        with _DIRECT.open(request, timeout=120) as response:
-            body = json.loads(response.read(1_000_000))
-        usage = body["usage"]["completion_tokens"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        return ProviderFailure(FailureCode.ONE_TOKEN_FAILED, kind=type(error).__name__, detail=str(error)[:300])
-    return None if usage == 1 else ProviderFailure(FailureCode.ONE_TOKEN_COUNT, count=repr(usage)[:40])
-
-
-def smoke_test(command: Sequence[str] | None = None, **options: object) -> ProviderFailure | None:
-    """Start an engine, ask one token, stop it: None when that worked, else the failure."""
-    try:
-        server = start_local_server(command, **options)  # type: ignore[arg-type]
-    except EngineStartError as error:
-        return error.cause
-    except ProviderFailure as error:  # e.g. the weights package is missing
-        return error
-    try:
-        failure = _one_token(server.base_url)
-        return None if failure is None else server.exit_message(wait_seconds=2.0) or failure
-    finally:
-        server.stop()
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,33 +352,25 @@ class BackendChoice:
     note: str  # why this backend
 
 
-def _llama_server_found(requested: str, binary: Path | None) -> Path | str:
-    """The llama-server to serve with, or why there is none (``ProviderFailure`` when it was asked for)."""
-    from .llama_server_build import llama_server_build
-
-    if requested == "llama-cpp-python":
-        return "asked for (--backend llama-cpp-python)"
+def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -> BackendChoice:
+    """llama-server where given or built and executable, else llama-cpp-python's server, saying why; a
+    ``ProviderFailure`` when llama-server was asked for and is not there."""
     build = llama_server_build()
     found = binary if binary is not None else build.binary if build.ready else None
-    if found is not None and found.is_file() and os.access(found, os.X_OK):
-        return found
-    if requested == "llama-server":
-        raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=binary if binary is not None else build.binary)
-    return f"llama-server is {build.state.value}"
-
-
-def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -> BackendChoice:
-    found = _llama_server_found(requested, binary)
-    if isinstance(found, Path):
+    if requested != "llama-cpp-python" and found is not None and found.is_file() and os.access(found, os.X_OK):
         why = "given: --llama-server" if binary else "asked for" if requested == "llama-server" else "built here"
         slots = f"{parallel} parallel slot(s), continuous batching, each slot keeping its prompt (cache_prompt)"
         return BackendChoice("llama-server", found, f"llama.cpp's llama-server ({why}): {slots}")
+    if requested == "llama-server":
+        raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=binary if binary is not None else build.binary)
+    asked = requested == "llama-cpp-python"
+    because = "asked for (--backend llama-cpp-python)" if asked else f"llama-server is {build.state.value}"
     ignored = f"; --parallel {parallel} applies to llama-server only" if parallel > 1 else ""
     kept = f"one request at a time, the shared prompt prefix kept between them{ignored}"
-    return BackendChoice("llama-cpp-python", None, f"llama-cpp-python's server, because {found}: {kept}")
+    return BackendChoice("llama-cpp-python", None, f"llama-cpp-python's server, because {because}: {kept}")
 
 
-def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=None, help="default: a free port")
@@ -444,58 +379,43 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--backend", choices=("auto", "llama-server", "llama-cpp-python"), default="auto")
     parser.add_argument("--model", type=Path, default=None, help="the GGUF file (default: the user's cache)")
     parser.add_argument("--llama-server", type=Path, default=None, help="the llama-server executable to run")
-    parser.add_argument("--smoke-test", action="store_true", help="ask one token in a separate engine, then exit")
     args = parser.parse_args(argv)
     if args.parallel < 1 or (args.threads is not None and args.threads < 1):
         parser.error("--parallel and --threads must be at least 1")
-    return args
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _arguments(argv)
     try:
         choice = _choose_backend(args.backend, args.parallel, args.llama_server)
         threads = args.threads or cores()
         print(f"local model server: {choice.note}; {threads} thread(s)", flush=True)
-        options = {"backend": choice.backend, "threads": threads, "model_path": args.model, "binary": choice.binary}
-        if args.smoke_test:
-            failure = smoke_test(**options)
-            print(f"smoke test: failed: {failure}" if failure else "smoke test: ok (one token)", flush=True)
-            return 0 if failure is None else 1
-        server = start_local_server(host=args.host, port=args.port, parallel=args.parallel, note=choice.note, **options)
+        where = {"host": args.host, "port": args.port, "parallel": args.parallel, "threads": threads}
+        server = start_local_server(
+            backend=choice.backend, model_path=args.model, binary=choice.binary, note=choice.note, **where
+        )
     except ProviderError as error:
         print(f"local model server: failed: {error}", file=sys.stderr, flush=True)
         return 1
     return serve(server, f"local model server: ready at {server.base_url}; log: {server.log_path}")
 
 
-def serve(server: LocalModelServer, announce: str = "", grace_seconds: float = 5.0) -> int:
-    """Wait on a child engine until it ends; SIGTERM or Ctrl+C here stops it (SIGKILL after the grace).
-
-    ``announce`` comes once the signals are handled, so whoever waits for it may stop us at once;
-    the handler only passes the signal on, waiting and reaping stay in the main loop."""
+def serve(server: LocalModelServer, announce: str, grace_seconds: float = 5.0) -> int:
+    """Wait on a child engine until it ends; SIGTERM or Ctrl+C stops it (SIGKILL after the grace). ``announce``
+    comes once the handler (which only notes the signal: the loop stops the engine) is in place, so whoever waits
+    for it may stop us."""
     process = server.process
     if process is None:
         raise ValueError("serve() needs a server this process started")
-    asked: list[float] = []
-
-    def stop(number: int, _frame: object) -> None:
-        asked.append(time.monotonic())
-        _signal(process, signal.SIGTERM)
-
-    previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
-    if announce:
-        print(announce, flush=True)
+    asked: list[int] = []
+    previous = {
+        number: signal.signal(number, lambda got, _: asked.append(got)) for number in (signal.SIGTERM, signal.SIGINT)
+    }
+    print(announce, flush=True)
     try:
-        while (code := process.poll()) is None:
-            if asked and time.monotonic() - asked[0] > grace_seconds:
-                _signal(process, signal.SIGKILL)
+        while (code := process.poll()) is None and not asked:
             time.sleep(0.1)
     finally:
+        server.stop(grace_seconds)
         for number, handler in previous.items():
             signal.signal(number, handler)
-        server.stop()
-    if asked:
+    if asked or code is None:
         print("local model server: stopped", file=sys.stderr, flush=True)
         return 0
     print(f"local model server: failed: {engine_end(code)}", file=sys.stderr, flush=True)
