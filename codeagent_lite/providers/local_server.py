@@ -20,7 +20,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
 import urllib.request
@@ -296,7 +295,6 @@ class GemmaProvider(OpenAICompletionsProvider):
             raise ValueError(f"mode must be one of {', '.join(get_args(LocalMode))}, got {mode!r}")
         self.mode: LocalMode = mode
         self.engine = engine  # asked how it ended when a call fails (a shared server never says)
-        self._decoded = threading.local()  # the mark this thread decoded last: read_completion gets only the text
         schema = mode == "schema"
         self.examples = tuple(examples) if examples is not None else SCHEMA_EXAMPLES if schema else DEFAULT_EXAMPLES
         settings = CompletionSettings(json_schema=action_json_schema() if schema else None)
@@ -320,15 +318,10 @@ class GemmaProvider(OpenAICompletionsProvider):
                     raise
         raise ProviderFailure(FailureCode.ENGINE_GONE, ended=ended)
 
-    def _decode_completion(self, body_text: str) -> Completion[Any]:
-        completion = super()._decode_completion(body_text)
-        self._decoded.served = getattr(completion, MARK_FIELD)
-        return completion
-
-    def read_completion(self, body_text: str) -> ProviderResponse:
+    def _response_of(self, completion: Completion[Any]) -> ProviderResponse:
         """The reply, as a ``SharedReply`` when the class's reply cache answered it without a model call."""
-        response = super().read_completion(body_text)
-        served = self._decoded.served
+        response = super()._response_of(completion)
+        served = getattr(completion, MARK_FIELD)
         if served not in ("hit", "joined"):
             return response
         return SharedReply(response.text, response.input_tokens, response.output_tokens, response.finish_reason, served)

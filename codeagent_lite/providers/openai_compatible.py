@@ -308,7 +308,9 @@ class OpenAICompatibleProvider:
             return ProviderFailure(FailureCode.REQUEST_FAILED, url=self.shown_url, kind=kind, detail=detail)
 
     def read_completion(self, body_text: str) -> ProviderResponse:
-        completion = self._decode_completion(body_text)
+        return self._response_of(self._decode_completion(body_text))
+
+    def _response_of(self, completion: Completion[Any]) -> ProviderResponse:
         if not completion.choices:
             raise ProviderFailure(FailureCode.NO_CHOICES)
         choice = completion.choices[0]
