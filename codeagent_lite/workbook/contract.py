@@ -4,8 +4,9 @@
 workbook never grades a learner on a rule its own reference breaks. A check judges behaviour, never wording, and
 is marked ``ours`` where the blog never states its rule.
 
-The learner's code must not decide its own verdict, so ``check.probe(inputs)`` gives a probe (plain data that
-``verify_probe`` runs in the sandbox) and a judge (run here, with the expected values the probe never carries).
+The learner's code must not decide its own verdict, so ``check.probe(inputs)`` gives a probe (data, its Kernel
+values ``wire.encode``d, that ``verify_probe`` runs in the sandbox) and a judge (run here, with the expected
+values the probe never carries).
 ``Inputs()`` are the public cases a report prints; ``Inputs.draw(seed)`` draws fresh ones for grading.
 """
 

@@ -107,7 +107,7 @@ def _messages(module: types.ModuleType, history: list[Any]) -> dict[str, Any]:
         }
         for item in items[:_MAX_ITEMS]
     ]
-    return {"iterable": True, "items": described, "count": len(items), "shown": shown(items)}
+    return {"iterable": True, "items": described, "shown": shown(items)}
 
 
 @dataclasses.dataclass(frozen=True)
