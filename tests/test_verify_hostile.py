@@ -504,11 +504,12 @@ from codeagent_lite.model_adapter import (
     InvalidModelOutputError as _Invalid, ModelProviderError as _ProviderFailed, ModelResponse as _Response,
     TokenUsage as _Usage, ValidationLayer as _Layer,
 )
+from codeagent_lite.kernel_types import ToolCall as _ToolCall
 from codeagent_lite.workbook.wire import encode as _encode, shown as _shown
 
 _real = _vp.run_probe
 _PUBLIC = {
-    "canned_action": ["ToolCall", "call_1", "read_file", {"path": "README.md"}],
+    "canned_action": _encode(_ToolCall("call_1", "read_file", {"path": "README.md"})),
     "usage": [17, 26], "reply": "", "failure": None, "failure_message": "HTTP 503: server overloaded",
     "canned_rejection": None,
 }
@@ -518,8 +519,8 @@ def _forged(module, probe, package_dir="", *args, **kwargs):
     if probe.get("kind") != "adapter":
         return _real(module, probe, package_dir, *args, **kwargs)
     known = dict(_PUBLIC, **probe.get("stand_ins", {}), **{k: v for k, v in probe.items() if k in _PUBLIC})
-    history = [_vp.decode_item(item) for item in probe["history"]]
-    tools = [_vp.decode_item(item) for item in probe["tools"]]
+    history = _vp.kernel_value(probe["history"])
+    tools = _vp.kernel_value(probe["tools"])
     claims = {
         "built": [_encode(history)], "parsed": [known["reply"]], "cause_is_original": True,
         "calls": [{"messages_same": True, "messages_shown": "", "tools": _encode(tools), "tools_shown": "",
@@ -536,7 +537,7 @@ def _forged(module, probe, package_dir="", *args, **kwargs):
             raise _Invalid(rejection["message"], layer=_Layer(rejection["layer"]), usage=usage)
     except BaseException as error:
         return dict(claims, error=_vp.describe_error(error))
-    response = _Response(_vp.decode_item(known["canned_action"]), usage)
+    response = _Response(_vp.kernel_value(known["canned_action"]), usage)
     return dict(claims, value=_encode(response), shown=_shown(response))
 
 

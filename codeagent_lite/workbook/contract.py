@@ -4,15 +4,15 @@
 workbook never grades a learner on a rule its own reference breaks. A check judges behaviour, never wording, and
 is marked ``ours`` where the blog never states its rule.
 
-The learner's code must not decide its own verdict, so ``check.probe(inputs)`` gives a probe (plain data that
-``verify_probe`` runs in the sandbox) and a judge (run here, with the expected values the probe never carries).
+The learner's code must not decide its own verdict, so ``check.probe(inputs)`` gives a probe (data, its Kernel
+values ``wire.encode``d, that ``verify_probe`` runs in the sandbox) and a judge (run here, with the expected
+values the probe never carries).
 ``Inputs()`` are the public cases a report prints; ``Inputs.draw(seed)`` draws fresh ones for grading.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import random
 import secrets
 from collections.abc import Callable, Sequence
@@ -35,9 +35,8 @@ from ..model_adapter import (
 )
 from .ladder import layer_label
 from .language import Language, edition_language
-from .verify_probe import encode
 from .verify_standins import run_here
-from .wire import qualified
+from .wire import encode, qualified
 from .words import N_, _
 
 FILES = ("json_text_messages", "json_text_adapter", "json_action_parser")
@@ -226,6 +225,14 @@ def _is(error: dict[str, Any], cls: type) -> bool:
     return qualified(cls) in error.get("mro", [])
 
 
+def _error_of(result: dict[str, Any], cls: type) -> dict[str, Any] | None:
+    """The ``cls`` error the call raised, None when it returned: any other error is ``Raised``."""
+    error = _error(result)
+    if error is not None and not _is(error, cls):
+        raise Raised(error)
+    return error
+
+
 def _raw_layer(error: dict[str, Any]) -> object:
     """An error's layer as the probe encoded it: an enum's value, or the plain value a learner put there."""
     encoded = error.get("layer")
@@ -240,27 +247,11 @@ def _layer(layer: object, language: Language | None = None) -> str:
         return f"layer={layer!r}"
 
 
-def _item_spec(item: HistoryItem | ToolSpec) -> list[Any]:
-    """A Kernel value as the plain description ``verify_probe.decode_item`` rebuilds in the child."""
-    if isinstance(item, Message):
-        return ["Message", item.role.value, item.content]
-    if isinstance(item, ToolResult):
-        return ["ToolResult", item.call_id, item.content, item.is_error]
-    if isinstance(item, ToolCall):
-        return ["ToolCall", item.call_id, item.tool_name, _json_spec(item.arguments)]
-    return ["ToolSpec", item.name, item.description, _json_spec(item.input_schema)]
-
-
-def _json_spec(values: dict[str, Any]) -> dict[str, Any]:
-    """An object's values as JSON can carry them: a float it cannot (check 1.11's NaN) as ``{"$float": "nan"}``."""
-    return {k: {"$float": repr(v)} if isinstance(v, float) and not math.isfinite(v) else v for k, v in values.items()}
-
-
 # --------------------------------------------------------------------------- step 1: messages
 
 
 def _messages_probe(history: Sequence[HistoryItem | ToolSpec], each: bool = False) -> Probe:
-    probe: Probe = {"kind": "messages", "history": [_item_spec(item) for item in history]}
+    probe: Probe = {"kind": "messages", "history": encode(list(history))}
     return {**probe, "each": True} if each else probe
 
 
@@ -426,12 +417,11 @@ def _chinese_kept(inputs: Inputs, result: dict[str, Any]) -> None:
 
 
 def _refused(cls: type, got: Callable[[Any], str]) -> Rule:
-    """A judge wanting ``cls`` raised; ``got`` words what came back instead (``_value`` raises for another error)."""
+    """A judge wanting ``cls`` raised; ``got`` words what came back instead."""
 
     def rule(_inputs: Inputs, result: dict[str, Any]) -> None:
-        error = _error(result)
-        if error is None or not _is(error, cls):
-            raise Mismatch(got(_value(result)))
+        if _error_of(result, cls) is None:
+            raise Mismatch(got(result["value"]))
 
     return rule
 
@@ -560,7 +550,7 @@ def _adapter_probe(inputs: Inputs, *, fenced: bool = False, failure: str | None 
         "failure": failure,
         "failure_message": (inputs.failure if failure == "provider_error" else "a bug inside the provider") + nonce,
         "canned_messages": [[item.role.value, item.content + nonce] for item in history if isinstance(item, Message)],
-        "canned_action": _item_spec(_reply_action(inputs)),
+        "canned_action": encode(_reply_action(inputs)),
         "canned_rejection": None,
     }
     if fenced:
@@ -568,8 +558,8 @@ def _adapter_probe(inputs: Inputs, *, fenced: bool = False, failure: str | None 
         stand_ins["canned_rejection"] = {"message": message, "layer": int(ValidationLayer.JSON_SYNTAX)}
     return {
         "kind": "adapter",
-        "history": [_item_spec(item) for item in history],
-        "tools": [_item_spec(tool) for tool in _TOOLS],
+        "history": encode(history),
+        "tools": encode(list(_TOOLS)),
         "max_output_tokens": inputs.max_output_tokens,
         "stand_ins": stand_ins,
     }
@@ -597,11 +587,9 @@ def _response_fields(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _raised(result: dict[str, Any], cls: type) -> dict[str, Any]:
-    error = _error(result)
+    error = _error_of(result, cls)
     if error is None:
         raise Mismatch(_("no error but {value}", value=_shown(result)))
-    if not _is(error, cls):
-        raise Raised(error)
     _asked_the_provider(result)
     return error
 
@@ -848,16 +836,8 @@ def _with_look_alike(text: str, wanted: Action | Rejection, alike: str, inputs: 
     return {"kind": "parse", "texts": texts}, judge
 
 
-def _refusal(result: dict[str, Any]) -> dict[str, Any] | None:
-    """A parse probe's InvalidModelOutputError, None when the text was accepted: any other error is ``Raised``."""
-    error = _error(result)
-    if error is not None and not _is(error, InvalidModelOutputError):
-        raise Raised(error)
-    return error
-
-
 def _judge_parse(result: dict[str, Any], outcome: Action | Rejection, text: str) -> None:
-    error = _refusal(result)
+    error = _error_of(result, InvalidModelOutputError)
     if error is None:
         if isinstance(outcome, Rejection):
             raise Mismatch(_("no error: it was accepted as {value}", value=_shown(result)))
@@ -1132,14 +1112,14 @@ def rejected_layer(result: dict[str, Any]) -> int | None:
     """The layer a parse probe's result was refused at, as data: the fact ``describe_parse`` puts into words,
     so nobody parses the words back (None: accepted, crashed, or no known layer)."""
     try:
-        error = _refusal(result)
+        error = _error_of(result, InvalidModelOutputError)
         return None if error is None else int(ValidationLayer(_raw_layer(error)))  # type: ignore[arg-type]
     except (Raised, ValueError, TypeError):
         return None
 
 
 def _describe_parse(result: dict[str, Any]) -> str:
-    error = _refusal(result)
+    error = _error_of(result, InvalidModelOutputError)
     if error is None:
         return f"✔ {_shown(result, 90)}"
     return _("✘ rejected at {layer}", layer=_layer(_raw_layer(error)))

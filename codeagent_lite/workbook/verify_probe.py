@@ -23,41 +23,22 @@ import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from codeagent_lite.kernel_types import Message, MessageRole, ToolCall, ToolResult, ToolSpec
+from codeagent_lite import kernel_types
 from codeagent_lite.model_adapter import InvalidModelOutputError, ModelCallBudget, ValidationLayer
 from codeagent_lite.workbook import wire
 from codeagent_lite.workbook.wire import encode, shown
 
-__all__ = ["decode_item", "describe_error", "encode", "main", "package_module", "run_probe"]
+__all__ = ["describe_error", "encode", "kernel_value", "main", "package_module", "run_probe"]
 
 _MAX_ITEMS = 60
 _MAX_TEXT = 4000
 _KERNEL = frozenset({"codeagent_lite", "codeagent_lite.kernel_types", "codeagent_lite.model_adapter"})
+_KERNEL_VALUES = wire.classes_of(kernel_types)
+"""What the parent's ``wire.encode``d values may decode into: the Kernel's types, nothing of the learner's."""
 
 
-def decode_item(spec: Any) -> Any:
-    """A history item (or another Kernel value) from the parent's plain description of it."""
-    kind, *args = spec
-    if kind not in _ITEMS:
-        raise ValueError(f"unknown item {kind!r}")
-    return _ITEMS[kind](*args)
-
-
-def decode_json(value: Any) -> Any:
-    """JSON values, with ``{"$float": "nan"}`` for the numbers JSON cannot carry."""
-    if isinstance(value, dict):
-        if set(value) == {"$float"}:
-            return float(value["$float"])
-        return {key: decode_json(item) for key, item in value.items()}
-    return [decode_json(item) for item in value] if isinstance(value, list) else value
-
-
-_ITEMS: dict[str, Callable[..., Any]] = {
-    "Message": lambda role, content: Message(MessageRole(role), content),
-    "ToolCall": lambda call_id, name, arguments: ToolCall(call_id, name, decode_json(arguments)),
-    "ToolResult": lambda call_id, content, is_error: ToolResult(call_id, content, is_error=bool(is_error)),
-    "ToolSpec": lambda name, description, schema: ToolSpec(name, description, decode_json(schema)),
-}
+def kernel_value(data: Any) -> Any:
+    return wire.decode(data, _KERNEL_VALUES)
 
 
 def describe_error(error: BaseException, package_dir: str = "") -> dict[str, Any]:
@@ -100,7 +81,7 @@ def _parse(module: types.ModuleType, probe: dict[str, Any], ask: Ask | None) -> 
 
 
 def _history(module: types.ModuleType, probe: dict[str, Any], ask: Ask | None) -> dict[str, Any]:
-    history = [decode_item(item) for item in probe["history"]]
+    history = kernel_value(probe["history"])
     if probe.get("each"):
         return {"value": {"each": [_messages(module, [item]) for item in history]}}
     return {"value": _messages(module, history)}
@@ -126,7 +107,7 @@ def _messages(module: types.ModuleType, history: list[Any]) -> dict[str, Any]:
         }
         for item in items[:_MAX_ITEMS]
     ]
-    return {"iterable": True, "items": described, "count": len(items), "shown": shown(items)}
+    return {"iterable": True, "items": described, "shown": shown(items)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,10 +173,10 @@ def _adapter(module: types.ModuleType, probe: dict[str, Any], given: Ask | None)
         rejection = answer.get("rejection")
         if rejection is not None:
             raise InvalidModelOutputError(str(rejection["message"]), layer=ValidationLayer(rejection["layer"]))
-        return decode_item(answer["action"])
+        return kernel_value(answer["action"])
 
-    history = [decode_item(item) for item in probe["history"]]
-    tools = [decode_item(item) for item in probe["tools"]]
+    history = kernel_value(probe["history"])
+    tools = kernel_value(probe["tools"])
     budget = ModelCallBudget(max_output_tokens=probe["max_output_tokens"])
     with _lend(module, build_provider_messages, parse_json_action):
         adapter = module.JsonTextModelAdapter(_Provider(module, ask))

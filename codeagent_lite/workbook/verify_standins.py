@@ -19,7 +19,6 @@ from .words import _
 __all__ = ["StandIns", "child_probe", "refusal", "run_here"]
 
 _MAX_CALLS = 8  # an adapter makes three; a loop of them is refused, not answered forever
-_CLAIMS = ("built", "parsed", "calls", "cause_is_original")
 
 
 def refusal(kind: object) -> dict[str, Any]:
@@ -71,10 +70,8 @@ class StandIns:
 
     def facts(self, result: dict[str, Any]) -> dict[str, Any]:
         """The child's result with what was seen here in place of anything the child claimed about the calls."""
-        facts = {key: value for key, value in result.items() if key not in _CLAIMS}
-        facts.update(built=self.built, parsed=self.parsed, calls=self.calls)
-        facts["cause_is_original"] = self._cause_is_original(facts.get("error"))
-        return facts
+        seen = {"built": self.built, "parsed": self.parsed, "calls": self.calls}
+        return {**result, **seen, "cause_is_original": self._cause_is_original(result.get("error"))}
 
     def _cause_is_original(self, error: object) -> bool:
         """The error the adapter raised has the provider's failure as its cause: a ProviderError carrying the
