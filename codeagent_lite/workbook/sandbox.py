@@ -1,13 +1,8 @@
 """A small, killable world for code nobody vouches for: a learner's files, a student's submission.
 
-Why: a verdict must not be decided where the judged code runs. ``verify`` and the classroom's grader run the
-untrusted code here (``program`` as ``__main__`` beside ``files``, ``sandbox_io.py`` and, with ``kernel_types``,
-the Kernel types but never the reference chapter), get back data only, and judge it themselves.
-
-On Linux with bubblewrap the child has a read-only root of ``/usr`` and the interpreter, no network, its own pid
-namespace, an empty environment and, as root, a uid of its own; rlimits, and as root on cgroup v1 a cgroup for
-the run as a whole. Without bwrap it is a plain subprocess in a session of its own; ``protections()`` says what
-applies. The channel back is a pipe of its own, read under deadlines and a byte cap.
+Why: a verdict must not be decided where the judged code runs. ``verify`` and the grader run it here (beside
+``sandbox_io.py`` and the Kernel types, never the reference chapter), get back data only and judge it themselves.
+``protections()`` says what isolation applies; the channel back is a pipe of its own, under deadlines and a byte cap.
 """
 
 from __future__ import annotations
@@ -84,8 +79,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class Answer:
-    """What ``on_part`` writes back. ``fence``: kill every other process of the run first, so verify's next step reaches
-    nothing left behind; ``progress``: the part restarts the per-part clock."""
+    """What ``on_part`` writes back; ``fence``: first kill the run's other processes; ``progress``: restart the clock."""
 
     data: object
     fence: bool = False
@@ -107,8 +101,7 @@ class ChildOutcome:
 
 # --------------------------------------------------------------------------- the child's world
 def kernel_closure(package_dir: Path = _PACKAGE_DIR) -> tuple[str, ...]:
-    """The package modules the Kernel types need, read from their imports with ``ast`` so that a new import is followed
-    at once; never a reference module (a copy importing one fails in the child)."""
+    """The package modules the Kernel types import (read with ``ast``, so a new import is followed), no reference."""
     seen: list[str] = []
     todo = list(_KERNEL_ROOTS)
     while todo:
@@ -126,10 +119,8 @@ def _imported(node: ast.AST) -> list[str]:
     """The package's modules one import names, however spelled (``.x``, ``from . import x``, ``codeagent_lite.x``)."""
     if isinstance(node, ast.Import):
         return [alias.name.split(".")[1] for alias in node.names if alias.name.startswith(_PACKAGE + ".")]
-    return _imported_from(node) if isinstance(node, ast.ImportFrom) else []
-
-
-def _imported_from(node: ast.ImportFrom) -> list[str]:
+    if not isinstance(node, ast.ImportFrom):
+        return []
     absolute = node.level == 0 and (node.module or "").split(".")[0] == _PACKAGE
     if node.level != 1 and not absolute:
         return []
@@ -170,8 +161,7 @@ def _world(program: str, payload: object, files: Mapping[str, bytes], kernel: bo
 
 
 def _copy_compiled(source: Path, target: Path) -> None:
-    """Our module with its bytecode: the child runs -B and would compile it every session. Never untrusted source: a
-    compiler crash on it would take this process down."""
+    """Our module with its bytecode, or the child (-B) compiles it every run; never untrusted source (a crash here)."""
     content = source.read_bytes()
     target.write_bytes(content)
     cached = Path(importlib.util.cache_from_source(str(target)))
@@ -195,15 +185,14 @@ def _is_root() -> bool:
 _uids = itertools.count()
 
 
-def _own_uid() -> int:
-    """A uid no account uses, different for runs that overlap (RLIMIT_NPROC counts per uid)."""
-    return _uid_range()[next(_uids) % 64]
-
-
 def _uid_range() -> range:
-    """The uids of this process's runs: drawn from its pid, so another process's runs are told apart."""
+    """The uids of this process's runs (none an account's): drawn from its pid, so another process's are told apart."""
     base = 3_000_000 + (os.getpid() % 50_000) * 64
     return range(base, base + 64)
+
+
+def _own_uid() -> int:
+    return _uid_range()[next(_uids) % 64]  # a different one for runs that overlap: RLIMIT_NPROC counts per uid
 
 
 def system_binds() -> list[str]:
@@ -214,8 +203,7 @@ def system_binds() -> list[str]:
             command += ["--symlink", f"usr/{link}", f"/{link}"]
     prefix = Path(sys.base_prefix).resolve()
     if prefix != Path("/usr") and Path("/usr") not in prefix.parents:
-        # a pyenv under /root (0700): without it the loader would miss its libpython and run another stdlib
-        command += readable_bind(prefix)
+        command += readable_bind(prefix)  # a pyenv under /root (0700): else the loader would run another stdlib
     for site in prefix.glob("lib/python3*/site-packages"):
         command += ["--tmpfs", str(site)]
     return command
