@@ -79,7 +79,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class Answer:
-    """What ``on_part`` writes back; ``fence``: first kill the run's other processes; ``progress``: restart the clock."""
+    """What ``on_part`` writes back; ``fence``: first kill the run's other processes; ``progress``: a new clock."""
 
     data: object
     fence: bool = False
@@ -119,8 +119,10 @@ def _imported(node: ast.AST) -> list[str]:
     """The package's modules one import names, however spelled (``.x``, ``from . import x``, ``codeagent_lite.x``)."""
     if isinstance(node, ast.Import):
         return [alias.name.split(".")[1] for alias in node.names if alias.name.startswith(_PACKAGE + ".")]
-    if not isinstance(node, ast.ImportFrom):
-        return []
+    return _imported_from(node) if isinstance(node, ast.ImportFrom) else []
+
+
+def _imported_from(node: ast.ImportFrom) -> list[str]:
     absolute = node.level == 0 and (node.module or "").split(".")[0] == _PACKAGE
     if node.level != 1 and not absolute:
         return []
@@ -340,8 +342,7 @@ def memory_protection(capped: bool) -> str:
 
 @functools.cache
 def _subreaper() -> bool:
-    """Become a child subreaper, once: without bwrap's pid namespace an orphan of the run (a ``setsid``'d grandchild) is
-    re-parented here, not to init, and still found."""
+    """Become a child subreaper, once: without bwrap an orphan of the run (``setsid``) comes here, not to init."""
     if not sys.platform.startswith("linux"):
         return False
     try:
@@ -353,8 +354,7 @@ def _subreaper() -> bool:
 
 
 def _limiter(limits: Limits, own_uid: bool, group: sandbox_cgroup.RunGroup | None) -> Callable[[], None] | None:
-    """What the forked child does before exec: join the run's cgroup (so nothing it starts is outside it), then set the
-    rlimits bwrap and Python inherit."""
+    """What the forked child does before exec: join the run's cgroup, then set the rlimits bwrap and Python inherit."""
     if not _HAS_RLIMITS:
         return None
     import resource
@@ -398,10 +398,8 @@ def run_in_sandbox(
 ) -> ChildOutcome:
     """Run ``program`` in a fresh sandbox and return what it sent, never raising for what it did.
 
-    ``part_seconds`` (verify's per-check limit) bounds the wait for each next message, ``limits.seconds`` the
-    whole run. ``on_part`` sees each part as it arrives and returns False for one that is no progress (it
-    restarts no clock), or, with ``answers`` (the child has a request pipe), an ``Answer`` to write back.
-    """
+    ``part_seconds`` bounds the wait for each next message, ``limits.seconds`` the whole run. ``on_part`` sees each
+    part and returns False for no progress, or (with ``answers``: a request pipe) an ``Answer`` to write back."""
     folder = _world(program, payload, files, kernel_types)
     try:
         live = _launch(folder, limits, requests=answers)
@@ -420,13 +418,10 @@ class SandboxStopped(RuntimeError):
 
 
 class SandboxSession:
-    """A conversation with one sandboxed child: the grader asks, case after case, and judges the answers.
+    """A conversation with one sandboxed child: a submission loaded once answers the grader's cases one by one.
 
-    Why not one ``run_in_sandbox`` per case: a submission loaded once answers many questions, and the cases can
-    be drawn as the judging goes. The child reads each request with ``sandbox_io.receive()`` and answers with one
-    ``sandbox_io.send_part``; anything else within ``timeout`` (half an answer included) kills the run and raises
-    ``SandboxStopped`` from then on. Leaving the ``with`` block kills the run too.
-    """
+    The child reads each request with ``sandbox_io.receive()`` and answers with one ``sandbox_io.send_part``; anything
+    else within ``timeout`` kills the run and raises ``SandboxStopped`` from then on, as leaving the ``with`` does."""
 
     def __init__(
         self,
@@ -536,7 +531,7 @@ def _start(
     command: list[str], folder: Path, ends: tuple[int, int], limiter: Callable[[], None] | None
 ) -> subprocess.Popen[bytes]:
     """The child, with the channel's write end and the requests' read end (-1: none) as its only extra descriptors
-    (handles on Windows), named on its command line; what it prints is nobody's data."""
+    (handles on Windows), named on its command line."""
     writer, request_reader = ends
     common: dict[str, Any] = {"cwd": folder, "env": dict(_ENV), "stdin": subprocess.DEVNULL}
     common.update(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -558,9 +553,8 @@ def _start(
 
 
 def _pump(live: _Live, cap: int) -> None:
-    """A reader thread (no select on pipes, portably) queueing the channel's chunks, the empty last one included, and
-    stopping past ``cap`` so a huge message never grows this process. It reads a duplicate of the end: a survivor
-    holding the pipe open keeps it waiting, never reading a number reused after the run."""
+    """A reader thread (no portable select on pipes) queueing the chunks, the empty last one too, stopping past
+    ``cap``; on a duplicate of the end, so a survivor holding the pipe never makes it read a reused number."""
     own = os.dup(live.reader)
 
     def pump() -> None:
@@ -634,8 +628,7 @@ def _listen(
 def _take(
     live: _Live, message: _Message, on_part: _OnPart | None, conversation: bool
 ) -> tuple[ChildOutcome | None, bool]:
-    """A run's final answer ends it (prints after it are not waited for); a conversation's answer is the first part
-    naming this request (one sent before the request was read is nobody's answer)."""
+    """A run's final answer ends it; a conversation's answer is the first part naming this request."""
     kind, data, asked = message
     if conversation and kind == "part" and asked != live.asked:
         return None, False

@@ -88,8 +88,7 @@ def available() -> bool:
 
 
 def make(memory_bytes: int, processes: int) -> RunGroup | None:
-    """A fresh group capped at ``memory_bytes`` (swap included where the kernel counts it) and ``processes``,
-    or None where none can be made (then the per-process limits are all there is)."""
+    """A fresh group capped at ``memory_bytes`` (swap too where counted) and ``processes``; None where none can be."""
     parents = _parents() if available() else None
     if parents is None:
         return None
@@ -111,9 +110,7 @@ def make(memory_bytes: int, processes: int) -> RunGroup | None:
 
 
 def _remove_orphans(parents: tuple[Path, Path]) -> None:
-    """Remove the empty groups of a process that is gone. Why: one killed with ``kill -9`` mid-run (a Jupyter
-    kernel's restart) ran no ``finally``, and nothing else would ever remove them. A group still holding a process
-    is left alone (``rmdir`` refuses it); so is one whose maker is alive (``/proc`` has its pid)."""
+    """Remove the empty groups of a maker that is gone: one killed with ``kill -9`` mid-run ran no ``finally``."""
     for parent in parents:
         with contextlib.suppress(OSError):
             for folder in parent.glob(f"{_PREFIX}*-*"):

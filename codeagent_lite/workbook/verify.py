@@ -154,8 +154,7 @@ _COLOURS: dict[bool | None, str] = {True: "#1a7f37", False: "#cf222e", None: "#8
 
 
 def _same_causes(results: Sequence[CheckResult]) -> dict[str, tuple[str, ...]]:
-    """Checks of one step that failed (or did not run) for the very same reason: one root cause. The first maps
-    to the ids of the others (its sentence is said once, naming them), each other to () (not repeated)."""
+    """Checks of a step failing for the very same reason, said once: the first maps to the others' ids, they to ()."""
     by_reason: dict[tuple[bool | None, str], list[str]] = {}
     for result in results:
         if not result.passed and result.got:
@@ -169,9 +168,8 @@ def _same_causes(results: Sequence[CheckResult]) -> dict[str, tuple[str, ...]]:
 
 
 def _details(result: CheckResult, group: tuple[str, ...] | None) -> tuple[list[str], str, list[str]]:
-    """A check's lines under its name: why it failed (and the others with the same cause), the workbook rule a
-    failed check enforces ("": a learner should know the blog does not ask for it) and its notes. A cause is
-    said once: nothing for a check in ``group == ()``."""
+    """A check's lines under its name: why it failed (and which others for that cause), the workbook rule it
+    enforces (the blog does not ask for it) and its notes; nothing for a check in ``group == ()``."""
     if group == ():
         return [], "", []
     why = [] if result.passed else [result.sentence]
@@ -218,10 +216,8 @@ def verify(
 ) -> VerifyReport:
     """Run the contract's checks of steps 1..``step`` (all four for None) on ``directory``'s files.
 
-    ``time_limit`` is per check, in seconds. With ``seed`` the inputs are drawn fresh (graded judging: the
-    learner's code cannot know them). ``progress`` (None: where it can be seen) shows a line per step on a
-    terminal, or a notebook bar gone when the report is shown. ``VerifyUsageError`` for wrong arguments.
-    """
+    ``time_limit`` is per check, in seconds; ``seed`` draws fresh inputs (graded judging); ``progress`` (None: where
+    it can be seen) shows a line per step or a notebook bar. ``VerifyUsageError`` for wrong arguments."""
     label, folder = _arguments(directory, step, time_limit, seed)
     inputs = (Inputs() if seed is None else Inputs.draw(seed)).fresh()
     checks = checks_up_to(step)
@@ -255,8 +251,7 @@ def verify(
 def _arguments(
     directory: str | os.PathLike[str], step: int | None, time_limit: float, seed: int | None
 ) -> tuple[str, Path]:
-    """Wrong arguments are a usage error (exit status 2) before any learner code runs; so is a folder with none of
-    the three files, almost always the wrong folder."""
+    """Wrong arguments, and a folder with none of the three files (the wrong one), fail before any learner code."""
     if step is not None:
         _check_step(step)
     _check_time_limit(time_limit)
@@ -285,8 +280,7 @@ def _weaker_sandbox_note() -> tuple[str, ...]:
 def _run_samples(
     directory: str | os.PathLike[str], samples: Sequence[Sample], time_limit: float
 ) -> tuple[str, list[tuple[str, CheckResult]]]:
-    """The folder's label, and each sample's verdict with its words: its description, or why it failed or did
-    not run, as verify would say it."""
+    """The folder's label, and each sample's verdict with its words as verify would say them."""
     _check_time_limit(time_limit)
     label, folder = _folder(directory)
     tally = Tally()
@@ -379,8 +373,7 @@ class Comparison:
 
 
 def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Comparison:
-    """Run step ``step``'s samples through ``directory``'s file (in a killable child, like ``verify``) and through
-    the reference (here). Step 4 shows step 3's corpus: the parser is one file in two stages."""
+    """Step ``step``'s samples through ``directory``'s file (sandboxed) and the reference; step 4 shows step 3's."""
     _check_step(step)
     samples = [sample for sample in SAMPLES if sample.step == min(step, 3)]
     label, results = _run_samples(directory, samples, time_limit)
@@ -405,9 +398,8 @@ class LearnerParse:
 def learner_parses(
     directory: str | os.PathLike[str], texts: Sequence[str], *, time_limit: float = DEFAULT_TIME_LIMIT
 ) -> tuple[LearnerParse, ...]:
-    """What the learner's ``parse_json_action`` does with each text: ``contract.describe_parse``'s words (or the
-    sentence verify prints for a crash, a hang, a file that did not load), and whether it accepted the text or at
-    which layer it refused it, so a ladder is drawn from facts, not words."""
+    """What the learner's ``parse_json_action`` does with each text: the words verify would say, and as facts
+    whether it accepted the text or at which layer it refused it (a ladder is drawn from facts, not words)."""
     _label, results = _run_samples(directory, text_samples(texts), time_limit)
     return tuple(_parsed(shown, outcome.result if outcome.passed else None) for shown, outcome in results)
 
@@ -438,8 +430,7 @@ def _check_time_limit(time_limit: float) -> None:
 
 
 def _folder(directory: str | os.PathLike[str]) -> tuple[str, Path]:
-    """How the folder is named in the report (as given when relative, else by its name: no machine paths;
-    cleaned, since a folder's name is the learner's too), and where it is."""
+    """The folder's name in the report (as given when relative, else its name: no machine paths), and where it is."""
     given = Path(directory)
     label = clean(given.as_posix() if not given.is_absolute() else given.name, limit=120)
     folder = Path(directory).resolve()

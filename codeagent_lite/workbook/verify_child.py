@@ -313,8 +313,7 @@ def _session(
 
 
 def _answer(state: _Session, part: object) -> sandbox.Answer | None:
-    """A request of the child: the next step's probes, or a stand-in's call, answered and recorded here. None:
-    not a request. Only the check running now, in the step handed out now, gets its stand-ins answered."""
+    """A request of the child (the next step's probes, a stand-in's call for the check running now), else None."""
     if not isinstance(part, dict):
         return None
     if part.get("next") is True:
@@ -328,8 +327,7 @@ def _answer(state: _Session, part: object) -> sandbox.Answer | None:
 
 
 def _next_step(state: _Session) -> sandbox.Answer:
-    """The next step's probes, fenced (but the first). A key of a later step is not known yet, and one of an
-    earlier step is known no more: only the step handed out can start, answer or call."""
+    """The next step's probes, fenced (but the first): only the keys of the step handed out count from now."""
     if not state.steps:
         return sandbox.Answer({"probes": []}, progress=False)
     step = state.steps.pop(0)
@@ -357,16 +355,21 @@ def _take(state: _Session, part: object) -> bool:
     if key.startswith("load:"):
         _record_load(state, key.removeprefix("load:"), _checked(part, _LOAD))
     elif key not in state.tally.outcomes:
-        checked = _checked(part, _CHECK)
-        stand_ins = state.stand_ins.get(key)  # what the parent saw of step 2's stand-ins replaces the child's claims
-        if stand_ins is not None and checked is not None and isinstance(checked.get("result"), dict):
-            checked["result"] = stand_ins.facts(checked["result"])
-        state.tally.outcomes[key] = _verdict(state.by_id[key], checked)
+        state.tally.outcomes[key] = _verdict(state.by_id[key], _with_facts(state, key, part))
     return _within_budget(state, key)
 
 
 def _key(sent: object) -> str:
     return sent if isinstance(sent, str) else ""  # "" matches no key; a list would not even be looked up
+
+
+def _with_facts(state: _Session, key: str, part: dict[str, Any]) -> dict[str, Any] | None:
+    """The child's answer, checked, with what the parent saw of step 2's stand-ins in place of its claims."""
+    checked = _checked(part, _CHECK)
+    stand_ins = state.stand_ins.get(key)
+    if stand_ins is not None and checked is not None and isinstance(checked.get("result"), dict):
+        checked["result"] = stand_ins.facts(checked["result"])
+    return checked
 
 
 def _within_budget(state: _Session, key: str) -> bool:

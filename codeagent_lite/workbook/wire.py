@@ -1,10 +1,9 @@
 """Values and exceptions as plain data, both ways across a sandbox's channel: one format for verify and the grader.
 
-Why one module: verify's probe and the grader's child (``outside_child``) both send back what a learner's code
-returned or raised, and two codecs would be two sets of rules to get right. It runs inside the sandbox too, so it
-imports the standard library only. Anything ``encode`` cannot read as data becomes its type's name and a cut
-``repr``, and everything is cut at ``Caps``. ``decode`` builds objects only from the classes the reader names,
-refuses unknown tags and nesting past ``MAX_DEPTH``, so a hostile child's message decodes at worst into wrong values.
+Why one module: two codecs would be two sets of rules to get right; it runs in the sandbox too (stdlib only).
+``encode`` cuts at ``Caps`` and sends what it cannot read as data as its type and a cut ``repr``; ``decode`` builds
+only the classes the reader names and refuses unknown tags and deep nesting: a hostile child's message decodes at
+worst into wrong values.
 """
 
 from __future__ import annotations
@@ -77,7 +76,7 @@ class Opaque:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Record:
-    """A dataclass the reader has no class for (a learner's own ``ProviderMessage``): its name and fields."""
+    """A dataclass the reader has no class for (a learner's ``ProviderMessage``): its name and fields."""
 
     type: str
     fields: tuple[tuple[str, Any], ...]
@@ -103,9 +102,7 @@ def shown(value: object, limit: int = 300) -> str:
 
 
 def encode(value: object, depth: int = 0, caps: Caps = Caps()) -> Any:
-    """``value`` as JSON-able data that keeps its type: what a parent compares or rebuilds, never a verdict.
-
-    Marked where JSON cannot carry it: a tuple, a dict (its keys), an object, an exception, and ``_scalar``'s."""
+    """``value`` as JSON-able data that keeps its type (marked where JSON cannot): a parent's facts, never a verdict."""
     return _Encoder(caps).value(value, depth)
 
 
@@ -134,18 +131,20 @@ class _Encoder:
         if isinstance(value, list):
             return [self.value(item, depth + 1) for item in value[: caps.items]]
         if isinstance(value, tuple):
-            return {"$tuple": [self.value(item, depth + 1) for item in value[: caps.items]]}
+            return {"$tuple": self.value(list(value), depth)}
         if isinstance(value, BaseException):
             return self.error(value, depth)
+        return self.object(value, depth)
+
+    def object(self, value: object, depth: int) -> Any:
+        """A dataclass by its fields (rebuilt only from a class the reader names), else ``scalar``'s."""
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             fields = {f.name: self.value(getattr(value, f.name, None), depth + 1) for f in dataclasses.fields(value)}
             return {"$obj": qualified(type(value)), "fields": fields}
         return self.scalar(value, depth)
 
     def scalar(self, value: object, depth: int) -> Any:
-        """A value JSON can almost carry, marked where it cannot (an enum, a huge int, NaN, ``...``). An enum is
-        tested before int, since an IntEnum is an int too and its type is what a check compares (a str enum is a
-        str)."""
+        """A value JSON can almost carry, marked where it cannot. An enum before int: an IntEnum's type counts."""
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, str):
