@@ -375,7 +375,6 @@ def _limiter(limits: Limits, own_uid: bool, group: sandbox_cgroup.RunGroup | Non
 
 
 def _command(folder: Path, limits: Limits) -> tuple[list[str], int | None, bool]:
-    """The command line, the uid the child runs as (None: ours), and whether bwrap is used."""
     uid = _own_uid() if _drops_uid() else None
     boot = _BOOT if uid is not None or not _HAS_RLIMITS else _NPROC.format(n=limits.processes) + _BOOT
     python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd", "request-fd"]
@@ -500,7 +499,6 @@ class _Live:
 
 
 def _launch(folder: Path, limits: Limits, requests: bool) -> _Live | ChildOutcome:
-    """Start the child (with a request pipe when asked), or say why it could not start."""
     command, uid, bwrap = _command(folder, limits)
     if uid is not None:
         for path in [folder, *folder.rglob("*")]:
@@ -715,7 +713,6 @@ def _write_request(live: _Live, data: object, deadline: float) -> ChildOutcome |
 
 
 def _ended(live: _Live) -> ChildOutcome:
-    """The channel closed: how the child ended, or that it stopped in the middle of a message."""
     try:
         code = live.process.wait(timeout=2)
     except subprocess.TimeoutExpired:

@@ -77,7 +77,6 @@ def _parents() -> tuple[Path, Path] | None:
 
 
 def unified_only() -> bool:
-    """Whether this machine mounts cgroup v2 alone (``/sys/fs/cgroup`` is the unified hierarchy)."""
     return (_ROOT / "cgroup.controllers").exists()
 
 

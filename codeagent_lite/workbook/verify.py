@@ -17,7 +17,6 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from . import sandbox, verify_progress
 from .contract import FILES, SAMPLES, STEPS, Inputs, Sample, checks_up_to, rejected_layer, step_title, text_samples
@@ -49,8 +48,6 @@ class VerifyUsageError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class VerifyReport:
-    """Every check's verdict for one folder, and the problems of whole files."""
-
     label: str
     steps: tuple[int, ...]
     results: tuple[CheckResult, ...]
@@ -80,11 +77,9 @@ class VerifyReport:
         return _("{passed} of {total} checks pass", passed=self.passed, total=len(self.results))
 
     def _results_of(self, step: int) -> list[CheckResult]:
-        """The report is read step by step, so each step's checks are shown together, in contract order."""
         return [result for result in self.results if result.check.step == step]
 
     def _by_step(self) -> list[tuple[str, list[tuple[CheckResult, tuple[str, ...] | None]]]]:
-        """Each step's heading and its checks, each with its group of checks failing for the same reason."""
         steps = []
         for step in self.steps:
             results = self._results_of(step)
@@ -107,22 +102,15 @@ class VerifyReport:
         lines = []
         for step in self.steps:
             results = self._results_of(step)
-            passed, total, title = sum(1 for result in results if result.passed), len(results), step_title(step)
-            mark = "✔" if passed == total else "✘"
+            passed, total = sum(1 for result in results if result.passed), len(results)
+            counts = {"passed": passed, "total": total, "mark": "✔" if passed == total else "✘"}
+            title = step_title(step)
             lines.append(
-                _(
-                    "{mark} step {step} · {title}: {passed} of {total} checks pass",
-                    mark=mark,
-                    step=step,
-                    title=title,
-                    passed=passed,
-                    total=total,
-                )
+                _("{mark} step {step} · {title}: {passed} of {total} checks pass", step=step, title=title, **counts)
             )
         return "\n".join(lines)
 
     def summary(self) -> str:
-        """Where to look first: the first failing check."""
         first = next(iter(self.failed), None)
         if first is None:
             return _("every check passes")
@@ -180,7 +168,6 @@ def _details(result: CheckResult, group: tuple[str, ...] | None) -> tuple[list[s
 
 
 def _text_lines(result: CheckResult, group: tuple[str, ...] | None = None) -> list[str]:
-    """One check in the command line's report: its mark and name, then why it failed and any notes."""
     ours = " " + _("[workbook rule]") if result.check.ours else ""
     why, rule, notes = _details(result, group)
     rules = [_("(a rule of this workbook: {rule})", rule=rule)] if rule else []
@@ -314,8 +301,6 @@ class ComparisonRow:
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
-    """Samples of one step through the reference and through a learner's file, side by side."""
-
     label: str
     step: int
     rows: tuple[ComparisonRow, ...]
@@ -401,13 +386,12 @@ def learner_parses(
     """What the learner's ``parse_json_action`` does with each text: the words verify would say, and as facts
     whether it accepted the text or at which layer it refused it (a ladder is drawn from facts, not words)."""
     _label, results = _run_samples(directory, text_samples(texts), time_limit)
-    return tuple(_parsed(shown, outcome.result if outcome.passed else None) for shown, outcome in results)
-
-
-def _parsed(shown: str, result: dict[str, Any] | None) -> LearnerParse:
-    if result is None:
-        return LearnerParse(shown, accepted=False, rejected_at=None)
-    return LearnerParse(shown, accepted=not isinstance(result.get("error"), dict), rejected_at=rejected_layer(result))
+    parses = []
+    for shown, outcome in results:
+        result = outcome.result if outcome.passed else None
+        accepted = result is not None and not isinstance(result.get("error"), dict)
+        parses.append(LearnerParse(shown, accepted, None if result is None else rejected_layer(result)))
+    return tuple(parses)
 
 
 def _check_step(step: object) -> None:

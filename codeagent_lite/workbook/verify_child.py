@@ -277,7 +277,6 @@ def _session(
     tally: Tally,
     on_event: Callable[[str], None] | None,
 ) -> list[Item]:
-    """One sandbox run; returns the items to try again in a fresh process, else []."""
     places = [(str(place), item) for place, item in enumerate(items)]
     steps = [list(step) for _group, step in groupby(places, key=lambda pair: pair[1].group)]
     stand_ins = {item.id: StandIns(v) for item in items if isinstance(v := item.probe.get("stand_ins"), dict)}
@@ -547,7 +546,6 @@ def _optional(check: Field) -> Field:
 
 
 def _items(*checks: Field) -> Field:
-    """A list of exactly these fields, in order."""
     return _of(list, lambda value: [check(item) for check, item in zip(checks, value, strict=True)])
 
 

@@ -9,18 +9,12 @@ from __future__ import annotations
 
 import html
 import sys
-from typing import Any, Protocol
+from typing import Any
 
 from .contract import step_title
 from .words import _
 
-__all__ = ["Progress", "start"]
-
-
-class Progress(Protocol):
-    def step(self, number: int) -> None: ...
-
-    def done(self) -> None: ...
+__all__ = ["start"]
 
 
 def _shell() -> Any:
@@ -63,7 +57,7 @@ class _Notebook:
         self.handle.update({}, raw=True)
 
 
-def start(total: int, progress: bool | None) -> Progress:
+def start(total: int, progress: bool | None) -> _Terminal | _Notebook:
     """The progress display for a verify of ``total`` steps: ``progress`` None shows it where it can be seen."""
     if progress is not False and _shell() is not None:
         return _Notebook(total)

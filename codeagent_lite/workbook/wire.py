@@ -191,7 +191,6 @@ Classes = Mapping[str, Callable[..., Any]]
 
 
 def classes_of(*modules: object) -> dict[str, Any]:
-    """Every class defined or imported in ``modules``, by qualified name."""
     found: dict[str, Any] = {}
     for module in modules:
         found.update({qualified(value): value for value in vars(module).values() if isinstance(value, type)})
