@@ -1,10 +1,9 @@
 """A memory and pids cgroup of its own for one sandbox run, where the machine lets us make one.
 
-Why: ``RLIMIT_AS`` caps each process and ``RLIMIT_NPROC`` a uid, not a run; a cgroup caps the run as a whole (the
-kernel refuses memory and forks past the caps). Made under this process's own group (a run stays inside its caps),
-joined by the child before exec, removed after the run is killed. Only cgroup v1, as root: on v2 a group holding
-processes cannot give its children controllers, and the processes of verify's group (the notebook server, the
-shell) are not verify's to move to a leaf; there the per-process limits are all a run gets, and verify says so.
+Why: ``RLIMIT_AS`` caps each process and ``RLIMIT_NPROC`` a uid, not a run; a cgroup caps the run as a whole. Made
+under this process's own group, joined by the child before exec, removed after the run is killed. Only cgroup v1, as
+root: on v2 a group holding processes cannot give its children controllers, and verify's group's processes (the
+notebook server) are not verify's to move; there the per-process limits are all a run gets, and verify says so.
 """
 
 from __future__ import annotations

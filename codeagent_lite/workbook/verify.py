@@ -1,12 +1,10 @@
 """``verify(DIR)``: judge a learner's three files with the package's own contract (``tests/`` runs the same).
 
-Why it is built this way: the learner's code must never decide its own verdict. Each check is a probe (inputs,
-which function to call) and a judge (the expected values); the probes run in a sandbox (``verify_child``) and
-the judges here decide from the data that comes back, so a syntax error, ``sys.exit``, a print, an endless loop
-or a forged message is one ✘ line, never a traceback or a hang. Code in the child can still claim results for
-the probes it is given, without knowing which check each is; with ``seed`` the inputs are fresh, so a forger
-must compute what it claims (the graded judge, ``classroom/GRADING.md``). ``python -m codeagent_lite verify DIR``
-exits 0 when every check passes, 1 otherwise, 2 when used wrongly.
+Why this way: the learner's code must never decide its own verdict. Each check is a probe, run in a sandbox
+(``verify_child``), and a judge here that decides from the data coming back, so a syntax error, ``sys.exit``, an
+endless loop or a forged message is one ✘ line, never a traceback or a hang. With ``seed`` the inputs are fresh, so
+a forger must compute what it claims (``classroom/GRADING.md``). The command exits 0 when every check passes, 1
+otherwise, 2 when used wrongly.
 """
 
 from __future__ import annotations

@@ -388,7 +388,7 @@ def _record_load(state: _Session, file: str, part: dict[str, Any] | None) -> Non
         state.loads.setdefault(file, file not in problems)
         return
     if part is None:
-        problems[file] = _(_NOT_LOADED, file=file, what=_(_MALFORMED, id=f"{file}.py"))
+        problems[file] = _(_NOT_LOADED, file=file, what=_(_MALFORMED, id=file + ".py"))
     elif part.get("missing"):
         problems[file] = _("{file}.py is missing from {label}", file=file, label=state.label)
     elif part.get("reference_imports"):
@@ -566,10 +566,7 @@ def _record(fields: Mapping[str, Field], required: tuple[str, ...] = ()) -> Fiel
     return field
 
 
-def _data(value: object) -> object:
-    return value
-
-
+_ANY = _of(object)  # data the judges read inside their try
 _ERROR = _record(
     {
         "type": _text(_NAME),
@@ -581,7 +578,7 @@ _ERROR = _record(
         "exit_code": _text(_NAME),
         "cause": _record({"type": _text(_NAME), "mro": _names}, ("type", "mro")),
         "cause_shown": _text(_TEXT),
-        **{name: _data for name in ("layer", "code", "usage", "expected", "found")},
+        **{name: _ANY for name in ("layer", "code", "usage", "expected", "found")},
     },
     ("type", "module", "mro", "message"),
 )
@@ -592,7 +589,7 @@ _SHOWN: dict[str, Field] = {"error": _ERROR, "printed": _PRINTED, "reference_imp
 def _result(value: object) -> dict[str, Any]:
     if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
         raise _Malformed
-    return {key: _SHOWN.get(key, _data)(item) for key, item in value.items()}
+    return {key: _SHOWN.get(key, _ANY)(item) for key, item in value.items()}
 
 
 _LOAD = _record({"missing": _of(bool), "error": _optional(_ERROR), "printed": _PRINTED, "reference_imports": _names})

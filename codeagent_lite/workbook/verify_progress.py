@@ -1,8 +1,7 @@
 """Progress while verify runs: a line per step on a terminal, a bar in a notebook that leaves nothing behind.
 
-Why a bar created empty: nbval compares the outputs a cell creates, not the updates that change them later, and
-``clear_output`` would also clear what the cell printed before verify. So the display is created with no data,
-filled by updates while the steps run and emptied at the end: every machine saves the same empty display.
+Why a bar created empty, filled by updates and emptied at the end: nbval compares the outputs a cell creates, not
+later updates, and ``clear_output`` would also clear what the cell printed before: every machine saves the same.
 """
 
 from __future__ import annotations
