@@ -100,11 +100,17 @@ class VerifyReport:
         lines = []
         for step in self.steps:
             results = self._results_of(step)
-            passed, total = sum(1 for result in results if result.passed), len(results)
-            counts = {"passed": passed, "total": total, "mark": "✔" if passed == total else "✘"}
-            title = step_title(step)
+            passed, total, title = sum(1 for result in results if result.passed), len(results), step_title(step)
+            mark = "✔" if passed == total else "✘"
             lines.append(
-                _("{mark} step {step} · {title}: {passed} of {total} checks pass", step=step, title=title, **counts)
+                _(
+                    "{mark} step {step} · {title}: {passed} of {total} checks pass",
+                    mark=mark,
+                    step=step,
+                    title=title,
+                    passed=passed,
+                    total=total,
+                )
             )
         return "\n".join(lines)
 

@@ -134,9 +134,9 @@ class _Encoder:
             return {"$tuple": self.value(list(value), depth)}
         if isinstance(value, BaseException):
             return self.error(value, depth)
-        return self.object(value, depth)
+        return self.dataclass(value, depth)
 
-    def object(self, value: object, depth: int) -> Any:
+    def dataclass(self, value: object, depth: int) -> Any:
         """A dataclass by its fields (rebuilt only from a class the reader names), else ``scalar``'s."""
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             fields = {f.name: self.value(getattr(value, f.name, None), depth + 1) for f in dataclasses.fields(value)}
