@@ -63,7 +63,9 @@ class RunGroup:
 
 
 def _parents() -> tuple[Path, Path] | None:
-    """This process's own memory and pids groups (v1), from /proc/self/cgroup; None without both."""
+    """This process's own memory and pids groups (v1), from /proc/self/cgroup; None without both, or not root."""
+    if not (hasattr(os, "geteuid") and os.geteuid() == 0):
+        return None
     own: dict[str, str] = {}
     with contextlib.suppress(OSError):
         for line in Path("/proc/self/cgroup").read_text().splitlines():
@@ -72,22 +74,23 @@ def _parents() -> tuple[Path, Path] | None:
     names = ("memory", "pids")
     if not all(name in own and (_ROOT / name / "cgroup.procs").exists() for name in names):
         return None
-    return _ROOT / "memory" / own["memory"].lstrip("/"), _ROOT / "pids" / own["pids"].lstrip("/")
+    parents = (_ROOT / "memory" / own["memory"].lstrip("/"), _ROOT / "pids" / own["pids"].lstrip("/"))
+    return parents if all(os.access(parent, os.W_OK) for parent in parents) else None
 
 
 def unified_only() -> bool:
+    """Whether this machine mounts cgroup v2 alone (``/sys/fs/cgroup`` is the unified hierarchy)."""
     return (_ROOT / "cgroup.controllers").exists()
 
 
 def available() -> bool:
     """Whether a run here gets a cgroup of its own: root on Linux with a v1 memory and pids hierarchy."""
-    parents = _parents() if hasattr(os, "geteuid") and os.geteuid() == 0 else None
-    return parents is not None and all(os.access(parent, os.W_OK) for parent in parents)
+    return _parents() is not None
 
 
 def make(memory_bytes: int, processes: int) -> RunGroup | None:
     """A fresh group capped at ``memory_bytes`` (swap too where counted) and ``processes``; None where none can be."""
-    parents = _parents() if available() else None
+    parents = _parents()
     if parents is None:
         return None
     _remove_orphans(parents)

@@ -46,6 +46,8 @@ class VerifyUsageError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class VerifyReport:
+    """Every check's verdict for one folder, and the problems of whole files."""
+
     label: str
     steps: tuple[int, ...]
     results: tuple[CheckResult, ...]
@@ -75,6 +77,7 @@ class VerifyReport:
         return _("{passed} of {total} checks pass", passed=self.passed, total=len(self.results))
 
     def _results_of(self, step: int) -> list[CheckResult]:
+        """The report is read step by step: each step's checks together, in contract order."""
         return [result for result in self.results if result.check.step == step]
 
     def _by_step(self) -> list[tuple[str, list[tuple[CheckResult, tuple[str, ...] | None]]]]:
@@ -305,6 +308,8 @@ class ComparisonRow:
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
+    """Samples of one step through the reference and through a learner's file, side by side."""
+
     label: str
     step: int
     rows: tuple[ComparisonRow, ...]
