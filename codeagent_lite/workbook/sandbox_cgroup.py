@@ -63,9 +63,7 @@ class RunGroup:
 
 
 def _parents() -> tuple[Path, Path] | None:
-    """This process's own memory and pids groups (v1), from /proc/self/cgroup; None without both, or not root."""
-    if not (hasattr(os, "geteuid") and os.geteuid() == 0):
-        return None
+    """This process's own memory and pids groups (v1), from /proc/self/cgroup; None without both."""
     own: dict[str, str] = {}
     with contextlib.suppress(OSError):
         for line in Path("/proc/self/cgroup").read_text().splitlines():
@@ -74,8 +72,7 @@ def _parents() -> tuple[Path, Path] | None:
     names = ("memory", "pids")
     if not all(name in own and (_ROOT / name / "cgroup.procs").exists() for name in names):
         return None
-    parents = (_ROOT / "memory" / own["memory"].lstrip("/"), _ROOT / "pids" / own["pids"].lstrip("/"))
-    return parents if all(os.access(parent, os.W_OK) for parent in parents) else None
+    return _ROOT / "memory" / own["memory"].lstrip("/"), _ROOT / "pids" / own["pids"].lstrip("/")
 
 
 def unified_only() -> bool:
@@ -85,12 +82,13 @@ def unified_only() -> bool:
 
 def available() -> bool:
     """Whether a run here gets a cgroup of its own: root on Linux with a v1 memory and pids hierarchy."""
-    return _parents() is not None
+    parents = _parents() if hasattr(os, "geteuid") and os.geteuid() == 0 else None
+    return parents is not None and all(os.access(parent, os.W_OK) for parent in parents)
 
 
 def make(memory_bytes: int, processes: int) -> RunGroup | None:
     """A fresh group capped at ``memory_bytes`` (swap too where counted) and ``processes``; None where none can be."""
-    parents = _parents()
+    parents = _parents() if available() else None
     if parents is None:
         return None
     _remove_orphans(parents)
@@ -111,7 +109,8 @@ def make(memory_bytes: int, processes: int) -> RunGroup | None:
 
 
 def _remove_orphans(parents: tuple[Path, Path]) -> None:
-    """Remove the empty groups of a maker that is gone: one killed with ``kill -9`` mid-run ran no ``finally``."""
+    """Remove the empty groups of a maker that is gone (killed with ``kill -9`` mid-run, it ran no ``finally``); a group
+    holding a process is left alone (``rmdir`` refuses it), and so is one whose maker is alive."""
     for parent in parents:
         with contextlib.suppress(OSError):
             for folder in parent.glob(f"{_PREFIX}*-*"):
