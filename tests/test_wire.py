@@ -7,6 +7,7 @@ are refused; what the parent sends arrives whole when it asks for the grader's c
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -126,3 +127,18 @@ def test_verifys_caps_cut_and_the_graders_keep_a_long_text_whole() -> None:
     text = '{"a": ' * 20000
     assert len(encode(text)) == 4000
     assert encode(text, caps=GRADER_CAPS) == text
+
+
+def test_a_value_sharing_its_parts_is_cut_at_the_node_budget_not_expanded() -> None:
+    """A learner's list holding one list 20 times, 5 levels deep, is 20**5 nodes when walked: the child must answer
+    at once, with what it left out marked, and the parent must say so."""
+    shared: object = [1]
+    for _ in range(5):
+        shared = [shared] * 20
+    started = time.monotonic()
+    encoded = encode(shared)
+    assert time.monotonic() - started < 1.0
+    text = json.dumps(encoded)
+    assert len(text) < 200_000 and "too many values" in text
+    assert "too many values" in repr(decode(json.loads(text), CLASSES))
+    assert "too many values" not in json.dumps(encode([[1] * 50] * 50))  # a value within the budget is whole

@@ -1,13 +1,8 @@
 """A small, killable world for code nobody vouches for: a learner's files, a student's submission.
 
-Why: a verdict must not be decided where the judged code runs. ``verify`` and the classroom's grader run the
-untrusted code here (``program`` as ``__main__`` beside ``files``, ``sandbox_io.py`` and, with ``kernel_types``,
-the Kernel types but never the reference chapter), get back data only, and judge it themselves.
-
-On Linux with bubblewrap the child has a read-only root of ``/usr`` and the interpreter, no network, its own pid
-namespace, an empty environment and, as root, a uid of its own; rlimits, and as root on cgroup v1 a cgroup for
-the run as a whole. Without bwrap it is a plain subprocess in a session of its own; ``protections()`` says what
-applies. The channel back is a pipe of its own, read under deadlines and a byte cap.
+Why: a verdict must not be decided where the judged code runs. ``verify`` and the grader run it here (beside
+``sandbox_io.py`` and the Kernel types, never the reference chapter), get back data only and judge it themselves.
+``protections()`` says what isolation applies; the channel back is a pipe of its own, under deadlines and a byte cap.
 """
 
 from __future__ import annotations
@@ -84,8 +79,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class Answer:
-    """What ``on_part`` writes back. ``fence``: kill every other process of the run first, so verify's next step reaches
-    nothing left behind; ``progress``: the part restarts the per-part clock."""
+    """What ``on_part`` writes back; ``fence``: first kill the run's other processes; ``progress``: a new clock."""
 
     data: object
     fence: bool = False
@@ -107,8 +101,7 @@ class ChildOutcome:
 
 # --------------------------------------------------------------------------- the child's world
 def kernel_closure(package_dir: Path = _PACKAGE_DIR) -> tuple[str, ...]:
-    """The package modules the Kernel types need, read from their imports with ``ast`` so that a new import is followed
-    at once; never a reference module (a copy importing one fails in the child)."""
+    """The package modules the Kernel types import (read with ``ast``, so a new import is followed), no reference."""
     seen: list[str] = []
     todo = list(_KERNEL_ROOTS)
     while todo:
@@ -170,8 +163,7 @@ def _world(program: str, payload: object, files: Mapping[str, bytes], kernel: bo
 
 
 def _copy_compiled(source: Path, target: Path) -> None:
-    """Our module with its bytecode: the child runs -B and would compile it every session. Never untrusted source: a
-    compiler crash on it would take this process down."""
+    """Our module with its bytecode, or the child (-B) compiles it every run; never untrusted source (a crash here)."""
     content = source.read_bytes()
     target.write_bytes(content)
     cached = Path(importlib.util.cache_from_source(str(target)))
@@ -195,15 +187,14 @@ def _is_root() -> bool:
 _uids = itertools.count()
 
 
-def _own_uid() -> int:
-    """A uid no account uses, different for runs that overlap (RLIMIT_NPROC counts per uid)."""
-    return _uid_range()[next(_uids) % 64]
-
-
 def _uid_range() -> range:
-    """The uids of this process's runs: drawn from its pid, so another process's runs are told apart."""
+    """The uids of this process's runs (none an account's): drawn from its pid, so another process's are told apart."""
     base = 3_000_000 + (os.getpid() % 50_000) * 64
     return range(base, base + 64)
+
+
+def _own_uid() -> int:
+    return _uid_range()[next(_uids) % 64]  # a different one for runs that overlap: RLIMIT_NPROC counts per uid
 
 
 def system_binds() -> list[str]:
@@ -214,8 +205,7 @@ def system_binds() -> list[str]:
             command += ["--symlink", f"usr/{link}", f"/{link}"]
     prefix = Path(sys.base_prefix).resolve()
     if prefix != Path("/usr") and Path("/usr") not in prefix.parents:
-        # a pyenv under /root (0700): without it the loader would miss its libpython and run another stdlib
-        command += readable_bind(prefix)
+        command += readable_bind(prefix)  # a pyenv under /root (0700): else the loader would run another stdlib
     for site in prefix.glob("lib/python3*/site-packages"):
         command += ["--tmpfs", str(site)]
     return command
@@ -352,8 +342,7 @@ def memory_protection(capped: bool) -> str:
 
 @functools.cache
 def _subreaper() -> bool:
-    """Become a child subreaper, once: without bwrap's pid namespace an orphan of the run (a ``setsid``'d grandchild) is
-    re-parented here, not to init, and still found."""
+    """Become a child subreaper, once: without bwrap an orphan of the run (``setsid``) comes here, not to init."""
     if not sys.platform.startswith("linux"):
         return False
     try:
@@ -365,8 +354,7 @@ def _subreaper() -> bool:
 
 
 def _limiter(limits: Limits, own_uid: bool, group: sandbox_cgroup.RunGroup | None) -> Callable[[], None] | None:
-    """What the forked child does before exec: join the run's cgroup (so nothing it starts is outside it), then set the
-    rlimits bwrap and Python inherit."""
+    """What the forked child does before exec: join the run's cgroup, then set the rlimits bwrap and Python inherit."""
     if not _HAS_RLIMITS:
         return None
     import resource
@@ -387,7 +375,6 @@ def _limiter(limits: Limits, own_uid: bool, group: sandbox_cgroup.RunGroup | Non
 
 
 def _command(folder: Path, limits: Limits) -> tuple[list[str], int | None, bool]:
-    """The command line, the uid the child runs as (None: ours), and whether bwrap is used."""
     uid = _own_uid() if _drops_uid() else None
     boot = _BOOT if uid is not None or not _HAS_RLIMITS else _NPROC.format(n=limits.processes) + _BOOT
     python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd", "request-fd"]
@@ -410,10 +397,8 @@ def run_in_sandbox(
 ) -> ChildOutcome:
     """Run ``program`` in a fresh sandbox and return what it sent, never raising for what it did.
 
-    ``part_seconds`` (verify's per-check limit) bounds the wait for each next message, ``limits.seconds`` the
-    whole run. ``on_part`` sees each part as it arrives and returns False for one that is no progress (it
-    restarts no clock), or, with ``answers`` (the child has a request pipe), an ``Answer`` to write back.
-    """
+    ``part_seconds`` bounds the wait for each next message, ``limits.seconds`` the whole run. ``on_part`` sees each
+    part and returns False for no progress, or (with ``answers``: a request pipe) an ``Answer`` to write back."""
     folder = _world(program, payload, files, kernel_types)
     try:
         live = _launch(folder, limits, requests=answers)
@@ -432,13 +417,10 @@ class SandboxStopped(RuntimeError):
 
 
 class SandboxSession:
-    """A conversation with one sandboxed child: the grader asks, case after case, and judges the answers.
+    """A conversation with one sandboxed child: a submission loaded once answers the grader's cases one by one.
 
-    Why not one ``run_in_sandbox`` per case: a submission loaded once answers many questions, and the cases can
-    be drawn as the judging goes. The child reads each request with ``sandbox_io.receive()`` and answers with one
-    ``sandbox_io.send_part``; anything else within ``timeout`` (half an answer included) kills the run and raises
-    ``SandboxStopped`` from then on. Leaving the ``with`` block kills the run too.
-    """
+    The child reads each request with ``sandbox_io.receive()`` and answers with one ``sandbox_io.send_part``; anything
+    else within ``timeout`` kills the run and raises ``SandboxStopped`` from then on, as leaving the ``with`` does."""
 
     def __init__(
         self,
@@ -517,7 +499,6 @@ class _Live:
 
 
 def _launch(folder: Path, limits: Limits, requests: bool) -> _Live | ChildOutcome:
-    """Start the child (with a request pipe when asked), or say why it could not start."""
     command, uid, bwrap = _command(folder, limits)
     if uid is not None:
         for path in [folder, *folder.rglob("*")]:
@@ -548,7 +529,7 @@ def _start(
     command: list[str], folder: Path, ends: tuple[int, int], limiter: Callable[[], None] | None
 ) -> subprocess.Popen[bytes]:
     """The child, with the channel's write end and the requests' read end (-1: none) as its only extra descriptors
-    (handles on Windows), named on its command line; what it prints is nobody's data."""
+    (handles on Windows), named on its command line."""
     writer, request_reader = ends
     common: dict[str, Any] = {"cwd": folder, "env": dict(_ENV), "stdin": subprocess.DEVNULL}
     common.update(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -570,9 +551,8 @@ def _start(
 
 
 def _pump(live: _Live, cap: int) -> None:
-    """A reader thread (no select on pipes, portably) queueing the channel's chunks, the empty last one included, and
-    stopping past ``cap`` so a huge message never grows this process. It reads a duplicate of the end: a survivor
-    holding the pipe open keeps it waiting, never reading a number reused after the run."""
+    """A reader thread (no portable select on pipes) queueing the chunks, the empty last one too, stopping past
+    ``cap``; on a duplicate of the end, so a survivor holding the pipe never makes it read a reused number."""
     own = os.dup(live.reader)
 
     def pump() -> None:
@@ -646,8 +626,7 @@ def _listen(
 def _take(
     live: _Live, message: _Message, on_part: _OnPart | None, conversation: bool
 ) -> tuple[ChildOutcome | None, bool]:
-    """A run's final answer ends it (prints after it are not waited for); a conversation's answer is the first part
-    naming this request (one sent before the request was read is nobody's answer)."""
+    """A run's final answer ends it; a conversation's answer is the first part naming this request."""
     kind, data, asked = message
     if conversation and kind == "part" and asked != live.asked:
         return None, False
@@ -734,7 +713,6 @@ def _write_request(live: _Live, data: object, deadline: float) -> ChildOutcome |
 
 
 def _ended(live: _Live) -> ChildOutcome:
-    """The channel closed: how the child ended, or that it stopped in the middle of a message."""
     try:
         code = live.process.wait(timeout=2)
     except subprocess.TimeoutExpired:

@@ -1,10 +1,9 @@
 """A memory and pids cgroup of its own for one sandbox run, where the machine lets us make one.
 
-Why: ``RLIMIT_AS`` caps each process and ``RLIMIT_NPROC`` a uid, not a run; a cgroup caps the run as a whole (the
-kernel refuses memory and forks past the caps). Made under this process's own group (a run stays inside its caps),
-joined by the child before exec, removed after the run is killed. Only cgroup v1, as root: on v2 a group holding
-processes cannot give its children controllers, and the processes of verify's group (the notebook server, the
-shell) are not verify's to move to a leaf; there the per-process limits are all a run gets, and verify says so.
+Why: ``RLIMIT_AS`` caps each process and ``RLIMIT_NPROC`` a uid, not a run; a cgroup caps the run as a whole. Made
+under this process's own group, joined by the child before exec, removed after the run is killed. Only cgroup v1, as
+root: on v2 a group holding processes cannot give its children controllers, and verify's group's processes (the
+notebook server) are not verify's to move; there the per-process limits are all a run gets, and verify says so.
 """
 
 from __future__ import annotations
@@ -88,8 +87,7 @@ def available() -> bool:
 
 
 def make(memory_bytes: int, processes: int) -> RunGroup | None:
-    """A fresh group capped at ``memory_bytes`` (swap included where the kernel counts it) and ``processes``,
-    or None where none can be made (then the per-process limits are all there is)."""
+    """A fresh group capped at ``memory_bytes`` (swap too where counted) and ``processes``; None where none can be."""
     parents = _parents() if available() else None
     if parents is None:
         return None
@@ -111,9 +109,8 @@ def make(memory_bytes: int, processes: int) -> RunGroup | None:
 
 
 def _remove_orphans(parents: tuple[Path, Path]) -> None:
-    """Remove the empty groups of a process that is gone. Why: one killed with ``kill -9`` mid-run (a Jupyter
-    kernel's restart) ran no ``finally``, and nothing else would ever remove them. A group still holding a process
-    is left alone (``rmdir`` refuses it); so is one whose maker is alive (``/proc`` has its pid)."""
+    """Remove the empty groups of a maker that is gone (killed with ``kill -9`` mid-run, it ran no ``finally``); a group
+    holding a process is left alone (``rmdir`` refuses it), and so is one whose maker is alive."""
     for parent in parents:
         with contextlib.suppress(OSError):
             for folder in parent.glob(f"{_PREFIX}*-*"):

@@ -1,9 +1,8 @@
 """The child's end of the sandbox's channel: read the payload once, send answers back, hear the parent.
 
-Copied into every sandbox, so standard library only. Each message is one JSON line on a pipe of its own (not
-standard output, which a learner's ``print`` fills), which the parent caps, times and parses. ``send_part`` any
-number of times (verify sends one per check, so a hang costs only that check), ``send`` once, at the end;
-``receive`` gives the parent's next request (a ``SandboxSession``'s question, or the answer verify's child asked).
+Copied into every sandbox, so standard library only. Each message is one JSON line on a pipe of its own (standard
+output is the learner's ``print``'s). ``send_part`` any number of times (so a hang costs only one part), ``send``
+once, at the end; ``receive`` gives the parent's next request.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """``verify(DIR)``: judge a learner's three files with the package's own contract (``tests/`` runs the same).
 
-Why it is built this way: the learner's code must never decide its own verdict. Each check is a probe (inputs,
-which function to call) and a judge (the expected values); the probes run in a sandbox (``verify_child``) and
-the judges here decide from the data that comes back, so a syntax error, ``sys.exit``, a print, an endless loop
-or a forged message is one ✘ line, never a traceback or a hang. Code in the child can still claim results for
-the probes it is given, without knowing which check each is; with ``seed`` the inputs are fresh, so a forger
-must compute what it claims (the graded judge, ``classroom/GRADING.md``). ``python -m codeagent_lite verify DIR``
-exits 0 when every check passes, 1 otherwise, 2 when used wrongly.
+Why this way: the learner's code must never decide its own verdict. Each check is a probe, run in a sandbox
+(``verify_child``), and a judge here that decides from the data coming back, so a syntax error, ``sys.exit``, an
+endless loop or a forged message is one ✘ line, never a traceback or a hang. With ``seed`` the inputs are fresh, so
+a forger must compute what it claims (``classroom/GRADING.md``). The command exits 0 when every check passes, 1
+otherwise, 2 when used wrongly.
 """
 
 from __future__ import annotations
@@ -17,7 +15,6 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from . import sandbox, verify_progress
 from .contract import FILES, SAMPLES, STEPS, Inputs, Sample, checks_up_to, rejected_layer, step_title, text_samples
@@ -80,11 +77,10 @@ class VerifyReport:
         return _("{passed} of {total} checks pass", passed=self.passed, total=len(self.results))
 
     def _results_of(self, step: int) -> list[CheckResult]:
-        """The report is read step by step, so each step's checks are shown together, in contract order."""
+        """The report is read step by step: each step's checks together, in contract order."""
         return [result for result in self.results if result.check.step == step]
 
     def _by_step(self) -> list[tuple[str, list[tuple[CheckResult, tuple[str, ...] | None]]]]:
-        """Each step's heading and its checks, each with its group of checks failing for the same reason."""
         steps = []
         for step in self.steps:
             results = self._results_of(step)
@@ -122,7 +118,6 @@ class VerifyReport:
         return "\n".join(lines)
 
     def summary(self) -> str:
-        """Where to look first: the first failing check."""
         first = next(iter(self.failed), None)
         if first is None:
             return _("every check passes")
@@ -154,8 +149,7 @@ _COLOURS: dict[bool | None, str] = {True: "#1a7f37", False: "#cf222e", None: "#8
 
 
 def _same_causes(results: Sequence[CheckResult]) -> dict[str, tuple[str, ...]]:
-    """Checks of one step that failed (or did not run) for the very same reason: one root cause. The first maps
-    to the ids of the others (its sentence is said once, naming them), each other to () (not repeated)."""
+    """Checks of a step failing for the very same reason, said once: the first maps to the others' ids, they to ()."""
     by_reason: dict[tuple[bool | None, str], list[str]] = {}
     for result in results:
         if not result.passed and result.got:
@@ -169,9 +163,8 @@ def _same_causes(results: Sequence[CheckResult]) -> dict[str, tuple[str, ...]]:
 
 
 def _details(result: CheckResult, group: tuple[str, ...] | None) -> tuple[list[str], str, list[str]]:
-    """A check's lines under its name: why it failed (and the others with the same cause), the workbook rule a
-    failed check enforces ("": a learner should know the blog does not ask for it) and its notes. A cause is
-    said once: nothing for a check in ``group == ()``."""
+    """A check's lines under its name: why it failed (and which others for that cause), the workbook rule it
+    enforces (the blog does not ask for it) and its notes; nothing for a check in ``group == ()``."""
     if group == ():
         return [], "", []
     why = [] if result.passed else [result.sentence]
@@ -182,7 +175,6 @@ def _details(result: CheckResult, group: tuple[str, ...] | None) -> tuple[list[s
 
 
 def _text_lines(result: CheckResult, group: tuple[str, ...] | None = None) -> list[str]:
-    """One check in the command line's report: its mark and name, then why it failed and any notes."""
     ours = " " + _("[workbook rule]") if result.check.ours else ""
     why, rule, notes = _details(result, group)
     rules = [_("(a rule of this workbook: {rule})", rule=rule)] if rule else []
@@ -218,10 +210,8 @@ def verify(
 ) -> VerifyReport:
     """Run the contract's checks of steps 1..``step`` (all four for None) on ``directory``'s files.
 
-    ``time_limit`` is per check, in seconds. With ``seed`` the inputs are drawn fresh (graded judging: the
-    learner's code cannot know them). ``progress`` (None: where it can be seen) shows a line per step on a
-    terminal, or a notebook bar gone when the report is shown. ``VerifyUsageError`` for wrong arguments.
-    """
+    ``time_limit`` is per check, in seconds; ``seed`` draws fresh inputs (graded judging); ``progress`` (None: where
+    it can be seen) shows a line per step or a notebook bar. ``VerifyUsageError`` for wrong arguments."""
     label, folder = _arguments(directory, step, time_limit, seed)
     inputs = (Inputs() if seed is None else Inputs.draw(seed)).fresh()
     checks = checks_up_to(step)
@@ -255,8 +245,7 @@ def verify(
 def _arguments(
     directory: str | os.PathLike[str], step: int | None, time_limit: float, seed: int | None
 ) -> tuple[str, Path]:
-    """Wrong arguments are a usage error (exit status 2) before any learner code runs; so is a folder with none of
-    the three files, almost always the wrong folder."""
+    """Wrong arguments, and a folder with none of the three files (the wrong one), fail before any learner code."""
     if step is not None:
         _check_step(step)
     _check_time_limit(time_limit)
@@ -285,8 +274,7 @@ def _weaker_sandbox_note() -> tuple[str, ...]:
 def _run_samples(
     directory: str | os.PathLike[str], samples: Sequence[Sample], time_limit: float
 ) -> tuple[str, list[tuple[str, CheckResult]]]:
-    """The folder's label, and each sample's verdict with its words: its description, or why it failed or did
-    not run, as verify would say it."""
+    """The folder's label, and each sample's verdict with its words as verify would say them."""
     _check_time_limit(time_limit)
     label, folder = _folder(directory)
     tally = Tally()
@@ -379,8 +367,7 @@ class Comparison:
 
 
 def compare(directory: str | os.PathLike[str], step: int, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Comparison:
-    """Run step ``step``'s samples through ``directory``'s file (in a killable child, like ``verify``) and through
-    the reference (here). Step 4 shows step 3's corpus: the parser is one file in two stages."""
+    """Step ``step``'s samples through ``directory``'s file (sandboxed) and the reference; step 4 shows step 3's."""
     _check_step(step)
     samples = [sample for sample in SAMPLES if sample.step == min(step, 3)]
     label, results = _run_samples(directory, samples, time_limit)
@@ -405,17 +392,15 @@ class LearnerParse:
 def learner_parses(
     directory: str | os.PathLike[str], texts: Sequence[str], *, time_limit: float = DEFAULT_TIME_LIMIT
 ) -> tuple[LearnerParse, ...]:
-    """What the learner's ``parse_json_action`` does with each text: ``contract.describe_parse``'s words (or the
-    sentence verify prints for a crash, a hang, a file that did not load), and whether it accepted the text or at
-    which layer it refused it, so a ladder is drawn from facts, not words."""
+    """What the learner's ``parse_json_action`` does with each text: the words verify would say, and as facts
+    whether it accepted the text or at which layer it refused it (a ladder is drawn from facts, not words)."""
     _label, results = _run_samples(directory, text_samples(texts), time_limit)
-    return tuple(_parsed(shown, outcome.result if outcome.passed else None) for shown, outcome in results)
-
-
-def _parsed(shown: str, result: dict[str, Any] | None) -> LearnerParse:
-    if result is None:
-        return LearnerParse(shown, accepted=False, rejected_at=None)
-    return LearnerParse(shown, accepted=not isinstance(result.get("error"), dict), rejected_at=rejected_layer(result))
+    parses = []
+    for shown, outcome in results:
+        result = outcome.result if outcome.passed else None
+        accepted = result is not None and not isinstance(result.get("error"), dict)
+        parses.append(LearnerParse(shown, accepted, None if result is None else rejected_layer(result)))
+    return tuple(parses)
 
 
 def _check_step(step: object) -> None:
@@ -438,8 +423,7 @@ def _check_time_limit(time_limit: float) -> None:
 
 
 def _folder(directory: str | os.PathLike[str]) -> tuple[str, Path]:
-    """How the folder is named in the report (as given when relative, else by its name: no machine paths;
-    cleaned, since a folder's name is the learner's too), and where it is."""
+    """The folder's name in the report (as given when relative, else its name: no machine paths), and where it is."""
     given = Path(directory)
     label = clean(given.as_posix() if not given.is_absolute() else given.name, limit=120)
     folder = Path(directory).resolve()

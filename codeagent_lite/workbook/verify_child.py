@@ -1,11 +1,8 @@
 """verify's side of one sandbox session: hand out each step's probes, answer the stand-ins, judge what comes back.
 
-A step's probes (plain inputs, from ``contract``) go to ``verify_probe.main`` in a sandbox beside copies of the
-learner's files, which knows a probe by its place in this session's list only and gets a step's probes when it
-asks, after the parent has killed every other process of the run (a fence): nothing one step forked lives into
-the next or sees its inputs. Each verdict is drawn here by the check's judge from the data that came back,
-checked first. One session serves all the steps (each costs a fresh interpreter): a hang costs one time limit
-and the rest of its step, said once; a process that dies is replaced for the checks left.
+The child (``verify_probe``) knows a probe by its place only, and gets a step's probes after a fence (every other
+process of the run killed), so nothing one step forked sees the next. Each verdict is drawn here, from checked data.
+One session serves all steps: a hang costs one time limit and the rest of its step; a dead child is replaced.
 """
 
 from __future__ import annotations
@@ -29,7 +26,7 @@ from . import sandbox
 from .contract import FILES, Check, Judge, Mismatch, Probe, Raised
 from .verify_probe import package_module
 from .verify_standins import StandIns, child_probe, refusal
-from .words import _
+from .words import N_, _
 
 __all__ = ["CheckResult", "Item", "Tally", "clean", "learner_files", "load_package", "not_run", "run_step"]
 
@@ -51,8 +48,7 @@ def clean(text: str, *, limit: int = 400) -> str:
 
 
 def describe_error(error: dict[str, Any]) -> str:
-    """What a learner should read when their code raised instead of returning (from the probe's facts). The errors
-    met while a step is unfinished or runs away get words of their own: a bare class name says not what to do."""
+    """What a learner reads when their code raised; an unfinished or runaway step's errors say what to do."""
     place, syntax, mro = _place(error.get("place")), error.get("syntax"), error.get("mro") or []
     if isinstance(syntax, list) and len(syntax) == 3:
         return _("a syntax error in {file} line {line}: {message}", file=syntax[0], line=syntax[1], message=syntax[2])
@@ -82,7 +78,7 @@ def _place(place: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """One thing to run in the sandbox: a check (judge: raises ``Mismatch``) or a sample (describe: text)."""
+    """One thing to run in the sandbox: a check (``judge`` raises ``Mismatch``) or a sample (``describe``)."""
 
     id: str
     file: str
@@ -98,9 +94,7 @@ class Item:
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
-    """One item's verdict, a check's or a sample's: one class, as both are judged alike. A check's is read through
-    ``check``; a sample's has ``shown`` (its description) and ``result`` (its probe's facts as they came back).
-    ``passed`` is None when it could not run (its file did not load)."""
+    """One item's verdict (a sample's has ``shown`` and ``result``, its probe's facts); ``passed`` None: not run."""
 
     of_check: Check | None
     passed: bool | None
@@ -112,7 +106,6 @@ class CheckResult:
 
     @property
     def check(self) -> Check:
-        """The check judged: every verdict of a report has one (a sample's has none, and is never asked)."""
         assert self.of_check is not None, "a sample's verdict is no check's"
         return self.of_check
 
@@ -130,8 +123,7 @@ class CheckResult:
 
 @dataclass(frozen=True, slots=True)
 class Tally:
-    """Verdicts by item id, what went wrong with whole files, notes on files that printed, and for each session
-    run whether it had a cgroup of its own (what the report's last line says applied)."""
+    """Verdicts by item id, whole files' problems and notes, and for each session whether it had a cgroup."""
 
     outcomes: dict[str, CheckResult] = field(default_factory=dict)
     file_problems: dict[str, str] = field(default_factory=dict)
@@ -153,8 +145,7 @@ def package_name(folder_name: str, taken: Callable[[str], bool] = lambda name: F
 
 
 def load_package(directory: Path) -> str:
-    """Register ``directory`` as a package in *this* process, without running its ``__init__``; return its name.
-    Not verify's: notebook 07's in-kernel checks, whose scores the classroom's grader re-decides in a sandbox."""
+    """Register ``directory`` as a package here, its ``__init__`` not run: notebook 07's in-kernel checks only."""
     existing = sys.modules.get(directory.name)
     if existing is not None and any(Path(p).resolve() == directory for p in getattr(existing, "__path__", [])):
         return directory.name
@@ -166,10 +157,8 @@ def load_package(directory: Path) -> str:
 def learner_files(folder: Path, package: str, problems: dict[str, str] | None = None) -> dict[str, bytes]:
     """Copies of the learner's three files (and ``__init__.py``, never run) and the probe program.
 
-    Each is read as a regular file of the folder itself: a symbolic link (to ``/proc/self/environ``, the
-    solutions), a FIFO, a device or a file over the size cap is refused, never followed or waited on, since the
-    read happens here with the teacher's rights. Why one was refused goes to ``problems`` (file -> sentence).
-    """
+    Only regular files of the folder itself: the read has the teacher's rights, so a symbolic link, a FIFO, a device
+    or a file over the cap is refused, never followed or waited on; why goes to ``problems`` (file -> sentence)."""
     files = {"verify_probe.py": _PROBE_SOURCE.read_bytes()}
     try:
         directory, reason = os.open(folder, os.O_RDONLY | os.O_DIRECTORY), ""
@@ -231,8 +220,8 @@ def run_step(
     on_event: Callable[[str], None] | None = None,
     seed: int | None = None,
 ) -> None:
-    """Run ``items`` in one sandbox session (a fresh one after a crash or a hang); record every verdict in ``tally``.
-    With ``seed`` each step's probes go in an order drawn from it: not even a place tells which check it is."""
+    """Run ``items`` in a sandbox session (a fresh one after a crash or hang), verdicts to ``tally``; with ``seed``
+    each step's probes are shuffled, so not even a place tells which check it is."""
     package = package_name(folder.name)
     files = learner_files(folder, package, tally.file_problems)
     remaining = list(items)
@@ -248,15 +237,12 @@ def run_step(
         if not remaining:
             return
         remaining = _session(files, package, label, remaining, time_limit, tally, on_event)
-    _not_run(tally, remaining, _stopped_answering())
+    _not_run(tally, remaining)
 
 
-def _stopped_answering() -> str:
-    return _("verify stopped: {reason}", reason=_("the checking process stopped answering"))
-
-
-def _not_run(tally: Tally, items: Sequence[Item], reason: str) -> None:
-    """Items without a verdict yet: not run, for ``reason``."""
+def _not_run(tally: Tally, items: Sequence[Item], reason: str = "") -> None:
+    """Items without a verdict yet: not run, for ``reason`` (by default that the child stopped answering)."""
+    reason = reason or _("verify stopped: {reason}", reason=_("the checking process stopped answering"))
     for item in items:
         tally.outcomes.setdefault(item.id, CheckResult(item.check, None, got=reason))
 
@@ -291,7 +277,6 @@ def _session(
     tally: Tally,
     on_event: Callable[[str], None] | None,
 ) -> list[Item]:
-    """One sandbox run; returns the items to try again in a fresh process, else []."""
     places = [(str(place), item) for place, item in enumerate(items)]
     steps = [list(step) for _group, step in groupby(places, key=lambda pair: pair[1].group)]
     stand_ins = {item.id: StandIns(v) for item in items if isinstance(v := item.probe.get("stand_ins"), dict)}
@@ -321,14 +306,13 @@ def _session(
     )
     tally.capped.append(outcome.capped)
     if outcome.status == "ok":
-        _not_run(tally, items, _stopped_answering())
+        _not_run(tally, items)
         return []
     return _after_stop(state, items, outcome, time_limit)
 
 
 def _answer(state: _Session, part: object) -> sandbox.Answer | None:
-    """A request of the child: the next step's probes, or a stand-in's call, answered and recorded here. None:
-    not a request. Only the check running now, in the step handed out now, gets its stand-ins answered."""
+    """A request of the child (the next step's probes, a stand-in's call for the check running now), else None."""
     if not isinstance(part, dict):
         return None
     if part.get("next") is True:
@@ -342,8 +326,7 @@ def _answer(state: _Session, part: object) -> sandbox.Answer | None:
 
 
 def _next_step(state: _Session) -> sandbox.Answer:
-    """The next step's probes, fenced (but the first). A key of a later step is not known yet, and one of an
-    earlier step is known no more: only the step handed out can start, answer or call."""
+    """The next step's probes, fenced (but the first): only the keys of the step handed out count from now."""
     if not state.steps:
         return sandbox.Answer({"probes": []}, progress=False)
     step = state.steps.pop(0)
@@ -356,8 +339,7 @@ def _next_step(state: _Session) -> sandbox.Answer:
 
 
 def _take(state: _Session, part: object) -> bool:
-    """One event from the child; True when it is progress (a key we sent started or answered, once). Anything
-    else buys no time: the verdicts come only from the judges, and each key's clock starts once."""
+    """One event from the child; progress only when a key we sent starts or is answered, once each."""
     if not isinstance(part, dict):
         return False
     started, key = state.keys.get(_key(part.get("start"))), state.keys.get(_key(part.get("done")))
@@ -377,8 +359,7 @@ def _take(state: _Session, part: object) -> bool:
 
 
 def _key(sent: object) -> str:
-    """A key the child sent, as one to look up ("" matches none): only the keys it was given count."""
-    return sent if isinstance(sent, str) else ""
+    return sent if isinstance(sent, str) else ""  # "" matches no key; a list would not even be looked up
 
 
 def _with_facts(state: _Session, key: str, part: dict[str, Any]) -> dict[str, Any] | None:
@@ -391,8 +372,7 @@ def _with_facts(state: _Session, key: str, part: dict[str, Any]) -> dict[str, An
 
 
 def _within_budget(state: _Session, key: str) -> bool:
-    """Whether the key's step is within its budget (one time limit per check and per file): past it no event is
-    progress, so the per-check clock runs out however many keys the child still sends."""
+    """Whether the key's step is within one time limit per check and per file: past it nothing is progress."""
     item = state.by_id.get(key)
     step = item.group if item is not None else state.step
     if step != state.step:
@@ -402,21 +382,20 @@ def _within_budget(state: _Session, key: str) -> bool:
 
 
 def _record_load(state: _Session, file: str, part: dict[str, Any] | None) -> None:
-    """What loading a file came to: missing, an import of the reference, what it raised, or loaded (with a note
-    when it printed)."""
+    """What loading a file came to: missing, importing the reference, raising, or loaded (noted if it printed)."""
     problems = state.tally.file_problems
     if file in state.loads or file in problems:
         state.loads.setdefault(file, file not in problems)
         return
     if part is None:
-        problems[file] = _not_loaded(file, _malformed(f"{file}.py"))
+        problems[file] = _(_NOT_LOADED, file=file, what=_(_MALFORMED, id=file + ".py"))
     elif part.get("missing"):
         problems[file] = _("{file}.py is missing from {label}", file=file, label=state.label)
     elif part.get("reference_imports"):
         problems[file] = _imports_reference(file, part["reference_imports"])
     elif part.get("error") is not None:
         what = clean(describe_error(part["error"]))
-        problems[file] = _not_loaded(file, what)
+        problems[file] = _(_NOT_LOADED, file=file, what=what)
     elif part.get("printed", "").strip():
         state.tally.file_notes[file] = _printed_note(part["printed"], file)
     state.loads[file] = file not in problems
@@ -424,23 +403,13 @@ def _record_load(state: _Session, file: str, part: dict[str, Any] | None) -> Non
 
 def not_run(reason: str, file: str) -> str:
     """Why an item did not run: ``reason``, or else that its file did not load."""
-    return _("not run: {reason}", reason=reason or _did_not_load(file))
+    return _("not run: {reason}", reason=reason or _(_DID_NOT_LOAD, file=file))
 
 
-def _did_not_load(file: str) -> str:
-    return _("{file}.py did not load", file=file)
-
-
-def _not_loaded(file: str, what: str) -> str:
-    return _("{file}.py could not be loaded: {what}", file=file, what=what)
-
-
-def _malformed(key: str) -> str:
-    return _("the checking process sent malformed data for {id}", id=key)
-
-
-def _wrong_shape() -> str:
-    return _("the checking process answered with data of the wrong shape (was verify's channel tampered with?)")
+_DID_NOT_LOAD = N_("{file}.py did not load")
+_NOT_LOADED = N_("{file}.py could not be loaded: {what}")
+_MALFORMED = N_("the checking process sent malformed data for {id}")
+_WRONG_SHAPE = N_("the checking process answered with data of the wrong shape (was verify's channel tampered with?)")
 
 
 def _imports_reference(file: str, attempts: list[Any]) -> str:
@@ -461,15 +430,14 @@ def _printed_note(printed: str, file: str) -> str:
 
 
 def _verdict(item: Item, part: dict[str, Any] | None) -> CheckResult:
-    """The judge's verdict (or the sample's description) on what came back: the learner's code never decides it,
-    and whatever the judge raises on data of the wrong shape is a failed check."""
+    """The judge's verdict on what came back (never the learner's code's); a judge's crash on bad data is a ✘."""
     if part is None:
-        return CheckResult(item.check, False, got=_malformed(item.id))
+        return CheckResult(item.check, False, got=_(_MALFORMED, id=item.id))
     if part.get("not_run"):
-        return CheckResult(item.check, None, got=_did_not_load(item.file))
+        return CheckResult(item.check, None, got=_(_DID_NOT_LOAD, file=item.file))
     result = part.get("result")
     if not isinstance(result, dict):
-        return CheckResult(item.check, False, got=_wrong_shape())
+        return CheckResult(item.check, False, got=_(_WRONG_SHAPE))
     printed = result.get("printed")
     notes = (_printed_note(printed, item.file),) if isinstance(printed, str) and printed.strip() else ()
     attempts = result.get("reference_imports")
@@ -493,7 +461,7 @@ def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> Check
             described = _("it raised {described}", described=described)
         return CheckResult(item.check, False, got=_hidden(described, item.secret), notes=notes)
     except Exception:  # the child's data had the wrong shape: forged or broken, never a verdict
-        return CheckResult(item.check, False, got=_wrong_shape(), notes=notes)
+        return CheckResult(item.check, False, got=_(_WRONG_SHAPE), notes=notes)
     return CheckResult(item.check, True, notes=notes)
 
 
@@ -503,10 +471,8 @@ def _hidden(text: str, secret: str) -> str:
 
 
 def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOutcome, time_limit: float) -> list[Item]:
-    """The session ended without its final answer: what was running gets the cause (a file that was loading, or a
-    check), and the items of a file that did not load are not run. Returns what a fresh session runs: after a
-    crash every item left; after a hang or a broken channel only the later steps, the rest of the stopped step not
-    run with the reason said once."""
+    """The session ended early: what was running gets the cause. Returns what a fresh session runs: after a crash
+    every item left; after a hang or a broken channel the later steps (the stopped one's rest not run, said once)."""
     running, tally, what = state.running, state.tally, _what_stopped(outcome, time_limit)
     _blame(state, running, what)
     left = [item for item in items if item.id not in tally.outcomes]
@@ -516,7 +482,6 @@ def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOu
 
 
 def _later_steps(state: _Session, left: list[Item], running: str | None, what: str) -> list[Item]:
-    """The later steps' items, for a fresh session; the stopped step's are not run, with one reason for all."""
     stopped = state.by_id[running].group if running in state.by_id else None
     later = [item for item in left if stopped is not None and item.group != stopped]
     reason = _("this step stopped at {id}: {what}", id=running.removeprefix("load:") if running else "-", what=what)
@@ -528,17 +493,16 @@ def _blame(state: _Session, running: str | None, what: str) -> None:
     tally = state.tally
     if running is not None and running.startswith("load:"):
         file = running.removeprefix("load:")
-        tally.file_problems[file] = _not_loaded(file, what)
+        tally.file_problems[file] = _(_NOT_LOADED, file=file, what=what)
         state.loads[file] = False
     elif running in state.by_id:
         tally.outcomes[running] = CheckResult(state.by_id[running].check, False, got=what)
     for item in state.by_id.values():
         if state.loads.get(item.file) is False:
-            tally.outcomes.setdefault(item.id, CheckResult(item.check, None, got=_did_not_load(item.file)))
+            tally.outcomes.setdefault(item.id, CheckResult(item.check, None, got=_(_DID_NOT_LOAD, file=item.file)))
 
 
 def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:
-    """Why the session ended early, in the learner's words: a hang, a death, or a broken channel."""
     if outcome.status == "timeout":
         return _(
             "no answer within {limit} s (an endless loop, or input() waiting?); it was stopped",
@@ -550,10 +514,8 @@ def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:
 
 
 # --------------------------------------------------------------------------- the child's messages, checked
-# Learner code runs in the child and can write to the channel, so a message is taken only after its fields are
-# checked: a field of the wrong type, or an error description that is not one, makes the whole message
-# malformed (None: one failed line, never an exception). What a learner is shown is cleaned where it enters; the
-# facts the judges read (a value, an error's ``layer``) stay data, read only inside the judges' try.
+# Learner code can write to the channel: one field of the wrong shape makes the whole message malformed (one ✘,
+# never an exception). Text shown is cleaned where it enters; the judges' facts stay data, read inside their try.
 
 _TEXT = 4000  # the probe's own cut (``verify_probe._MAX_TEXT``)
 _NAME = 200
@@ -584,7 +546,6 @@ def _optional(check: Field) -> Field:
 
 
 def _items(*checks: Field) -> Field:
-    """A list of exactly these fields, in order."""
     return _of(list, lambda value: [check(item) for check, item in zip(checks, value, strict=True)])
 
 
@@ -605,10 +566,7 @@ def _record(fields: Mapping[str, Field], required: tuple[str, ...] = ()) -> Fiel
     return field
 
 
-def _data(value: object) -> object:
-    return value
-
-
+_ANY = _of(object)  # data the judges read inside their try
 _ERROR = _record(
     {
         "type": _text(_NAME),
@@ -620,7 +578,7 @@ _ERROR = _record(
         "exit_code": _text(_NAME),
         "cause": _record({"type": _text(_NAME), "mro": _names}, ("type", "mro")),
         "cause_shown": _text(_TEXT),
-        **{name: _data for name in ("layer", "code", "usage", "expected", "found")},
+        **{name: _ANY for name in ("layer", "code", "usage", "expected", "found")},
     },
     ("type", "module", "mro", "message"),
 )
@@ -631,7 +589,7 @@ _SHOWN: dict[str, Field] = {"error": _ERROR, "printed": _PRINTED, "reference_imp
 def _result(value: object) -> dict[str, Any]:
     if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
         raise _Malformed
-    return {key: _SHOWN.get(key, _data)(item) for key, item in value.items()}
+    return {key: _SHOWN.get(key, _ANY)(item) for key, item in value.items()}
 
 
 _LOAD = _record({"missing": _of(bool), "error": _optional(_ERROR), "printed": _PRINTED, "reference_imports": _names})

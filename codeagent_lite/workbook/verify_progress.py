@@ -1,26 +1,19 @@
 """Progress while verify runs: a line per step on a terminal, a bar in a notebook that leaves nothing behind.
 
-Why a bar created empty: nbval compares the outputs a cell creates, not the updates that change them later, and
-``clear_output`` would also clear what the cell printed before verify. So the display is created with no data,
-filled by updates while the steps run and emptied at the end: every machine saves the same empty display.
+Why a bar created empty, filled by updates and emptied at the end: nbval compares the outputs a cell creates, not
+later updates, and ``clear_output`` would also clear what the cell printed before: every machine saves the same.
 """
 
 from __future__ import annotations
 
 import html
 import sys
-from typing import Any, Protocol
+from typing import Any
 
 from .contract import step_title
 from .words import _
 
-__all__ = ["Progress", "start"]
-
-
-class Progress(Protocol):
-    def step(self, number: int) -> None: ...
-
-    def done(self) -> None: ...
+__all__ = ["start"]
 
 
 def _shell() -> Any:
@@ -63,7 +56,7 @@ class _Notebook:
         self.handle.update({}, raw=True)
 
 
-def start(total: int, progress: bool | None) -> Progress:
+def start(total: int, progress: bool | None) -> _Terminal | _Notebook:
     """The progress display for a verify of ``total`` steps: ``progress`` None shows it where it can be seen."""
     if progress is not False and _shell() is not None:
         return _Notebook(total)

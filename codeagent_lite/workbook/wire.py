@@ -1,10 +1,9 @@
 """Values and exceptions as plain data, both ways across a sandbox's channel: one format for verify and the grader.
 
-Why one module: verify's probe and the grader's child (``outside_child``) both send back what a learner's code
-returned or raised, and two codecs would be two sets of rules to get right. It runs inside the sandbox too, so it
-imports the standard library only. Anything ``encode`` cannot read as data becomes its type's name and a cut
-``repr``, and everything is cut at ``Caps``. ``decode`` builds objects only from the classes the reader names,
-refuses unknown tags and nesting past ``MAX_DEPTH``, so a hostile child's message decodes at worst into wrong values.
+Why one module: two codecs would be two sets of rules to get right; it runs in the sandbox too (stdlib only).
+``encode`` cuts at ``Caps`` and sends what it cannot read as data as its type and a cut ``repr``; ``decode`` builds
+only the classes the reader names and refuses unknown tags and deep nesting: a hostile child's message decodes at
+worst into wrong values.
 """
 
 from __future__ import annotations
@@ -47,14 +46,16 @@ _BUILTIN_ERRORS = {
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Caps:
-    """Where ``encode`` cuts: characters of a string, items of a list or dict, levels of nesting."""
+    """Where ``encode`` cuts: characters of a string, items of a list or dict, levels of nesting, and values in all
+    (a learner's list holding one list many times over, many levels deep, is exponentially many when walked)."""
 
     text: int = 4000
     items: int = 60
     depth: int = 12
+    nodes: int = 10_000
 
 
-GRADER_CAPS = Caps(text=1_000_000, items=10_000, depth=16)
+GRADER_CAPS = Caps(text=1_000_000, items=10_000, depth=16, nodes=200_000)
 """The grader's: the texts it sends (a 120 kB reply among them) must arrive whole."""
 
 
@@ -75,7 +76,7 @@ class Opaque:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Record:
-    """A dataclass the reader has no class for (a learner's own ``ProviderMessage``): its name and fields."""
+    """A dataclass the reader has no class for (a learner's ``ProviderMessage``): its name and fields."""
 
     type: str
     fields: tuple[tuple[str, Any], ...]
@@ -101,74 +102,86 @@ def shown(value: object, limit: int = 300) -> str:
 
 
 def encode(value: object, depth: int = 0, caps: Caps = Caps()) -> Any:
-    """``value`` as JSON-able data that keeps its type: what a parent compares or rebuilds, never a verdict.
-
-    Marked where JSON cannot carry it: a tuple, a dict (its keys), an object, an exception, and ``_scalar``'s."""
-    if depth > caps.depth:
-        return {"$deep": True}
-    if isinstance(value, dict):
-        pairs = list(value.items())[: caps.items]
-        return {"$dict": [[encode(key, depth + 1, caps), encode(item, depth + 1, caps)] for key, item in pairs]}
-    if isinstance(value, list):
-        return [encode(item, depth + 1, caps) for item in value[: caps.items]]
-    if isinstance(value, tuple):
-        return {"$tuple": encode(list(value), depth, caps)}
-    if isinstance(value, BaseException):
-        return describe_error(value, depth, caps)
-    return _object(value, depth, caps)
-
-
-def _object(value: object, depth: int, caps: Caps) -> Any:
-    """A dataclass by its fields (rebuilt only from a class the reader names), else ``_scalar``'s."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: encode(getattr(value, f.name, None), depth + 1, caps) for f in dataclasses.fields(value)}
-        return {"$obj": qualified(type(value)), "fields": fields}
-    return _scalar(value, depth, caps)
-
-
-def _scalar(value: object, depth: int, caps: Caps) -> Any:
-    """A value JSON can almost carry, marked where it cannot (an enum, a huge int, NaN, ``...``). An enum is
-    tested before int, since an IntEnum is an int too and its type is what a check compares (a str enum is a str)."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        return value[: caps.text]
-    if isinstance(value, enum.Enum):
-        return {"$enum": qualified(type(value)), "value": encode(value.value, depth + 1, caps)}
-    if isinstance(value, int):
-        return value if abs(value) < 10**300 else {"$bigint": True}
-    if isinstance(value, float):
-        return value if math.isfinite(value) else {"$float": repr(value)}
-    return {"$ellipsis": True} if value is Ellipsis else {"$other": qualified(type(value)), "repr": shown(value)}
+    """``value`` as JSON-able data that keeps its type (marked where JSON cannot): a parent's facts, never a verdict."""
+    return _Encoder(caps).value(value, depth)
 
 
 def describe_error(error: BaseException, depth: int = 0, caps: Caps = Caps()) -> dict[str, Any]:
     """An exception as facts: its classes, what it says, its arguments (to rebuild it), the Kernel's attributes
     and (a few levels of) its cause. The one describer: verify's judges read it, ``decode`` rebuilds from it."""
-    described: dict[str, Any] = {
-        "$error": qualified(type(error)),
-        "type": type(error).__name__,
-        "module": type(error).__module__,
-        "mro": [qualified(cls) for cls in type(error).__mro__],
-        "message": "",
-    }
-    with contextlib.suppress(BaseException):  # a learner's __str__ may raise anything
-        described["message"] = str(error)[: caps.text]
-    # Only the error itself sends its arguments and only it and its first cause their fields: an error nested in
-    # them is rebuilt from its message, so one that holds itself many times costs a line each, not a power of them.
-    if depth == 0:
-        with contextlib.suppress(BaseException):  # and so may its args, a property like any other
-            described["args"] = encode(list(error.args), depth + 1, caps)
-    for name in ERROR_FIELDS if depth <= 1 else ():
-        with contextlib.suppress(BaseException):  # and so may a learner's attribute
-            if hasattr(error, name):
-                described[name] = encode(getattr(error, name), depth + 1, caps)
-    cause = None
-    with contextlib.suppress(BaseException):  # even ``__cause__`` can be a learner's property
-        cause = error.__cause__
-    if isinstance(cause, BaseException) and depth <= 3:
-        described["cause"] = describe_error(cause, depth + 1, caps)
-    return described
+    return _Encoder(caps).error(error, depth)
+
+
+class _Encoder:
+    """One ``encode``: its caps and the values it may still walk (past them, each is its type and a mark)."""
+
+    def __init__(self, caps: Caps) -> None:
+        self.caps, self.left = caps, caps.nodes
+
+    def value(self, value: object, depth: int) -> Any:
+        caps = self.caps
+        self.left -= 1
+        if self.left < 0:
+            return {"$other": qualified(type(value)), "repr": f"<too many values to be shown (over {caps.nodes})>"}
+        if depth > caps.depth:
+            return {"$deep": True}
+        if isinstance(value, dict):
+            pairs = list(value.items())[: caps.items]
+            return {"$dict": [[self.value(key, depth + 1), self.value(item, depth + 1)] for key, item in pairs]}
+        if isinstance(value, list):
+            return [self.value(item, depth + 1) for item in value[: caps.items]]
+        if isinstance(value, tuple):
+            return {"$tuple": self.value(list(value), depth)}
+        if isinstance(value, BaseException):
+            return self.error(value, depth)
+        return self.dataclass(value, depth)
+
+    def dataclass(self, value: object, depth: int) -> Any:
+        """A dataclass by its fields (rebuilt only from a class the reader names), else ``scalar``'s."""
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            fields = {f.name: self.value(getattr(value, f.name, None), depth + 1) for f in dataclasses.fields(value)}
+            return {"$obj": qualified(type(value)), "fields": fields}
+        return self.scalar(value, depth)
+
+    def scalar(self, value: object, depth: int) -> Any:
+        """A value JSON can almost carry, marked where it cannot. An enum before int: an IntEnum's type counts."""
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            return value[: self.caps.text]
+        if isinstance(value, enum.Enum):
+            return {"$enum": qualified(type(value)), "value": self.value(value.value, depth + 1)}
+        if isinstance(value, int):
+            return value if abs(value) < 10**300 else {"$bigint": True}
+        if isinstance(value, float):
+            return value if math.isfinite(value) else {"$float": repr(value)}
+        return {"$ellipsis": True} if value is Ellipsis else {"$other": qualified(type(value)), "repr": shown(value)}
+
+    def error(self, error: BaseException, depth: int) -> dict[str, Any]:
+        described: dict[str, Any] = {
+            "$error": qualified(type(error)),
+            "type": type(error).__name__,
+            "module": type(error).__module__,
+            "mro": [qualified(cls) for cls in type(error).__mro__],
+            "message": "",
+        }
+        with contextlib.suppress(BaseException):  # a learner's __str__ may raise anything
+            described["message"] = str(error)[: self.caps.text]
+        # Only the error itself sends its arguments and only it and its first cause their fields: an error nested in
+        # them is rebuilt from its message, so one that holds itself many times costs a line each, not a power of them.
+        if depth == 0:
+            with contextlib.suppress(BaseException):  # and so may its args, a property like any other
+                described["args"] = self.value(list(error.args), depth + 1)
+        for name in ERROR_FIELDS if depth <= 1 else ():
+            with contextlib.suppress(BaseException):  # and so may a learner's attribute
+                if hasattr(error, name):
+                    described[name] = self.value(getattr(error, name), depth + 1)
+        cause = None
+        with contextlib.suppress(BaseException):  # even ``__cause__`` can be a learner's property
+            cause = error.__cause__
+        if isinstance(cause, BaseException) and depth <= 3:
+            described["cause"] = self.error(cause, depth + 1)
+        return described
 
 
 # --------------------------------------------------------------------------- decode
@@ -178,7 +191,6 @@ Classes = Mapping[str, Callable[..., Any]]
 
 
 def classes_of(*modules: object) -> dict[str, Any]:
-    """Every class defined or imported in ``modules``, by qualified name."""
     found: dict[str, Any] = {}
     for module in modules:
         found.update({qualified(value): value for value in vars(module).values() if isinstance(value, type)})
