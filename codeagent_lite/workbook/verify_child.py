@@ -24,7 +24,7 @@ from typing import Any
 from ..display import printable, shorten
 from . import sandbox
 from .contract import FILES, Check, Judge, Mismatch, Probe, Raised
-from .verify_probe import package_module
+from .verify_probe import MAX_TEXT, package_module
 from .verify_standins import StandIns, child_probe, refusal
 from .words import N_, _
 
@@ -517,7 +517,6 @@ def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:
 # Learner code can write to the channel: one field of the wrong shape makes the whole message malformed (one ✘,
 # never an exception). Text shown is cleaned where it enters; the judges' facts stay data, read inside their try.
 
-_TEXT = 4000  # the probe's own cut (``verify_probe._MAX_TEXT``)
 _NAME = 200
 _NAMES = 64  # classes of an mro, reference imports: a few in practice
 
@@ -572,18 +571,18 @@ _ERROR = _record(
         "type": _text(_NAME),
         "module": _text(_NAME),
         "mro": _names,
-        "message": _text(_TEXT),
+        "message": _text(MAX_TEXT),
         "place": _optional(_items(_text(60), _of(int))),
         "syntax": _items(_text(60), _optional(_of(int)), _text(_NAME)),
         "exit_code": _text(_NAME),
         "cause": _record({"type": _text(_NAME), "mro": _names}, ("type", "mro")),
-        "cause_shown": _text(_TEXT),
+        "cause_shown": _text(MAX_TEXT),
         **{name: _ANY for name in ("layer", "code", "usage", "expected", "found")},
     },
     ("type", "module", "mro", "message"),
 )
 _PRINTED = _of(str, lambda value: value[:200])  # kept as it is: the parent shows it with ``repr``, then cleans
-_SHOWN: dict[str, Field] = {"error": _ERROR, "printed": _PRINTED, "reference_imports": _names, "shown": _text(_TEXT)}
+_SHOWN: dict[str, Field] = {"error": _ERROR, "printed": _PRINTED, "reference_imports": _names, "shown": _text(MAX_TEXT)}
 
 
 def _result(value: object) -> dict[str, Any]:

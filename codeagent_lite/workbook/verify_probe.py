@@ -31,7 +31,7 @@ from codeagent_lite.workbook.wire import encode, shown
 __all__ = ["describe_error", "encode", "kernel_value", "main", "package_module", "run_probe"]
 
 _MAX_ITEMS = 60
-_MAX_TEXT = 4000
+MAX_TEXT = wire.Caps().text  # a shown text's cut, the codec's own; verify_child checks what arrives against it
 _KERNEL = frozenset({"codeagent_lite", "codeagent_lite.kernel_types", "codeagent_lite.model_adapter"})
 _KERNEL_VALUES = wire.classes_of(kernel_types)
 """What the parent's ``wire.encode``d values may decode into: the Kernel's types, nothing of the learner's."""
@@ -87,7 +87,7 @@ def _history(module: types.ModuleType, probe: dict[str, Any], ask: Ask | None) -
     return {"value": _messages(module, history)}
 
 
-def _cut(value: Any, limit: int = _MAX_TEXT) -> str | None:
+def _cut(value: Any, limit: int = MAX_TEXT) -> str | None:
     return value[:limit] if isinstance(value, str) else None
 
 
