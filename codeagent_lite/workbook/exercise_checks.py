@@ -18,10 +18,9 @@ from typing import Any
 
 from ..diagnosis import diagnose
 from ..display import shorten
-from ..json_action_parser import parse_json_action
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage, build_provider_messages, encode_json
-from ..kernel_types import FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec
+from ..kernel_types import FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec, _require_text
 from ..model_adapter import (
     InvalidModelOutputError,
     ModelCallBudget,
@@ -79,11 +78,7 @@ class ToolCallRejected:
 
     def __post_init__(self) -> None:
         for name in ("call_id", "tool_name", "reason"):
-            value = getattr(self, name)
-            if not isinstance(value, str):
-                raise TypeError(f"ToolCallRejected.{name} must be a string, found {type(value).__name__}")
-            if not value.strip():
-                raise ValueError(f"{name} must not be blank")
+            _require_text("ToolCallRejected", name, getattr(self, name))
 
 
 def _short(value: object, limit: int = 70) -> str:
@@ -493,20 +488,17 @@ _CORRECTION_CASES: tuple[str, ...] = (
 
 
 def _rejection(raw_text: str) -> InvalidModelOutputError:
-    try:
-        parse_json_action(raw_text)
-    except InvalidModelOutputError as error:
-        return error
-    raise AssertionError(f"the parser accepted a case meant to be refused: {raw_text[:40]!r}")
+    error = diagnose(raw_text).error
+    assert error is not None, f"the parser accepted a case meant to be refused: {raw_text[:40]!r}"
+    return error
 
 
 # A correction may be written in English or in Chinese: both name the layer and ask for one object.
-_CHINESE_NUMERALS = {1: "一", 2: "二", 3: "三", 4: "四"}
 _CHINESE_LAYER_NAMES: dict[ValidationLayer, tuple[str, ...]] = {
-    ValidationLayer.JSON_SYNTAX: ("json语法", "合法json"),
-    ValidationLayer.TOP_LEVEL_OBJECT: ("顶层对象", "最外层"),
-    ValidationLayer.ACTION_TYPE: ("行动类型",),
-    ValidationLayer.FIELDS: ("字段集合", "字段和类型", "字段与类型"),
+    ValidationLayer.JSON_SYNTAX: ("第一层", "json语法", "合法json"),
+    ValidationLayer.TOP_LEVEL_OBJECT: ("第二层", "顶层对象", "最外层"),
+    ValidationLayer.ACTION_TYPE: ("第三层", "行动类型"),
+    ValidationLayer.FIELDS: ("第四层", "字段集合", "字段和类型", "字段与类型"),
 }
 _ONE_OBJECT_IN_CHINESE = re.compile(r"(只|仅|恰好|正好)[^。！？\n]{0,8}一个\s*json\s*对象")
 
@@ -515,7 +507,7 @@ def _names_layer(text: str, layer: ValidationLayer) -> bool:
     """``layer 2`` or ``top-level object``, or in Chinese ``第 2 层``, ``第二层`` or ``顶层对象``."""
     lowered = text.lower()
     compact = "".join(lowered.split())
-    chinese = (f"第{int(layer)}层", f"第{_CHINESE_NUMERALS[layer]}层", *_CHINESE_LAYER_NAMES[layer])
+    chinese = (f"第{int(layer)}层", *_CHINESE_LAYER_NAMES[layer])
     english = (f"layer {int(layer)}", layer.title.lower())
     return any(name in lowered for name in english) or any(name in compact for name in chinese)
 
