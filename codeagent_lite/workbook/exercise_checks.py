@@ -17,7 +17,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..diagnosis import diagnose
-from ..display import shorten
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage, build_provider_messages, encode_json
 from ..kernel_types import FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec, _require_text
@@ -31,7 +30,11 @@ from ..model_adapter import (
 )
 from ..scripted_provider import ScriptedProvider
 from .ladder import layer_label
+from .wire import shown
 from .words import N_, _, _p
+
+_short = functools.partial(shown, limit=70)
+"""A value in a problem line, cut so the line stays readable (a learner's raising ``__repr__`` says so)."""
 
 _STUB = N_("not implemented yet (the stub still raises NotImplementedError)")
 NOT_IMPLEMENTED = _(_STUB, language="en")
@@ -81,18 +84,13 @@ class ToolCallRejected:
             _require_text("ToolCallRejected", name, getattr(self, name))
 
 
-def _short(value: object, limit: int = 70) -> str:
-    """``repr`` shortened the package's one way, so a problem line stays one readable line."""
-    return shorten(repr(value), limit)
-
-
 def _verdict(exercise: int, body: Callable[[], list[str]]) -> CheckResult:
     try:
         problems = body()
     except NotImplementedError:
         problems = [_(_STUB)]
     except Exception as error:  # the learner's code may raise anything; report it, never crash the cell
-        problems = [_("your code raised {name}: {message}", name=type(error).__name__, message=_short(str(error), 120))]
+        problems = [_("your code raised {name}: {message}", name=type(error).__name__, message=shown(str(error), 120))]
     result = CheckResult(exercise=exercise, problems=tuple(problems))
     print(result.summary())
     return result
@@ -329,7 +327,7 @@ def _prediction_problem(label: str, value: object) -> str | None:
         return None
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4:
         return None
-    return _("{label}: {value} is not a prediction (use 1, 2, 3, 4 or None)", label=label, value=_short(value, 30))
+    return _("{label}: {value} is not a prediction (use 1, 2, 3, 4 or None)", label=label, value=shown(value, 30))
 
 
 def _prediction_form_problems(predictions: Mapping[str, object]) -> list[str]:
@@ -593,7 +591,7 @@ def _pairing_problems(paired: Iterable[Any]) -> list[str]:
             "results for {ids} were paired with the wrong call (got {pairs}); "
             "match on call_id exactly, not on position",
             ids=", ".join(wrong),
-            pairs=_short(got, 140),
+            pairs=shown(got, 140),
         )
     ]
 
