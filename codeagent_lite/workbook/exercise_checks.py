@@ -1,8 +1,7 @@
 """Self-checks for the exercise book (notebook 05): each runs the learner's objects on cases the package itself
-judges (never a table of answers where the package can say what is right) and prints one verdict.
-
-A check never raises: a stub's ``NotImplementedError`` is "not implemented yet" and any other exception from the
-learner's code is a problem line. A learner who sees a traceback from the checker stops trusting it.
+judges (never a table of answers where the package can say what is right) and prints one verdict. A check never
+raises (a learner who sees a traceback from the checker stops trusting it): a stub's ``NotImplementedError`` is
+"not implemented yet", any other exception from the learner's code a problem line.
 """
 
 from __future__ import annotations
@@ -37,8 +36,6 @@ _short = functools.partial(shown, limit=70)
 """A value in a problem line, cut so the line stays readable (a learner's raising ``__repr__`` says so)."""
 
 _STUB = N_("not implemented yet (the stub still raises NotImplementedError)")
-NOT_IMPLEMENTED = _(_STUB, language="en")
-"""The English verdict for a stub; the check itself says it in the edition's language."""
 
 EXERCISE_NAMES: dict[int, tuple[str, ...]] = {
     1: ("my_encode_json", "encode_tool_call_rejected"),
@@ -600,7 +597,7 @@ def _pairing_problems(paired: Iterable[Any]) -> list[str]:
 def check_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> list[str]:
     """Exercise 6 (optional): reading the encoded history back, pairing results with calls by call_id."""
     paired = pair_results(build_provider_messages(_HISTORY_6))
-    if paired is None or isinstance(paired, (str, bytes)) or not hasattr(paired, "__iter__"):
+    if isinstance(paired, (str, bytes)) or not hasattr(paired, "__iter__"):
         name = type(paired).__name__
         return [_("pair_results must return a list of (call_id, tool_name, content), found {name}", name=name)]
     problems = _pairing_problems(paired)
