@@ -46,10 +46,10 @@ CHINESE_DATA = {
     # a correction written in Chinese (it must name the layer and ask for one object, as an English one must)
     "workbook/exercise_checks.py": {
         '{"type": "final_answer", "content": "答案是 42"}',
-        "一",
-        "二",
-        "三",
-        "四",
+        "第一层",
+        "第二层",
+        "第三层",
+        "第四层",
         "(只|仅|恰好|正好)[^。！？\\n]{0,8}一个\\s*json\\s*对象",
         "路径",
         "说明.md",

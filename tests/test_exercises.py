@@ -37,7 +37,6 @@ from codeagent_lite import (
 from codeagent_lite.json_text_messages import encode_json
 from codeagent_lite.workbook.exercise_checks import (
     EXERCISE_NAMES,
-    NOT_IMPLEMENTED,
     PREDICTION_OUTPUTS,
     CheckResult,
     ToolCallRejected,
@@ -228,7 +227,7 @@ def test_not_implemented_is_reported_as_such() -> None:
     def stub(value: Any) -> Any:
         raise NotImplementedError
 
-    assert check_exercise_5(stub).problems == (NOT_IMPLEMENTED,)
+    assert check_exercise_5(stub).problems == ("not implemented yet (the stub still raises NotImplementedError)",)
 
 
 # --------------------------------------------------------------------------- plausible wrong answers
@@ -547,3 +546,17 @@ def test_the_graders_cases_replace_the_checks_own() -> None:
     assert check_exercise(4, {"MyJsonTextAdapter": CopiedTokens}).passed
     fresh = check_exercise(4, {"MyJsonTextAdapter": CopiedTokens}, reply="[]", usage=TokenUsage(41, 9))
     assert any("must carry TokenUsage(41, 9)" in problem for problem in fresh.problems), fresh.problems
+
+
+def test_a_value_whose_repr_raises_is_named_in_its_problem_line() -> None:
+    # The checks show values with wire.shown, the workbook's one cut repr: a learner's __repr__ that raises is
+    # named in the problem, so the learner still learns which rule failed.
+    class Unprintable:
+        def __repr__(self) -> str:
+            raise RuntimeError("no repr")
+
+    result = check_exercise_2(lambda value: Unprintable() if isinstance(value, dict) else value)
+    assert result.problems[0] == (
+        "for the object {'type': 'final_answer', 'content': 'hi'} it returned <repr raised RuntimeError>; "
+        "return the object itself"
+    )

@@ -1,9 +1,5 @@
 """What notebook 07 (the build-it-yourself assignment) needs beyond ``verify``: one step's verdict, and own-work checks.
 
-The same notebook runs in three places, each keeping the learner's folder elsewhere: ``./my_json_text`` beside the
-notebook (a release, a fetched copy, a submission being graded: first, so grading judges only the submission's
-files), ``CAL_LEARNER_DIR`` (the classroom server's students), ``../my_json_text`` (the workbook itself).
-
 ``check_step`` never raises, so a learner may run it as often as they like; the graded cell asserts ``passed``. The
 hidden tests use ``chapter_imports`` and ``package_calls`` to see whether the learner handed the work to the
 package's own chapter modules, which behave exactly right and so pass every visible check.
@@ -40,7 +36,8 @@ WATCHED_MODULES = (
 
 
 def learner_folder(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> str:
-    """The learner's folder, as a path relative to ``cwd`` when it is one (verify then names it as given)."""
+    """``./my_json_text`` beside the notebook first (a release, a fetched copy, a submission being graded: grading
+    judges only the submission's files), else ``learner_dir``'s; relative to ``cwd`` so verify names it as given."""
     here = Path.cwd() if cwd is None else cwd
     return FOLDER_NAME if (here / FOLDER_NAME).is_dir() else learner_dir(here, environ)
 
@@ -54,7 +51,7 @@ class StepCheck:
 
     @property
     def passed(self) -> bool:
-        return bool(self.report.results) and all(result.passed for result in self.report.results)
+        return bool(self.report.results) and not self.report.failed
 
     def summary(self) -> str:
         return self.report.summary()

@@ -1,8 +1,7 @@
 """Self-checks for the exercise book (notebook 05): each runs the learner's objects on cases the package itself
-judges (never a table of answers where the package can say what is right) and prints one verdict.
-
-A check never raises: a stub's ``NotImplementedError`` is "not implemented yet" and any other exception from the
-learner's code is a problem line. A learner who sees a traceback from the checker stops trusting it.
+judges (never a table of answers where the package can say what is right) and prints one verdict. A check never
+raises (a learner who sees a traceback from the checker stops trusting it): a stub's ``NotImplementedError`` is
+"not implemented yet", any other exception from the learner's code a problem line.
 """
 
 from __future__ import annotations
@@ -17,11 +16,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..diagnosis import diagnose
-from ..display import shorten
-from ..json_action_parser import parse_json_action
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage, build_provider_messages, encode_json
-from ..kernel_types import FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec
+from ..kernel_types import FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec, _require_text
 from ..model_adapter import (
     InvalidModelOutputError,
     ModelCallBudget,
@@ -32,11 +29,13 @@ from ..model_adapter import (
 )
 from ..scripted_provider import ScriptedProvider
 from .ladder import layer_label
+from .wire import shown
 from .words import N_, _, _p
 
+_short = functools.partial(shown, limit=70)
+"""A value in a problem line, cut so the line stays readable (a learner's raising ``__repr__`` says so)."""
+
 _STUB = N_("not implemented yet (the stub still raises NotImplementedError)")
-NOT_IMPLEMENTED = _(_STUB, language="en")
-"""The English verdict for a stub; the check itself says it in the edition's language."""
 
 EXERCISE_NAMES: dict[int, tuple[str, ...]] = {
     1: ("my_encode_json", "encode_tool_call_rejected"),
@@ -79,16 +78,7 @@ class ToolCallRejected:
 
     def __post_init__(self) -> None:
         for name in ("call_id", "tool_name", "reason"):
-            value = getattr(self, name)
-            if not isinstance(value, str):
-                raise TypeError(f"ToolCallRejected.{name} must be a string, found {type(value).__name__}")
-            if not value.strip():
-                raise ValueError(f"{name} must not be blank")
-
-
-def _short(value: object, limit: int = 70) -> str:
-    """``repr`` shortened the package's one way, so a problem line stays one readable line."""
-    return shorten(repr(value), limit)
+            _require_text("ToolCallRejected", name, getattr(self, name))
 
 
 def _verdict(exercise: int, body: Callable[[], list[str]]) -> CheckResult:
@@ -97,7 +87,7 @@ def _verdict(exercise: int, body: Callable[[], list[str]]) -> CheckResult:
     except NotImplementedError:
         problems = [_(_STUB)]
     except Exception as error:  # the learner's code may raise anything; report it, never crash the cell
-        problems = [_("your code raised {name}: {message}", name=type(error).__name__, message=_short(str(error), 120))]
+        problems = [_("your code raised {name}: {message}", name=type(error).__name__, message=shown(str(error), 120))]
     result = CheckResult(exercise=exercise, problems=tuple(problems))
     print(result.summary())
     return result
@@ -334,7 +324,7 @@ def _prediction_problem(label: str, value: object) -> str | None:
         return None
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4:
         return None
-    return _("{label}: {value} is not a prediction (use 1, 2, 3, 4 or None)", label=label, value=_short(value, 30))
+    return _("{label}: {value} is not a prediction (use 1, 2, 3, 4 or None)", label=label, value=shown(value, 30))
 
 
 def _prediction_form_problems(predictions: Mapping[str, object]) -> list[str]:
@@ -493,20 +483,17 @@ _CORRECTION_CASES: tuple[str, ...] = (
 
 
 def _rejection(raw_text: str) -> InvalidModelOutputError:
-    try:
-        parse_json_action(raw_text)
-    except InvalidModelOutputError as error:
-        return error
-    raise AssertionError(f"the parser accepted a case meant to be refused: {raw_text[:40]!r}")
+    error = diagnose(raw_text).error
+    assert error is not None, f"the parser accepted a case meant to be refused: {raw_text[:40]!r}"
+    return error
 
 
 # A correction may be written in English or in Chinese: both name the layer and ask for one object.
-_CHINESE_NUMERALS = {1: "一", 2: "二", 3: "三", 4: "四"}
 _CHINESE_LAYER_NAMES: dict[ValidationLayer, tuple[str, ...]] = {
-    ValidationLayer.JSON_SYNTAX: ("json语法", "合法json"),
-    ValidationLayer.TOP_LEVEL_OBJECT: ("顶层对象", "最外层"),
-    ValidationLayer.ACTION_TYPE: ("行动类型",),
-    ValidationLayer.FIELDS: ("字段集合", "字段和类型", "字段与类型"),
+    ValidationLayer.JSON_SYNTAX: ("第一层", "json语法", "合法json"),
+    ValidationLayer.TOP_LEVEL_OBJECT: ("第二层", "顶层对象", "最外层"),
+    ValidationLayer.ACTION_TYPE: ("第三层", "行动类型"),
+    ValidationLayer.FIELDS: ("第四层", "字段集合", "字段和类型", "字段与类型"),
 }
 _ONE_OBJECT_IN_CHINESE = re.compile(r"(只|仅|恰好|正好)[^。！？\n]{0,8}一个\s*json\s*对象")
 
@@ -515,7 +502,7 @@ def _names_layer(text: str, layer: ValidationLayer) -> bool:
     """``layer 2`` or ``top-level object``, or in Chinese ``第 2 层``, ``第二层`` or ``顶层对象``."""
     lowered = text.lower()
     compact = "".join(lowered.split())
-    chinese = (f"第{int(layer)}层", f"第{_CHINESE_NUMERALS[layer]}层", *_CHINESE_LAYER_NAMES[layer])
+    chinese = (f"第{int(layer)}层", *_CHINESE_LAYER_NAMES[layer])
     english = (f"layer {int(layer)}", layer.title.lower())
     return any(name in lowered for name in english) or any(name in compact for name in chinese)
 
@@ -601,7 +588,7 @@ def _pairing_problems(paired: Iterable[Any]) -> list[str]:
             "results for {ids} were paired with the wrong call (got {pairs}); "
             "match on call_id exactly, not on position",
             ids=", ".join(wrong),
-            pairs=_short(got, 140),
+            pairs=shown(got, 140),
         )
     ]
 
@@ -610,7 +597,7 @@ def _pairing_problems(paired: Iterable[Any]) -> list[str]:
 def check_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -> list[str]:
     """Exercise 6 (optional): reading the encoded history back, pairing results with calls by call_id."""
     paired = pair_results(build_provider_messages(_HISTORY_6))
-    if paired is None or isinstance(paired, (str, bytes)) or not hasattr(paired, "__iter__"):
+    if isinstance(paired, (str, bytes)) or not hasattr(paired, "__iter__"):
         name = type(paired).__name__
         return [_("pair_results must return a list of (call_id, tool_name, content), found {name}", name=name)]
     problems = _pairing_problems(paired)
