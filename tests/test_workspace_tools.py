@@ -134,6 +134,34 @@ def test_missing_file_and_folder_are_errors(read_file: Tool) -> None:
         read_file.run({"path": "src"})
 
 
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="the descriptor walk is POSIX's")
+def test_an_opened_file_whose_stat_fails_is_closed_and_refused(
+    read_file: Tool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[int] = []
+    real_open, real_stat = os.open, os.stat
+
+    def recording_open(*args: object, **kwargs: object) -> int:
+        descriptor = real_open(*args, **kwargs)  # type: ignore[arg-type]
+        opened.append(descriptor)
+        return descriptor
+
+    def failing_stat(target: object, *args: object, **kwargs: object) -> os.stat_result:
+        if isinstance(target, int):
+            raise OSError(5, "Input/output error")
+        return real_stat(target, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", recording_open)
+    monkeypatch.setattr(os, "stat", failing_stat)
+    with pytest.raises(ToolError, match=r"README\.md"):
+        read_file.run({"path": "README.md"})
+    monkeypatch.undo()
+    assert opened
+    for descriptor in opened:
+        with pytest.raises(OSError):
+            os.fstat(descriptor)  # closed
+
+
 def test_non_utf8_file_is_an_error(workspace: Path, read_file: Tool) -> None:
     (workspace / "blob.bin").write_bytes(b"\xff\xfe\x00binary")
     with pytest.raises(ToolError, match="not UTF-8"):

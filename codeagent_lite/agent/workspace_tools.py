@@ -128,7 +128,7 @@ def _outside(shown: str) -> ToolError:
 
 def resolve_in_workspace(workspace: Path, path: object) -> Path:
     """Where ``path`` leads, every symlink resolved, or ``ToolError`` unless that lies inside ``workspace``: a
-    harmless-looking symlink pointing outside is refused. The tools open through ``_open_in_workspace``."""
+    harmless-looking symlink pointing outside is refused. The tools open through ``_opened``."""
     pure = _check_path_text(path)
     root = workspace.resolve()
     try:
@@ -212,10 +212,13 @@ def _opened(root: Path, path: str, kind: str) -> Iterator[tuple[int | Path, os.s
     pure, shown = _check_path_text(path), _shown(path)
     try:
         target = _walk(root, pure.parts, shown) if _WALK_SUPPORTED else resolve_in_workspace(root, path)
-        info = os.stat(target)
     except OSError as error:
         raise ToolError(_open_failure(shown, error, kind)) from None
     try:
+        try:
+            info = os.stat(target)
+        except OSError as error:
+            raise ToolError(_open_failure(shown, error, kind)) from None
         # PurePath drops a trailing "/" (and "/."); POSIX open() does not: "notes.md/" names a folder.
         if _names_a_folder(path) and not stat.S_ISDIR(info.st_mode):
             raise ToolError(_open_failure(shown, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)), kind))
