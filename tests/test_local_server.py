@@ -8,6 +8,7 @@ everywhere. The real engine's tests are in test_local_llama.py.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -286,7 +287,10 @@ def test_the_engine_refuses_a_completion_request_longer_than_its_cap_with_413() 
         sent.append(message)
 
     middleware = SchemaToGrammar(app, to_gbnf=str)
-    asyncio.run(middleware({"type": "http", "method": "POST", "path": "/v1/completions"}, receive, send))
+    scope = {"type": "http", "method": "POST", "path": "/v1/completions"}
+    # A thread of its own: other tests of the session (playwright's) may leave an event loop running in this one.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, middleware(scope, receive, send)).result()
     assert (called, len(parts), sent[0]["status"]) == ([], 1, 413)
     error = json.loads(sent[1]["body"])["error"]  # type: ignore[arg-type]
     assert error["message"] == f"the request is longer than {MAX_REQUEST_BYTES} bytes"

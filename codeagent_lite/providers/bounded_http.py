@@ -85,6 +85,11 @@ class _Bounded:
         return _Bounded(self._inner.connect_unix_socket(path, self._deadline.clamp(timeout), **options), self._deadline)
 
 
+def _codings(header: str) -> list[str]:
+    # The content codings of a ``Content-Encoding`` header, in the order they were applied.
+    return [coding for coding in (part.strip().lower() for part in header.split(",")) if coding not in ("", "identity")]
+
+
 def _inflate(pieces: Iterator[bytes], coding: str, error: type[Exception]) -> Iterator[bytes]:
     """One content coding undone, ``_PIECE_BYTES`` at a time. ``deflate`` should be zlib-wrapped (RFC 9110) but
     some servers send it raw: like the HTTP libraries, the raw form is tried when the first bytes are no zlib header.
@@ -153,8 +158,7 @@ def bounded_http_client(*, seconds: float, max_body_bytes: int) -> Any:
             deadline.at = time.monotonic() + seconds
             request.headers["Accept-Encoding"] = _ASKED
             response = self._inner.handle_request(request)
-            parts = (part.strip().lower() for part in response.headers.get("Content-Encoding", "").split(","))
-            codings = [coding for coding in parts if coding not in ("", "identity")]  # in the order applied
+            codings = _codings(response.headers.get("Content-Encoding", ""))
             unknown = [coding for coding in codings if coding not in (*ACCEPTED_ENCODINGS, "x-gzip")]
             if unknown or len(codings) > _MAX_CODINGS:
                 response.close()

@@ -258,12 +258,16 @@ def read_progress(lines: Sequence[str], elapsed_seconds: float, cores: int | Non
     if installing:
         return BuildProgress(elapsed_seconds, Phase.INSTALLING, done, total, 5.0)
     if done is not None and total is not None:
-        per_step = None if first_at is None or done == 0 else max(elapsed_seconds - first_at, 0.0) / done
-        remaining = None if per_step is None else per_step * (total - done)
-        return BuildProgress(elapsed_seconds, Phase.COMPILING, done, total, remaining)
+        return _compiling(elapsed_seconds, done, total, first_at)
     scale = REFERENCE_CORES / max(cores or os.cpu_count() or REFERENCE_CORES, 1)
     remaining = max(REFERENCE_BUILD_SECONDS * min(scale, 1.0) - elapsed_seconds, 30.0)
     return BuildProgress(elapsed_seconds, Phase.CONFIGURING, None, None, remaining)
+
+
+def _compiling(elapsed_seconds: float, done: int, total: int, first_at: float | None) -> BuildProgress:
+    per_step = None if first_at is None or done == 0 else max(elapsed_seconds - first_at, 0.0) / done
+    remaining = None if per_step is None else per_step * (total - done)
+    return BuildProgress(elapsed_seconds, Phase.COMPILING, done, total, remaining)
 
 
 def progress_now(folder: Path, now: float | None) -> BuildProgress:

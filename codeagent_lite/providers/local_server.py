@@ -209,8 +209,17 @@ def start_local_server(
         command = [part.replace("{port}", str(chosen_port)) for part in command]
     temporary = log_path is None
     log_path = _temporary_log() if log_path is None else log_path
+    process = _spawn(command, Path(log_path), temporary)
+    note = note or f"{backend} in a process of its own"
+    server = LocalModelServer(base_url, backend, note, Path(log_path), process, temporary_log=temporary)
+    atexit.register(server.stop)
+    _wait_until_ready(server, startup_timeout)
+    return server
+
+
+def _spawn(command: Sequence[str], log_path: Path, temporary: bool) -> subprocess.Popen[bytes]:
     try:
-        with Path(log_path).open("wb") as log_file:
+        with log_path.open("wb") as log_file:
             process = subprocess.Popen(
                 list(command),
                 stdin=subprocess.PIPE,  # never written: its end of file tells the engine we are gone
@@ -221,11 +230,12 @@ def start_local_server(
             )
     except OSError as error:  # a missing or non-executable binary: 127, as a shell says it
         if temporary:
-            Path(log_path).unlink(missing_ok=True)
+            log_path.unlink(missing_ok=True)
         raise EngineStartError(engine_end(127), f"cannot start {command[0]}: {error}") from None
-    note = note or f"{backend} in a process of its own"
-    server = LocalModelServer(base_url, backend, note, Path(log_path), process, temporary_log=temporary)
-    atexit.register(server.stop)
+    return process
+
+
+def _wait_until_ready(server: LocalModelServer, startup_timeout: float) -> None:
     deadline = time.monotonic() + startup_timeout
     while not is_ready(server.base_url):
         ended = server.exit_message()
@@ -236,7 +246,6 @@ def start_local_server(
             server.stop()
             raise EngineStartError(ended, tail)
         time.sleep(0.1)
-    return server
 
 
 def connect_local_server(base_url: str) -> LocalModelServer:
@@ -351,13 +360,21 @@ def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -
     build = llama_server_build()
     found = binary if binary is not None else build.binary if build.ready else None
     if requested != "llama-cpp-python" and found is not None and found.is_file() and os.access(found, os.X_OK):
-        why = "given: --llama-server" if binary else "asked for" if requested == "llama-server" else "built here"
+        why = "given: --llama-server" if binary else _why_llama_server(requested)
         slots = f"{parallel} parallel slot(s), continuous batching, each slot keeping its prompt (cache_prompt)"
         return BackendChoice("llama-server", found, f"llama.cpp's llama-server ({why}): {slots}")
     if requested == "llama-server":
         raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=binary if binary is not None else build.binary)
+    return _python_backend(requested, parallel, build.state.value)
+
+
+def _why_llama_server(requested: str) -> str:
+    return "asked for" if requested == "llama-server" else "built here"
+
+
+def _python_backend(requested: str, parallel: int, build_state: str) -> BackendChoice:
     asked = requested == "llama-cpp-python"
-    because = "asked for (--backend llama-cpp-python)" if asked else f"llama-server is {build.state.value}"
+    because = "asked for (--backend llama-cpp-python)" if asked else f"llama-server is {build_state}"
     ignored = f"; --parallel {parallel} applies to llama-server only" if parallel > 1 else ""
     kept = f"one request at a time, the shared prompt prefix kept between them{ignored}"
     return BackendChoice("llama-cpp-python", None, f"llama-cpp-python's server, because {because}: {kept}")

@@ -44,7 +44,14 @@ def edition_language(
     chosen = _language_of(environ.get(ENV_VAR, ""))
     if chosen is not None:
         return chosen
-    folder = Path.cwd() if cwd is None else cwd
+    return _folder_language(Path.cwd() if cwd is None else cwd) or _locale_language(environ)
+
+
+def _folder_language(folder: Path) -> Language | None:
     nearest = next((_BY_CODE[part] for part in reversed(folder.parts) if part in _BY_CODE), None)
+    return _assignment_suffix(folder.name) or nearest
+
+
+def _locale_language(environ: Mapping[str, str]) -> Language:
     locale = next((environ[name] for name in LOCALE_VARS if environ.get(name)), "")
-    return _assignment_suffix(folder.name) or nearest or ("zh" if locale.lower().startswith("zh") else "en")
+    return "zh" if locale.lower().startswith("zh") else "en"

@@ -237,23 +237,28 @@ def timing_table(attempts: Sequence[Attempt], task_width: int = 38) -> str:
     second compare modes whose replies differ in length; a reply from the class's cache was written for someone
     else, so no speed counts it."""
     header = (_("task"), _("mode"), _("out"), _("seconds"), _("speed"))
-
-    def row(task: str, label: str, group: Sequence[Attempt]) -> tuple[str, str, str, str, str]:
-        tokens, seconds = _sums(group)
-        generated = [attempt for attempt in group if not attempt.shared]
-        rate = rate_cell(*_sums(generated)) if generated else _("class cache")
-        return (task, label, "?" if tokens is None else str(tokens), seconds_cell(seconds), rate)
-
-    rows = [row(shorten(attempt.task, task_width), attempt.label, [attempt]) for attempt in attempts]
+    rows = [_timing_row(shorten(attempt.task, task_width), attempt.label, [attempt]) for attempt in attempts]
     rates: dict[str, float | None] = {}
     for label in dict.fromkeys(attempt.label for attempt in attempts):
-        group = [attempt for attempt in attempts if attempt.label == label]
-        later = group[1:] or group
-        first = len(group) - len(later) + 1
-        rows.append(row(_("calls {first}-{last}, prompt already read", first=first, last=len(group)), label, later))
-        tokens, seconds = _sums([attempt for attempt in later if not attempt.shared])
-        rates[label] = tokens / seconds if tokens is not None and seconds else None
+        total_row, rates[label] = _mode_total([attempt for attempt in attempts if attempt.label == label])
+        rows.append(total_row)
     return _table(header, rows, right=(2,)) + _speed_ratio(rates)
+
+
+def _mode_total(group: Sequence[Attempt]) -> tuple[tuple[str, str, str, str, str], float | None]:
+    """One mode's total row without its first call, and its speed over the calls the model wrote."""
+    later = group[1:] or group
+    first = len(group) - len(later) + 1
+    task = _("calls {first}-{last}, prompt already read", first=first, last=len(group))
+    tokens, seconds = _sums([attempt for attempt in later if not attempt.shared])
+    return _timing_row(task, group[0].label, later), tokens / seconds if tokens is not None and seconds else None
+
+
+def _timing_row(task: str, label: str, group: Sequence[Attempt]) -> tuple[str, str, str, str, str]:
+    tokens, seconds = _sums(group)
+    generated = [attempt for attempt in group if not attempt.shared]
+    rate = rate_cell(*_sums(generated)) if generated else _("class cache")
+    return (task, label, "?" if tokens is None else str(tokens), seconds_cell(seconds), rate)
 
 
 def _sums(group: Sequence[Attempt]) -> tuple[int | None, float | None]:
