@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
 from .agent.loop import DEFAULT_SYSTEM_PROMPT, run_agent
-from .agent.workspace_tools import error_reason, workspace_tools
+from .agent.workspace_tools import workspace_tools
 from .diagnosis import diagnose
-from .display import json_kind, printable
+from .display import error_reason, json_kind, printable
 from .json_text_adapter import JsonTextModelAdapter, ProviderError, TextProvider
 from .model_adapter import ModelCallBudget
 from .scripted_provider import ScriptedProvider

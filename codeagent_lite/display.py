@@ -11,7 +11,7 @@ import html
 import unicodedata
 
 __all__ = ["ELLIPSIS", "QUOTE_CHARS", "display_width", "escape_html", "json_kind", "pad", "printable", "quote"]
-__all__ += ["shorten", "shorten_counted"]
+__all__ += ["error_reason", "shorten", "shorten_counted"]
 
 ELLIPSIS = "…"  # the one mark for "cut here"
 QUOTE_CHARS = 24  # a quoted excerpt's default length, quotes and ellipsis included
@@ -91,3 +91,9 @@ def json_kind(value: object) -> str:
     if isinstance(value, (list, dict)):
         return "an array" if isinstance(value, list) else "an object"
     return type(value).__name__
+
+
+def error_reason(error: BaseException) -> str:
+    """An OS error's reason without its path (``str(error)`` has one: the host's paths are no one else's business)."""
+    strerror = getattr(error, "strerror", None)
+    return strerror if isinstance(strerror, str) and strerror else type(error).__name__

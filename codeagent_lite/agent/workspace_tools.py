@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
-from ..display import json_kind, quote
+from ..display import error_reason, json_kind, quote
 from ..kernel_types import ToolSpec
 
 _Arguments = TypeVar("_Arguments", bound=BaseModel)
@@ -138,12 +138,6 @@ def resolve_in_workspace(workspace: Path, path: object) -> Path:
     if not resolved.is_relative_to(root):
         raise _outside(_shown(str(path)))
     return resolved
-
-
-def error_reason(error: BaseException) -> str:
-    """An OS error's reason without its path (``str(error)`` has one: the host's paths are no one else's business)."""
-    strerror = getattr(error, "strerror", None)
-    return strerror if isinstance(strerror, str) and strerror else type(error).__name__
 
 
 _WALK_SUPPORTED = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")

@@ -484,7 +484,8 @@ _CORRECTION_CASES: tuple[str, ...] = (
 
 def _rejection(raw_text: str) -> InvalidModelOutputError:
     error = diagnose(raw_text).error
-    assert error is not None, f"the parser accepted a case meant to be refused: {raw_text[:40]!r}"
+    if error is None:
+        raise AssertionError(f"the parser accepted a case meant to be refused: {raw_text[:40]!r}")
     return error
 
 

@@ -21,7 +21,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from ..display import printable, shorten
+from ..display import error_reason, printable, shorten
 from . import sandbox
 from .contract import FILES, Check, Judge, Mismatch, Probe, Raised
 from .verify_probe import MAX_TEXT, package_module
@@ -208,7 +208,7 @@ def _os_reason(error: OSError) -> str:
     """A refused file in words: a symbolic link is said as such (O_NOFOLLOW gives ELOOP), else the OS's reason."""
     if error.errno == errno.ELOOP:
         return _("it is a symbolic link")
-    return clean(error.strerror or type(error).__name__, limit=80)
+    return clean(error_reason(error), limit=80)
 
 
 def run_step(

@@ -30,7 +30,7 @@ from codeagent_lite.workbook.wire import encode, shown
 
 __all__ = ["describe_error", "encode", "kernel_value", "main", "package_module", "run_probe"]
 
-_MAX_ITEMS = 60
+_MAX_ITEMS = wire.Caps().items  # the messages a probe describes, the codec's own list cut
 MAX_TEXT = wire.Caps().text  # a shown text's cut, the codec's own; verify_child checks what arrives against it
 _KERNEL = frozenset({"codeagent_lite", "codeagent_lite.kernel_types", "codeagent_lite.model_adapter"})
 _KERNEL_VALUES = wire.classes_of(kernel_types)
