@@ -11,7 +11,7 @@ import html
 import unicodedata
 
 __all__ = ["ELLIPSIS", "QUOTE_CHARS", "display_width", "escape_html", "json_kind", "pad", "printable", "quote"]
-__all__ += ["error_reason", "shorten", "shorten_counted"]
+__all__ += ["error_reason", "error_text", "shorten", "shorten_counted"]
 
 ELLIPSIS = "…"  # the one mark for "cut here"
 QUOTE_CHARS = 24  # a quoted excerpt's default length, quotes and ellipsis included
@@ -97,3 +97,11 @@ def error_reason(error: BaseException) -> str:
     """An OS error's reason without its path (``str(error)`` has one: the host's paths are no one else's business)."""
     strerror = getattr(error, "strerror", None)
     return strerror if isinstance(strerror, str) and strerror else type(error).__name__
+
+
+def error_text(error: BaseException) -> str:
+    """``str(error)`` that cannot raise: a tool's or a library's exception is foreign code, its ``__str__`` too."""
+    try:
+        return str(error)
+    except Exception:
+        return "(the error's message cannot be shown)"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import partial
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -15,15 +16,17 @@ from .kernel_types import Action, HistoryItem, ToolSpec
 
 __all__ = ["DEFAULT_CODES", "LAYER_LABEL", "LAYER_NAME", "FakeModelAdapter", "FakeModelExhaustedError"]
 __all__ += ["InvalidModelOutputError", "ModelAdapter", "ModelCall", "ModelCallBudget", "ModelProviderError"]
-__all__ += ["ModelResponse", "TokenUsage", "ValidationLayer", "usage_text"]
+__all__ += ["ModelResponse", "TokenUsage", "ValidationLayer", "require_count"]
 
 
-def _require_count(field_name: str, value: object, least: int) -> None:
-    # bool is an int in Python; True tokens is a bug, not a count. The series' own wording.
+def require_count(field_name: str, value: object, least: int) -> None:
+    """The one check of a count the Kernel is given (tokens, steps, limits), in the series' own words: bool is an
+    int in Python, and ``True`` tokens is a bug, not a count."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{field_name} must be an integer, found {type(value).__name__}")
     if value < least:
-        raise ValueError(f"{field_name} must {'be positive' if least else 'not be negative'}, found {value}")
+        must = {0: "not be negative", 1: "be positive"}.get(least, f"be at least {least}")
+        raise ValueError(f"{field_name} must {must}, found {value}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +37,8 @@ class TokenUsage:
     output_tokens: int
 
     def __post_init__(self) -> None:
-        _require_count("input_tokens", self.input_tokens, 0)
-        _require_count("output_tokens", self.output_tokens, 0)
+        require_count("input_tokens", self.input_tokens, 0)
+        require_count("output_tokens", self.output_tokens, 0)
 
     @property
     def total_tokens(self) -> int:
@@ -53,7 +56,7 @@ class ModelCallBudget:
     max_output_tokens: int
 
     def __post_init__(self) -> None:
-        _require_count("max_output_tokens", self.max_output_tokens, 1)
+        require_count("max_output_tokens", self.max_output_tokens, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +119,6 @@ DEFAULT_CODES = {
 }  # the code an error gets when its maker names none: the series' own parsers name only a layer
 
 
-def usage_text(usage: TokenUsage | None) -> str:
-    """``12 in + 3 out = 15 tokens``: how every message states what a call cost."""
-    if usage is None:
-        return "usage unknown"
-    return f"{usage.input_tokens} in + {usage.output_tokens} out = {usage.total_tokens} tokens"
-
-
 class InvalidModelOutputError(ValueError):
     """The model answered, but its text is not a valid action.
 
@@ -175,18 +171,16 @@ class InvalidModelOutputError(ValueError):
         return self._copy_with(raw_text=raw_text)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # The keyword-only fields would be lost by the default pickling of exceptions.
-        fields = {name: value for name, value in vars(self).items() if name != "message"}
-        return (_rebuild_invalid_output_error, (self.message, fields | {"params": dict(self.params)}))
+        # Exceptions pickle as ``cls(*args)``, which would lose the required keyword ``layer``. The rest travels as
+        # state, notes added by ``add_note`` included; ``params`` is rebuilt by the constructor (a mappingproxy
+        # cannot be pickled).
+        state = {name: value for name, value in vars(self).items() if name not in ("message", "params")}
+        return (partial(InvalidModelOutputError, layer=self.layer, params=dict(self.params)), (self.message,), state)
 
     def __repr__(self) -> str:
         return (
             f"InvalidModelOutputError({self.message!r}, {self.layer.label}, code={self.code!r}, usage={self.usage!r})"
         )
-
-
-def _rebuild_invalid_output_error(message: str, fields: dict[str, Any]) -> InvalidModelOutputError:
-    return InvalidModelOutputError(message, **fields)
 
 
 # --------------------------------------------------------------------------- the previous chapter's fake model

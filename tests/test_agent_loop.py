@@ -405,12 +405,12 @@ def test_empty_tool_output_is_a_valid_result() -> None:
 @pytest.mark.parametrize(
     ("options", "error", "message"),
     [
-        ({"max_steps": 0}, ValueError, "max_steps must be at least 1, found 0"),
-        ({"max_steps": True}, TypeError, "max_steps must be an int, found bool"),
-        ({"max_steps": "3"}, TypeError, "max_steps must be an int, found str"),
-        ({"max_consecutive_rejections": -1}, ValueError, "max_consecutive_rejections must be at least 0, found -1"),
-        ({"max_consecutive_rejections": 1.5}, TypeError, "max_consecutive_rejections must be an int, found float"),
-        ({"max_tool_result_chars": 0}, ValueError, "max_tool_result_chars must be at least 1, found 0"),
+        ({"max_steps": 0}, ValueError, "max_steps must be positive, found 0"),
+        ({"max_steps": True}, TypeError, "max_steps must be an integer, found bool"),
+        ({"max_steps": "3"}, TypeError, "max_steps must be an integer, found str"),
+        ({"max_consecutive_rejections": -1}, ValueError, "max_consecutive_rejections must not be negative, found -1"),
+        ({"max_consecutive_rejections": 1.5}, TypeError, "max_consecutive_rejections must be an integer, found float"),
+        ({"max_tool_result_chars": 0}, ValueError, "max_tool_result_chars must be positive, found 0"),
     ],
 )
 def test_bad_limits_are_refused(

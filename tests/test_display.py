@@ -10,13 +10,14 @@ from hypothesis import strategies as st
 
 from codeagent_lite.display import (
     ELLIPSIS,
+    error_text,
     json_kind,
     printable,
     quote,
     shorten,
     shorten_counted,
 )
-from codeagent_lite.model_adapter import TokenUsage, ValidationLayer, usage_text
+from codeagent_lite.model_adapter import ValidationLayer
 
 
 def test_shorten_keeps_short_text_and_cuts_long_text_to_the_limit() -> None:
@@ -92,10 +93,17 @@ def test_json_kind_shortens_huge_numbers() -> None:
     assert len(kind) <= len("the number ") + 24
 
 
-def test_layer_label_and_usage_text() -> None:
+def test_layer_label() -> None:
     assert ValidationLayer.FIELDS.label == "layer 4 (fields and types)"
-    assert usage_text(TokenUsage(12, 3)) == "12 in + 3 out = 15 tokens"
-    assert usage_text(None) == "usage unknown"
+
+
+def test_error_text_never_raises() -> None:
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no")
+
+    assert error_text(ValueError("shown")) == "shown"
+    assert error_text(Unprintable()) == "(the error's message cannot be shown)"
 
 
 def test_the_smallest_limits_still_work() -> None:

@@ -138,14 +138,15 @@ def test_the_layer_is_required_so_no_message_can_say_layer_unknown() -> None:
 
 
 def test_an_invalid_output_error_survives_pickling_whole() -> None:
-    error = InvalidModelOutputError("bad", layer=ValidationLayer.JSON_SYNTAX, usage=TokenUsage(1, 2), raw_text="x")
+    error = InvalidModelOutputError(
+        "bad", layer=ValidationLayer.JSON_SYNTAX, code="duplicate_key", params={"key": "k"}, usage=TokenUsage(1, 2)
+    ).with_raw_text("x")
+    error.add_note("seen by the loop")  # a note is state too: it must not break unpickling
     restored = pickle.loads(pickle.dumps(error))
-    assert (restored.message, restored.layer, restored.usage, restored.raw_text) == (
-        "bad",
-        ValidationLayer.JSON_SYNTAX,
-        TokenUsage(1, 2),
-        "x",
-    )
+    assert vars(restored) == vars(error)
+    assert (restored.code, dict(restored.params)) == ("duplicate_key", {"key": "k"})
+    assert restored.__notes__ == ["seen by the loop"]
+    assert str(restored) == "bad" and restored.layer is ValidationLayer.JSON_SYNTAX
 
 
 # --------------------------------------------------------------------------- the previous chapter's fake model

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import ClassVar, Literal, TypeAlias
 
-from ..display import quote, shorten, shorten_counted
+from ..display import error_text, quote, shorten, shorten_counted
 from ..kernel_types import Action, FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult
 from ..model_adapter import (
     InvalidModelOutputError,
@@ -22,6 +22,7 @@ from ..model_adapter import (
     ModelProviderError,
     TokenUsage,
     ValidationLayer,
+    require_count,
 )
 from .workspace_tools import Tool, ToolError
 
@@ -183,29 +184,21 @@ def repeated_call_id_message(call_id: str, suggestion: str) -> str:
     )
 
 
-def _text_of(error: BaseException) -> str:
-    # A tool's exception is the tool's code: even its __str__ may raise.
-    try:
-        return str(error)
-    except Exception:
-        return "(the error's message cannot be shown)"
-
-
 def _call_tool(tool: Tool, call: ToolCall) -> tuple[str, bool]:
     named = f"tool {quote(tool.name, _ID_QUOTE_CHARS)}"
     try:
         # A copy: a tool that edits its arguments must not rewrite the ToolCall in the history.
         content = tool.run(copy.deepcopy(call.arguments))
     except ToolError as error:
-        return _text_of(error), True
+        return error_text(error), True
     except Exception as error:  # a tool bug must not end the run; the model sees what failed
-        return f"{named} failed: {type(error).__name__}: {_text_of(error)}", True
+        return f"{named} failed: {type(error).__name__}: {error_text(error)}", True
     except KeyboardInterrupt:
         raise  # the learner asked to stop: the run ends (see _Run.run_tool_call), its host goes on
     except BaseException as error:  # sys.exit() in a tool must not end the notebook or the CLI that runs the agent
         return (
             f"{named} tried to end the program: {type(error).__name__}: "
-            f"{_text_of(error)}; a tool returns text or raises an exception, the run goes on",
+            f"{error_text(error)}; a tool returns text or raises an exception, the run goes on",
             True,
         )
     if not isinstance(content, str):
@@ -227,14 +220,6 @@ def run_tool(tools: Sequence[Tool], call: ToolCall) -> ToolResult:
     # send it: it is written as the escape \udcxx instead.
     sendable = content.encode("utf-8", "backslashreplace").decode("utf-8")
     return ToolResult(call.call_id, sendable, is_error=is_error)
-
-
-def _check_count(name: str, value: object, minimum: int) -> None:
-    # bool is an int in Python; max_steps=True is a bug, not a count.
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, found {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, found {value}")
 
 
 @dataclass
@@ -262,8 +247,8 @@ class _Run:
         try:
             response = self.adapter.complete(tuple(self.history), tuple(t.spec for t in self.tools), self.budget)
         except ModelProviderError as error:
-            self.steps.append(ProviderErrorStep(call_number, _text_of(error), error))
-            return self.finish(StopReason.PROVIDER_ERROR, _text_of(error))
+            self.steps.append(ProviderErrorStep(call_number, error_text(error), error))
+            return self.finish(StopReason.PROVIDER_ERROR, error_text(error))
         except InvalidModelOutputError as error:
             if error.usage is not None:
                 self.total += error.usage
@@ -334,9 +319,9 @@ def run_agent(
     * A tool that raises anything, ``SystemExit`` included, gets an error ``ToolResult``; a ``KeyboardInterrupt``
       stops the run with ``StopReason.INTERRUPTED``. Either way ``run_agent`` returns.
     """
-    _check_count("max_steps", max_steps, 1)
-    _check_count("max_consecutive_rejections", max_consecutive_rejections, 0)
-    _check_count("max_tool_result_chars", max_tool_result_chars, 1)
+    require_count("max_steps", max_steps, 1)
+    require_count("max_consecutive_rejections", max_consecutive_rejections, 0)
+    require_count("max_tool_result_chars", max_tool_result_chars, 1)
     names = [tool.name for tool in tools]
     if duplicates := sorted({name for name in names if names.count(name) > 1}):
         raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..action_schema import action_json_schema
-from ..display import printable, shorten
+from ..display import error_text, printable, shorten
 from ..json_text_adapter import ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
@@ -299,12 +299,12 @@ class OpenAICompatibleProvider:
             if isinstance(error, self._openai.APITimeoutError):  # an APIConnectionError too: first
                 return self._timed_out()
             if isinstance(error, self._openai.APIConnectionError):
-                detail = self._excerpt(_text_of(cause) or type(cause).__name__)
+                detail = self._excerpt(error_text(cause) or type(cause).__name__)
                 return ProviderFailure(FailureCode.CONNECTION_FAILED, url=self.shown_url, detail=detail)
             if isinstance(error, self._openai.APIStatusError):
                 detail = self._excerpt(error.response.text)
                 return ProviderFailure(FailureCode.HTTP_STATUS, status=error.status_code, detail=detail)
-            detail, kind = self._excerpt(_text_of(error)), type(error).__name__
+            detail, kind = self._excerpt(error_text(error)), type(error).__name__
             return ProviderFailure(FailureCode.REQUEST_FAILED, url=self.shown_url, kind=kind, detail=detail)
 
     def read_completion(self, body_text: str) -> ProviderResponse:
@@ -385,10 +385,3 @@ _STRICT_DECODER = json.JSONDecoder(
     parse_constant=_no_constant,
 )
 """The rules of the chapter's strict layer, for a server body: no duplicate key, no NaN, no endless number."""
-
-
-def _text_of(error: BaseException) -> str:
-    try:
-        return str(error)
-    except Exception:
-        return "(its message cannot be shown)"
