@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -126,6 +127,7 @@ def test_json_whitespace_is_exactly_four_characters() -> None:
     for other in ("\u3000", "\u00a0"):
         assert rejection(other).code == "not_json"
         assert rejection(other + ANSWER).code == "prose_around"
+        assert rejection(ANSWER + other).code == "prose_around"
 
 
 def test_layer_1_alone_returns_the_value() -> None:
@@ -503,6 +505,10 @@ EXPECTED_AND_FOUND = [
     ("x " + ANSWER, "prose_around", "nothing before the JSON value", "'x " + ANSWER[:19] + "'…"),
     ("[" * 101 + "]" * 101, "too_deep", "at most 100 levels", "deeper"),
     ('"\\ud800"', "lone_surrogate", "valid Unicode text", "a lone U+D800"),
+    ('\ufeff{"a":1}', "bom", "the JSON itself", "U+FEFF"),
+    ("", "empty", "one JSON value", "empty text"),
+    (" \n", "empty", "one JSON value", "only whitespace"),
+    (b"{}", "not_text", "a string", "bytes"),
     ('{"a":"x\ty"}', "control_character", "an escape", "'\\ty\"}'"),
     ("[" + "9" * 4301 + "]", "number_too_long", "at most 4300 digits", "4301 digits"),
     ("[{}]", "not_an_object", "a JSON object {...}", "an array"),
@@ -512,7 +518,7 @@ EXPECTED_AND_FOUND = [
 
 @pytest.mark.parametrize(("text", "code", "expected", "found"), EXPECTED_AND_FOUND)
 def test_a_refusal_says_what_was_expected_and_what_came_instead(
-    text: str, code: str, expected: str, found: str
+    text: Any, code: str, expected: str, found: str
 ) -> None:
     error = rejection(text)
     assert (error.code, error.expected, error.found) == (code, expected, found)
@@ -524,3 +530,33 @@ def test_the_message_is_made_from_the_refusals_data() -> None:
     assert "100 levels" in rejection("[" * 101 + "]" * 101).message and "U+D800" in rejection('"\\ud800"').message
     assert rejection('{"a" 1}').message.endswith(": Expecting ':' delimiter")  # json's own words where no hint fits
     assert rejection(ANSWER + " x").message.endswith(": text after the JSON value; send the JSON alone")
+    assert (
+        rejection("\ufeff{}").message
+        == f"{SYNTAX} at line 1, column 1: the reply starts with a byte-order mark (U+FEFF)"
+    )
+    surrogate = rejection('"\\udc01"')
+    assert surrogate.message == f"{SYNTAX}: lone surrogate U+DC01 cannot be encoded as UTF-8"
+    assert dict(surrogate.params) == {"code_point": 0xDC01} and dict(rejection(b"").params) == {"type": "bytes"}
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("[ " * 101, "too_deep"),
+        ('["",' * 101, "too_deep"),
+        ("[[]" + "[" * 100, "too_deep"),
+        ('{"a":' * 101, "too_deep"),
+        ('{"content":"' + "[" * 300, "cut_off"),  # brackets inside a string are no nesting
+        ('["' + "{" * 200 + '", ' + "[" * 50, "cut_off"),
+    ],
+)
+def test_a_deep_cut_off_reply_is_too_deep_when_the_stack_is_raised(text: str, code: str) -> None:
+    """Above the default recursion limit json's C decoder could overflow the C stack, so a pre-scan counts the
+    brackets outside strings first: a reply cut off 101 levels deep is too deep, not merely cut off."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(5000)
+    try:
+        error = rejection(text)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert error.code == code
