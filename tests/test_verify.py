@@ -561,9 +561,10 @@ def test_the_learner_parser_facts_come_as_data_beside_the_words() -> None:
         (False, 4),
     ]
     assert solved[0].shown.startswith("✔ ") and solved[1].shown.startswith("✘ ")
+    assert solved[0].verdict == solved[0].shown.removeprefix("✔ ") and solved[1].verdict == solved[1].shown
     unwritten = learner_parses(STUBS, texts[:1])
     assert [(parsed.accepted, parsed.rejected_at) for parsed in unwritten] == [(False, None)]
-    assert "NotImplementedError" in unwritten[0].shown
+    assert "NotImplementedError" in unwritten[0].shown and unwritten[0].verdict == unwritten[0].shown
 
 
 @pytest.mark.parametrize(

@@ -1103,9 +1103,17 @@ class Sample:
         return _fill(self.label, self.label_fields, chosen), _(self.cost, chosen) if self.cost else ""
 
 
-def describe_parse(module: ModuleType, text: str) -> str:
-    """What ``module.parse_json_action`` does with ``text``: ``✔ <action>`` or ``✘ rejected at layer N (...)``."""
-    return _describe_parse(run_here(module, _parse_probe(text)))
+def parse_verdict_of(module: ModuleType, text: str) -> str:
+    """What ``module.parse_json_action`` does with ``text``, as ``parse_verdict`` says it."""
+    return parse_verdict(run_here(module, _parse_probe(text)))
+
+
+def parse_verdict(result: dict[str, Any]) -> str:
+    """A parse probe's verdict, unmarked: the action it was accepted as, or ``✘ rejected at layer N (...)``."""
+    error = _error_of(result, InvalidModelOutputError)
+    if error is None:
+        return _shown(result, 90)
+    return _("✘ rejected at {layer}", layer=_layer(_raw_layer(error)))
 
 
 def rejected_layer(result: dict[str, Any]) -> int | None:
@@ -1119,10 +1127,8 @@ def rejected_layer(result: dict[str, Any]) -> int | None:
 
 
 def _describe_parse(result: dict[str, Any]) -> str:
-    error = _error_of(result, InvalidModelOutputError)
-    if error is None:
-        return f"✔ {_shown(result, 90)}"
-    return _("✘ rejected at {layer}", layer=_layer(_raw_layer(error)))
+    verdict = parse_verdict(result)
+    return verdict if _error(result) else f"✔ {verdict}"
 
 
 def _describe_messages(result: dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ from .. import json_action_parser as reference_parser
 from ..diagnosis import MARKS, LayerStatus, diagnose
 from ..display import escape_html, pad
 from ..model_adapter import ValidationLayer
-from .contract import describe_parse
+from .contract import parse_verdict_of
 from .ladder import layer_label, layer_name, status_word
 from .verify import DEFAULT_TIME_LIMIT, learner_parses
 from .words import _, _p
@@ -42,11 +42,6 @@ def _your_ladder(rejected_at: int | None, accepted: bool) -> tuple[str, ...] | N
 def _html_row(differs: bool, label: str, ours: str, yours: str) -> str:
     style = _DIFFERS_STYLE if differs else ""
     return f"<tr><td>{'≠' if differs else ''}</td><td>{label}</td><td>{ours}</td><td{style}>{yours}</td></tr>"
-
-
-def _verdict(described: str) -> str:
-    """``✔ ToolCall(...)`` -> ``ToolCall(...)``; a rejection or a crash stays as it is."""
-    return described[2:] if described.startswith("✔ ") else described
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +120,8 @@ def learner_ladders(
     pairs = []
     for (name, text), yours in zip(replies.items(), outcomes, strict=True):
         ours = _said(outcome.status for outcome in diagnose(text).outcomes)
-        ours_verdict = _verdict(describe_parse(reference_parser, text))
+        ours_verdict = parse_verdict_of(reference_parser, text)
         your_ladder = _your_ladder(yours.rejected_at, yours.accepted)
-        pairs.append(LadderPair(name, text, ours, ours_verdict, your_ladder, _verdict(yours.shown)))
+        pairs.append(LadderPair(name, text, ours, ours_verdict, your_ladder, yours.verdict))
     given = os.fspath(directory)
     return LadderPairs(given if not os.path.isabs(given) else os.path.basename(given), tuple(pairs))

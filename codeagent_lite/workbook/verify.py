@@ -17,7 +17,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import sandbox, verify_progress
-from .contract import FILES, SAMPLES, STEPS, Inputs, Sample, checks_up_to, rejected_layer, step_title, text_samples
+from .contract import (
+    FILES,
+    SAMPLES,
+    STEPS,
+    Inputs,
+    Sample,
+    checks_up_to,
+    parse_verdict,
+    rejected_layer,
+    step_title,
+    text_samples,
+)
 from .verify_child import CheckResult, Item, Tally, clean, not_run, run_step
 from .words import _
 
@@ -384,6 +395,8 @@ class LearnerParse:
     """What the learner's parser did with one text: the words (``shown``) and the facts they say, as data."""
 
     shown: str
+    verdict: str
+    """``shown`` without the mark of an accepted text (``contract.parse_verdict``): what a ladder's last row says."""
     accepted: bool
     rejected_at: int | None
     """The layer number it refused the text at; None when it accepted it, or crashed, hung or did not load."""
@@ -399,7 +412,10 @@ def learner_parses(
     for shown, outcome in results:
         result = outcome.result if outcome.passed else None
         accepted = result is not None and not isinstance(result.get("error"), dict)
-        parses.append(LearnerParse(shown, accepted, None if result is None else rejected_layer(result)))
+        if result is None:
+            parses.append(LearnerParse(shown, shown, accepted, None))
+        else:
+            parses.append(LearnerParse(shown, clean(parse_verdict(result)), accepted, rejected_layer(result)))
     return tuple(parses)
 
 
