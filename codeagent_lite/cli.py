@@ -99,6 +99,10 @@ class UsageError(Exception):
 class _OutputFailed(Exception):
     """Only a failed write of the output says "cannot write the output", not any other ``OSError`` near it."""
 
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
 
 def _write(text: str, out: SupportsWrite[str]) -> None:
     """Escaped and flushed at once, so a write error surfaces here, not at exit in a traceback."""
@@ -485,7 +489,7 @@ def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdo
     try:
         return _dispatch(argv, stdin if stdin is not None else sys.stdin, target)
     except _OutputFailed as failure:
-        return _report_write_error(failure.args[0], target)
+        return _report_write_error(failure.cause, target)
 
 
 def _dispatch(argv: Sequence[str] | None, stdin: TextIO | None, out: TextIO) -> int:

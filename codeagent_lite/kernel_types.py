@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any, TypeAlias
 
 __all__ = ["Action", "FinalAnswer", "HistoryItem", "Message", "MessageRole", "ToolCall", "ToolResult", "ToolSpec"]
+__all__ += ["require_text"]
 
 
 class MessageRole(StrEnum):
@@ -21,8 +22,9 @@ class MessageRole(StrEnum):
     ASSISTANT = "assistant"
 
 
-def _require_text(owner: str, field_name: str, value: object, *, allow_blank: bool = False) -> None:
-    # A wrong type is a programming error (TypeError); a blank value is a bad value (ValueError).
+def require_text(owner: str, field_name: str, value: object, *, allow_blank: bool = False) -> None:
+    """The one check of a text field, for these types and the workbook's own: a wrong type is a programming error
+    (TypeError), a blank value a bad value (ValueError)."""
     if not isinstance(value, str):
         raise TypeError(f"{owner}.{field_name} must be a string, found {type(value).__name__}")
     if not allow_blank and not value.strip():
@@ -63,7 +65,7 @@ class Message:
     def __post_init__(self) -> None:
         # Accept the plain string "user" as well as MessageRole.USER; refuse unknown roles early.
         object.__setattr__(self, "role", MessageRole(self.role))
-        _require_text("Message", "content", self.content)
+        require_text("Message", "content", self.content)
 
     def __repr__(self) -> str:
         # The role as its plain string: Message(role='user', ...) reads better than <MessageRole.USER: 'user'>.
@@ -82,8 +84,8 @@ class ToolCall:
     arguments: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _require_text("ToolCall", "call_id", self.call_id)
-        _require_text("ToolCall", "tool_name", self.tool_name)
+        require_text("ToolCall", "call_id", self.call_id)
+        require_text("ToolCall", "tool_name", self.tool_name)
         object.__setattr__(self, "arguments", _copy_object("ToolCall", "arguments", self.arguments))
 
 
@@ -96,8 +98,8 @@ class ToolResult:
     is_error: bool = False
 
     def __post_init__(self) -> None:
-        _require_text("ToolResult", "call_id", self.call_id)
-        _require_text("ToolResult", "content", self.content, allow_blank=True)
+        require_text("ToolResult", "call_id", self.call_id)
+        require_text("ToolResult", "content", self.content, allow_blank=True)
         if not isinstance(self.is_error, bool):
             raise TypeError(f"ToolResult.is_error must be a bool, found {type(self.is_error).__name__}")
 
@@ -107,7 +109,7 @@ class FinalAnswer:
     content: str
 
     def __post_init__(self) -> None:
-        _require_text("FinalAnswer", "content", self.content)
+        require_text("FinalAnswer", "content", self.content)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +119,8 @@ class ToolSpec:
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
 
     def __post_init__(self) -> None:
-        _require_text("ToolSpec", "name", self.name)
-        _require_text("ToolSpec", "description", self.description)
+        require_text("ToolSpec", "name", self.name)
+        require_text("ToolSpec", "description", self.description)
         object.__setattr__(self, "input_schema", _copy_object("ToolSpec", "input_schema", self.input_schema))
 
 

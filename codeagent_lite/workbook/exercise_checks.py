@@ -18,7 +18,7 @@ from typing import Any
 from ..diagnosis import diagnose
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage, build_provider_messages, encode_json
-from ..kernel_types import FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec, _require_text
+from ..kernel_types import FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec, require_text
 from ..model_adapter import (
     InvalidModelOutputError,
     ModelCallBudget,
@@ -78,7 +78,7 @@ class ToolCallRejected:
 
     def __post_init__(self) -> None:
         for name in ("call_id", "tool_name", "reason"):
-            _require_text("ToolCallRejected", name, getattr(self, name))
+            require_text("ToolCallRejected", name, getattr(self, name))
 
 
 def _verdict(exercise: int, body: Callable[[], list[str]]) -> CheckResult:
