@@ -17,7 +17,7 @@ from .display import quote
 from .model_adapter import InvalidModelOutputError as Error
 from .model_adapter import ValidationLayer
 
-__all__ = ["HINTS", "MAX_INTEGER_DIGITS", "MAX_NESTING_DEPTH", "WHITESPACE", "check_json_syntax", "too_deep"]
+__all__ = ["DECODER", "HINTS", "MAX_INTEGER_DIGITS", "MAX_NESTING_DEPTH", "WHITESPACE", "check_json_syntax", "too_deep"]
 
 MAX_NESTING_DEPTH = 100  # real actions nest three or four levels
 MAX_INTEGER_DIGITS = 4300  # Python's default limit, so a huge number cannot stall parsing
@@ -85,7 +85,7 @@ def _finite(token: str) -> float:  # every other number, and NaN and Infinity
     raise _refuse("not_finite", detail, "a finite JSON number", quote(token), number=token)
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_int=_integer, parse_float=_finite, parse_constant=_finite)
+DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_int=_integer, parse_float=_finite, parse_constant=_finite)
 
 
 def _syntax_error(text: str, place: json.JSONDecodeError, after_value: bool = False) -> Error:
@@ -132,7 +132,7 @@ def check_json_syntax(raw_text: str) -> Any:
     """Step 1: exactly one strict JSON value, whitespace around it allowed, or a layer-1 refusal."""
     _check_text(raw_text)
     try:
-        value, end = _DECODER.raw_decode(raw_text, len(raw_text) - len(raw_text.lstrip(WHITESPACE)))
+        value, end = DECODER.raw_decode(raw_text, len(raw_text) - len(raw_text.lstrip(WHITESPACE)))
     except json.JSONDecodeError as error:
         raise _syntax_error(raw_text, error) from None
     except RecursionError:  # deeper than the stack allows: so, deeper than 100

@@ -50,6 +50,8 @@ PROVIDER_ALLOWED_NAMES = {
     "json_text_messages": {"ProviderMessage", "encode_json"},
     "kernel_types": {"ToolSpec"},
     "action_schema": {"action_json_schema"},
+    "strict_json": {"DECODER"},  # a server's body is strict JSON too; its refusals are the chapter's error
+    "model_adapter": {"InvalidModelOutputError"},
 }
 JUPYTER_AND_MODEL_LIBRARIES = ("ipywidgets", "IPython", "ipykernel", "jupyter", "jupyterlab", "openai", "llama_cpp")
 

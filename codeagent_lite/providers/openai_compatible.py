@@ -6,7 +6,6 @@ imported when a provider is created) sends; around it: the system prompt, honest
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import queue
@@ -23,6 +22,8 @@ from ..display import error_text, printable, shorten
 from ..json_text_adapter import ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
+from ..model_adapter import InvalidModelOutputError
+from ..strict_json import DECODER
 from .bounded_http import bounded_http_client
 from .failure import FailureCode, ProviderFailure, SetupFailure
 from .prompting import render_system_prompt
@@ -322,10 +323,10 @@ class OpenAICompatibleProvider:
         return ProviderResponse(choice.text, usage.prompt_tokens, usage.completion_tokens, choice.finish_reason)
 
     def _decode_completion(self, body_text: str) -> Completion[Any]:
-        try:
-            body = _STRICT_DECODER.decode(body_text)
-        except _NotStrictJSON as problem:
-            raise self._scrubbed(*problem.args) from None
+        try:  # the chapter's strict decoder: a second "usage" of 0/0 would hide the tokens spent, NaN is no count
+            body = DECODER.decode(body_text)
+        except InvalidModelOutputError as refused:
+            raise self._not_strict(refused.code, refused.params) from None
         except RecursionError:
             raise ProviderFailure(FailureCode.TOO_DEEP) from None
         except ValueError:
@@ -343,45 +344,12 @@ class OpenAICompatibleProvider:
     def _scrubbed(self, code: FailureCode, params: Mapping[str, object]) -> ProviderFailure:
         return ProviderFailure(code, **{name: self._excerpt(str(value)) for name, value in params.items()})
 
-
-class _NotStrictJSON(ValueError):
-    """JSON, but not the strict JSON a model's reply must be either: ``args`` are a code and its params."""
-
-
-def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # json keeps the last of two equal keys without a word: a second "usage" of 0/0 would hide the tokens spent.
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            raise _NotStrictJSON(FailureCode.DUPLICATE_KEY, {"key": repr(shorten(key, 40))})
-        seen.add(key)
-    return dict(pairs)
-
-
-def _bounded_integer(token: str) -> int:
-    # int() on a long digit string costs quadratic time, and past 4300 digits Python refuses to print it.
-    digits = len(token) - token.startswith("-")
-    if digits > _MAX_INTEGER_DIGITS:
-        raise _NotStrictJSON(FailureCode.LONG_INTEGER, {"digits": str(digits), "limit": str(_MAX_INTEGER_DIGITS)})
-    return int(token)
-
-
-def _finite_float(token: str) -> float:
-    value = float(token)
-    if not math.isfinite(value):
-        raise _NotStrictJSON(FailureCode.HUGE_NUMBER, {"number": repr(shorten(token, 40))})
-    return value
-
-
-def _no_constant(token: str) -> Any:
-    raise _NotStrictJSON(FailureCode.NOT_A_NUMBER, {"token": token})
-
-
-_MAX_INTEGER_DIGITS = 100  # token counts and timestamps have a dozen
-_STRICT_DECODER = json.JSONDecoder(
-    object_pairs_hook=_object_without_duplicates,
-    parse_int=_bounded_integer,
-    parse_float=_finite_float,
-    parse_constant=_no_constant,
-)
-"""The rules of the chapter's strict layer, for a server body: no duplicate key, no NaN, no endless number."""
+    def _not_strict(self, code: str, params: Mapping[str, Any]) -> ProviderFailure:
+        """A strict-JSON refusal of the body, from its data, in a provider's words (its values scrubbed)."""
+        if code == "duplicate_key":
+            return self._scrubbed(FailureCode.DUPLICATE_KEY, {"key": repr(shorten(params["key"], 40))})
+        if code == "number_too_long":
+            return self._scrubbed(FailureCode.LONG_INTEGER, {"digits": params["digits"], "limit": params["limit"]})
+        if params["number"] in ("NaN", "Infinity", "-Infinity"):  # the one refusal left: not_finite
+            return self._scrubbed(FailureCode.NOT_A_NUMBER, {"token": params["number"]})
+        return self._scrubbed(FailureCode.HUGE_NUMBER, {"number": repr(shorten(params["number"], 40))})
