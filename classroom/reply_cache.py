@@ -61,9 +61,10 @@ from typing import Any, Literal
 
 from codeagent_lite.display import printable, shorten
 from codeagent_lite.json_text_adapter import ProviderError
-from codeagent_lite.providers.failure import ProviderFailure
+from codeagent_lite.model_adapter import InvalidModelOutputError
 from codeagent_lite.providers.local_server import LOCAL_TIMEOUT_SECONDS, MARK_FIELD, serve, start_local_server
-from codeagent_lite.providers.openai_compatible import _STRICT_DECODER, MAX_BODY_BYTES, _NotStrictJSON
+from codeagent_lite.providers.openai_compatible import MAX_BODY_BYTES, strict_failure
+from codeagent_lite.strict_json import DECODER
 
 __all__ = [
     "HEADER",
@@ -123,7 +124,7 @@ def parse_request(data: bytes) -> dict[str, Any]:
     expected = "expected a JSON object (an OpenAI completions request)"
     try:
         text = data.decode("utf-8")
-        body = _STRICT_DECODER.decode(text)  # the provider's rules: no duplicate key, no NaN, no endless number
+        body = DECODER.decode(text)  # the chapter's strict JSON: no duplicate key, no NaN, no endless number
     except UnicodeDecodeError as error:
         raise Refused(400, f"{expected}; byte {error.start + 1} of the body is not UTF-8") from None
     except RecursionError:
@@ -131,10 +132,8 @@ def parse_request(data: bytes) -> dict[str, Any]:
     except json.JSONDecodeError as error:
         found = _excerpt(text[max(error.pos - 20, 0) : error.pos + 20]) or "an empty body"
         raise Refused(400, f"{expected}; {error.msg} at character {error.pos + 1}, near {found!r}") from None
-    except _NotStrictJSON as problem:
-        code, params = problem.args
-        failure = ProviderFailure(code, **{name: _excerpt(str(value)) for name, value in params.items()})
-        raise Refused(400, f"{expected}; {failure}") from None
+    except InvalidModelOutputError as refused:
+        raise Refused(400, f"{expected}; {strict_failure(refused, _excerpt)}") from None
     except ValueError as error:  # any other refusal of the decoder's own
         raise Refused(400, f"{expected}; {_excerpt(str(error))}") from None
     if not isinstance(body, dict):

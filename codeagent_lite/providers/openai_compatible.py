@@ -12,7 +12,7 @@ import queue
 import re
 import threading
 import urllib.parse
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     import openai
 
 __all__ = ["KEY_CHARACTERS", "MAX_BODY_BYTES", "MAX_TOKEN_COUNT", "PLACEHOLDER_API_KEY", "OpenAICompatibleProvider"]
-__all__ += ["ChatChoice", "Completion", "TextChoice", "Usage", "check_number", "check_sendable"]
+__all__ += ["ChatChoice", "Completion", "TextChoice", "Usage", "check_number", "check_sendable", "strict_failure"]
 
 PLACEHOLDER_API_KEY = "no-key-needed"  # local servers accept any key, but the client sends nothing without one
 MAX_BODY_BYTES = 8_000_000  # a completion is a few kilobytes; a longer body would cost the learner's memory
@@ -326,7 +326,7 @@ class OpenAICompatibleProvider:
         try:  # the chapter's strict decoder: a second "usage" of 0/0 would hide the tokens spent, NaN is no count
             body = DECODER.decode(body_text)
         except InvalidModelOutputError as refused:
-            raise self._not_strict(refused.code, refused.params) from None
+            raise strict_failure(refused, self._excerpt) from None
         except RecursionError:
             raise ProviderFailure(FailureCode.TOO_DEEP) from None
         except ValueError:
@@ -344,12 +344,16 @@ class OpenAICompatibleProvider:
     def _scrubbed(self, code: FailureCode, params: Mapping[str, object]) -> ProviderFailure:
         return ProviderFailure(code, **{name: self._excerpt(str(value)) for name, value in params.items()})
 
-    def _not_strict(self, code: str, params: Mapping[str, Any]) -> ProviderFailure:
-        """A strict-JSON refusal of the body, from its data, in a provider's words (its values scrubbed)."""
-        if code == "duplicate_key":
-            return self._scrubbed(FailureCode.DUPLICATE_KEY, {"key": repr(shorten(params["key"], 40))})
-        if code == "number_too_long":
-            return self._scrubbed(FailureCode.LONG_INTEGER, {"digits": params["digits"], "limit": params["limit"]})
-        if params["number"] in ("NaN", "Infinity", "-Infinity"):  # the one refusal left: not_finite
-            return self._scrubbed(FailureCode.NOT_A_NUMBER, {"token": params["number"]})
-        return self._scrubbed(FailureCode.HUGE_NUMBER, {"number": repr(shorten(params["number"], 40))})
+
+def strict_failure(refused: InvalidModelOutputError, excerpt: Callable[[str], str]) -> ProviderFailure:
+    """A body's refusal by the chapter's strict decoder, made from its data in a provider's words; each value goes
+    through ``excerpt`` (the provider's scrubs secrets). For the class's reply cache too, which reads requests."""
+    code, params = refused.code, refused.params
+    if code == "duplicate_key":
+        return ProviderFailure(FailureCode.DUPLICATE_KEY, key=excerpt(repr(shorten(params["key"], 40))))
+    if code == "number_too_long":
+        digits, limit = (excerpt(str(params[name])) for name in ("digits", "limit"))
+        return ProviderFailure(FailureCode.LONG_INTEGER, digits=digits, limit=limit)
+    if params["number"] in ("NaN", "Infinity", "-Infinity"):  # the one refusal left: not_finite
+        return ProviderFailure(FailureCode.NOT_A_NUMBER, token=excerpt(params["number"]))
+    return ProviderFailure(FailureCode.HUGE_NUMBER, number=excerpt(repr(shorten(params["number"], 40))))
