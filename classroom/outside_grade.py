@@ -26,7 +26,7 @@ from nbgrader.preprocessors import Execute  # type: ignore[import-untyped]
 from outside_judge import Verdict, judge_build, judge_exercises
 
 import codeagent_lite
-from codeagent_lite.workbook.language import _assignment_suffix
+from codeagent_lite.workbook.language import assignment_language
 from codeagent_lite.workbook.sandbox import (
     Limits,
     bwrap_executable,
@@ -91,7 +91,7 @@ class OutsideJudge(Preprocessor):
 
 def _verdicts(nb: NotebookNode, resources: Mapping[str, Any], kind: str) -> dict[str, Verdict]:
     """The judge's verdicts for a judged notebook: its answer cells' source (05), or its folder (07)."""
-    language = _assignment_suffix(str(resources.get("nbgrader", {}).get("assignment", ""))) or "en"
+    language = assignment_language(str(resources.get("nbgrader", {}).get("assignment", ""))) or "en"
     if kind == "exercises":
         sources = [cell.source for cell in nb.cells if cell.cell_type == "code" and _nbgrader(cell).get("solution")]
         return judge_exercises(sources, language=language)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["ENV_VAR", "LANGUAGES", "LOCALE_VARS", "Language", "edition_language"]
+__all__ = ["ENV_VAR", "LANGUAGES", "LOCALE_VARS", "Language", "assignment_language", "edition_language"]
 
 Language = Literal["en", "zh"]
 LANGUAGES: tuple[Language, ...] = ("en", "zh")
@@ -27,7 +27,7 @@ def _language_of(code: str) -> Language | None:
     return _BY_CODE.get(code.strip().lower()[:2])
 
 
-def _assignment_suffix(name: str) -> Language | None:
+def assignment_language(name: str) -> Language | None:
     """``exercises_zh`` → zh: an nbgrader assignment's folder names its edition (release, fetched copy, grading)."""
     stem, _underscore, suffix = name.rpartition("_")
     return _BY_CODE.get(suffix) if stem else None
@@ -49,7 +49,7 @@ def edition_language(
 
 def _folder_language(folder: Path) -> Language | None:
     nearest = next((_BY_CODE[part] for part in reversed(folder.parts) if part in _BY_CODE), None)
-    return _assignment_suffix(folder.name) or nearest
+    return assignment_language(folder.name) or nearest
 
 
 def _locale_language(environ: Mapping[str, str]) -> Language:
