@@ -38,7 +38,7 @@ from codeagent_lite.json_text_messages import encode_json
 from codeagent_lite.workbook.exercise_checks import (
     EXERCISE_NAMES,
     PREDICTION_OUTPUTS,
-    CheckResult,
+    ExerciseVerdict,
     ToolCallRejected,
     check_exercise,
     check_exercise_1,
@@ -200,7 +200,7 @@ def test_notebook_headings_are_bilingual_and_the_blog_is_cited_once(language: st
     ],
 )
 def test_check_reports_garbage_instead_of_raising(
-    check: Callable[..., CheckResult], arguments: tuple[Any, ...], capsys: pytest.CaptureFixture[str]
+    check: Callable[..., ExerciseVerdict], arguments: tuple[Any, ...], capsys: pytest.CaptureFixture[str]
 ) -> None:
     result = check(*arguments)
     assert not result.passed

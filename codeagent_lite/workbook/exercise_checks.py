@@ -49,8 +49,8 @@ EXERCISE_NAMES: dict[int, tuple[str, ...]] = {
 
 
 @dataclass(frozen=True, slots=True)
-class CheckResult:
-    """The verdict of one self-check: no problems means passed."""
+class ExerciseVerdict:
+    """The verdict of one exercise's self-check (verify's checks have ``verify.CheckResult``): no problems, passed."""
 
     exercise: int
     problems: tuple[str, ...]
@@ -81,28 +81,28 @@ class ToolCallRejected:
             require_text("ToolCallRejected", name, getattr(self, name))
 
 
-def _verdict(exercise: int, body: Callable[[], list[str]]) -> CheckResult:
+def _verdict(exercise: int, body: Callable[[], list[str]]) -> ExerciseVerdict:
     try:
         problems = body()
     except NotImplementedError:
         problems = [_(_STUB)]
     except Exception as error:  # the learner's code may raise anything; report it, never crash the cell
         problems = [_("your code raised {name}: {message}", name=type(error).__name__, message=shown(str(error), 120))]
-    result = CheckResult(exercise=exercise, problems=tuple(problems))
+    result = ExerciseVerdict(exercise=exercise, problems=tuple(problems))
     print(result.summary())
     return result
 
 
-_CHECKS: dict[int, Callable[..., CheckResult]] = {}
+_CHECKS: dict[int, Callable[..., ExerciseVerdict]] = {}
 
 
-def _self_check(exercise: int) -> Callable[[Callable[..., list[str]]], Callable[..., CheckResult]]:
+def _self_check(exercise: int) -> Callable[[Callable[..., list[str]]], Callable[..., ExerciseVerdict]]:
     """Turns the list of an exercise's problems into the check a notebook calls. Keyword arguments replace its cases
     by others of the same kind (the outside judge's, fresh for each grading), so what a learner sees is the grade."""
 
-    def register(problems: Callable[..., list[str]]) -> Callable[..., CheckResult]:
+    def register(problems: Callable[..., list[str]]) -> Callable[..., ExerciseVerdict]:
         @functools.wraps(problems)
-        def check(*objects: Any, **cases: Any) -> CheckResult:
+        def check(*objects: Any, **cases: Any) -> ExerciseVerdict:
             return _verdict(exercise, lambda: problems(*objects, **cases))
 
         _CHECKS[exercise] = check
@@ -618,7 +618,7 @@ def check_exercise_6(pair_results: Callable[[Sequence[ProviderMessage]], Any]) -
 # --------------------------------------------------------------------------- the checks the notebook calls
 
 
-def check_exercise(number: int, namespace: Mapping[str, Any], **cases: Any) -> CheckResult:
+def check_exercise(number: int, namespace: Mapping[str, Any], **cases: Any) -> ExerciseVerdict:
     """Run exercise ``number``'s check on the names its stub defines in ``namespace`` (a notebook's globals)."""
     if number not in _CHECKS:
         raise ValueError(f"there is no exercise {number}; the exercises are {sorted(_CHECKS)}")

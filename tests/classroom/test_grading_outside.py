@@ -103,7 +103,7 @@ import builtins
 from codeagent_lite.workbook import exercise_checks
 
 for _n in range(1, 7):
-    setattr(exercise_checks, f"check_exercise_{_n}", lambda *a, _n=_n: exercise_checks.CheckResult(_n, ()))
+    setattr(exercise_checks, f"check_exercise_{_n}", lambda *a, _n=_n: exercise_checks.ExerciseVerdict(_n, ()))
 builtins.print = lambda *a, **k: None
 """
 

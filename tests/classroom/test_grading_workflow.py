@@ -151,7 +151,7 @@ from codeagent_lite.workbook import exercise_checks
 def _always_passes(number):
     def check(*args, **kwargs):
         print(f"✔ Exercise {number} passed")
-        return exercise_checks.CheckResult(exercise=number, problems=())
+        return exercise_checks.ExerciseVerdict(exercise=number, problems=())
 
     return check
 
