@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from .ladder import layer_label, layer_title
+from .provider_words import provider_error_text
 from .words import N_, _
 
 __all__ = ["LABELS", "layer_label", "layer_title", "say"]
@@ -48,14 +49,27 @@ LABELS = {
     "prediction": N_("{mark} {name}: you said {said}, the parser says {actual}   {text}"),
     "refused_at_layer": N_("{text}: refused at layer {number}: {message}"),
     "crashed": N_("{text}: crashed with {error}: {message}"),
+    # ------------------------------------------------------------------ 06: a real model
+    "load_seconds": N_("{seconds} s elapsed"),
+    "load_failed": N_("the engine is installed, but the model server did not start: {error}"),
+    "file_lines": N_("{path} · {count} lines"),
+    "tools": N_("tools: {names}"),
+    "providers": N_("providers: {first} and {second}"),
+    "prompt_size": N_("the prompt for {task!r}: {chars} characters, {lines} lines; ends with a space: {space}"),
+    "rejected_at": N_("rejected at layer {layer} ({title}): {message}"),
+    "failure_cost": N_("this failure cost {input} input + {output} output tokens"),
+    "server_skipped": N_("skipped: CAL_OPENAI_BASE_URL is not set, so no server was asked"),
+    "widget_needs_engine": N_("the widget needs the live local engine (see section 1)"),
     # ------------------------------------------------------------------ 07: build it yourself
     "checked_folder": N_("verify checks the folder"),
 }
 
 
 def say(key: str, *values: object, **fields: object) -> None:
-    """``print(label, *values)``; a Chinese label ends in a full-width colon, which carries its own space."""
-    label = _(LABELS[key], None, **fields)
+    """``print(label, *values)``; a Chinese label ends in a full-width colon, which carries its own space. An error
+    among ``fields`` is worded from its data (``provider_words``), not by ``str``."""
+    shown = {name: provider_error_text(v) if isinstance(v, BaseException) else v for name, v in fields.items()}
+    label = _(LABELS[key], None, **shown)
     if not values:
         print(label)
     elif label.endswith("："):

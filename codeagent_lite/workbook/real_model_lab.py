@@ -28,30 +28,6 @@ from .transcript_view import usage_words
 from .widget_view import ShownAsWidget
 from .words import N_, _
 
-# The words notebook 06's cells say by name; each English text is a catalog id.
-WORDS: Mapping[str, str] = {
-    "load_seconds": N_("{seconds} s elapsed"),
-    "load_failed": N_("the engine is installed, but the model server did not start: {error}"),
-    "file_lines": N_("{path} · {count} lines"),
-    "tools": N_("tools: {names}"),
-    "providers": N_("providers: {first} and {second}"),
-    "prompt_size": N_("the prompt for {task!r}: {chars} characters, {lines} lines; ends with a space: {space}"),
-    "rejected_at": N_("rejected at layer {layer} ({title}): {message}"),
-    "failure_cost": N_("this failure cost {input} input + {output} output tokens"),
-    "server_skipped": N_("skipped: CAL_OPENAI_BASE_URL is not set, so no server was asked"),
-    "widget_needs_engine": N_("the widget needs the live local engine (see section 1)"),
-}
-
-
-def say(key: str, **fields: object) -> str:
-    """An error among ``fields`` is worded from its data (``provider_words``), not by ``str``."""
-    shown = {
-        name: provider_error_text(value) if isinstance(value, BaseException) else value
-        for name, value in fields.items()
-    }
-    return _(WORDS[key], None, **shown)
-
-
 RAW_PREFIX = "raw │ "
 
 DEMO_FILES: Mapping[str, str] = {
