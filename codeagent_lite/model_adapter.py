@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import partial
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -162,6 +161,8 @@ class InvalidModelOutputError(ValueError):
         # below this one, so the parser can still refuse when its caller left almost no stack.
         copy = InvalidModelOutputError.__new__(InvalidModelOutputError, self.message)
         copy.__dict__.update(vars(self), **changes)
+        if hasattr(self, "__notes__"):  # a note added to the copy must not change the original
+            copy.__notes__ = list(self.__notes__)
         return copy
 
     def with_usage(self, usage: TokenUsage) -> InvalidModelOutputError:
@@ -172,15 +173,21 @@ class InvalidModelOutputError(ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Exceptions pickle as ``cls(*args)``, which would lose the required keyword ``layer``. The rest travels as
-        # state, notes added by ``add_note`` included; ``params`` is rebuilt by the constructor (a mappingproxy
-        # cannot be pickled).
+        # state, notes added by ``add_note`` included; ``params`` goes as a dict (a mappingproxy cannot be pickled)
+        # and the constructor wraps it again. Pickling and copy.copy/deepcopy all take this road.
         state = {name: value for name, value in vars(self).items() if name not in ("message", "params")}
-        return (partial(InvalidModelOutputError, layer=self.layer, params=dict(self.params)), (self.message,), state)
+        return (_rebuilt, (type(self), self.message, self.layer, dict(self.params)), state)
 
     def __repr__(self) -> str:
         return (
             f"InvalidModelOutputError({self.message!r}, {self.layer.label}, code={self.code!r}, usage={self.usage!r})"
         )
+
+
+def _rebuilt(
+    cls: type[InvalidModelOutputError], message: str, layer: ValidationLayer, params: dict[str, Any]
+) -> InvalidModelOutputError:
+    return cls(message, layer=layer, params=params)
 
 
 # --------------------------------------------------------------------------- the previous chapter's fake model

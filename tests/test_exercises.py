@@ -215,6 +215,18 @@ def test_check_reports_a_crash_in_learner_code_by_name() -> None:
     assert result.problems == ("your code raised RuntimeError: 'oops'",)
 
 
+def test_a_crash_whose_message_cannot_be_shown_is_still_reported() -> None:
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no words")
+
+    def crashes(value: Any) -> dict[str, Any]:
+        raise Unprintable
+
+    result = check_exercise_2(crashes)
+    assert result.problems == ('your code raised Unprintable: "(the error\'s message cannot be shown)"',)
+
+
 def test_check_exercise_says_which_name_is_missing(capsys: pytest.CaptureFixture[str]) -> None:
     result = check_exercise(4, {})
     assert not result.passed

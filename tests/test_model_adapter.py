@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy as copying
 import pickle
 
 import pytest
@@ -142,11 +143,21 @@ def test_an_invalid_output_error_survives_pickling_whole() -> None:
         "bad", layer=ValidationLayer.JSON_SYNTAX, code="duplicate_key", params={"key": "k"}, usage=TokenUsage(1, 2)
     ).with_raw_text("x")
     error.add_note("seen by the loop")  # a note is state too: it must not break unpickling
-    restored = pickle.loads(pickle.dumps(error))
-    assert vars(restored) == vars(error)
-    assert (restored.code, dict(restored.params)) == ("duplicate_key", {"key": "k"})
-    assert restored.__notes__ == ["seen by the loop"]
-    assert str(restored) == "bad" and restored.layer is ValidationLayer.JSON_SYNTAX
+    for restored in (pickle.loads(pickle.dumps(error)), copying.copy(error), copying.deepcopy(error)):
+        assert vars(restored) == vars(error)
+        assert (restored.code, dict(restored.params)) == ("duplicate_key", {"key": "k"})
+        assert restored.__notes__ == ["seen by the loop"]
+        assert str(restored) == "bad" and restored.layer is ValidationLayer.JSON_SYNTAX
+
+
+def test_a_copy_of_an_invalid_output_error_is_its_own() -> None:
+    """An error already raised or logged never changes: not through a deep copy's params, nor a with_ copy's notes."""
+    error = InvalidModelOutputError("bad", layer=ValidationLayer.FIELDS, params={"missing": ["type"]})
+    error.add_note("first")
+    assert copying.deepcopy(error).params["missing"] is not error.params["missing"]
+    error.with_usage(TokenUsage(1, 1)).add_note("second")
+    error.with_raw_text("{}").add_note("third")
+    assert error.__notes__ == ["first"]
 
 
 # --------------------------------------------------------------------------- the previous chapter's fake model

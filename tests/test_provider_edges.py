@@ -36,8 +36,14 @@ from loopback_server import REPLY, VALID, Answer, Server, complete, provider, re
 
 from codeagent_lite.providers import openai_compatible
 from codeagent_lite.providers.failure import FailureCode, ProviderFailure
-from codeagent_lite.providers.openai_compatible import KEY_CHARACTERS, MAX_TOKEN_COUNT, OpenAICompatibleProvider
+from codeagent_lite.providers.openai_compatible import (
+    KEY_CHARACTERS,
+    MAX_TOKEN_COUNT,
+    OpenAICompatibleProvider,
+    strict_failure,
+)
 from codeagent_lite.providers.redaction import MASK, Redactor
+from codeagent_lite.strict_json import too_deep
 
 KEY = "sk-proj-Zq8/Wv+Rt=Lm_0123456789abcdefGHIJKLmnop"  # 46 characters, like a real key
 PROPERTIES = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -349,6 +355,12 @@ def test_an_integer_too_long_to_use_is_refused(server: Server, digits: int) -> N
     )
     error = str(refusal(provider(server.base_url)))
     assert f"an integer with {digits} digits; expected at most 4300" in error and len(error) < 400
+
+
+def test_a_strict_refusal_the_hooks_never_make_is_still_worded() -> None:
+    """strict_failure reads the decoder's refusals by code; any other code is a body that is not JSON, not a crash."""
+    failure = strict_failure(too_deep(), lambda text: text)
+    assert failure.code is FailureCode.NOT_JSON and "nesting is deeper than 100 levels" in str(failure)
 
 
 def test_a_duplicate_usage_key_is_refused(server: Server) -> None:

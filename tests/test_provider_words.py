@@ -78,6 +78,12 @@ def test_a_provider_failure_reaches_a_chinese_learner_in_the_transcript_with_no_
 def test_a_learners_own_provider_error_is_shown_as_its_sentence() -> None:
     theirs = ProviderError("HTTP 503 from my server")
     assert provider_error_text(theirs, "zh") == "HTTP 503 from my server"
+
+    class Unprintable(ProviderError):
+        def __str__(self) -> str:
+            raise RuntimeError("no words")
+
+    assert provider_error_text(Unprintable()) == "(the error's message cannot be shown)"
     transcript = run_agent(JsonTextModelAdapter(ScriptedProvider([theirs])), [], "Go.")
     assert "✘ provider request failed: HTTP 503 from my server" in render_transcript(transcript, language="zh")
 

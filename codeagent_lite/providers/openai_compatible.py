@@ -37,7 +37,7 @@ __all__ += ["ChatChoice", "Completion", "TextChoice", "Usage", "check_number", "
 
 PLACEHOLDER_API_KEY = "no-key-needed"  # local servers accept any key, but the client sends nothing without one
 MAX_BODY_BYTES = 8_000_000  # a completion is a few kilobytes; a longer body would cost the learner's memory
-MAX_TOKEN_COUNT = 1_000_000_000  # no call spends a billion, and Python cannot print an integer of 4300 digits
+MAX_TOKEN_COUNT = 1_000_000_000  # no call spends a billion; a larger count is a server's bug
 # What an API key may hold (base64, URL-safe base64, JWT, sk-proj-…): with a backslash, % or & in it, the key's
 # escaped spellings would be ambiguous and redaction could miss one.
 KEY_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~+/=:")
@@ -354,6 +354,8 @@ def strict_failure(refused: InvalidModelOutputError, excerpt: Callable[[str], st
     if code == "number_too_long":
         digits, limit = (excerpt(str(params[name])) for name in ("digits", "limit"))
         return ProviderFailure(FailureCode.LONG_INTEGER, digits=digits, limit=limit)
-    if params["number"] in ("NaN", "Infinity", "-Infinity"):  # the one refusal left: not_finite
+    if code == "not_finite" and params["number"] in ("NaN", "Infinity", "-Infinity"):
         return ProviderFailure(FailureCode.NOT_A_NUMBER, token=excerpt(params["number"]))
-    return ProviderFailure(FailureCode.HUGE_NUMBER, number=excerpt(repr(shorten(params["number"], 40))))
+    if code == "not_finite":
+        return ProviderFailure(FailureCode.HUGE_NUMBER, number=excerpt(repr(shorten(params["number"], 40))))
+    return ProviderFailure(FailureCode.NOT_JSON, excerpt=excerpt(refused.message))  # a refusal the hooks never make

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from .ladder import layer_label, layer_title
-from .provider_words import provider_error_text
 from .words import N_, _
 
 __all__ = ["LABELS", "layer_label", "layer_title", "say"]
@@ -68,8 +67,11 @@ LABELS = {
 def say(key: str, *values: object, **fields: object) -> None:
     """``print(label, *values)``; a Chinese label ends in a full-width colon, which carries its own space. An error
     among ``fields`` is worded from its data (``provider_words``), not by ``str``."""
-    shown = {name: provider_error_text(v) if isinstance(v, BaseException) else v for name, v in fields.items()}
-    label = _(LABELS[key], None, **shown)
+    if any(isinstance(value, BaseException) for value in fields.values()):
+        from .provider_words import provider_error_text  # here: it imports the providers, which most cells never need
+
+        fields = {name: provider_error_text(v) if isinstance(v, BaseException) else v for name, v in fields.items()}
+    label = _(LABELS[key], None, **fields)
     if not values:
         print(label)
     elif label.endswith("："):

@@ -1109,7 +1109,7 @@ def parse_verdict_of(module: ModuleType, text: str) -> str:
 
 
 def parse_verdict(result: dict[str, Any]) -> str:
-    """A parse probe's verdict, unmarked: the action it was accepted as, or ``✘ rejected at layer N (...)``."""
+    """A parse probe's verdict, with no ``✔`` before an accepted action: the action, or ``✘ rejected at layer N``."""
     error = _error_of(result, InvalidModelOutputError)
     if error is None:
         return _shown(result, 90)
@@ -1117,7 +1117,7 @@ def parse_verdict(result: dict[str, Any]) -> str:
 
 
 def rejected_layer(result: dict[str, Any]) -> int | None:
-    """The layer a parse probe's result was refused at, as data: the fact ``describe_parse`` puts into words,
+    """The layer a parse probe's result was refused at, as data: the fact ``parse_verdict`` puts into words,
     so nobody parses the words back (None: accepted, crashed, or no known layer)."""
     try:
         error = _error_of(result, InvalidModelOutputError)

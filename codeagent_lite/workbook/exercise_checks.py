@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..diagnosis import diagnose
+from ..display import error_text
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage, build_provider_messages, encode_json
 from ..kernel_types import FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec, require_text
@@ -87,7 +88,8 @@ def _verdict(exercise: int, body: Callable[[], list[str]]) -> ExerciseVerdict:
     except NotImplementedError:
         problems = [_(_STUB)]
     except Exception as error:  # the learner's code may raise anything; report it, never crash the cell
-        problems = [_("your code raised {name}: {message}", name=type(error).__name__, message=shown(str(error), 120))]
+        message = shown(error_text(error), 120)
+        problems = [_("your code raised {name}: {message}", name=type(error).__name__, message=message)]
     result = ExerciseVerdict(exercise=exercise, problems=tuple(problems))
     print(result.summary())
     return result

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..display import error_text
 from ..model_adapter import ModelProviderError
 from ..providers.failure import FAILURE_WORDS, FailureCode, ProviderFailure
 from ..scripted_provider import EXHAUSTED, ScriptExhaustedError
@@ -45,8 +46,5 @@ def provider_error_text(error: BaseException, language: Language | None = None) 
     wrapped = isinstance(error, ModelProviderError)
     text = _worded(error.__cause__ if wrapped else error, language)
     if text is None:
-        try:
-            return str(error)
-        except Exception:  # a learner's error class may fail even to print
-            return type(error).__name__
+        return error_text(error)  # a learner's error class may fail even to print
     return _("provider request failed: {error}", language, error=text) if wrapped else text

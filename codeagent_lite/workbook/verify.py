@@ -396,7 +396,7 @@ class LearnerParse:
 
     shown: str
     verdict: str
-    """``shown`` without the mark of an accepted text (``contract.parse_verdict``): what a ladder's last row says."""
+    """``shown`` with no ``✔`` before an accepted action (``contract.parse_verdict``): what a ladder's last row says."""
     accepted: bool
     rejected_at: int | None
     """The layer number it refused the text at; None when it accepted it, or crashed, hung or did not load."""
