@@ -40,6 +40,7 @@ LAYER_1_CASES: list[tuple[str, str, str, tuple[int, int] | None]] = [
     ("only a carriage return", "\r", "empty", None),
     ("code fence", '```json\n{"type":"final_answer","content":"x"}\n```', "code_fence", (1, 1)),
     ("indented tilde fence", '  ~~~\n{"a":1}\n~~~', "code_fence", (1, 3)),
+    ("a fence after an ideographic space", '\u3000```\n{"a":1}\n```', "prose_around", (1, 1)),  # not JSON's space
     ("fence after", ANSWER + "\n```", "prose_around", (2, 1)),
     ("prose before", 'Sure! Here it is: {"type":"final_answer","content":"x"}', "prose_around", (1, 1)),
     ("prose after", ANSWER + "\nHope this helps!", "prose_around", (2, 1)),
@@ -537,6 +538,14 @@ def test_the_message_is_made_from_the_refusals_data() -> None:
     surrogate = rejection('"\\udc01"')
     assert surrogate.message == f"{SYNTAX}: lone surrogate U+DC01 cannot be encoded as UTF-8"
     assert dict(surrogate.params) == {"code_point": 0xDC01} and dict(rejection(b"").params) == {"type": "bytes"}
+    assert rejection(b"{}").message == f"{SYNTAX}: the reply must be a string, found bytes"
+    assert rejection(" ").message == f"{SYNTAX}: the reply is empty"
+    missing = rejection('{"type":"final_answer"}')
+    assert (
+        missing.message
+        == "final_answer fields do not match the contract: missing content (expected exactly type, content)"
+    )
+    assert (missing.code, missing.found) == ("missing_field", "missing content")
 
 
 @pytest.mark.parametrize(
@@ -554,7 +563,7 @@ def test_a_deep_cut_off_reply_is_too_deep_when_the_stack_is_raised(text: str, co
     """Above the default recursion limit json's C decoder could overflow the C stack, so a pre-scan counts the
     brackets outside strings first: a reply cut off 101 levels deep is too deep, not merely cut off."""
     limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(5000)
+    sys.setrecursionlimit(1001)  # the lowest limit above the default, where the pre-scan starts
     try:
         error = rejection(text)
     finally:
