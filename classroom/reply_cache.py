@@ -63,7 +63,7 @@ from codeagent_lite.display import printable, shorten
 from codeagent_lite.json_text_adapter import ProviderError
 from codeagent_lite.model_adapter import InvalidModelOutputError
 from codeagent_lite.providers.local_server import LOCAL_TIMEOUT_SECONDS, MARK_FIELD, serve, start_local_server
-from codeagent_lite.providers.openai_compatible import MAX_BODY_BYTES, strict_failure
+from codeagent_lite.providers.openai_compatible import MAX_BODY_BYTES
 from codeagent_lite.strict_json import DECODER
 
 __all__ = [
@@ -132,8 +132,9 @@ def parse_request(data: bytes) -> dict[str, Any]:
     except json.JSONDecodeError as error:
         found = _excerpt(text[max(error.pos - 20, 0) : error.pos + 20]) or "an empty body"
         raise Refused(400, f"{expected}; {error.msg} at character {error.pos + 1}, near {found!r}") from None
-    except InvalidModelOutputError as refused:
-        raise Refused(400, f"{expected}; {strict_failure(refused, _excerpt)}") from None
+    except InvalidModelOutputError as refused:  # said from its data: its message is written for a model's reply
+        found = _excerpt(str(refused.found))
+        raise Refused(400, f"{expected}; {refused.code}: expected {refused.expected}, found {found}") from None
     except ValueError as error:  # any other refusal of the decoder's own
         raise Refused(400, f"{expected}; {_excerpt(str(error))}") from None
     if not isinstance(body, dict):

@@ -201,9 +201,14 @@ def test_the_store_is_bounded_by_bytes_least_recently_used_out_first() -> None:
     [
         (b"not json", None, 400, "expected a JSON object (an OpenAI completions request); Expecting value"),
         (b"[1, 2]", None, 400, "found a JSON list"),
-        (b'{"prompt": "a", "prompt": "b"}', None, 400, "duplicate key 'prompt' in one object"),
-        (b'{"temperature": NaN}', None, 400, "NaN is not a JSON number"),
-        (b'{"max_tokens": 1' + b"0" * 5000 + b"}", None, 400, "expected at most 4300"),
+        (
+            b'{"prompt": "a", "prompt": "b"}',
+            None,
+            400,
+            "duplicate_key: expected each key at most once per object, found a second 'prompt'",
+        ),
+        (b'{"temperature": NaN}', None, 400, "not_finite: expected a finite JSON number, found 'NaN'"),
+        (b'{"max_tokens": 1' + b"0" * 5000 + b"}", None, 400, "expected at most 4300 digits, found 5001 digits"),
         (b"\xff\xfe{}", None, 400, "byte 1 of the body is not UTF-8"),
         (b"", {"Content-Length": "5000000"}, 413, "a request body of at most 1000000 bytes, found 5000000"),
         (b"[" * 10_000 + b"]" * 10_000, None, 400, "nests too deeply"),

@@ -347,7 +347,7 @@ class OpenAICompatibleProvider:
 
 def strict_failure(refused: InvalidModelOutputError, excerpt: Callable[[str], str]) -> ProviderFailure:
     """A body's refusal by the chapter's strict decoder, made from its data in a provider's words; each value goes
-    through ``excerpt`` (the provider's scrubs secrets). For the class's reply cache too, which reads requests."""
+    through ``excerpt`` (the provider's scrubs secrets)."""
     code, params = refused.code, refused.params
     if code == "duplicate_key":
         return ProviderFailure(FailureCode.DUPLICATE_KEY, key=excerpt(repr(shorten(params["key"], 40))))
