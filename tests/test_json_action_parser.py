@@ -51,6 +51,7 @@ LAYER_1_CASES: list[tuple[str, str, str, tuple[int, int] | None]] = [
     ("prose only", "I cannot help with that.", "not_json", (1, 1)),
     ("two values", ANSWER + "\n" + ANSWER, "two_values", (2, 1)),
     ("two values same line", "{} {}", "two_values", (1, 4)),
+    ("two values, the second an array", ANSWER + "\n[1, 2]", "two_values", (2, 1)),
     ("three values", "1 2 3", "two_values", (1, 3)),
     ("single quotes", "{'type': 'final_answer', 'content': 'x'}", "single_quotes", (1, 2)),
     ("single-quoted value", "{\"type\": 'final_answer'}", "single_quotes", (1, 10)),
