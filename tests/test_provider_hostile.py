@@ -47,6 +47,10 @@ def spellings(secret: str) -> set[str]:
         html.escape(secret),
         "\u200b".join(secret),  # a zero-width space after each character: invisible, still the key to a reader
         " ".join(secret),
+        "\x00".join(secret),  # UTF-16-LE read as one byte a character: a NUL after each
+        "\x1b".join(secret),
+        "\u0301".join(secret),  # a combining accent on each character: the key, accented
+        "\\u0000".join(secret),  # JSON's escaped NUL between the characters
     }
 
 

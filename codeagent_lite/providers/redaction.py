@@ -82,10 +82,13 @@ def _read_once(reading: _Reading) -> _Reading | None:
     return reading.picked(spans + [(text[i], i, i) for i in range(last, len(text))])
 
 
+_INVISIBLE = frozenset({"Cc", "Cf", "Mn", "Me"})  # controls (NUL, ESC), format (U+200B…), combining marks
+
+
 def _without_invisibles(reading: _Reading) -> _Reading | None:
-    """``reading`` without spaces and format characters (U+200B…), or None when it has none: a key with a
-    zero-width space after each character is still the key to whoever reads it."""
-    kept = [(c, i, i) for i, c in enumerate(reading.text) if not (c.isspace() or unicodedata.category(c) == "Cf")]
+    """``reading`` without spaces, control, format and combining characters, or None when it has none: a key with a
+    zero-width space, a NUL (UTF-16 read as bytes) or an accent after each character is still the key to a reader."""
+    kept = [(c, i, i) for i, c in enumerate(reading.text) if not (c.isspace() or unicodedata.category(c) in _INVISIBLE)]
     return None if len(kept) == len(reading.text) else reading.picked(kept)
 
 
