@@ -100,8 +100,11 @@ def error_reason(error: BaseException) -> str:
 
 
 def error_text(error: BaseException) -> str:
-    """``str(error)`` that cannot raise: a tool's or a library's exception is foreign code, its ``__str__`` too."""
+    """``str(error)`` that cannot raise, as a plain ``str``: a tool's or a library's exception is foreign code, its
+    ``__str__`` too (``sys.exit()`` in it included), and so are the methods of a ``str`` subclass it returns."""
     try:
-        return str(error)
-    except Exception:
+        return str.__str__(str(error))
+    except KeyboardInterrupt:
+        raise  # Ctrl-C while a message was made: the person asked to stop
+    except BaseException:
         return "(the error's message cannot be shown)"

@@ -93,6 +93,39 @@ def test_a_tool_exception_whose_str_raises_stays_inside_run_tool(error: Exceptio
     assert result.is_error and "cannot be shown" in result.content
 
 
+class ExitingStr(str):
+    def encode(self, *args: Any, **kwargs: Any) -> bytes:
+        raise SystemExit(3)
+
+    def __format__(self, spec: str) -> str:
+        raise SystemExit(4)
+
+
+class ExitWhenShown(Exception):
+    def __str__(self) -> str:
+        raise SystemExit(5)
+
+
+class ClaimsToBeText:
+    __class__ = str  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "said"),
+    [
+        (lambda: ExitingStr("fine"), "fine"),
+        (lambda: (_ for _ in ()).throw(ExitWhenShown()), "cannot be shown"),
+        (lambda: (_ for _ in ()).throw(SystemExit(ExitingStr("bye"))), "tried to end the program"),
+        (ClaimsToBeText, "returned ClaimsToBeText, not text"),
+    ],
+)
+def test_a_tools_foreign_text_cannot_end_the_run(behaviour: Any, said: str) -> None:
+    """sys.exit() hidden in a str subclass's methods or an exception's __str__ is the tool's code: still one step."""
+    transcript = run([call("c1", "odd"), final("done")], (custom_tool("odd", lambda arguments: behaviour()),))
+    sent = next(item for item in transcript.history if isinstance(item, ToolResult))
+    assert said in sent.content and type(sent.content) is str and transcript.final_answer == "done"
+
+
 def test_a_huge_tool_output_is_capped_with_a_marker_and_the_transcript_says_so() -> None:
     huge = "x" * 100_000
     transcript = run([call("c1", "huge"), final("done")], (custom_tool("huge", lambda arguments: huge),))

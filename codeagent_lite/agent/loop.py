@@ -201,9 +201,9 @@ def _call_tool(tool: Tool, call: ToolCall) -> tuple[str, bool]:
             f"{error_text(error)}; a tool returns text or raises an exception, the run goes on",
             True,
         )
-    if not isinstance(content, str):
+    if not issubclass(type(content), str):  # type(), not isinstance: an object may claim any __class__
         return f"{named} returned {type(content).__name__}, not text", True
-    return content, False
+    return str.__str__(content), False  # a plain copy: a str subclass's methods are the tool's code too
 
 
 def run_tool(tools: Sequence[Tool], call: ToolCall) -> ToolResult:
