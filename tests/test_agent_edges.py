@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codeagent_lite import JsonTextModelAdapter, ScriptedProvider, ToolSpec
+from codeagent_lite import JsonTextModelAdapter, ScriptedProvider, ToolResult, ToolSpec
 from codeagent_lite.agent.loop import StopReason, ToolResultStep, run_agent
 from codeagent_lite.agent.workspace_tools import Tool, ToolError, list_files_tool, read_file_tool
 from codeagent_lite.workbook.transcript_view import render_transcript
@@ -83,6 +83,24 @@ def test_a_keyboard_interrupt_in_a_tool_stops_the_run_not_the_host() -> None:
     assert transcript.final_answer is None and transcript.model_calls == 1
     (result,) = results(transcript)
     assert result.is_error and "interrupted (KeyboardInterrupt)" in result.content
+    assert "stopped: interrupted" in render_transcript(transcript, language="en")
+
+
+def test_ctrl_c_while_the_model_is_asked_stops_the_run_with_what_it_spent() -> None:
+    class InterruptedSecondCall:
+        def __init__(self) -> None:
+            self.inner = JsonTextModelAdapter(ScriptedProvider([call("c1", "quitter")]))
+
+        def complete(self, history: Any, tools: Any, budget: Any) -> Any:
+            if any(isinstance(item, ToolResult) for item in history):
+                raise KeyboardInterrupt
+            return self.inner.complete(history, tools, budget)
+
+    adapter = InterruptedSecondCall()
+    transcript = run_agent(adapter, [tool_raising(ValueError("no"))], "Do it.")
+    assert transcript.stop_reason is StopReason.INTERRUPTED and transcript.model_calls == 1
+    assert transcript.stop_detail == "model call 2 was interrupted (KeyboardInterrupt)"
+    assert transcript.usage == transcript.steps[0].usage and transcript.usage.total_tokens > 0  # the first call's cost
     assert "stopped: interrupted" in render_transcript(transcript, language="en")
 
 

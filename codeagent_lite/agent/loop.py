@@ -64,7 +64,8 @@ class StopReason(StrEnum):
     TOO_MANY_REJECTIONS = "too many rejected replies in a row"
     PROVIDER_ERROR = "provider error"
     INTERRUPTED = "interrupted"
-    """Ctrl-C, or a tool raising ``KeyboardInterrupt``: the run stops, its host does not."""
+    """Ctrl-C while the model is asked or a tool runs (or a tool raising ``KeyboardInterrupt``): the run stops, not its
+    host."""
 
 
 # One class per kind of step, each holding exactly what it has, so no field is "None unless ...";
@@ -138,7 +139,8 @@ Step: TypeAlias = ActionStep | RejectionStep | RepeatedCallIdStep | ProviderErro
 @dataclass(frozen=True, slots=True)
 class Transcript:
     """One run, in order. ``history`` is what the model was sent (no rejected reply, see ``run_agent``);
-    ``stop_detail`` is what the provider's error or the interrupted tool said, else empty (counts are in ``steps``)."""
+    ``stop_detail`` is what the provider's error, the interrupted tool or model call said, else empty (counts are
+    in ``steps``)."""
 
     task: str
     steps: tuple[Step, ...]
@@ -254,6 +256,8 @@ class _Run:
                 self.total += error.usage
             rejected = RejectionStep(call_number, error.usage, error.layer, error.message, error.raw_text, None)
             return self.reject(rejected, correction_message(error))
+        except KeyboardInterrupt:  # Ctrl-C while the model thinks, where a run spends most of its time
+            return self.finish(StopReason.INTERRUPTED, f"model call {call_number} was interrupted (KeyboardInterrupt)")
         self.total += response.usage
         action = response.action
         if isinstance(action, ToolCall) and action.call_id in self.used_call_ids:
@@ -317,7 +321,8 @@ def run_agent(
     * A reused ``call_id`` is a rejection: two results with one ``call_id`` could not be told apart.
     * An unknown tool name is a valid action: it gets an error ``ToolResult`` naming the available tools.
     * A tool that raises anything, ``SystemExit`` included, gets an error ``ToolResult``; a ``KeyboardInterrupt``
-      stops the run with ``StopReason.INTERRUPTED``. Either way ``run_agent`` returns.
+      (in a tool or while the model is asked) stops the run with ``StopReason.INTERRUPTED``. Either way
+      ``run_agent`` returns.
     """
     require_count("max_steps", max_steps, 1)
     require_count("max_consecutive_rejections", max_consecutive_rejections, 0)
