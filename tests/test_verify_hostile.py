@@ -127,6 +127,19 @@ def test_delegating_to_the_reference_is_said_once_as_such(judged: dict[str, tupl
         assert text.count("imports the reference one") <= 3  # once per file at most
 
 
+def test_a_reference_import_is_blamed_on_the_file_that_makes_it(tmp_path: Path) -> None:
+    """The adapter imports the learner's parser while it loads: the parser's reference import is the parser's."""
+    if _unprotected("importlib by strings"):
+        pytest.skip("needs bubblewrap, which this machine lacks (CI requires it: CAL_REQUIRE_SANDBOX=1)")
+    folder = tmp_path / "mine"
+    shutil.copytree(SOLUTION_PARSER.parent, folder)
+    with (folder / "json_action_parser.py").open("a", encoding="utf-8") as parser:
+        parser.write("\ntry:\n    import codeagent_lite.strict_json\nexcept ImportError:\n    pass\n")
+    text = str(verify(folder, time_limit=10))
+    assert "your json_action_parser.py imports the reference one (codeagent_lite.strict_json)" in text, text
+    assert "your json_text_adapter.py imports the reference one" not in text, text
+
+
 def test_a_broken_channel_is_named_not_a_traceback(judged: dict[str, tuple[VerifyReport, float]]) -> None:
     assert "broke its channel" in str(judged["200000 nested brackets"][0])
     assert "broke its channel" in str(judged["garbage on the channel"][0])

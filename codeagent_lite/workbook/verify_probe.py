@@ -212,18 +212,35 @@ _PROBES: dict[str, Callable[[types.ModuleType, dict[str, Any], Ask | None], dict
 
 
 class _ReferenceGuard(importlib.abc.MetaPathFinder):
-    """Notes every attempt to import the package beyond the Kernel types (or ``solutions``), and refuses it."""
+    """Notes every attempt to import the package beyond the Kernel types (or ``solutions``) with the learner's file
+    that made it, and refuses it. The adapter imports the learner's parser while it loads: a reference import in
+    the parser is the parser's, not the adapter's."""
 
-    def __init__(self) -> None:
-        self.attempts: list[str] = []
+    def __init__(self, package: str) -> None:
+        self.package = package
+        self.attempts: list[tuple[str, str]] = []  # (the importing file, the module), each once
+        self.said: set[tuple[str, str]] = set()
 
     def find_spec(self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None) -> None:
         top = fullname.split(".")[0]
         if (top == "codeagent_lite" and fullname not in _KERNEL) or top == "solutions":
-            if fullname not in self.attempts:
-                self.attempts.append(fullname)
+            if (attempt := (self._importer(), fullname)) not in self.attempts:
+                self.attempts.append(attempt)
             raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
         return None
+
+    def _importer(self) -> str:
+        """The learner's file whose code is importing ("" when none is: then it is the one being run's)."""
+        frame: types.FrameType | None = sys._getframe(1)
+        while frame is not None and not str(frame.f_globals.get("__name__", "")).startswith(self.package + "."):
+            frame = frame.f_back
+        return "" if frame is None else str(frame.f_globals["__name__"]).removeprefix(self.package + ".")
+
+    def unsaid(self, file: str) -> list[str]:
+        """``file``'s attempts not reported yet: each is said once, by the file that made it."""
+        new = [attempt for attempt in self.attempts if attempt[0] in (file, "") and attempt not in self.said]
+        self.said.update(new)
+        return [name for _importer, name in new]
 
 
 def package_module(name: str, directory: str) -> types.ModuleType:
@@ -247,7 +264,7 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     sys.stdin = io.StringIO("")
-    guard = _ReferenceGuard()
+    guard = _ReferenceGuard(package)
     sys.meta_path.insert(0, guard)
     directory = os.path.abspath(package)
     sys.modules[package] = package_module(package, directory)
@@ -257,12 +274,12 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
         send_part(request)
         return receive()
 
-    def observed(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        """What ``run`` returned, with what it printed and which reference modules it tried to import."""
-        before, buffer = len(guard.attempts), io.StringIO()
+    def observed(run: Callable[[], dict[str, Any]], file: str) -> dict[str, Any]:
+        """What ``run`` returned, with what it printed and which reference modules ``file`` tried to import."""
+        buffer = io.StringIO()
         with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
             result = run()
-        return {**result, "printed": buffer.getvalue()[:200], "reference_imports": guard.attempts[before:]}
+        return {**result, "printed": buffer.getvalue()[:200], "reference_imports": guard.unsaid(file)}
 
     def load(file: str) -> types.ModuleType | None:
         if not os.path.isfile(os.path.join(directory, f"{file}.py")):
@@ -278,7 +295,7 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
             return {"error": None}
 
         send_part({"start": f"load:{file}"})
-        send_part({"done": f"load:{file}", **observed(imported)})
+        send_part({"done": f"load:{file}", **observed(imported, file)})
         return loaded[0] if loaded else None
 
     def run_item(item: dict[str, Any]) -> None:
@@ -290,7 +307,10 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
         else:
             send_part({"start": item["id"]})
             send_part(
-                {"done": item["id"], "result": observed(lambda: run_probe(module, item["probe"], directory, ask))}
+                {
+                    "done": item["id"],
+                    "result": observed(lambda: run_probe(module, item["probe"], directory, ask), item["file"]),
+                }
             )
 
     send_part({"next": True})
