@@ -138,6 +138,7 @@ def test_a_reference_import_is_blamed_on_the_file_that_makes_it(tmp_path: Path) 
     text = str(verify(folder, time_limit=10))
     assert "your json_action_parser.py imports the reference one (codeagent_lite.strict_json)" in text, text
     assert "your json_text_adapter.py imports the reference one" not in text, text
+    assert "\n59 of 59 checks pass; mend the problem marked ! above\n" in text, text  # not "every check passes"
 
 
 def test_a_broken_channel_is_named_not_a_traceback(judged: dict[str, tuple[VerifyReport, float]]) -> None:

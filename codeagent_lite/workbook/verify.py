@@ -130,6 +130,8 @@ class VerifyReport:
 
     def summary(self) -> str:
         first = next(iter(self.failed), None)
+        if first is None and self.file_problems:  # every check passed, but a file did what verify refuses
+            return _("mend the problem marked ! above")
         if first is None:
             return _("every check passes")
         return _("start with {id} ({file}.py)", id=first.check.id, file=first.check.file)
