@@ -141,6 +141,36 @@ def test_a_reference_import_is_blamed_on_the_file_that_makes_it(tmp_path: Path) 
     assert "\n59 of 59 checks pass; mend the problem marked ! above\n" in text, text  # not "every check passes"
 
 
+SLOW_CALLS = """
+import time as _time
+
+_complete = JsonTextModelAdapter.complete
+
+
+def _slowly(self, history, tools, budget):
+    for _ in range(4):  # 1.6 s of calls, each answered at once, within the stand-ins' eight
+        self._provider.complete(messages=[], tools=tools, max_output_tokens=budget.max_output_tokens)
+        _time.sleep(0.4)
+    return _complete(self, history, tools, budget)
+
+
+JsonTextModelAdapter.complete = _slowly
+"""
+
+
+def test_a_check_calling_the_provider_again_and_again_still_has_one_time_limit(tmp_path: Path) -> None:
+    """Each answer of a stand-in used to restart the check's clock: a slow loop of calls ran past the limit."""
+    if _unprotected("importlib by strings"):
+        pytest.skip("needs bubblewrap, which this machine lacks (CI requires it: CAL_REQUIRE_SANDBOX=1)")
+    folder = tmp_path / "mine"
+    shutil.copytree(SOLUTION_PARSER.parent, folder)
+    with (folder / "json_text_adapter.py").open("a", encoding="utf-8") as adapter:
+        adapter.write(SLOW_CALLS)
+    report = verify(folder, step=2, time_limit=1)
+    first = next(result for result in report.results if result.check.id == "2.1")
+    assert not first.passed and "no answer within 1 s" in first.got, first.got
+
+
 def test_a_broken_channel_is_named_not_a_traceback(judged: dict[str, tuple[VerifyReport, float]]) -> None:
     assert "broke its channel" in str(judged["200000 nested brackets"][0])
     assert "broke its channel" in str(judged["garbage on the channel"][0])
