@@ -441,6 +441,9 @@ def test_a_missing_file_is_a_failure_not_a_usage_error(reports: dict[str, Verify
 def test_bad_usage_raises_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(VerifyUsageError, match="is not a folder"):
         verify(tmp_path / "nowhere")
+    with pytest.raises(VerifyUsageError) as odd:  # escaped once, for the terminal: not escaped again by repr
+        verify("\x1b[31mx\u202e")
+    assert str(odd.value).startswith("'\\x1b[31mx\\u202e' is not a folder"), str(odd.value)
     with pytest.raises(VerifyUsageError, match=r"holds none of json_text_messages\.py"):
         verify(tmp_path)
     with pytest.raises(VerifyUsageError, match="step must be one of 1, 2, 3, 4, found 5"):

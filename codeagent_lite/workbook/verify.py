@@ -267,7 +267,7 @@ def _arguments(
     label, folder = _folder(directory)
     if not any((folder / f"{name}.py").is_file() for name in FILES):
         raise VerifyUsageError(
-            _("{label} holds none of {files}", label=repr(label), files=", ".join(f"{name}.py" for name in FILES))
+            _("{label} holds none of {files}", label=f"'{label}'", files=", ".join(f"{name}.py" for name in FILES))
         )
     return label, folder
 
@@ -447,6 +447,6 @@ def _folder(directory: str | os.PathLike[str]) -> tuple[str, Path]:
     folder = Path(directory).resolve()
     if not folder.is_dir():
         raise VerifyUsageError(
-            _("{label} is not a folder (run from the folder that holds it, or give its path)", label=repr(label))
+            _("{label} is not a folder (run from the folder that holds it, or give its path)", label=f"'{label}'")
         )
     return label, folder
