@@ -435,6 +435,18 @@ def test_a_missing_file_is_a_failure_not_a_usage_error(reports: dict[str, Verify
     assert report.exit_code == 1
 
 
+def test_a_sandbox_that_cannot_start_says_so_not_that_the_learner_crashed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from codeagent_lite.workbook import sandbox
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", "/secret/host/path")
+
+    monkeypatch.setattr(sandbox, "_start", refused)
+    report = verify(SOLUTION, step=1, time_limit=SHORT)
+    said = {result.got for result in report.results}
+    assert said == {"this step did not start: the sandbox could not start (Permission denied)"}, said
+
+
 # --------------------------------------------------------------------------- usage and display
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..display import error_reason
 from . import sandbox_cgroup
 from .words import N_, _
 
@@ -514,7 +515,7 @@ def _launch(folder: Path, limits: Limits, requests: bool) -> _Live | ChildOutcom
             group.remove()
         if not isinstance(error, OSError | subprocess.SubprocessError):
             raise
-        return ChildOutcome("crashed", None, _("the sandbox could not start ({error})", error=type(error).__name__))
+        return ChildOutcome("crashed", None, _("the sandbox could not start ({error})", error=error_reason(error)))
     finally:
         _close(writer, request_reader)
     live = _Live(process, bwrap, uid, group, reader, request_writer)

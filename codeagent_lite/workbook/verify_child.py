@@ -474,7 +474,8 @@ def _hidden(text: str, secret: str) -> str:
 def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOutcome, time_limit: float) -> list[Item]:
     """The session ended early: what was running gets the cause. Returns what a fresh session runs: after a crash
     every item left; after a hang or a broken channel the later steps (the stopped one's rest not run, said once)."""
-    running, tally, what = state.running, state.tally, _what_stopped(outcome, time_limit)
+    running, tally = state.running, state.tally
+    what = _what_stopped(outcome, time_limit) if running is not None else clean(outcome.detail)
     _blame(state, running, what)
     left = [item for item in items if item.id not in tally.outcomes]
     if outcome.status == "crashed" and running is not None:
@@ -485,7 +486,10 @@ def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOu
 def _later_steps(state: _Session, left: list[Item], running: str | None, what: str) -> list[Item]:
     stopped = state.by_id[running].group if running in state.by_id else None
     later = [item for item in left if stopped is not None and item.group != stopped]
-    reason = _("this step stopped at {id}: {what}", id=running.removeprefix("load:") if running else "-", what=what)
+    if running is None:  # nothing of the learner's had started: the sandbox itself did not
+        reason = _("this step did not start: {what}", what=what)
+    else:
+        reason = _("this step stopped at {id}: {what}", id=running.removeprefix("load:"), what=what)
     _not_run(state.tally, [item for item in left if item not in later], reason)
     return later
 
