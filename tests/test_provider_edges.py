@@ -357,6 +357,20 @@ def test_an_integer_too_long_to_use_is_refused(server: Server, digits: int) -> N
     assert f"an integer with {digits} digits; expected at most 4300" in error and len(error) < 400
 
 
+@pytest.mark.parametrize(
+    ("location", "said"),
+    [
+        ("http://elsewhere.example/v1/completions?key=x", "HTTP 307, a redirect to elsewhere.example; redirects are"),
+        ("http://[::1", "server answered HTTP 307: "),  # no address: said as any other status
+        ("/v1/elsewhere", "server answered HTTP 307: "),  # the same server: no host to name
+    ],
+)
+def test_a_redirect_is_named_with_its_host_only(server: Server, location: str, said: str) -> None:
+    server.answer = Answer(status=307, body=b"", headers=[("Location", location)])
+    error = str(refusal(provider(server.base_url)))
+    assert said in error and "key=x" not in error, error
+
+
 def test_a_strict_refusal_the_hooks_never_make_is_still_worded() -> None:
     """strict_failure reads the decoder's refusals by code; any other code is a body that is not JSON, not a crash."""
     failure = strict_failure(too_deep(), lambda text: text)

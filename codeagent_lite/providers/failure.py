@@ -35,6 +35,7 @@ class FailureCode(StrEnum):
     TIMED_OUT = "timed-out"
     CONNECTION_FAILED = "connection-failed"
     HTTP_STATUS = "http-status"
+    REDIRECTED = "redirected"
     REQUEST_FAILED = "request-failed"
     BODY_TOO_LONG = "body-too-long"
     BAD_ENCODING = "bad-encoding"
@@ -101,6 +102,9 @@ FAILURE_WORDS: Mapping[FailureCode, str] = {
     FailureCode.TIMED_OUT: N_("request to {url} timed out: no answer within {seconds} s"),
     FailureCode.CONNECTION_FAILED: N_("connection to {url} failed: {detail}"),
     FailureCode.HTTP_STATUS: N_("server answered HTTP {status}: {detail}"),
+    FailureCode.REDIRECTED: N_(
+        "server answered HTTP {status}, a redirect to {host}; redirects are not followed: give that address as base_url"
+    ),
     FailureCode.REQUEST_FAILED: N_("request to {url} failed: {kind}: {detail}"),
     FailureCode.BODY_TOO_LONG: N_("the answer is longer than {limit} bytes; reading stopped"),
     FailureCode.BAD_ENCODING: N_(

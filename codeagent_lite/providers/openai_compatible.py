@@ -302,6 +302,8 @@ class OpenAICompatibleProvider:
             if isinstance(error, self._openai.APIConnectionError):
                 detail = self._excerpt(error_text(cause) or type(cause).__name__)
                 return ProviderFailure(FailureCode.CONNECTION_FAILED, url=self.shown_url, detail=detail)
+            if isinstance(error, self._openai.APIStatusError) and (host := _redirect_host(error.response)):
+                return ProviderFailure(FailureCode.REDIRECTED, status=error.status_code, host=self._excerpt(host))
             if isinstance(error, self._openai.APIStatusError):
                 detail = self._excerpt(error.response.text)
                 return ProviderFailure(FailureCode.HTTP_STATUS, status=error.status_code, detail=detail)
@@ -343,6 +345,16 @@ class OpenAICompatibleProvider:
 
     def _scrubbed(self, code: FailureCode, params: Mapping[str, object]) -> ProviderFailure:
         return ProviderFailure(code, **{name: self._excerpt(str(value)) for name, value in params.items()})
+
+
+def _redirect_host(response: Any) -> str:
+    """Where a 3xx answer points, its host only (a path or query may hold anything), or "" when it is no redirect."""
+    if not 300 <= response.status_code < 400:
+        return ""
+    try:
+        return urllib.parse.urlsplit(str(response.headers.get("location", ""))).hostname or ""
+    except ValueError:  # the server's Location is untrusted text: "http://[::1" is no address
+        return ""
 
 
 def strict_failure(refused: InvalidModelOutputError, excerpt: Callable[[str], str]) -> ProviderFailure:
