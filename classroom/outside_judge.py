@@ -100,10 +100,14 @@ def sandboxed(
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """The outside judge's word on one graded cell: passed or not, and the text the feedback shows."""
+    """The outside judge's word on one graded cell: passed or not, and the text the feedback shows (escaped here,
+    the one door: the student's code speaks in it, an exception's message or its class's name)."""
 
     passed: bool
     text: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", printable(self.text))
 
 
 CLASSES = classes_of(

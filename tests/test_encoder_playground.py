@@ -122,6 +122,7 @@ def test_the_view_escapes_html_typed_by_the_learner() -> None:
         ('"README.md"', "✘ Not added: arguments must be a JSON object {...}, found the string 'README.md'"),
         ('{"limit": NaN}', "✘ Not added: the encoder refuses it (Out of range float values are not JSON compliant"),
         ('{"limit": Infinity}', "✘ Not added: the encoder refuses it (Out of range float values"),
+        ('{"a":' + "[" * 100_000, "✘ Not added: arguments nest too deeply to be read"),
     ],
 )
 def test_bad_arguments_are_refused_with_a_message_and_nothing_is_added(arguments: str, status: str) -> None:

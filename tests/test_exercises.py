@@ -215,6 +215,15 @@ def test_check_reports_a_crash_in_learner_code_by_name() -> None:
     assert result.problems == ("your code raised RuntimeError: 'oops'",)
 
 
+def test_a_problem_quoting_the_learners_escape_codes_is_printed_escaped(capsys: pytest.CaptureFixture[str]) -> None:
+    def clears_the_screen(value: Any) -> dict[str, Any]:
+        raise InvalidModelOutputError("\x1b[2J\x07", layer=ValidationLayer.TOP_LEVEL_OBJECT)
+
+    result = check_exercise_2(clears_the_screen)
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed + result.summary() and "\\x1b[2J\\x07" in printed, printed
+
+
 def test_a_crash_whose_message_cannot_be_shown_is_still_reported() -> None:
     class Unprintable(Exception):
         def __str__(self) -> str:

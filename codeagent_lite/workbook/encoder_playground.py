@@ -36,6 +36,8 @@ def _parse_arguments(text: str) -> dict[str, object]:
         raise ValueError(
             _("arguments is not valid JSON: {reason} (line {line}, column {column})", None, **where)
         ) from error
+    except RecursionError:  # json recurses per level: a hundred thousand brackets are no arguments
+        raise ValueError(_("arguments nest too deeply to be read")) from None
     if not isinstance(value, dict):
         raise ValueError(_("arguments must be a JSON object {{...}}, found {kind}", kind=json_kind(value)))
     return value

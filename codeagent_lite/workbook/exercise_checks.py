@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..diagnosis import diagnose
-from ..display import error_text
+from ..display import error_text, printable
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage, build_provider_messages, encode_json
 from ..kernel_types import FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult, ToolSpec, require_text
@@ -61,11 +61,12 @@ class ExerciseVerdict:
         return not self.problems
 
     def summary(self) -> str:
+        """Escaped: a problem quotes the learner's code (an exception's message, a class's name)."""
         if self.passed:
             return _("✔ Exercise {exercise} passed", exercise=self.exercise)
         lines = [_("✘ Exercise {exercise}: not yet — {problem}", exercise=self.exercise, problem=self.problems[0])]
         lines.extend(_("    also: {problem}", problem=problem) for problem in self.problems[1:])
-        return "\n".join(lines)
+        return printable("\n".join(lines))
 
 
 @dataclass(frozen=True, slots=True)

@@ -163,6 +163,12 @@ def test_a_failed_cell_shows_an_error_and_no_pass_mark() -> None:
     assert [output.output_type for output in judged_outputs(Verdict(True, "✔ passed"))] == ["stream"]
 
 
+def test_a_verdict_quoting_the_students_escape_codes_carries_them_escaped() -> None:
+    outputs = judged_outputs(Verdict(False, "✘ your code raised \x1b[2JEvil: \x07"))
+    assert all("\x1b" not in str(output) and "\x07" not in str(output) for output in outputs)
+    assert outputs[-1].evalue == "✘ your code raised \\x1b[2JEvil: \\x07"
+
+
 FORK_BOMB = """\
 import os, time
 forked = 0
