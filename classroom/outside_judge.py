@@ -313,10 +313,16 @@ def _exercise_2_hidden(sources: Sequence[str], language: str) -> str | None:
     )
 
 
+_MAX_CELL_CHARS = 100_000  # a predictions cell is a few hundred; ast.parse costs about 600 bytes a character
+
+
 def _predictions_problem(sources: Sequence[str]) -> str | None:
-    if not any("predictions" in source for source in sources):
+    cells = [source for source in sources if "predictions" in source]  # only these are parsed, in this process
+    if not cells:
         return _("cannot find the cell that writes the predictions")
-    computed = [statement for source in sources for statement in computed_predictions(source)]
+    if any(len(cell) > _MAX_CELL_CHARS for cell in cells):
+        return _("the cell that writes the predictions is longer than {limit} characters", limit=_MAX_CELL_CHARS)
+    computed = [statement for source in cells for statement in computed_predictions(source)]
     return (
         _("the predictions are computed, not predicted: {statement}", statement=repr(computed[0])) if computed else None
     )
@@ -364,7 +370,7 @@ def computed_predictions(source: str) -> list[str]:
     """Statements of ``source`` that set predictions from anything but literal labels and layers."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a NUL, or nesting deeper than the parser goes
         return []
     found = (node for node in ast.walk(tree) if _computes_predictions(node))
     return [ast.get_source_segment(source, node) or "predictions" for node in found]

@@ -21,7 +21,7 @@ from typing import Any
 
 from .learner_dir import FOLDER_NAME, learner_dir
 from .verify import VerifyReport, verify
-from .verify_child import load_package
+from .verify_child import MAX_FILE_BYTES, load_package
 
 ALLOWED_MODULES = ("codeagent_lite.kernel_types", "codeagent_lite.model_adapter")
 """The previous chapter, which the learner's files build on as the series' own files do; the rest is theirs."""
@@ -116,7 +116,10 @@ def chapter_imports(directory: str | os.PathLike[str], file: str) -> list[str]:
 
     Read from the source, so nothing of the learner's runs; ``package_calls`` catches imports in a string.
     """
-    tree = ast.parse((Path(directory) / f"{file}.py").read_text(encoding="utf-8"))
+    source = (Path(directory) / f"{file}.py").read_text(encoding="utf-8")
+    if len(source) > MAX_FILE_BYTES:  # ast.parse costs about 600 bytes a character; verify refuses such a file too
+        raise ValueError(f"{file}.py is longer than {MAX_FILE_BYTES // 2**20} MB")
+    tree = ast.parse(source)
     used = {name for node in ast.walk(tree) for name in _imported(node)}
     return sorted(name for name in used if name.startswith("codeagent_lite.") and name not in ALLOWED_MODULES)
 

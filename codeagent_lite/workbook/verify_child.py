@@ -28,10 +28,11 @@ from .verify_probe import MAX_TEXT, package_module
 from .verify_standins import StandIns, child_probe, refusal
 from .words import N_, _
 
-__all__ = ["CheckResult", "Item", "Tally", "clean", "learner_files", "load_package", "not_run", "run_step"]
+__all__ = ["MAX_FILE_BYTES", "CheckResult", "Item", "Tally", "clean", "learner_files", "load_package", "not_run"]
+__all__ += ["run_step"]
 
 _MAX_PRINTED = 80
-_MAX_FILE_BYTES = 2 * 2**20
+MAX_FILE_BYTES = 2 * 2**20  # a learner's file; the chapter's largest is 10 KB
 _RESTARTS = 2
 # Per process, and how many: their product (8 GiB) bounds what one verify may take of a classroom's machine.
 _MEMORY_BYTES = 512 * 2**20
@@ -194,9 +195,9 @@ def _read_regular(directory: int, name: str) -> bytes | str:
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             return _("it is not a regular file")
-        content = os.read(descriptor, _MAX_FILE_BYTES + 1)
-        if len(content) > _MAX_FILE_BYTES:
-            return _("it is larger than {limit} MB", limit=_MAX_FILE_BYTES // 2**20)
+        content = os.read(descriptor, MAX_FILE_BYTES + 1)
+        if len(content) > MAX_FILE_BYTES:
+            return _("it is larger than {limit} MB", limit=MAX_FILE_BYTES // 2**20)
         return content
     except OSError as error:
         return _os_reason(error)

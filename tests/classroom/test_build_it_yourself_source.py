@@ -244,6 +244,13 @@ def test_the_learner_folder_is_the_submissions_own_first(tmp_path: Path) -> None
     assert learner_folder(tmp_path, {"CAL_LEARNER_DIR": "  "}) == "../my_json_text"
 
 
+def test_chapter_imports_refuses_a_file_too_long_to_parse(tmp_path: Path) -> None:
+    """ast.parse costs about 600 bytes a character in the process that reads it: a 3 MB file is refused first."""
+    (tmp_path / "big.py").write_text("x = 1\n" * 500_000, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^big\.py is longer than 2 MB$"):
+        chapter_imports(tmp_path, "big")
+
+
 def test_chapter_imports_names_each_way_into_the_package(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text(
         "import codeagent_lite.strict_json\n"

@@ -163,6 +163,16 @@ def test_a_failed_cell_shows_an_error_and_no_pass_mark() -> None:
     assert [output.output_type for output in judged_outputs(Verdict(True, "✔ passed"))] == ["stream"]
 
 
+def test_the_predictions_cell_is_parsed_only_when_it_is_one_and_short() -> None:
+    """The static check of exercise 3 parses cells in the teacher's process: a 4 MB cell cost 2.5 GB there."""
+    from outside_judge import _predictions_problem, computed_predictions
+
+    long_cell = "predictions = {}\n" + "x = 1\n" * 20_000
+    assert _predictions_problem(["x = 1\n" * 500_000, "predictions = {'a': 1}"]) is None  # the long cell is not read
+    assert _predictions_problem([long_cell]) == "the cell that writes the predictions is longer than 100000 characters"
+    assert computed_predictions("predictions = {}\x00") == [] and computed_predictions("(" * 1000) == []
+
+
 def test_a_verdict_quoting_the_students_escape_codes_carries_them_escaped() -> None:
     outputs = judged_outputs(Verdict(False, "✘ your code raised \x1b[2JEvil: \x07"))
     assert all("\x1b" not in str(output) and "\x07" not in str(output) for output in outputs)
