@@ -285,17 +285,35 @@ def judge_exercises(sources: Sequence[str], *, language: str = "en", seed: int |
     the package (2)."""
     fresh = _fresh_cases(random.Random(seed if seed is not None else random.SystemRandom().randrange(2**63)))
     config = {"mode": "answers", "sources": list(sources)}
-    with _language(language), sandboxed(config, full_package=True, language=language) as child:
-        names = _namespace(child)
-        checks = {number: _checked(number, names) for number in range(1, 6)}
-        for number in (1, 2):
-            checks[number] = _checked(number, names, **fresh[number]) if checks[number].passed else checks[number]
-        verdicts = {f"exercise_{number}_check": check for number, check in checks.items()}
-        verdicts["exercise_3_hidden"] = _hidden(3, checks[3], lambda: _predictions_problem(sources))
-        verdicts["exercise_4_hidden"] = _hidden(4, checks[4], lambda: _problem(_checked(4, names, **fresh[4])))
-        verdicts["exercise_5_hidden"] = _hidden(5, checks[5], lambda: _problem(_checked(5, names, **fresh[5])))
+    verdicts: dict[str, Verdict] = {}
     with _language(language):
-        verdicts["exercise_2_hidden"] = _hidden(2, checks[2], lambda: _exercise_2_hidden(sources, language))
+        for number in range(1, 6):  # a child each: one exercise's hang or crash costs no other its points
+            with sandboxed(config, full_package=True, language=language) as child:
+                verdicts.update(_exercise_verdicts(number, _namespace(child), fresh.get(number, {}), sources))
+        verdicts["exercise_2_hidden"] = _hidden(
+            2, verdicts["exercise_2_check"], lambda: _exercise_2_hidden(sources, language)
+        )
+    return dict(sorted(verdicts.items(), key=lambda item: _GRADE_ORDER.index(item[0])))
+
+
+_GRADE_ORDER = [f"exercise_{number}_check" for number in range(1, 6)]
+_GRADE_ORDER += [f"exercise_{number}_hidden" for number in (3, 4, 5, 2)]
+
+
+def _exercise_verdicts(
+    number: int, names: Mapping[str, Any], fresh: Mapping[str, Any], sources: Sequence[str]
+) -> dict[str, Verdict]:
+    """Exercise ``number``'s check cell (1, 2: again on fresh cases once it passes) and hidden cell (3, 4, 5)."""
+    check = _checked(number, names)
+    if number in (1, 2) and check.passed:
+        check = _checked(number, names, **fresh)
+    verdicts = {f"exercise_{number}_check": check}
+    if number == 3:
+        verdicts["exercise_3_hidden"] = _hidden(3, check, lambda: _predictions_problem(sources))
+    elif number in (4, 5):
+        verdicts[f"exercise_{number}_hidden"] = _hidden(
+            number, check, lambda: _problem(_checked(number, names, **fresh))
+        )
     return verdicts
 
 

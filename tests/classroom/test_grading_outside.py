@@ -133,6 +133,24 @@ def test_notebook_05_reloading_the_package_does_not_undo_exercise_2s_own_work_tr
     assert not verdicts["exercise_2_hidden"].passed, verdicts["exercise_2_hidden"]
 
 
+HANGS = """\
+def my_check_top_level_object(value):
+    while True:
+        pass
+"""
+
+
+def test_notebook_05_one_exercise_that_hangs_costs_only_its_own_points() -> None:
+    """Every other answer is the teacher's: they keep their points (one shared child, once stopped, took them all)."""
+    edition = release.EDITIONS[0]
+    answers = _answer_sources(release.source_notebook(edition), {"exercise_2_answer": HANGS})
+    verdicts = judge_exercises(answers, seed=13)
+    assert {name for name, verdict in verdicts.items() if not verdict.passed} == {
+        "exercise_2_check",
+        "exercise_2_hidden",
+    }, verdicts
+
+
 def test_notebook_07_the_solution_passes_the_stubs_score_nothing(tmp_path: Path) -> None:
     solved = judge_build(ROOT / "solutions" / "my_json_text", seed=5)
     assert all(verdict.passed for verdict in solved.values()), solved
