@@ -88,6 +88,7 @@ def sandboxed(
     folder: Path | None = None,
     language: str = "en",
     deadline: float = 10.0,
+    total: float | None = None,
 ) -> SandboxSession:
     """A session with ``outside_child`` loaded with ``config``: the whole package (05) or the Kernel types only (07)."""
     files = {"outside_child.py": (_HERE / "outside_child.py").read_bytes()}
@@ -95,7 +96,10 @@ def sandboxed(
     files.update(_folder_files(folder) if folder is not None else {})
     payload = dict(config, language=language, folder="my_json_text")
     limits = dataclasses.replace(_CHILD_LIMITS, seconds=deadline)
-    return SandboxSession(_CHILD, payload=payload, files=files, limits=limits, kernel_types=not full_package)
+    kernel_types = not full_package
+    return SandboxSession(
+        _CHILD, payload=payload, files=files, limits=limits, kernel_types=kernel_types, total_seconds=total
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +281,10 @@ def _fresh_cases(rng: random.Random) -> dict[int, dict[str, Any]]:
     }
 
 
+EXERCISE_SECONDS = 60.0
+"""One exercise's grading, all its requests together (each has 10 s): the teacher's answers take well under one."""
+
+
 def judge_exercises(sources: Sequence[str], *, language: str = "en", seed: int | None = None) -> dict[str, Verdict]:
     """Notebook 05's graded cells, by grade_id, for answer cells whose source is ``sources`` (in notebook order).
 
@@ -288,7 +296,7 @@ def judge_exercises(sources: Sequence[str], *, language: str = "en", seed: int |
     verdicts: dict[str, Verdict] = {}
     with _language(language):
         for number in range(1, 6):  # a child each: one exercise's hang or crash costs no other its points
-            with sandboxed(config, full_package=True, language=language) as child:
+            with sandboxed(config, full_package=True, language=language, total=EXERCISE_SECONDS) as child:
                 verdicts.update(_exercise_verdicts(number, _namespace(child), fresh.get(number, {}), sources))
         verdicts["exercise_2_hidden"] = _hidden(
             2, verdicts["exercise_2_check"], lambda: _exercise_2_hidden(sources, language)
@@ -322,7 +330,7 @@ def _exercise_2_hidden(sources: Sequence[str], language: str) -> str | None:
     lets everything through: a check that relies on it (directly, or through the parser) fails there."""
     sabotage = ["codeagent_lite.json_action_parser:check_top_level_object"]
     config = {"mode": "answers", "sources": list(sources), "sabotage": sabotage}
-    with sandboxed(config, full_package=True, language=language) as child:
+    with sandboxed(config, full_package=True, language=language, total=EXERCISE_SECONDS) as child:
         if _checked(2, _namespace(child)).passed:
             return None
     return _(

@@ -14,6 +14,7 @@ import importlib.util
 import itertools
 import json
 import marshal
+import math
 import os
 import queue
 import re
@@ -421,7 +422,8 @@ class SandboxSession:
     """A conversation with one sandboxed child: a submission loaded once answers the grader's cases one by one.
 
     The child reads each request with ``sandbox_io.receive()`` and answers with one ``sandbox_io.send_part``; anything
-    else within ``timeout`` kills the run and raises ``SandboxStopped`` from then on, as leaving the ``with`` does."""
+    else within ``timeout`` kills the run and raises ``SandboxStopped`` from then on, as leaving the ``with`` does.
+    ``total_seconds``: the whole conversation's time from its start, however many requests share it."""
 
     def __init__(
         self,
@@ -431,14 +433,16 @@ class SandboxSession:
         files: Mapping[str, bytes],
         limits: Limits = Limits(),
         kernel_types: bool = True,
+        total_seconds: float | None = None,
     ) -> None:
         self._world = (program, payload, files, kernel_types)
-        self.limits = limits
+        self.limits, self.total_seconds, self._until = limits, total_seconds, math.inf
         self.stopped: str | None = None
         self._folder: Path | None = None
         self._live: _Live | None = None
 
     def __enter__(self) -> SandboxSession:
+        self._until = math.inf if self.total_seconds is None else time.monotonic() + self.total_seconds
         self._folder = _world(*self._world)
         try:
             live = _launch(self._folder, self.limits, requests=True)
@@ -461,14 +465,17 @@ class SandboxSession:
         live = self._live
         if self.stopped is not None or live is None:
             raise SandboxStopped(self.stopped or _("the session is closed"))
-        deadline = time.monotonic() + (self.limits.seconds if timeout is None else timeout)
+        own = time.monotonic() + (self.limits.seconds if timeout is None else timeout)
         live.asked += 1  # the child's answer names this request; a part naming an earlier one is not it
+        deadline = min(own, self._until)
         outcome = _write_request(live, request, deadline) or _listen(live, self.limits, None, None, until=deadline)
         if outcome.status == "ok":
             return outcome.data
         self.stopped = outcome.detail
+        if outcome.status == "timeout" and self._until < own:  # the whole conversation's time, not this request's
+            self.stopped = _("the conversation took its {seconds} s", seconds=format(self.total_seconds, "g"))
         self.close()
-        raise SandboxStopped(outcome.detail)
+        raise SandboxStopped(self.stopped)
 
     def close(self) -> None:
         """Kill every process of the run and remove its folder (idempotent)."""

@@ -151,6 +151,35 @@ def test_notebook_05_one_exercise_that_hangs_costs_only_its_own_points() -> None
     }, verdicts
 
 
+SLOW_EXERCISE_1 = """
+
+import time as _time
+
+_own_encode_json = my_encode_json
+
+
+def my_encode_json(*args, **kwargs):
+    _time.sleep(0.7)  # well under a request's 10 s, but the check asks many times
+    return _own_encode_json(*args, **kwargs)
+"""
+
+
+def test_notebook_05_an_exercise_has_one_time_budget_for_all_its_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Answers slow on every call each stayed under a request's 10 s: one submission took 380 s to grade."""
+    import outside_judge
+
+    monkeypatch.setattr(outside_judge, "EXERCISE_SECONDS", 2.0)
+    edition = release.EDITIONS[0]
+    teachers = _answer_sources(release.source_notebook(edition))
+    first = next(s for s in teachers if "def my_encode_json" in s)
+    answers = [s + SLOW_EXERCISE_1 if s is first else s for s in teachers]
+    started = time.monotonic()
+    verdicts = judge_exercises(answers, seed=17)
+    assert time.monotonic() - started < 20
+    assert not verdicts["exercise_1_check"].passed and "took its 2 s" in verdicts["exercise_1_check"].text, verdicts
+    assert all(verdict.passed for name, verdict in verdicts.items() if not name.startswith("exercise_1")), verdicts
+
+
 def test_notebook_07_the_solution_passes_the_stubs_score_nothing(tmp_path: Path) -> None:
     solved = judge_build(ROOT / "solutions" / "my_json_text", seed=5)
     assert all(verdict.passed for verdict in solved.values()), solved
