@@ -127,15 +127,21 @@ def test_delegating_to_the_reference_is_said_once_as_such(judged: dict[str, tupl
         assert text.count("imports the reference one") <= 3  # once per file at most
 
 
-def test_a_reference_import_is_blamed_on_the_file_that_makes_it(tmp_path: Path) -> None:
-    """The adapter imports the learner's parser while it loads: the parser's reference import is the parser's."""
+def _solution_with(tmp_path: Path, file: str, appended: str) -> Path:
+    """The solution's folder, ``appended`` to one of its files; skipped where verify has no bubblewrap."""
     if _unprotected("importlib by strings"):
         pytest.skip("needs bubblewrap, which this machine lacks (CI requires it: CAL_REQUIRE_SANDBOX=1)")
     folder = tmp_path / "mine"
     shutil.copytree(SOLUTION_PARSER.parent, folder)
-    with (folder / "json_action_parser.py").open("a", encoding="utf-8") as parser:
-        parser.write("\ntry:\n    import codeagent_lite.strict_json\nexcept ImportError:\n    pass\n")
-    text = str(verify(folder, time_limit=10))
+    with (folder / f"{file}.py").open("a", encoding="utf-8") as learners:
+        learners.write(appended)
+    return folder
+
+
+def test_a_reference_import_is_blamed_on_the_file_that_makes_it(tmp_path: Path) -> None:
+    """The adapter imports the learner's parser while it loads: the parser's reference import is the parser's."""
+    reference_import = "\ntry:\n    import codeagent_lite.strict_json\nexcept ImportError:\n    pass\n"
+    text = str(verify(_solution_with(tmp_path, "json_action_parser", reference_import), time_limit=10))
     assert "your json_action_parser.py imports the reference one (codeagent_lite.strict_json)" in text, text
     assert "your json_text_adapter.py imports the reference one" not in text, text
     assert "\n59 of 59 checks pass; mend the problem marked ! above\n" in text, text  # not "every check passes"
@@ -160,13 +166,7 @@ JsonTextModelAdapter.complete = _slowly
 
 def test_a_check_calling_the_provider_again_and_again_still_has_one_time_limit(tmp_path: Path) -> None:
     """Each answer of a stand-in used to restart the check's clock: a slow loop of calls ran past the limit."""
-    if _unprotected("importlib by strings"):
-        pytest.skip("needs bubblewrap, which this machine lacks (CI requires it: CAL_REQUIRE_SANDBOX=1)")
-    folder = tmp_path / "mine"
-    shutil.copytree(SOLUTION_PARSER.parent, folder)
-    with (folder / "json_text_adapter.py").open("a", encoding="utf-8") as adapter:
-        adapter.write(SLOW_CALLS)
-    report = verify(folder, step=2, time_limit=1)
+    report = verify(_solution_with(tmp_path, "json_text_adapter", SLOW_CALLS), step=2, time_limit=1)
     first = next(result for result in report.results if result.check.id == "2.1")
     assert not first.passed and "no answer within 1 s" in first.got, first.got
 
