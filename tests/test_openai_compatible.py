@@ -26,10 +26,12 @@ from codeagent_lite import (
     ModelResponse,
     ProviderError,
     ProviderMessage,
+    TokenUsage,
     ToolSpec,
     ValidationLayer,
     action_json_schema,
 )
+from codeagent_lite.agent import StopReason, run_agent
 from codeagent_lite.providers import PLACEHOLDER_API_KEY, OpenAICompatibleProvider, llama_server, render_system_prompt
 from codeagent_lite.providers.failure import FailureCode, ProviderFailure
 
@@ -304,6 +306,36 @@ def test_malformed_responses(
         complete(provider_for(fake_server.base_url, key_env))
     assert (caught.value.code, dict(caught.value.params)) == (code, params)
     assert str(caught.value).startswith(("malformed response: ", "server reported no token usage"))
+
+
+SPENT = {"prompt_tokens": 1200, "completion_tokens": 256}
+NO_TEXT_CHOICE = {"message": {"role": "assistant", "content": None}, "finish_reason": "length"}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {**VALID_COMPLETION, "choices": [NO_TEXT_CHOICE], "usage": SPENT},  # a reasoning model spent its budget
+        {**VALID_COMPLETION, "choices": [], "usage": SPENT},
+        {**VALID_COMPLETION, "choices": [{**NO_TEXT_CHOICE, "finish_reason": 3}], "usage": SPENT},
+    ],
+    ids=["null-content", "empty-choices", "bad-finish-reason"],
+)
+def test_a_refused_reply_keeps_the_tokens_the_server_counted(
+    fake_server: FakeChatServer, key_env: str, body: dict[str, Any]
+) -> None:
+    fake_server.body = json.dumps(body)
+    adapter = JsonTextModelAdapter(provider_for(fake_server.base_url, key_env))
+    transcript = run_agent(adapter, (), "Read the file README.md.")
+    assert transcript.stop_reason is StopReason.PROVIDER_ERROR
+    assert transcript.steps[-1].usage == transcript.usage == TokenUsage(1200, 256)
+
+
+def test_a_refused_reply_with_no_valid_counts_has_no_usage(fake_server: FakeChatServer, key_env: str) -> None:
+    fake_server.body = json.dumps({**VALID_COMPLETION, "choices": [], "usage": {**SPENT, "prompt_tokens": -1}})
+    with pytest.raises(ProviderFailure) as caught:
+        complete(provider_for(fake_server.base_url, key_env))
+    assert (caught.value.input_tokens, caught.value.output_tokens) == (None, None)
 
 
 def test_adapter_turns_provider_errors_into_model_provider_errors(fake_server: FakeChatServer) -> None:

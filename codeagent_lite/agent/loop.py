@@ -108,14 +108,15 @@ class RepeatedCallIdStep:
 
 @dataclass(frozen=True, slots=True)
 class ProviderErrorStep:
-    """The model could not be asked, so the call's cost is unknown; ``error``'s cause may carry a code the workbook
-    words in the learner's language, ``message`` is only its English."""
+    """The request failed, or its reply was refused before the parser saw it; ``error``'s cause may carry a code
+    the workbook words in the learner's language, ``message`` is only its English. ``usage`` is None unless the
+    cause says what the server counted (``_counted``)."""
 
     kind: ClassVar[Literal[StepKind.PROVIDER_ERROR]] = StepKind.PROVIDER_ERROR
-    usage: ClassVar[None] = None
     model_call: int
     message: str
     error: ModelProviderError = field(compare=False, repr=False)
+    usage: TokenUsage | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +250,10 @@ class _Run:
         try:
             response = self.adapter.complete(tuple(self.history), tuple(t.spec for t in self.tools), self.budget)
         except ModelProviderError as error:
-            self.steps.append(ProviderErrorStep(call_number, error_text(error), error))
+            counted = _counted(error)
+            if counted is not None:
+                self.total += counted
+            self.steps.append(ProviderErrorStep(call_number, error_text(error), error, counted))
             return self.finish(StopReason.PROVIDER_ERROR, error_text(error))
         except InvalidModelOutputError as error:
             if error.usage is not None:
@@ -299,6 +303,15 @@ class _Run:
         self.history.append(sent)
         self.steps.append(ToolResultStep(sent, len(result.content)))
         return None if interrupted is None else self.finish(StopReason.INTERRUPTED, interrupted)
+
+
+def _counted(error: ModelProviderError) -> TokenUsage | None:
+    """What a reply refused by its provider cost, when the provider's error (the cause the adapter chains) holds
+    ``input_tokens`` and ``output_tokens`` as ``ProviderResponse`` does: a server counts a reply it sent in vain."""
+    counted_in, counted_out = (getattr(error.__cause__, name, None) for name in ("input_tokens", "output_tokens"))
+    if type(counted_in) is int and type(counted_out) is int and min(counted_in, counted_out) >= 0:
+        return TokenUsage(counted_in, counted_out)
+    return None
 
 
 def run_agent(

@@ -162,7 +162,14 @@ FAILURE_WORDS: Mapping[FailureCode, str] = {
 
 
 class ProviderFailure(ProviderError):
-    """A ``ProviderError`` that keeps its ``code`` and ``params``; ``str()`` is the English made from them."""
+    """A ``ProviderError`` that keeps its ``code`` and ``params``; ``str()`` is the English made from them.
+
+    A reply refused after the server counted its tokens still cost them: ``input_tokens`` and ``output_tokens``
+    (``ProviderResponse``'s names) say so, and the agent loop counts them; None when nothing was counted.
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
 
     def __init__(self, code: FailureCode, **params: object) -> None:
         self.code = code

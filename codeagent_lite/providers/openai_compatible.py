@@ -311,7 +311,14 @@ class OpenAICompatibleProvider:
             return ProviderFailure(FailureCode.REQUEST_FAILED, url=self.shown_url, kind=kind, detail=detail)
 
     def read_completion(self, body_text: str) -> ProviderResponse:
-        return self._response_of(self._decode_completion(body_text))
+        body = self._decode_body(body_text)
+        try:
+            return self._response_of(self._validated(body))
+        except ProviderFailure as refused:  # the server counted the reply's tokens: refused, it still cost them
+            counted = _counted_usage(body)
+            if counted is not None:
+                refused.input_tokens, refused.output_tokens = counted.prompt_tokens, counted.completion_tokens
+            raise
 
     def _response_of(self, completion: Completion[Any]) -> ProviderResponse:
         if not completion.choices:
@@ -324,15 +331,17 @@ class OpenAICompatibleProvider:
         usage = completion.usage
         return ProviderResponse(choice.text, usage.prompt_tokens, usage.completion_tokens, choice.finish_reason)
 
-    def _decode_completion(self, body_text: str) -> Completion[Any]:
+    def _decode_body(self, body_text: str) -> object:
         try:  # the chapter's strict decoder: a second "usage" of 0/0 would hide the tokens spent, NaN is no count
-            body = DECODER.decode(body_text)
+            return DECODER.decode(body_text)
         except InvalidModelOutputError as refused:
             raise strict_failure(refused, self._excerpt) from None
         except RecursionError:
             raise ProviderFailure(FailureCode.TOO_DEEP) from None
         except ValueError:
             raise ProviderFailure(FailureCode.NOT_JSON, excerpt=self._excerpt(body_text) or "''") from None
+
+    def _validated(self, body: object) -> Completion[Any]:
         try:
             return self.answer.model_validate(body)
         except ValidationError as error:
@@ -345,6 +354,14 @@ class OpenAICompatibleProvider:
 
     def _scrubbed(self, code: FailureCode, params: Mapping[str, object]) -> ProviderFailure:
         return ProviderFailure(code, **{name: self._excerpt(str(value)) for name, value in params.items()})
+
+
+def _counted_usage(body: object) -> Usage | None:
+    """A body's ``usage`` when it holds valid counts, whatever else in the body is wrong."""
+    try:
+        return Usage.model_validate(body.get("usage")) if isinstance(body, dict) else None
+    except ValidationError:
+        return None
 
 
 def _redirect_host(response: Any) -> str:
