@@ -10,6 +10,7 @@ import pytest
 from codeagent_lite import Message, MessageRole, ProviderMessage, ToolCall, ToolResult, build_provider_messages
 from codeagent_lite.workbook.encoder_playground import (
     EMPTY_HISTORY_TEXT,
+    SHOWN_CHARS,
     EncoderPlayground,
     format_conversion,
 )
@@ -206,6 +207,12 @@ def test_each_item_is_shown_as_its_repr_and_a_non_item_is_refused() -> None:
     assert "#2 ToolResult(call_id='c', content='x', is_error=True)\n" in shown
     with pytest.raises(TypeError, match=r"^cannot convert str to a provider message; expected Message, ToolCall"):
         format_conversion(["hello"])  # type: ignore[list-item]
+
+
+def test_a_huge_item_is_shown_cut_with_a_count_of_what_was_left_out() -> None:
+    playground = EncoderPlayground([ToolResult("call_1", "x" * 5_000_000)])
+    assert len(playground.view.value) < 3 * SHOWN_CHARS + 500
+    assert "more characters]" in playground.view.value
 
 
 def test_core_package_does_not_import_the_playground() -> None:

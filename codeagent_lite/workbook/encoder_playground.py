@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import ipywidgets as widgets
 
-from ..display import escape_html, json_kind
+from ..display import escape_html, json_kind, shorten_counted
 from ..json_text_messages import ProviderMessage, build_provider_messages
 from ..kernel_types import HistoryItem, Message, MessageRole, ToolCall, ToolResult
 from .widget_view import ShownAsWidget
@@ -18,13 +18,20 @@ ITEM_KINDS = ("Message", "ToolCall", "ToolResult")
 EMPTY_HISTORY_TEXT = N_("(the history is empty: pick an item type, fill in its fields and press “Add to history”)")
 
 
+SHOWN_CHARS = 2000
+"""Of each item and each message: a pasted file of megabytes would otherwise be sent to the browser whole, twice."""
+
+
 def format_conversion(history: Sequence[HistoryItem]) -> str:
     """Each history item (its ``repr``, which the Kernel types keep readable), then the provider message it became."""
     if not history:
         return _(EMPTY_HISTORY_TEXT)
     messages = build_provider_messages(history)  # refuses what is not a history item
     pairs = enumerate(zip(history, messages, strict=True), start=1)
-    return "\n".join(f"#{number} {item!r}\n   -> {message!r}" for number, (item, message) in pairs)
+    return "\n".join(
+        f"#{number} {shorten_counted(repr(item), SHOWN_CHARS)}\n   -> {shorten_counted(repr(message), SHOWN_CHARS)}"
+        for number, (item, message) in pairs
+    )
 
 
 def _parse_arguments(text: str) -> dict[str, object]:
