@@ -21,7 +21,6 @@ What no judge sees: a learner who types the reference's text in by hand (classro
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import dataclasses
 import functools
@@ -47,7 +46,7 @@ from codeagent_lite.model_adapter import InvalidModelOutputError, TokenUsage, Va
 from codeagent_lite.scripted_provider import ScriptedProvider
 from codeagent_lite.workbook import exercise_checks
 from codeagent_lite.workbook.build_assignment import StepCheck, chapter_imports, step_part
-from codeagent_lite.workbook.exercise_checks import ToolCallRejected
+from codeagent_lite.workbook.exercise_checks import ToolCallRejected, computed_predictions_problem
 from codeagent_lite.workbook.sandbox import Limits, SandboxSession, SandboxStopped
 from codeagent_lite.workbook.verify import VerifyReport, verify
 from codeagent_lite.workbook.wire import GRADER_CAPS, WireError, classes_of, decode
@@ -313,7 +312,8 @@ def _exercise_verdicts(
         check = _checked(number, names, **fresh)
     verdicts = {f"exercise_{number}_check": check}
     if number == 3:
-        verdicts["exercise_3_hidden"] = _hidden(3, check, lambda: _predictions_problem(sources))
+        predictions = names.get("predictions", {})
+        verdicts["exercise_3_hidden"] = _hidden(3, check, lambda: computed_predictions_problem(predictions, sources))
     elif number in (4, 5):
         verdicts[f"exercise_{number}_hidden"] = _hidden(
             number, check, lambda: _problem(_checked(number, names, **fresh))
@@ -333,69 +333,6 @@ def _exercise_2_hidden(sources: Sequence[str], language: str) -> str | None:
         "exercise 2 calls the package's check_top_level_object (directly or through its parser) "
         "instead of doing the check itself"
     )
-
-
-_MAX_CELL_CHARS = 100_000  # a predictions cell is a few hundred; ast.parse costs about 600 bytes a character
-
-
-def _predictions_problem(sources: Sequence[str]) -> str | None:
-    cells = [source for source in sources if "predictions" in source]  # only these are parsed, in this process
-    if not cells:
-        return _("cannot find the cell that writes the predictions")
-    if any(len(cell) > _MAX_CELL_CHARS for cell in cells):
-        return _("the cell that writes the predictions is longer than {limit} characters", limit=_MAX_CELL_CHARS)
-    computed = [statement for source in cells for statement in computed_predictions(source)]
-    return (
-        _("the predictions are computed, not predicted: {statement}", statement=repr(computed[0])) if computed else None
-    )
-
-
-_MUTATORS = ("update", "setdefault", "__setitem__", "fromkeys")
-
-
-def _is_literal_answer(node: ast.AST | None) -> bool:
-    if isinstance(node, ast.Constant):
-        return node.value is None or node.value is Ellipsis or type(node.value) is int
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "ValidationLayer"
-
-
-def _names_predictions(node: ast.AST) -> bool:
-    return isinstance(node, ast.Name) and node.id == "predictions"
-
-
-def _computes_predictions(node: ast.AST) -> bool:
-    """An assignment to predictions (whole, from anything but a dict of literal labels and layers; or one item,
-    from anything but a literal layer), or a call of one of its methods that change it."""
-    if isinstance(node, ast.Call):
-        method = node.func
-        return isinstance(method, ast.Attribute) and _names_predictions(method.value) and method.attr in _MUTATORS
-    if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        return False
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    literal_whole = not isinstance(node, ast.AugAssign) and _literal_dict(node.value)
-    return any(_computed_target(target, literal_whole, node.value) for target in targets)
-
-
-def _literal_dict(node: ast.AST | None) -> bool:
-    keys = node.keys if isinstance(node, ast.Dict) else [None]
-    literal_keys = all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in keys)
-    return isinstance(node, ast.Dict) and literal_keys and all(_is_literal_answer(item) for item in node.values)
-
-
-def _computed_target(target: ast.expr, literal_whole: bool, value: ast.AST | None) -> bool:
-    if _names_predictions(target):
-        return not literal_whole
-    return isinstance(target, ast.Subscript) and _names_predictions(target.value) and not _is_literal_answer(value)
-
-
-def computed_predictions(source: str) -> list[str]:
-    """Statements of ``source`` that set predictions from anything but literal labels and layers."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a NUL, or nesting deeper than the parser goes
-        return []
-    found = (node for node in ast.walk(tree) if _computes_predictions(node))
-    return [ast.get_source_segment(source, node) or "predictions" for node in found]
 
 
 def _guarded_problem(run: Callable[[], str | None]) -> str | None:

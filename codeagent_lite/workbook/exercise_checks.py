@@ -6,6 +6,7 @@ raises (a learner who sees a traceback from the checker stops trusting it): a st
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import json
@@ -377,6 +378,94 @@ def _wrong_predictions(guesses: Mapping[str, ValidationLayer | None]) -> list[st
             rules=_p("between the items of a list", "; ").join(rules),
         )
     ]
+
+
+MAX_PREDICTIONS_CELL_CHARS = 100_000
+"""A predictions cell is a few hundred characters; ``ast.parse`` costs about 600 bytes of memory a character."""
+
+
+def computed_predictions_problem(predictions: Mapping[str, object], sources: Iterable[str]) -> str | None:
+    """Exercise 3's trap: the predictions the notebook holds must be the ones its cells write out by hand
+    (``written_predictions``). Comparing values, not hunting for statements that compute them: a list of such
+    statements always misses one (``globals().update(...)``, ``exec``, a cell that never names them)."""
+    written = written_predictions(sources)
+    if written is None:
+        return _(
+            "the predictions are computed, not predicted: no cell (of at most {limit} characters) writes them out "
+            "by hand as predictions = {{...}} with literal labels and layers",
+            limit=MAX_PREDICTIONS_CELL_CHARS,
+        )
+    labels = sorted({*written, *predictions})
+    differ = [label for label in labels if predictions.get(label, _UNSET) != written.get(label, _UNSET)]
+    if differ:
+        return _(
+            "the predictions are computed, not predicted: {labels} in the notebook differ from what the cell "
+            "writes out by hand",
+            labels=", ".join(shown(label, 20) for label in differ),
+        )
+    return None
+
+
+_UNSET = object()
+
+
+def written_predictions(sources: Iterable[str]) -> dict[str, object] | None:
+    """What the cells write by hand, in order: each top-level ``predictions = {...}`` of literal labels and answers
+    (1-4, ``ValidationLayer.X``, None, ...) and each ``predictions["X"] = answer``; None when no cell writes it."""
+    written: dict[str, object] | None = None
+    for source in sources:
+        if "predictions" not in source or len(source) > MAX_PREDICTIONS_CELL_CHARS:
+            continue
+        try:
+            statements = ast.parse(source).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # a NUL, or nesting deeper than the parser goes
+            continue
+        for statement in statements:
+            written = _written_by(statement, written)
+    return written
+
+
+def _assignment(statement: ast.stmt) -> tuple[ast.expr, ast.expr] | None:
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        return statement.targets[0], statement.value
+    if isinstance(statement, ast.AnnAssign) and statement.value is not None:
+        return statement.target, statement.value
+    return None
+
+
+def _written_by(statement: ast.stmt, written: dict[str, object] | None) -> dict[str, object] | None:
+    assignment = _assignment(statement)
+    if assignment is None:
+        return written
+    target, value = assignment
+    if _is_predictions(target) and isinstance(value, ast.Dict):
+        pairs = [(_literal(key), _literal(item)) for key, item in zip(value.keys, value.values, strict=True)]
+        whole = _with_pairs({}, pairs)
+        return written if whole is None else whole
+    if isinstance(target, ast.Subscript) and _is_predictions(target.value) and written is not None:
+        changed = _with_pairs(written, [(_literal(target.slice), _literal(value))])
+        return written if changed is None else changed
+    return written
+
+
+def _with_pairs(written: dict[str, object], pairs: list[tuple[object, object]]) -> dict[str, object] | None:
+    """``written`` with ``pairs`` put in, or None when one of them is not a literal label and answer."""
+    if not all(type(key) is str and item is not _UNSET for key, item in pairs):
+        return None
+    return {**written, **{str(key): item for key, item in pairs}}
+
+
+def _is_predictions(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "predictions"
+
+
+def _literal(node: ast.expr | None) -> object:
+    """A label or an answer as written, or ``_UNSET`` for anything computed."""
+    if isinstance(node, ast.Constant) and (type(node.value) in (str, int) or node.value in (None, Ellipsis)):
+        return node.value
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "ValidationLayer":
+        return ValidationLayer.__members__.get(node.attr, _UNSET)
+    return _UNSET
 
 
 # --------------------------------------------------------------------------- exercise 4

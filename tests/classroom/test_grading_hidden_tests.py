@@ -207,19 +207,35 @@ for label, text in PREDICTION_OUTPUTS.items():
     except InvalidModelOutputError as error:
         predictions[label] = int(error.layer)
 """,
-    "a hand-written dict with one answer looked up": LITERAL
+    "a hand-written dict with one wrong answer put right by diagnose": LITERAL.replace("'E': 1", "'E': 2")
     + """
 from codeagent_lite import diagnose
 from codeagent_lite.workbook.exercise_checks import PREDICTION_OUTPUTS
 
 predictions["E"] = diagnose(PREDICTION_OUTPUTS["E"]).rejected_by
 """,
-    "update() from diagnose": LITERAL
+    "update() from diagnose": LITERAL.replace("'E': 1", "'E': 2")
     + """
 from codeagent_lite import diagnose
 from codeagent_lite.workbook.exercise_checks import PREDICTION_OUTPUTS
 
 predictions.update({"E": diagnose(PREDICTION_OUTPUTS["E"]).rejected_by})
+""",
+    "globals().update() from diagnose": """
+from codeagent_lite import diagnose
+from codeagent_lite.workbook.exercise_checks import PREDICTION_OUTPUTS
+
+globals().update(predictions={label: diagnose(text).rejected_by for label, text in PREDICTION_OUTPUTS.items()})
+""",
+    "exec of a computed statement, after a wrong literal": LITERAL.replace("'A': 1", "'A': 2")
+    + """
+exec("from codeagent_lite import diagnose; predictions['A'] = diagnose('```').rejected_by")
+""",
+    "a name that never says predictions": """
+from codeagent_lite import diagnose
+from codeagent_lite.workbook.exercise_checks import PREDICTION_OUTPUTS
+
+globals()["predic" + "tions"] = {label: diagnose(text).rejected_by for label, text in PREDICTION_OUTPUTS.items()}
 """,
 }
 

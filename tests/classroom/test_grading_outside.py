@@ -133,6 +133,26 @@ def test_notebook_05_reloading_the_package_does_not_undo_exercise_2s_own_work_tr
     assert not verdicts["exercise_2_hidden"].passed, verdicts["exercise_2_hidden"]
 
 
+PREDICTIONS_BY_ANOTHER_NAME = """
+from codeagent_lite import diagnose
+from codeagent_lite.workbook.exercise_checks import PREDICTION_OUTPUTS
+
+globals().update(predictions={label: diagnose(text).rejected_by for label, text in PREDICTION_OUTPUTS.items()})
+"""
+
+
+def test_notebook_05_predictions_computed_however_spelled_lose_the_hidden_point() -> None:
+    """The untouched placeholders, then the answers computed without a statement that assigns predictions."""
+    edition = release.EDITIONS[0]
+    untouched = _answer_sources(edition.student_copy)
+    cell = next(source for source in untouched if "predictions = {" in source)
+    verdicts = judge_exercises([s + PREDICTIONS_BY_ANOTHER_NAME if s is cell else s for s in untouched], seed=19)
+    assert verdicts["exercise_3_check"].passed, verdicts["exercise_3_check"]
+    assert not verdicts["exercise_3_hidden"].passed
+    every_label = ", ".join(map(repr, "ABCDEFGHIJ"))
+    assert f"computed, not predicted: {every_label} in the notebook differ" in verdicts["exercise_3_hidden"].text
+
+
 HANGS = """\
 def my_check_top_level_object(value):
     while True:
@@ -211,13 +231,14 @@ def test_a_failed_cell_shows_an_error_and_no_pass_mark() -> None:
 
 
 def test_the_predictions_cell_is_parsed_only_when_it_is_one_and_short() -> None:
-    """The static check of exercise 3 parses cells in the teacher's process: a 4 MB cell cost 2.5 GB there."""
-    from outside_judge import _predictions_problem, computed_predictions
+    """Exercise 3's trap parses cells in the teacher's process: a 4 MB cell cost 2.5 GB there."""
+    from codeagent_lite.workbook.exercise_checks import MAX_PREDICTIONS_CELL_CHARS, written_predictions
 
-    long_cell = "predictions = {}\n" + "x = 1\n" * 20_000
-    assert _predictions_problem(["x = 1\n" * 500_000, "predictions = {'a': 1}"]) is None  # the long cell is not read
-    assert _predictions_problem([long_cell]) == "the cell that writes the predictions is longer than 100000 characters"
-    assert computed_predictions("predictions = {}\x00") == [] and computed_predictions("(" * 1000) == []
+    long_cell = "predictions = {'a': 1}\n" + "x = 1\n" * (MAX_PREDICTIONS_CELL_CHARS // 6)
+    assert written_predictions(["x = 1\n" * 500_000, "predictions = {'a': 1}"]) == {"a": 1}
+    assert written_predictions([long_cell]) is None
+    assert written_predictions(["predictions = {}\x00", "(" * 1000, "predictions = {'a': 1}("]) is None
+    assert written_predictions(["predictions = {}\npredictions['a'] = 1\npredictions['b'] = f(2)"]) == {"a": 1}
 
 
 def test_a_verdict_quoting_the_students_escape_codes_carries_them_escaped() -> None:
