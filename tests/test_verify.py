@@ -460,8 +460,8 @@ def test_bad_usage_raises_a_clear_error(tmp_path: Path) -> None:
         verify(tmp_path)
     with pytest.raises(VerifyUsageError, match="step must be one of 1, 2, 3, 4, found 5"):
         verify(SOLUTION, step=5)
-    for bad in (0, -1, float("nan"), float("inf")):
-        with pytest.raises(VerifyUsageError, match="time_limit must be more than 0 and at most 600 seconds"):
+    for bad in (0.499, 1e-9, 0, -1, float("nan"), float("inf")):
+        with pytest.raises(VerifyUsageError, match=r"time_limit must be at least 0\.5 and at most 600 seconds"):
             verify(SOLUTION, time_limit=bad)
 
 

@@ -730,3 +730,89 @@ def test_step_one_code_learns_nothing_of_a_later_step(tmp_path: Path, attack: st
     text = str(verify(_attacked(tmp_path, attack), time_limit=LIMIT))
     assert f"{claim}: False" in text, text
     assert f"{claim}: True" not in text
+
+
+# --------------------------------------------------------------------------- second bug hunt on the judge
+
+SPOILS_LONG_STRINGS = """
+_parse_whole = parse_json_action
+
+
+def parse_json_action(raw_text):
+    action = _parse_whole(raw_text)
+    if isinstance(action, ToolCall):  # the tail of a long argument is lost: the codec's 4,000 characters are kept
+        cut = {key: value[:4000] + "~" if isinstance(value, str) and len(value) > 4000 else value
+               for key, value in action.arguments.items()}
+        return ToolCall(action.call_id, action.tool_name, cut)
+    return action
+"""
+INTEGERS_AS_FLOATS = """
+_parse_whole = parse_json_action
+
+
+def parse_json_action(raw_text):
+    action = _parse_whole(raw_text)
+    if isinstance(action, ToolCall):  # 40 becomes 40.0: equal by ==, not the same value
+        floats = {key: float(value) if type(value) is int else value for key, value in action.arguments.items()}
+        return ToolCall(action.call_id, action.tool_name, floats)
+    return action
+"""
+
+
+@pytest.mark.parametrize(
+    ("spoiled", "failing"),
+    [(SPOILS_LONG_STRINGS, {"4.7", "4.8"}), (INTEGERS_AS_FLOATS, {"3.3"})],
+    ids=["tail", "float"],
+)
+def test_a_parser_that_spoils_valid_values_fails_the_checks_that_keep_them(
+    tmp_path: Path, spoiled: str, failing: set[str]
+) -> None:
+    """Both sides of the comparison were cut at the codec's 4,000 characters, and compared by ==."""
+    report = verify(_solution_with(tmp_path, "json_action_parser", spoiled), seed=1, time_limit=10)
+    assert failing <= {result.check.id for result in report.results if result.passed is False}, str(report)
+
+
+def test_a_helper_imported_under_another_name_is_still_the_one_the_adapter_lends(tmp_path: Path) -> None:
+    """The stand-ins replaced the helpers by name only: a correct adapter calling ``_parse_reply`` failed step 2."""
+    folder = _solution_with(tmp_path, "json_text_adapter", "")
+    adapter = folder / "json_text_adapter.py"
+    source = adapter.read_text(encoding="utf-8")
+    source = source.replace("import parse_json_action\n", "import parse_json_action as _parse_reply\n")
+    adapter.write_text(source.replace("= parse_json_action(", "= _parse_reply("), encoding="utf-8")
+    assert "_parse_reply(raw_response.text)" in adapter.read_text(encoding="utf-8")
+    report = verify(folder, step=2, time_limit=10)
+    assert report.passed == len(report.results) == 22, str(report)
+
+
+@pytest.mark.parametrize(
+    ("file", "stop", "passing_steps"),
+    [
+        ("json_text_adapter", "import time as _t\n_t.sleep(60)\n", {1, 3, 4}),
+        ("json_action_parser", "import time as _t\n_t.sleep(60)\n", {1}),
+        (
+            "json_text_messages",
+            "import ctypes as _c\n\ndef build_provider_messages(history):\n    _c.string_at(0)\n",
+            {2, 3, 4},
+        ),
+        ("json_text_messages", "import sys as _sys\n_sys.setrecursionlimit(100_000)\n", {1, 2, 3, 4}),
+    ],
+    ids=["adapter-hangs-loading", "parser-hangs-loading", "messages-crash-every-call", "messages-sets-a-limit"],
+)
+def test_one_files_hang_crash_or_setting_costs_no_other_step(
+    tmp_path: Path, file: str, stop: str, passing_steps: set[int]
+) -> None:
+    report = verify(_solution_with(tmp_path, file, "\n" + stop), time_limit=1)
+    passed = {step for step in (1, 2, 3, 4) if all(r.passed for r in report.results if r.check.step == step)}
+    assert passed == passing_steps, str(report)
+    if file == "json_action_parser":
+        assert "! json_action_parser.py could not be loaded: no answer within 1 s" in str(report), str(report)
+
+
+def test_a_look_alike_that_raises_is_said_as_the_error_not_as_data(tmp_path: Path) -> None:
+    raises = (
+        '\n_whole = parse_json_action\n\n\ndef parse_json_action(raw_text):\n    if "notes_" in raw_text:\n'
+        '        raise KeyError("note")\n    return _whole(raw_text)\n'
+    )
+    text = str(verify(_solution_with(tmp_path, "json_action_parser", raises), step=4, seed=7, time_limit=10))
+    assert "on the valid look-alike" in text and "it raised KeyError: 'note'" in text, text
+    assert "'$error'" not in text, text

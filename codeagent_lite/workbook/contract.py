@@ -36,7 +36,7 @@ from ..model_adapter import (
 from .ladder import layer_label
 from .language import Language, edition_language
 from .verify_standins import run_here
-from .wire import encode, qualified
+from .wire import Caps, encode, qualified
 from .words import N_, _
 
 FILES = ("json_text_messages", "json_text_adapter", "json_action_parser")
@@ -127,11 +127,16 @@ class Mismatch(Exception):
 
 
 class Raised(Exception):
-    """The learner's code raised where the check wanted a value: ``error`` is the probe's description of it."""
+    """The learner's code raised where the check wanted a value: ``error`` is the probe's description of it;
+    ``look_alike``, the valid text it raised on when that was the check's second text (``LOOK_ALIKE``)."""
 
-    def __init__(self, error: dict[str, Any]) -> None:
+    def __init__(self, error: dict[str, Any], look_alike: str | None = None) -> None:
         super().__init__(str(error.get("type", "")))
         self.error = error
+        self.look_alike = look_alike
+
+
+LOOK_ALIKE = N_("on the valid look-alike {text}: {got}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +212,15 @@ def _show(value: object, limit: int = 120) -> str:
 
 def _shown(result: dict[str, Any], limit: int = 120) -> str:
     return _cut(result.get("shown", ""), limit)
+
+
+def _same(got: object, wanted: object) -> bool:
+    """Equal as data, types too: Python's ``==`` holds that 40 == 40.0 and True == 1, and a parser that turns one
+    into the other has changed the value."""
+    try:
+        return json.dumps(got, sort_keys=True) == json.dumps(wanted, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):  # what came back is no data the contract can hold
+        return False
 
 
 def _error(result: dict[str, Any]) -> dict[str, Any] | None:
@@ -326,14 +340,14 @@ def _assistant_role(_inputs: Inputs, result: dict[str, Any]) -> None:
 
 def _tool_call_fields(inputs: Inputs, result: dict[str, Any]) -> None:
     decoded = _decoded(_one(_value(result))[1])
-    if decoded != _fields(_tool_call(inputs)):
+    if not _same(decoded, _fields(_tool_call(inputs))):
         raise Mismatch(_("content that decodes to {value}", value=_show(decoded)))
 
 
 def _tool_result_sent(inputs: Inputs, result: dict[str, Any]) -> None:
     role, content = _one(_value(result))
     decoded = _decoded(content)
-    if role != "user" or decoded != _fields(_tool_result(inputs)):
+    if role != "user" or not _same(decoded, _fields(_tool_result(inputs))):
         raise Mismatch(_("role {role} with content that decodes to {value}", role=repr(role), value=_show(decoded)))
 
 
@@ -595,7 +609,7 @@ def _raised(result: dict[str, Any], cls: type) -> dict[str, Any]:
 
 
 def _returns_action(inputs: Inputs, result: dict[str, Any]) -> None:
-    if _response_fields(result).get("action") != encode(_reply_action(inputs)):
+    if not _same(_response_fields(result).get("action"), encode(_reply_action(inputs))):
         raise Mismatch(_shown(result, 200))
 
 
@@ -829,9 +843,10 @@ def _with_look_alike(text: str, wanted: Action | Rejection, alike: str, inputs: 
         _judge_parse(each[0 if first else 1], wanted, text)
         try:
             _judge_parse(each[1 if first else 0], accepted, alike)
-        except (Mismatch, Raised) as failed:
-            got = failed.got if isinstance(failed, Mismatch) else _("it raised {described}", described=failed.error)
-            raise Mismatch(_("on the valid look-alike {text}: {got}", text=_show(alike, 80), got=got)) from None
+        except Mismatch as failed:
+            raise Mismatch(_(LOOK_ALIKE, text=_show(alike, 80), got=failed.got)) from None
+        except Raised as failed:
+            raise Raised(failed.error, look_alike=_show(alike, 80)) from None
 
     return {"kind": "parse", "texts": texts}, judge
 
@@ -841,7 +856,7 @@ def _judge_parse(result: dict[str, Any], outcome: Action | Rejection, text: str)
     if error is None:
         if isinstance(outcome, Rejection):
             raise Mismatch(_("no error: it was accepted as {value}", value=_shown(result)))
-        if result["value"] != encode(outcome):
+        if not _same(result["value"], encode(outcome, caps=Caps.holding(text))):
             raise Mismatch(_shown(result))
         return
     layer, message = _raw_layer(error), str(error.get("message", ""))

@@ -48,7 +48,8 @@ __all__ = [
 DEFAULT_TIME_LIMIT = 5.0
 """Seconds one check (or loading one file) may take; the reference needs a few milliseconds."""
 
-_MAX_TIME_LIMIT = 600.0
+_MIN_TIME_LIMIT, _MAX_TIME_LIMIT = 0.5, 600.0
+"""Less than half a second is no time for a sandboxed child to start, so no limit to promise."""
 
 
 class VerifyUsageError(ValueError):
@@ -430,10 +431,11 @@ def _check_step(step: object) -> None:
 
 
 def _check_time_limit(time_limit: float) -> None:
-    if not 0 < time_limit <= _MAX_TIME_LIMIT:  # also refuses NaN
+    if not _MIN_TIME_LIMIT <= time_limit <= _MAX_TIME_LIMIT:  # also refuses NaN
         raise VerifyUsageError(
             _(
-                "time_limit must be more than 0 and at most {limit} seconds, found {found}",
+                "time_limit must be at least {least} and at most {limit} seconds, found {found}",
+                least=format(_MIN_TIME_LIMIT, "g"),
                 limit=format(_MAX_TIME_LIMIT, "g"),
                 found=repr(time_limit),
             )
@@ -444,8 +446,12 @@ def _folder(directory: str | os.PathLike[str]) -> tuple[str, Path]:
     """The folder's name in the report (as given when relative, else its name: no machine paths), and where it is."""
     given = Path(directory)
     label = clean(given.as_posix() if not given.is_absolute() else given.name, limit=120)
-    folder = Path(directory).resolve()
-    if not folder.is_dir():
+    try:
+        folder = given.resolve()
+        found = folder.is_dir()
+    except (OSError, RuntimeError, ValueError):  # a name too long, a symlink loop, a NUL: no folder either
+        found = False
+    if not found:
         raise VerifyUsageError(
             _("{label} is not a folder (run from the folder that holds it, or give its path)", label=f"'{label}'")
         )

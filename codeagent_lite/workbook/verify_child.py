@@ -23,7 +23,7 @@ from typing import Any
 
 from ..display import error_reason, printable, shorten
 from . import sandbox
-from .contract import FILES, Check, Judge, Mismatch, Probe, Raised
+from .contract import FILES, LOOK_ALIKE, Check, Judge, Mismatch, Probe, Raised
 from .verify_probe import MAX_TEXT, package_module
 from .verify_standins import StandIns, child_probe, refusal
 from .words import N_, _
@@ -225,20 +225,32 @@ def run_step(
     each step's probes are shuffled, so not even a place tells which check it is."""
     package = package_name(folder.name)
     files = learner_files(folder, package, tally.file_problems)
-    remaining = list(items)
-    if seed is not None:
-        steps: dict[int, list[Item]] = {}
-        for item in items:
-            steps.setdefault(item.group, []).append(item)
-        draw = random.Random(f"verify-order-{seed}")
-        for group in steps.values():
-            draw.shuffle(group)
-        remaining = [item for group in steps.values() for item in group]
-    for _attempt in range(_RESTARTS + 1 + len({item.group for item in items})):
-        if not remaining:
-            return
-        remaining = _session(files, package, label, remaining, time_limit, tally, on_event)
-    _not_run(tally, remaining)
+    remaining = list(items) if seed is None else _shuffled(items, seed)
+    crashes: dict[int, int] = {}
+    while remaining:  # a session judges one item at least, or ends in a crash its step has a budget for
+        remaining, crashed = _session(files, package, label, remaining, time_limit, tally, on_event)
+        if crashed is not None:
+            crashes[crashed] = crashes.get(crashed, 0) + 1
+            remaining = _within_restarts(tally, remaining, crashed, crashes[crashed])
+
+
+def _shuffled(items: Sequence[Item], seed: int) -> list[Item]:
+    steps: dict[int, list[Item]] = {}
+    for item in items:
+        steps.setdefault(item.group, []).append(item)
+    draw = random.Random(f"verify-order-{seed}")
+    for group in steps.values():
+        draw.shuffle(group)
+    return [item for group in steps.values() for item in group]
+
+
+def _within_restarts(tally: Tally, remaining: list[Item], crashed: int, crashes: int) -> list[Item]:
+    """A step's restarts are its own: past them its rest is not run, and one crashing function costs no other step."""
+    if crashes <= _RESTARTS:
+        return remaining
+    reason = _("this step stopped: the checking process crashed {count} times", count=crashes)
+    _not_run(tally, [item for item in remaining if item.group == crashed], reason)
+    return [item for item in remaining if item.group != crashed]
 
 
 def _not_run(tally: Tally, items: Sequence[Item], reason: str = "") -> None:
@@ -277,7 +289,7 @@ def _session(
     time_limit: float,
     tally: Tally,
     on_event: Callable[[str], None] | None,
-) -> list[Item]:
+) -> tuple[list[Item], int | None]:
     places = [(str(place), item) for place, item in enumerate(items)]
     steps = [list(step) for _group, step in groupby(places, key=lambda pair: pair[1].group)]
     stand_ins = {item.id: StandIns(v) for item in items if isinstance(v := item.probe.get("stand_ins"), dict)}
@@ -301,14 +313,14 @@ def _session(
         payload={"package": package},
         files=files,
         limits=limits,
-        part_seconds=max(time_limit, 0.5),
+        part_seconds=time_limit,
         on_part=on_part,
         answers=True,
     )
     tally.capped.append(outcome.capped)
     if outcome.status == "ok":
         _not_run(tally, items)
-        return []
+        return [], None
     return _after_stop(state, items, outcome, time_limit)
 
 
@@ -461,6 +473,8 @@ def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> Check
         described = clean(describe_error(raised.error))
         if "builtins.NotImplementedError" not in (raised.error.get("mro") or []):
             described = _("it raised {described}", described=described)
+        if raised.look_alike is not None:
+            described = _(LOOK_ALIKE, text=raised.look_alike, got=described)
         return CheckResult(item.check, False, got=_hidden(described, item.secret), notes=notes)
     except Exception:  # the child's data had the wrong shape: forged or broken, never a verdict
         return CheckResult(item.check, False, got=_(_WRONG_SHAPE), notes=notes)
@@ -472,20 +486,25 @@ def _hidden(text: str, secret: str) -> str:
     return clean(text.replace(secret, "") if secret else text)
 
 
-def _after_stop(state: _Session, items: Sequence[Item], outcome: sandbox.ChildOutcome, time_limit: float) -> list[Item]:
-    """The session ended early: what was running gets the cause. Returns what a fresh session runs: after a crash
-    every item left; after a hang or a broken channel the later steps (the stopped one's rest not run, said once)."""
+def _after_stop(
+    state: _Session, items: Sequence[Item], outcome: sandbox.ChildOutcome, time_limit: float
+) -> tuple[list[Item], int | None]:
+    """The session ended early: what was running gets the cause. Returns what a fresh session runs, and the step that
+    crashed: after a crash every item left; after a hang or a broken channel the later steps (the stopped one's
+    rest not run, said once)."""
     running, tally = state.running, state.tally
     what = _what_stopped(outcome, time_limit) if running is not None else clean(outcome.detail)
     _blame(state, running, what)
     left = [item for item in items if item.id not in tally.outcomes]
     if outcome.status == "crashed" and running is not None:
-        return left
-    return _later_steps(state, left, running, what)
+        return left, state.by_id[running].group if running in state.by_id else state.step
+    return _later_steps(state, left, running, what), None
 
 
 def _later_steps(state: _Session, left: list[Item], running: str | None, what: str) -> list[Item]:
     stopped = state.by_id[running].group if running in state.by_id else None
+    if running is not None and running.startswith("load:"):  # a file that hangs while it loads stops its step only
+        stopped = state.step
     later = [item for item in left if stopped is not None and item.group != stopped]
     if running is None:  # nothing of the learner's had started: the sandbox itself did not
         reason = _("this step did not start: {what}", what=what)

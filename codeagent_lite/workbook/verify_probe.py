@@ -77,7 +77,7 @@ def _parse(module: types.ModuleType, probe: dict[str, Any], ask: Ask | None) -> 
     if "texts" in probe:
         return {"value": {"each": [run_probe(module, {"kind": "parse", "text": text}) for text in probe["texts"]]}}
     result = module.parse_json_action(probe["text"])
-    return {"value": encode(result), "shown": shown(result)}
+    return {"value": encode(result, caps=wire.Caps.holding(probe["text"])), "shown": shown(result)}
 
 
 def _history(module: types.ModuleType, probe: dict[str, Any], ask: Ask | None) -> dict[str, Any]:
@@ -186,19 +186,33 @@ def _adapter(module: types.ModuleType, probe: dict[str, Any], given: Ask | None)
 
 @contextlib.contextmanager
 def _lend(module: types.ModuleType, build: Any, parse: Any) -> Iterator[None]:
-    """Replace the adapter's two helpers by name (its own and its siblings'), and put them back after."""
-    replacements = {"build_provider_messages": build, "parse_json_action": parse}
+    """Replace the adapter's two helpers (its own and its siblings'), and put them back after: by name, and under
+    any other name they are bound to (``import parse_json_action as _parse``), or a correct adapter fails step 2."""
+    helpers = {"build_provider_messages": build, "parse_json_action": parse}
     package = module.__name__.rpartition(".")[0]
-    siblings = (sys.modules.get(f"{package}.{name}") for name in ("json_text_messages", "json_action_parser"))
+    siblings = [sys.modules.get(f"{package}.{name}") for name in ("json_text_messages", "json_action_parser")]
     targets = [module, *(sibling for sibling in siblings if sibling is not None)]
-    saved = [(t, n, t.__dict__[n]) for t in targets for n in replacements if n in t.__dict__]
+    saved = _bindings(targets, helpers)
     try:
-        for target, name, _ in saved:
-            setattr(target, name, replacements[name])
+        for target, name, _original, helper in saved:
+            setattr(target, name, helper)
         yield
     finally:
-        for target, name, original in saved:
+        for target, name, original, _helper in saved:
             setattr(target, name, original)
+
+
+def _bindings(targets: list[types.ModuleType], helpers: dict[str, Any]) -> list[tuple[types.ModuleType, str, Any, Any]]:
+    """(module, name, what it holds, its stand-in) for each name bound to a helper: its own, or an alias of a
+    sibling's (``targets[1:]``) function."""
+    by_identity = {id(vars(t)[n]): helper for t in targets[1:] for n, helper in helpers.items() if n in vars(t)}
+    found = []
+    for target in targets:
+        for name, value in list(vars(target).items()):
+            helper = helpers.get(name) or by_identity.get(id(value))
+            if helper is not None:
+                found.append((target, name, value, helper))
+    return found
 
 
 _PROBES: dict[str, Callable[[types.ModuleType, dict[str, Any], Ask | None], dict[str, Any]]] = {
@@ -254,6 +268,10 @@ def package_module(name: str, directory: str) -> types.ModuleType:
     return package
 
 
+_IMPORTED_FIRST = {"json_text_adapter": ("json_text_messages", "json_action_parser")}
+"""The adapter imports both: loaded first, each on its own, a hang or a crash in one is said of that file."""
+
+
 def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify*.py drive it there
     import sandbox_io  # type: ignore[import-not-found]  # copied beside this file in the sandbox
 
@@ -269,6 +287,9 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
     directory = os.path.abspath(package)
     sys.modules[package] = package_module(package, directory)
     modules: dict[str, types.ModuleType | None] = {}
+    # A file's import starts from the interpreter's own recursion limit and its checks run with the limit its import
+    # left: a sibling's ``sys.setrecursionlimit`` (one interpreter runs all three files) is no fault of this file's.
+    set_limit, pristine_limit, limits = sys.setrecursionlimit, sys.getrecursionlimit(), {}
 
     def ask(request: dict[str, Any]) -> Any:
         send_part(request)
@@ -294,14 +315,18 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
                 return {"error": describe_error(raised, directory)}
             return {"error": None}
 
+        set_limit(pristine_limit)
         send_part({"start": f"load:{file}"})
         send_part({"done": f"load:{file}", **observed(imported, file)})
+        limits[file] = sys.getrecursionlimit()
         return loaded[0] if loaded else None
 
     def run_item(item: dict[str, Any]) -> None:
-        if item["file"] not in modules:
-            modules[item["file"]] = load(item["file"])
+        for file in (*_IMPORTED_FIRST.get(item["file"], ()), item["file"]):
+            if file not in modules:
+                modules[file] = load(file)
         module = modules[item["file"]]
+        set_limit(limits.get(item["file"], pristine_limit))
         if module is None:
             send_part({"done": item["id"], "not_run": True})
         else:
