@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+import pytest
+
+from codeagent_lite.workbook import learner_playground
+from codeagent_lite.workbook.learner_ladder import LadderPairs
 from codeagent_lite.workbook.learner_playground import LearnerPlayground
 from codeagent_lite.workbook.parser_playground import PRESETS
 
@@ -41,3 +46,25 @@ def test_it_does_not_wear_the_first_playgrounds_classes() -> None:
     classes = {name for part in parts for name in part._dom_classes}
     assert not {name for name in classes if name.startswith("cal-playground")} - {"cal-playground-learner"}
     assert "cal-learner-input" in playground.text._dom_classes
+
+
+def test_your_ladder_follows_typing_once_it_pauses_not_per_keystroke(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each keystroke ran your parser in a child at once: a parser that loops held the kernel 5 s a character."""
+    playground = LearnerPlayground(FINISHED, "duplicate key", time_limit=10)
+    asked: list[list[str]] = []
+    judged = learner_playground.learner_ladders
+
+    def counted(directory: Path, texts: dict[str, str], **options: float) -> LadderPairs:
+        asked.append(list(texts.values()))
+        return judged(directory, texts, **options)
+
+    monkeypatch.setattr(learner_playground, "learner_ladders", counted)
+
+    async def type_ten_characters() -> None:
+        for typed in range(1, 11):
+            playground.text.value = "{" * typed
+        await asyncio.sleep(playground.pause_seconds + 0.5)
+
+    asyncio.run(type_ten_characters())
+    assert asked == [["{" * 10]]
+    assert playground.pairs.pairs[0].text == "{" * 10

@@ -4,7 +4,6 @@ so an endless loop cannot freeze the notebook). Not in ``learner_ladder``, which
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import ipywidgets
 
@@ -41,13 +40,12 @@ class LearnerPlayground(ParserPlayground):
         ):
             part.remove_class(inherited)
             part.add_class(own)
-        self.pairs = self._compare(self.text.value)
 
-    def _compare(self, text: str) -> LadderPairs:
-        pairs = learner_ladders(self.directory, {_("this reply"): text}, time_limit=self.time_limit)
-        self.comparison.value = pairs._repr_html_()
-        return pairs
-
-    def _on_text_change(self, change: dict[str, Any]) -> None:
-        super()._on_text_change(change)
-        self.pairs = self._compare(str(change["new"]))
+    def refresh(self) -> None:
+        """Both ladders, once typing pauses (the base class's timer calls this): your parser runs in a child that
+        may take its whole time limit, so once per keystroke would hold the kernel for as long again each time."""
+        super().refresh()
+        self.pairs: LadderPairs = learner_ladders(
+            self.directory, {_("this reply"): self.text.value}, time_limit=self.time_limit
+        )
+        self.comparison.value = self.pairs._repr_html_()
