@@ -303,3 +303,29 @@ def test_any_model_text_ends_in_a_transcript_that_prints_safely(workspace: Path,
         if isinstance(item, ToolResult):
             item.content.encode("utf-8")  # what tools send back always has a UTF-8 form
             assert "outside secret" not in item.content
+
+
+class _OddRejections:
+    """A learner's adapter whose rejection fills ``expected``, ``found``, ``raw_text`` and ``usage`` with non-text."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def complete(self, history: Any, tools: Any, budget: Any) -> Any:
+        from codeagent_lite import FinalAnswer, InvalidModelOutputError, ModelResponse, TokenUsage, ValidationLayer
+
+        self.calls += 1
+        if self.calls > 1:
+            return ModelResponse(FinalAnswer("done"), TokenUsage(5, 1))
+        odd: Any = ["a list"]
+        error = InvalidModelOutputError(odd, layer=ValidationLayer.FIELDS, expected=odd, found=odd, raw_text=odd)
+        error.usage = (540, 0)  # type: ignore[assignment]
+        raise error
+
+
+def test_a_rejection_whose_fields_are_not_text_is_corrected_not_a_crash() -> None:
+    transcript = run_agent(_OddRejections(), (), "task")
+    assert transcript.final_answer == "done" and transcript.rejections == 1
+    rejected = transcript.steps[0]
+    assert rejected.message == "['a list']" and rejected.raw_text is None and rejected.usage is None
+    assert printable(render_transcript(transcript)) == render_transcript(transcript)

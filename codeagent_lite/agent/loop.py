@@ -163,14 +163,19 @@ class Transcript:
 def correction_message(error: InvalidModelOutputError) -> str:
     """Why the reply was refused and what to send instead. Never the raw reply: it could be huge, and echoing
     broken text back invites the model to copy it."""
-    reason = shorten(error.message, _MAX_REASON_CHARS)
+    reason = shorten(_message_of(error), _MAX_REASON_CHARS)
     parts = [_end_sentence(f"Your last reply was rejected at {error.layer.label}: {reason}")]
-    expected, found = error.expected, error.found
+    expected, found = (value if type(value) is str else None for value in (error.expected, error.found))
     # Many parser messages already say both (layers 3 and 4); saying them twice only adds tokens.
     if expected is not None and found is not None and not (expected in reason and found in reason):
         expected, found = shorten(expected, _MAX_REASON_CHARS), shorten(found, _MAX_REASON_CHARS)
         parts.append(_end_sentence(f"Expected {expected}, found {found}"))
     return " ".join([*parts, _REPLY_INSTRUCTION])
+
+
+def _message_of(error: InvalidModelOutputError) -> str:
+    """A learner's parser may fill the error's fields with anything: only text goes on, else what ``str()`` says."""
+    return error.message if type(error.message) is str else error_text(error)
 
 
 def _end_sentence(text: str) -> str:
@@ -256,10 +261,7 @@ class _Run:
             self.steps.append(ProviderErrorStep(call_number, error_text(error), error, counted))
             return self.finish(StopReason.PROVIDER_ERROR, error_text(error))
         except InvalidModelOutputError as error:
-            if error.usage is not None:
-                self.total += error.usage
-            rejected = RejectionStep(call_number, error.usage, error.layer, error.message, error.raw_text, None)
-            return self.reject(rejected, correction_message(error))
+            return self.reject(self.rejection(call_number, error), correction_message(error))
         except KeyboardInterrupt:  # Ctrl-C while the model thinks, where a run spends most of its time
             return self.finish(StopReason.INTERRUPTED, f"model call {call_number} was interrupted (KeyboardInterrupt)")
         self.total += response.usage
@@ -273,6 +275,14 @@ class _Run:
         if isinstance(action, FinalAnswer):
             return self.finish(StopReason.FINAL_ANSWER, "", action.content)
         return self.run_tool_call(action)
+
+    def rejection(self, call_number: int, error: InvalidModelOutputError) -> RejectionStep:
+        """The step, its cost counted; a learner's parser may fill the error with anything but text and counts."""
+        usage = error.usage if isinstance(error.usage, TokenUsage) else None
+        if usage is not None:
+            self.total += usage
+        raw_text = error.raw_text if type(error.raw_text) is str else None
+        return RejectionStep(call_number, usage, error.layer, _message_of(error), raw_text, None)
 
     def unused_call_id(self) -> str:
         number = len(self.used_call_ids) + 1
