@@ -292,7 +292,8 @@ def _read_descriptor(fd: int, source: str, deadline: float | None) -> bytes:
             raise UsageError(_("{source} delivered no end of text within {seconds} s", source=source, seconds=seconds))
         try:
             chunk = os.read(fd, 65_536)
-        except BlockingIOError:
+        except BlockingIOError:  # a non-blocking descriptor with nothing yet: wait for it (the deadline is above)
+            select.select([fd], [], [], None if deadline is None else max(0.0, deadline - time.monotonic()))
             continue
         if not chunk:
             break
@@ -309,20 +310,35 @@ def _read_file(path: str, source: str) -> str:
             mode = os.fstat(fd).st_mode
             if stat.S_ISDIR(mode):
                 raise UsageError(_("{source} is a folder, not a file", source=source))
-            waits = not stat.S_ISREG(mode) and hasattr(select, "select") and os.name == "posix"
-            deadline = time.monotonic() + FILE_WAIT_SECONDS if waits else None
-            return _decoded(_read_descriptor(fd, source, deadline), source)
+            return _decoded(_read_descriptor(fd, source, _deadline(fd, mode)), source)
         finally:
             os.close(fd)
     except OSError as error:
         raise _cannot_read(source, error) from None
 
 
+def _deadline(fd: int, mode: int) -> float | None:
+    """When reading ``fd`` must end: a pipe, FIFO or socket waits a bounded time; a file has an end, and a terminal
+    is a person typing."""
+    waits = not stat.S_ISREG(mode) and not os.isatty(fd) and os.name == "posix"
+    return time.monotonic() + FILE_WAIT_SECONDS if waits else None
+
+
 def _read_stream(stream: TextIO | None) -> str:
     source = _("the model text from standard input")
     if stream is None:
         raise UsageError(_("standard input is closed; give the text as an argument or with --file PATH"))
-    buffer = getattr(stream, "buffer", None)  # none in a text stream handed to main() (tests, notebooks)
+    try:
+        fd = stream.fileno()
+        mode = os.fstat(fd).st_mode
+    except (OSError, ValueError, AttributeError):  # a text stream handed to main() (tests, notebooks), or closed
+        fd = -1
+    if fd >= 0 and os.name == "posix":  # as --file reads: bounded, and a non-blocking pipe is waited on
+        try:
+            return _decoded(_read_descriptor(fd, source, _deadline(fd, mode)), source)
+        except OSError as error:
+            raise _cannot_read(source, error) from None
+    buffer = getattr(stream, "buffer", None)
     try:
         data = (buffer or stream).read(MAX_INPUT_BYTES + 1)
     except (OSError, ValueError) as error:  # ValueError: reading a closed file object

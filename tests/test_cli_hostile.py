@@ -155,6 +155,48 @@ def test_a_fifo_with_a_writer_is_read(tmp_path: Path) -> None:
     assert code == EXIT_VALID and "FinalAnswer(content='42')" in out
 
 
+def _check_from_pipe(read_end: int) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    old_err, sys.stderr = sys.stderr, err
+    try:
+        with os.fdopen(read_end, "r", encoding="utf-8") as stdin:
+            code = main(["check", "-"], stdin=stdin, stdout=out)
+    finally:
+        sys.stderr = old_err
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_a_non_blocking_standard_input_is_waited_for_until_its_end() -> None:
+    """Read at once, a pipe left non-blocking crashed (no data yet) or was judged half-written."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    half = len(VALID) // 2
+
+    def write_slowly() -> None:
+        os.write(write_end, VALID[:half].encode())
+        time.sleep(0.5)
+        os.write(write_end, VALID[half:].encode())
+        os.close(write_end)
+
+    writer = threading.Thread(target=write_slowly)
+    writer.start()
+    code, out, err = _check_from_pipe(read_end)
+    writer.join(timeout=10)
+    assert code == EXIT_VALID and "FinalAnswer(content='42')" in out, err
+
+
+def test_a_silent_standard_input_is_waited_for_a_bounded_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "FILE_WAIT_SECONDS", 0.5)
+    read_end, write_end = os.pipe()
+    started = time.monotonic()
+    try:
+        code, _, err = _check_from_pipe(read_end)
+    finally:
+        os.close(write_end)
+    assert code == EXIT_USAGE and "standard input delivered no end of text within 0.5 s" in err, err
+    assert time.monotonic() - started < 5
+
+
 # --------------------------------------------------------------------------- wrong verdicts
 
 INVALID_UTF8 = b'{"type":"final_answer","content":"caf\xe9"}'
