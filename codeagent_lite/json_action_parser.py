@@ -76,8 +76,7 @@ def check_fields(obj: dict[str, Any], action_type: ActionType) -> Action:
         raise _field_set_error(obj, contract, action_type)
     for name, kind in contract.items():
         if (problem := _field_problem(kind, obj[name], action_type)) is not None:
-            code, rule, expected = problem
-            found = json_kind(obj[name])
+            (code, rule, expected), found = problem, json_kind(obj[name])
             raise _refuse(layer, code, f"{name} {rule}, found {found}", expected, found, field=name)
     if action_type == "final_answer":
         return FinalAnswer(content=obj["content"])

@@ -1,7 +1,6 @@
 """Layer 1, strict JSON. ``json.loads()`` takes ``NaN``, keeps the last of two duplicate keys and says "Expecting
 value" where a model needs "the reply is wrapped in a code fence". So: one decoder whose hooks refuse what strict JSON
-forbids, naming the key or number; the few checks hooks cannot make; where json gives up, its position and a hint.
-"""
+forbids, naming the key or number; the few checks hooks cannot make; where json gives up, its position and a hint."""
 
 from __future__ import annotations
 
@@ -113,10 +112,11 @@ def _nests_too_deep(value: Any) -> bool:  # level by level, containers only: lon
     return True
 
 
-def _check_text(text: str) -> None:
+def _check_text(text: str) -> str:
     if not isinstance(text, str):  # untrusted callers pass bytes too: a refusal, not a crash
         kind = type(text).__name__
         raise _refuse("not_text", f"the reply must be a string, found {kind}", "a string", kind, type=kind)
+    text = str.__str__(text)  # the text of a str subclass, not its own methods (a strip() that lies, or raises)
     if not text.strip(WHITESPACE):
         raise _refuse("empty", "the reply is empty", "one JSON value", "only whitespace" if text else "empty text")
     if text.startswith("\ufeff"):
@@ -126,11 +126,12 @@ def _check_text(text: str) -> None:
         brackets = re.sub(r"[^\[\]{}]++", "", _STRINGS.sub("", text))  # those outside strings, counted in C
         if max(accumulate(1 if b in "[{" else -1 for b in brackets), default=0) > MAX_NESTING_DEPTH:
             raise too_deep()
+    return text
 
 
 def check_json_syntax(raw_text: str) -> Any:
     """Step 1: exactly one strict JSON value, whitespace around it allowed, or a layer-1 refusal."""
-    _check_text(raw_text)
+    raw_text = _check_text(raw_text)
     try:
         value, end = DECODER.raw_decode(raw_text, len(raw_text) - len(raw_text.lstrip(WHITESPACE)))
     except json.JSONDecodeError as error:

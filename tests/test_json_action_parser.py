@@ -570,3 +570,23 @@ def test_a_deep_cut_off_reply_is_too_deep_when_the_stack_is_raised(text: str, co
     finally:
         sys.setrecursionlimit(limit)
     assert error.code == code
+
+
+class _LyingText(str):
+    """A str subclass whose own methods lie or end the program: the parser reads its text, never calls them."""
+
+    def lstrip(self, *args: Any) -> str:
+        return "x" * 100
+
+    def strip(self, *args: Any) -> str:
+        raise SystemExit(3)
+
+    def __len__(self) -> int:
+        return -1
+
+
+def test_a_str_subclass_is_parsed_by_its_text_not_its_methods() -> None:
+    assert parse_json_action(_LyingText('{"type": "final_answer", "content": "x"}')) == FinalAnswer("x")
+    with pytest.raises(InvalidModelOutputError) as refused:
+        parse_json_action(_LyingText("[]"))
+    assert refused.value.code == "not_an_object"
