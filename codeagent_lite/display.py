@@ -40,10 +40,13 @@ def quote(text: str, limit: int = QUOTE_CHARS) -> str:
     head = text[:limit]  # repr of a long text would cost its whole length; no more than this can show
     if len(head) == len(text) and len(quoted := repr(head)) <= limit:
         return quoted
-    kept = min(len(head), limit - 3)  # two quotes and the ellipsis leave no more room than this
-    while kept > 0 and len(repr(text[:kept])) + len(ELLIPSIS) > limit:
-        kept -= 1
-    return repr(text[:kept]) + ELLIPSIS
+    # The longest prefix whose repr and the ellipsis fit, found by halving (a repr only grows with its text): one
+    # character at a time took a repr per character, seconds for a limit of 60,000 escapes.
+    low, high = 0, min(len(head), limit - 3)  # two quotes and the ellipsis leave no more room than ``high``
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if len(repr(text[:middle])) + len(ELLIPSIS) <= limit else (low, middle - 1)
+    return repr(text[:low]) + ELLIPSIS
 
 
 def printable(text: str) -> str:

@@ -129,3 +129,13 @@ def test_quote_keeps_as_much_as_fits_exactly() -> None:
     with pytest.raises(ValueError) as caught:
         quote("x", 3)
     assert str(caught.value) == "limit must be at least 4, found 3"
+
+
+@given(st.text(alphabet=st.sampled_from("ab'\"\\\x01\n路🙂"), max_size=60), st.integers(min_value=4, max_value=70))
+def test_a_cut_quote_keeps_the_longest_prefix_that_fits(text: str, limit: int) -> None:
+    quoted = quote(text, limit)
+    if not quoted.endswith("…"):
+        assert quoted == repr(text)
+        return
+    kept = next(n for n in range(len(text), -1, -1) if quoted == repr(text[:n]) + "…")
+    assert len(repr(text[: kept + 1])) + 1 > limit  # one character more would not fit
