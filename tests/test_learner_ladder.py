@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from codeagent_lite.workbook.learner_ladder import learner_ladders
@@ -35,3 +36,10 @@ def test_an_unwritten_parser_says_so_and_the_report_reads_as_text_and_html() -> 
     assert "≠ reply 1" in text and "  ≠ => ours: ✘ rejected at layer 3 (action type)" in text
     assert "<table>" in ladders._repr_html_()
     assert repr(ladders) == "LadderPairs('my_json_text': 1 of 1 differ)"
+
+
+def test_a_folder_and_reply_names_with_escape_codes_print_escaped(tmp_path: Path) -> None:
+    folder = tmp_path / "mine\x1b[31m"
+    shutil.copytree(ROOT / "solutions" / "my_json_text", folder)
+    text = str(learner_ladders(folder, {"name\x1b[5m": "{}"}, time_limit=10))
+    assert "\x1b" not in text and "mine\\x1b[31m" in text and "name\\x1b[5m" in text, text

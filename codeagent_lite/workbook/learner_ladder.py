@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from .. import json_action_parser as reference_parser
 from ..diagnosis import MARKS, LayerStatus, diagnose
-from ..display import escape_html, pad
+from ..display import escape_html, pad, printable
 from ..model_adapter import ValidationLayer
 from .contract import parse_verdict_of
 from .ladder import layer_label, layer_name, status_word
@@ -122,6 +122,6 @@ def learner_ladders(
         ours = _said(outcome.status for outcome in diagnose(text).outcomes)
         ours_verdict = parse_verdict_of(reference_parser, text)
         your_ladder = _your_ladder(yours.rejected_at, yours.accepted)
-        pairs.append(LadderPair(name, text, ours, ours_verdict, your_ladder, yours.verdict))
-    given = os.fspath(directory)
-    return LadderPairs(given if not os.path.isabs(given) else os.path.basename(given), tuple(pairs))
+        pairs.append(LadderPair(printable(name), text, ours, ours_verdict, your_ladder, yours.verdict))
+    given = os.fspath(directory)  # names printed as text: escaped once, here
+    return LadderPairs(printable(given if not os.path.isabs(given) else os.path.basename(given)), tuple(pairs))
