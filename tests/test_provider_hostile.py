@@ -51,6 +51,8 @@ def spellings(secret: str) -> set[str]:
         "\x1b".join(secret),
         "\u0301".join(secret),  # a combining accent on each character: the key, accented
         "\\u0000".join(secret),  # JSON's escaped NUL between the characters
+        "".join(chr(ord(char) + 0xFEE0) if "!" <= char <= "~" else char for char in secret),  # fullwidth: ｓｋ
+        "".join(f"\\{ord(char):03o}" for char in secret),  # C and Python octal escapes
     }
 
 
@@ -164,6 +166,23 @@ def test_a_query_secret_in_the_base_url_is_never_shown(server: Server) -> None:
     shown = everything_printed_about(error) + repr(target) + target.shown_url
     assert "query-secret-123" not in shown
     assert target.shown_url == f"http://127.0.0.1:{port}/v1?api-key=***"
+
+
+@pytest.mark.parametrize(
+    ("ending", "shown_ending"),
+    [(";key=path-secret-123/", ";key=***/"), ("#access_token=fragment-secret-123", "#***")],
+    ids=["path-parameter", "fragment"],
+)
+def test_a_path_parameter_or_fragment_secret_in_the_base_url_is_never_shown(
+    server: Server, ending: str, shown_ending: str
+) -> None:
+    port = server.base_url.split(":")[2].split("/")[0]
+    secret = ending.split("=")[1].rstrip("/")
+    server.answer = Answer(status=403, body=json.dumps({"error": f"{secret} refused"}).encode())
+    target = provider(f"http://127.0.0.1:{port}/v1{ending}")
+    shown = everything_printed_about(refusal(target)) + repr(target) + target.shown_url
+    assert secret not in shown
+    assert target.shown_url == f"http://127.0.0.1:{port}/v1{shown_ending}"
 
 
 @pytest.mark.parametrize(

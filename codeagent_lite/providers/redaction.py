@@ -35,7 +35,7 @@ _MAX_LAYERS = 4  # how often escapes are undone ("%252573" is three layers deep)
 _ESCAPE = re.compile(
     r"%(?P<pct>[0-9a-fA-F]{2})"
     r"|\\u\{(?P<ub>[0-9a-fA-F]{1,6})\}|\\u(?P<u4>[0-9a-fA-F]{4})|\\U(?P<u8>[0-9a-fA-F]{8})|\\x(?P<x2>[0-9a-fA-F]{2})"
-    r"|\\(?P<lit>[\\/\"'`])"
+    r"|\\(?P<lit>[\\/\"'`])|\\(?P<oct>[0-3][0-7]{2})"
     r"|&#(?P<dec>[0-9]{1,7});?|&#[xX](?P<hex>[0-9a-fA-F]{1,6});?"
     r"|&(?P<named>amp|lt|gt|quot|apos);"
 )
@@ -48,7 +48,7 @@ def _unescaped(match: re.Match[str]) -> str | None:
         return value
     if kind == "named":
         return html.unescape(f"&{value};")
-    code = int(value, 10 if kind == "dec" else 16)
+    code = int(value, {"dec": 10, "oct": 8}.get(kind, 16))
     return chr(code) if code < 0x110000 else None
 
 
@@ -86,10 +86,21 @@ _INVISIBLE = frozenset({"Cc", "Cf", "Mn", "Me"})  # controls (NUL, ESC), format 
 
 
 def _without_invisibles(reading: _Reading) -> _Reading | None:
-    """``reading`` without spaces, control, format and combining characters, or None when it has none: a key with a
-    zero-width space, a NUL (UTF-16 read as bytes) or an accent after each character is still the key to a reader."""
-    kept = [(c, i, i) for i, c in enumerate(reading.text) if not (c.isspace() or unicodedata.category(c) in _INVISIBLE)]
-    return None if len(kept) == len(reading.text) else reading.picked(kept)
+    """``reading`` without spaces, control, format and combining characters and in compatibility form, or None when
+    that changes nothing: a key with a zero-width space, a NUL (UTF-16 read as bytes) or an accent after each
+    character, or in fullwidth letters (ｓｋ), is still the key to a reader."""
+    kept = [
+        (_compatible(c), i, i)
+        for i, c in enumerate(reading.text)
+        if not (c.isspace() or unicodedata.category(c) in _INVISIBLE)
+    ]
+    plain = reading.picked(kept)
+    return None if plain.text == reading.text else plain
+
+
+def _compatible(char: str) -> str:
+    folded = unicodedata.normalize("NFKC", char)
+    return folded if len(folded) == 1 else char
 
 
 def _base64_forms(secret: bytes) -> list[str]:
@@ -159,19 +170,25 @@ def _masked(text: str, hidden: list[tuple[int, int]]) -> str:
     return "".join(pieces) + text[shown_from:]
 
 
+_PATH_PARAMETER = re.compile(r"(;[^/;=]*=)([^/;]*)")  # "/v1;key=..." : a value that may be a credential
+
+
 def url_secrets(url: str) -> list[str]:
-    """The parts of ``url`` that may be credentials: user name, password, and every query value."""
+    """The parts of ``url`` that may be credentials: user name, password, every query value and path parameter's
+    value, and the fragment (``#access_token=...``; a server never needs it)."""
     parts = urllib.parse.urlsplit(url)
-    secrets = [part for part in (parts.username, parts.password) if part]
+    secrets = [part for part in (parts.username, parts.password, parts.fragment) if part]
+    secrets += [value for _, value in _PATH_PARAMETER.findall(parts.path) if value]
     return secrets + [value for _, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=False)]
 
 
 def redact_url(url: str) -> str:
-    """``url`` as it may be printed: user name, password and query values replaced by ``***``."""
+    """``url`` as it may be printed: each of its ``url_secrets`` replaced by ``***``."""
     parts = urllib.parse.urlsplit(url)
     netloc = f"{MASK}@{parts.netloc.rsplit('@', 1)[1]}" if "@" in parts.netloc else parts.netloc
+    path = _PATH_PARAMETER.sub(r"\1" + MASK, parts.path)
     query = "&".join(f"{name}={MASK}" for name, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return urllib.parse.urlunsplit((parts.scheme, netloc, path, query, MASK if parts.fragment else ""))
 
 
 # --------------------------------------------------------------------------- logs
