@@ -161,5 +161,5 @@ lint-classroom: $(STAMP)
 	$(BIN)/ruff format --check classroom
 	MYPYPATH=classroom $(BIN)/mypy --strict classroom/hub_client.py classroom/accounts.py classroom/class_env.py \
 		classroom/class_spawner.py classroom/class_model.py classroom/outside_grade.py classroom/outside_judge.py \
-		classroom/outside_child.py classroom/reply_cache.py benchmarks/bench_classroom.py
+		classroom/outside_child.py classroom/reply_cache.py classroom/checked_collect.py benchmarks/bench_classroom.py
 # --- end classroom ---

@@ -170,6 +170,7 @@ if not proxy.is_file():
     raise SystemExit(f"JupyterHub's proxy is not installed at {proxy}: run `make classroom-proxy` (npm ci)")
 class_env = Path(os.environ.get("CAL_CLASS_ENV", "") or "/opt/codeagent-lite-class")
 exchange = Path(os.environ.get("CAL_NBGRADER_EXCHANGE", "") or "/srv/nbgrader/exchange")
+COURSE_ID = "codeagent-lite"  # nbgrader_config.py's course_id
 home_root = Path(os.environ.get("CAL_HUB_HOME_ROOT", "") or "/home")
 teacher = os.environ.get("CAL_HUB_TEACHER", "").strip() or _default_teacher()
 try:
@@ -348,7 +349,7 @@ def prepare_server(spawner: Any) -> None:
     config_path = [jupyter_config / "exchange"]
     environment = {
         "CAL_NBGRADER_EXCHANGE": str(exchange),
-        "CAL_NBGRADER_COURSE": "codeagent-lite",
+        "CAL_NBGRADER_COURSE": COURSE_ID,
     }
     if role == accounts.STUDENT:
         config_path.insert(0, jupyter_config / "student")
@@ -398,6 +399,15 @@ if not rehearsal:
             break
         if not os.stat(folder).st_mode & stat.S_IXOTH:
             raise SystemExit(f"nbgrader's exchange {exchange} is inside {folder}, which other accounts cannot enter")
+    # The course's own folders, made here at nbgrader's modes: a student who made them first would own them, and
+    # the teacher's release_assignment would stop ("You don't own the directory").
+    course_folders = {COURSE_ID: 0o755, "inbound": 0o2733, "outbound": 0o755, "feedback": 0o711}
+    for name, mode in course_folders.items():
+        made = exchange / COURSE_ID / name if name != COURSE_ID else exchange / COURSE_ID
+        made.mkdir(exist_ok=True)
+        if made.is_symlink() or os.lstat(made).st_uid != 0:
+            raise SystemExit(f"{made} was made by another account: remove it, then start the hub again")
+        made.chmod(mode)
 
 # -------------------------------------------------------------------------------------------------- services
 services: list[dict[str, Any]] = []

@@ -43,6 +43,10 @@ c.Autograde.exclude_overwriting = {
     "build_it_yourself_zh": LEARNER_FILES,
 }
 
+# Collect never follows a link a student left in the exchange, and refuses a submission named after someone else
+# (classroom/checked_collect.py; nbgrader's own collect, one safe copy first).
+c.ExchangeFactory.collect = "checked_collect.CheckedCollect"
+
 # Grading trust (classroom/GRADING.md). The submission's kernel starts inside bubblewrap (SandboxedExecute: the
 # machine read-only, this course folder hidden, no capabilities), so student code cannot write the gradebook or
 # read other submissions. Then OutsideJudge decides every graded cell of notebooks 05 and 07 again in this

@@ -160,8 +160,8 @@ def make_stub_copies(course: Path = COURSE) -> list[Path]:
 def copy_course(destination: Path) -> Path:
     """A working copy of the course (config, source notebooks, the stubs), so nbgrader never writes into the repo."""
     destination.mkdir(parents=True, exist_ok=True)
-    # the config and the autograde steps it loads from its own folder (outside_grade.py and what that imports)
-    for path in (COURSE / "nbgrader_config.py", *sorted(COURSE.glob("outside_*.py"))):
+    # the config and the steps it loads from its own folder (outside_grade.py and what that imports, the collect)
+    for path in (COURSE / "nbgrader_config.py", COURSE / "checked_collect.py", *sorted(COURSE.glob("outside_*.py"))):
         shutil.copy2(path, destination / path.name)
     ignored = shutil.ignore_patterns(".ipynb_checkpoints", STUB_SOURCE.name)
     shutil.copytree(COURSE / "source", destination / "source", ignore=ignored)

@@ -70,7 +70,8 @@ def _marked(path: Path) -> object:
 
 
 TEACHER_FILES = [
-    ROOT / "classroom" / f"{name}.py" for name in ("outside_grade", "outside_judge", "outside_child", "reply_cache")
+    ROOT / "classroom" / f"{name}.py"
+    for name in ("outside_grade", "outside_judge", "outside_child", "reply_cache", "checked_collect")
 ]
 SOURCE_FILES = sorted(PACKAGE.rglob("*.py")) + TEACHER_FILES
 CHAPTER_FILES = sorted(PACKAGE.glob("*.py"))

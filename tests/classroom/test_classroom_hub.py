@@ -266,7 +266,7 @@ def test_a_student_runs_notebook_03_in_their_server(hub: hub_client.RunningHub) 
 # ------------------------------------------------------------------------------------------ nbgrader's exchange
 
 
-def teacher_nbgrader(hub: hub_client.RunningHub, course: Path, *args: str) -> None:
+def teacher_nbgrader(hub: hub_client.RunningHub, course: Path, *args: str) -> str:
     environment = hub_client.private_environment(course.parent / "teacher-home")
     environment["JUPYTER_CONFIG_PATH"] = str(REPO / "classroom" / "jupyter_config" / "exchange")
     environment["CAL_NBGRADER_EXCHANGE"] = str(exchange_root(hub))
@@ -280,6 +280,7 @@ def teacher_nbgrader(hub: hub_client.RunningHub, course: Path, *args: str) -> No
         check=False,
     )
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+    return result.stdout + result.stderr
 
 
 def exchange_root(hub: hub_client.RunningHub) -> Path:
@@ -301,10 +302,14 @@ def graded_cell(source: str, grade_id: str, *, solution: bool) -> nbformat.Noteb
     return cell
 
 
-def write_course(course: Path) -> None:
+def write_course(course: Path, assignment: str = ASSIGNMENT) -> None:
     """A one-answer, one-test assignment in the teacher's form (issue 10's own assignments are graded elsewhere)."""
-    (course / "source" / ASSIGNMENT).mkdir(parents=True)
-    (course / "nbgrader_config.py").write_text(f"c = get_config()\nc.CourseDirectory.course_id = {COURSE!r}\n")
+    (course / "source" / assignment).mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(REPO / 'classroom')!r})\n"
+        f"c = get_config()\nc.CourseDirectory.course_id = {COURSE!r}\n"
+        'c.ExchangeFactory.collect = "checked_collect.CheckedCollect"\n'  # as the course's own nbgrader_config.py
+    )
     notebook = new_notebook(
         cells=[
             new_markdown_cell("Write `hello()`."),
@@ -315,7 +320,7 @@ def write_course(course: Path) -> None:
         ]
     )
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(notebook, course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    nbformat.write(notebook, course / "source" / assignment / f"{assignment}.ipynb")
 
 
 def listing_in_kernel(hub: hub_client.RunningHub, student: str, folder: Path) -> object:
@@ -356,6 +361,46 @@ def test_submissions_and_feedback_belong_to_the_real_account_and_no_student_sees
         assert len(pages) == 1, pages
         assert pages[0].stat().st_uid == account(student).pw_uid
     assert listing_in_kernel(hub, hub.students[1], exchange_root(hub) / COURSE / "feedback") == "PermissionError"
+
+
+PLANT = """
+import json, os
+inbound, later = {inbound!r}, "+{assignment}+2099-01-01 00:00:00.000000 UTC+"
+for name, extra in (({other!r}, "forged"), ({me!r}, "linked")):
+    folder = os.path.join(inbound, name + later + extra)
+    os.mkdir(folder)
+    for file in ("{assignment}.ipynb", "submission_secret.txt"):
+        with open(os.path.join(folder, file), "w") as written:
+            written.write(extra)
+os.symlink({other_home!r}, os.path.join(inbound, {me!r} + later + "linked", "stolen"))
+print(json.dumps("planted"))
+"""
+
+
+def test_collect_refuses_a_submission_in_another_students_name_or_holding_a_link(
+    hub: hub_client.RunningHub, tmp_path: Path
+) -> None:
+    """nbgrader's own collect took a forged submission over the real one (with a warning) and, as root, copied
+    what a student's link pointed at into the course, where the grading kernel printed it into her feedback."""
+    course, assignment = tmp_path / "course", "planted"  # an assignment of its own: the exchange is the hub's
+    write_course(course, assignment)
+    teacher_nbgrader(hub, course, "generate_assignment", assignment)
+    teacher_nbgrader(hub, course, "release_assignment", assignment)
+    me, other = hub.students[0], hub.students[1]
+    form = {"course_id": COURSE, "assignment_id": assignment}
+    for student in (me, other):
+        assert hub.expect("POST", f"/user/{student}/assignments/fetch", (200,), form=form).json()["success"]
+        assert hub.expect("POST", f"/user/{student}/assignments/submit", (200,), form=form).json()["success"]
+    inbound = exchange_root(hub) / COURSE / "inbound"
+    fields = {"inbound": str(inbound), "assignment": assignment, "me": me, "other": other}
+    assert in_kernel(hub, me, PLANT.format(**fields, other_home=account(other).pw_dir)) == "planted"
+
+    said = teacher_nbgrader(hub, course, "collect", assignment)
+    assert f"it is named after {other!r} but belongs to the account {me!r}" in said, said
+    assert "'stolen' is a symbolic link" in said, said
+    notebook = course / "submitted" / other / assignment / f"{assignment}.ipynb"
+    assert notebook.is_file() and "forged" not in notebook.read_text(encoding="utf-8"), "the real one is collected"
+    assert not list((course / "submitted").rglob("stolen"))
 
 
 def test_students_servers_do_not_offer_the_teachers_formgrader(hub: hub_client.RunningHub) -> None:

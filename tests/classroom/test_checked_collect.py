@@ -1,0 +1,78 @@
+"""The course's collect copies a submission without following what a student left in it (checked_collect.py).
+
+nbgrader's collect runs as root and its copy follows links: a submission holding ``-> /etc/shadow`` or another
+student's home had the target copied into the course and printed into the student's own feedback (bug hunt).
+The hub test (test_classroom_hub.py) runs the same collect on real accounts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "classroom"))
+
+from checked_collect import SECRET, Refused, owner_problem, snapshot
+
+
+def submission(folder: Path) -> Path:
+    (folder / "my_json_text").mkdir(parents=True)
+    (folder / "05_exercises.ipynb").write_text("{}", encoding="utf-8")
+    (folder / "my_json_text" / "json_action_parser.py").write_text("x = 1\n", encoding="utf-8")
+    (folder / SECRET).write_text("s3cret", encoding="utf-8")
+    return folder
+
+
+def test_files_and_folders_are_copied_whole(tmp_path: Path) -> None:
+    snapshot(submission(tmp_path / "in"), tmp_path / "out", limit=10_000)
+    copied = sorted(path.relative_to(tmp_path / "out").as_posix() for path in (tmp_path / "out").rglob("*"))
+    assert copied == ["05_exercises.ipynb", "my_json_text", "my_json_text/json_action_parser.py", SECRET]
+    assert (tmp_path / "out" / "my_json_text" / "json_action_parser.py").read_text(encoding="utf-8") == "x = 1\n"
+    assert (tmp_path / "out" / "my_json_text").stat().st_mode & 0o777 == 0o755
+
+
+@pytest.mark.parametrize(
+    ("planted", "said"),
+    [
+        (lambda at: at.symlink_to("/etc/shadow"), "'my_json_text/stolen' is a symbolic link"),
+        (lambda at: at.symlink_to("/dev/zero"), "'my_json_text/stolen' is a symbolic link"),
+        (lambda at: at.symlink_to(at.parent.parent), "'my_json_text/stolen' is a symbolic link"),
+        (lambda at: os.mkfifo(at), "'my_json_text/stolen' is not a regular file or folder"),
+    ],
+    ids=["a file outside", "an endless device", "a folder", "a fifo"],
+)
+def test_anything_but_files_and_folders_refuses_the_submission(tmp_path: Path, planted: object, said: str) -> None:
+    source = submission(tmp_path / "in")
+    planted(source / "my_json_text" / "stolen")  # type: ignore[operator]
+    with pytest.raises(Refused, match=said):
+        snapshot(source, tmp_path / "out", limit=10_000)
+    assert not (tmp_path / "out").exists(), "nothing of a refused submission stays"
+
+
+def test_a_submission_past_the_size_limit_or_without_its_secret_is_refused(tmp_path: Path) -> None:
+    source = submission(tmp_path / "in")
+    (source / "big.bin").write_bytes(b"x" * 5000)
+    with pytest.raises(Refused, match="larger than the course's max_dir_size"):
+        snapshot(source, tmp_path / "out", limit=4000)
+    (source / SECRET).unlink()
+    with pytest.raises(Refused, match=f"it has no {SECRET}"):
+        snapshot(source, tmp_path / "out", limit=10**6)
+
+
+def test_a_submission_folder_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "link").symlink_to(submission(tmp_path / "in"))
+    with pytest.raises(Refused, match="not a folder of its own"):
+        snapshot(tmp_path / "link", tmp_path / "out", limit=10_000)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another account needs root")
+def test_a_submission_named_after_another_account_is_not_theirs(tmp_path: Path) -> None:
+    folder = submission(tmp_path / "in")
+    os.chown(folder, 65534, 65534)  # nobody's
+    assert owner_problem(folder, "nobody") is None
+    assert owner_problem(folder, "alice") == "it is named after 'alice' but belongs to the account 'nobody'"
+    os.chown(folder, 4_000_000, 4_000_000)  # a uid this machine cannot name (a student's pod, seen from the teacher's)
+    assert owner_problem(folder, "alice") is None
