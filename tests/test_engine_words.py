@@ -193,3 +193,22 @@ def test_the_smoke_tests_detail_is_shown_as_it_came() -> None:
     assert note_text(note, "zh") == (
         "引擎装好了，但只生成一个 Token 的冒烟测试没有通过：the local engine died with SIGILL (Illegal instruction)"
     )
+
+
+SECRET_URL = "http://alice:s3cr3t-PASS@127.0.0.1:9/v1?token=sk-abcdef123456\x1b[31m"
+
+
+def test_the_shared_servers_address_is_said_without_credentials_or_control_characters() -> None:
+    said = engine_summary(EngineStatus(EngineState.READY, (), FOLDER, shared_url=SECRET_URL))
+    assert "s3cr3t-PASS" not in said and "sk-abcdef123456" not in said and "\x1b" not in said, said
+    assert "http://***@127.0.0.1:9/v1?token=***" in said
+
+
+def test_words_read_from_the_builders_files_are_said_escaped() -> None:
+    from codeagent_lite.workbook.engine_panel import engine_report
+
+    failed = EngineStatus(EngineState.FAILED, MISSING, FOLDER, log_tail=("\x1b[2J\x1b]0;owned\x07 error",))
+    assert "\x1b" not in engine_report(failed) and "\\x1b[2J" in engine_report(failed)
+    for note in _every_note():
+        fields = tuple((name, "\x1b[31m" + value) for name, value in note.fields)
+        assert "\x1b" not in note_text(Note(note.code, fields))

@@ -30,6 +30,7 @@ from codeagent_lite.action_schema import action_json_schema
 from codeagent_lite.kernel_types import ToolSpec
 from codeagent_lite.providers.failure import FailureCode, ProviderFailure, engine_end
 from codeagent_lite.providers.llama_cpp_engine import MAX_REQUEST_BYTES, MODEL_ALIAS, SchemaToGrammar
+from codeagent_lite.providers.local_llama import ensure_model_file
 from codeagent_lite.providers.local_server import (
     SHARED_SERVER_VARIABLE,
     EngineStartError,
@@ -519,3 +520,58 @@ def test_a_reply_from_the_class_cache_is_decoded_once_and_strictly(monkeypatch: 
     own = provider.read_completion('{"choices":[{"text":"class_cache"}],' + usage + ',"class_cache":"other"}')
     assert not isinstance(own, SharedReply) and own.text == "class_cache"
     assert len(decodes) == 2  # one decode per body
+
+
+def test_an_engine_started_from_a_worker_thread_outlives_the_thread(started: list[LocalModelServer]) -> None:
+    """Linux's death signal follows the thread that forked: it was SIGKILLed as its thread ended (said: no memory)."""
+    worker = threading.Thread(target=lambda: started.append(start_local_server(fake("echo"), startup_timeout=30)))
+    worker.start()
+    worker.join(timeout=60)
+    time.sleep(0.5)  # the death signal, when sent, arrives at once
+    assert started and started[0].exit_message() is None
+    assert started[0].provider().complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=4).text
+
+
+def test_the_shared_servers_address_is_never_shown_with_its_credentials() -> None:
+    with pytest.raises(ProviderFailure) as caught:
+        connect_local_server("http://alice:s3cr3t-PASS@127.0.0.1:9/v1?token=sk-abcdef123456\x1b[31m")
+    assert "s3cr3t-PASS" not in str(caught.value) and "sk-abcdef" not in str(caught.value)
+    assert "\x1b" not in str(caught.value) and "http://***@127.0.0.1:9/v1?token=***" in str(caught.value)
+
+
+def test_a_model_path_that_is_no_regular_file_is_refused_not_read_forever(tmp_path: Path) -> None:
+    fifo = tmp_path / "model\x1b[31m.gguf"
+    os.mkfifo(fifo)
+    with pytest.raises(ProviderFailure) as caught:
+        ensure_model_file(fifo)
+    assert caught.value.code is FailureCode.MODEL_FILE and "not a regular file" in str(caught.value)
+    assert "\x1b" not in str(caught.value)
+
+
+def test_the_engine_log_is_read_at_its_end_and_shown_escaped(tmp_path: Path) -> None:
+    log = tmp_path / "engine.log"
+    log.write_bytes(b"x" * (6 * 2**20) + b"\nthe end \x1b[2J\n")
+    server = LocalModelServer("http://127.0.0.1:9/v1", "llama-cpp-python", log_path=log)
+    tail = server.log_tail()
+    assert tail.endswith("the end \\x1b[2J") and len(tail) < 1000, tail[-200:]
+
+
+def test_an_engine_that_fails_before_serving_exits_1_not_sigabrt(tmp_path: Path) -> None:
+    """With --exit-with-parent a thread reads stdin; a failing start shut the interpreter down around it: SIGABRT,
+    said as "llama.cpp stopped on a failed check" over a corrupt model file or a taken port."""
+    (tmp_path / "garbage.gguf").write_bytes(b"not a model")
+    engine_args = ["--model", str(tmp_path / "garbage.gguf"), "--port", "9", "--exit-with-parent"]
+    with (tmp_path / "engine.log").open("wb") as log:
+        engine = subprocess.Popen(
+            [sys.executable, "-m", "codeagent_lite.providers.llama_cpp_engine", *engine_args],
+            stdin=subprocess.PIPE,  # held open, never written, as the kernel does
+            stderr=log,
+        )
+        try:
+            returncode = engine.wait(timeout=120)
+        finally:
+            engine.kill()
+            assert engine.stdin is not None
+            engine.stdin.close()
+    said = (tmp_path / "engine.log").read_text(encoding="utf-8", errors="replace")
+    assert returncode == 1 and "Traceback" in said, said[-2000:]

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import threading
+import traceback
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -115,5 +116,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _run(argv: Sequence[str] | None = None) -> int:
+    """``main``'s exit status, a failure's traceback on stderr (the engine log) first."""
+    try:
+        return main(argv)
+    except SystemExit as stop:  # argparse, and uvicorn when it cannot bind its port
+        return stop.code if isinstance(stop.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    # os._exit: the exit-with-parent thread is blocked reading stdin, and an interpreter shutting down around it
+    # aborts (SIGABRT, which would read as a failed check inside llama.cpp instead of the real reason).
+    os._exit(_run())

@@ -225,12 +225,20 @@ def read_record(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+_LOG_TAIL_BYTES = 4 * 2**20  # a build log is well under a megabyte; an engine that spews is read at its end only
+_LOG_LINE_CHARS = 400
+
+
 def log_lines(path: Path) -> list[str]:
-    """[] when unreadable: a log is only shown, never needed."""
+    """The log's lines, of its last few megabytes and each cut; [] when unreadable: a log is only shown, never
+    needed. Raw, as written: who shows them escapes them (``display.printable``)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        with path.open("rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - _LOG_TAIL_BYTES))
+            text = log.read(_LOG_TAIL_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return []
+    return [line[:_LOG_LINE_CHARS] for line in text.splitlines()]
 
 
 def stamped(seconds: float, text: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..display import printable
 from .failure import FailureCode, ProviderFailure
 from .local_engine import user_cache_dir
 
@@ -27,8 +28,12 @@ def ensure_model_file(path: str | Path | None = None) -> Path:
     except ImportError as error:
         raise ProviderFailure(FailureCode.WEIGHTS_MISSING) from error
     target = default_model_path() if path is None else Path(path)
+    if target.exists() and not target.is_file():  # a FIFO or a device would be hashed forever
+        raise ProviderFailure(FailureCode.MODEL_FILE, path=printable(str(target)), detail="not a regular file")
     try:
         return Path(assemble(output_path=target, overwrite=False))
     except (OSError, ValueError) as error:
         # FileExistsError (a file with the wrong hash) is an OSError.
-        raise ProviderFailure(FailureCode.MODEL_FILE, path=str(target), detail=str(error)) from error
+        raise ProviderFailure(
+            FailureCode.MODEL_FILE, path=printable(str(target)), detail=printable(str(error))
+        ) from error

@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from ..action_schema import action_json_schema
+from ..display import printable
 from ..json_text_adapter import ProviderError, ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
@@ -40,6 +42,7 @@ from .local_llama import ensure_model_file
 from .openai_compatible import Completion, TextChoice
 from .openai_completions import CompletionSettings, OpenAICompletionsProvider
 from .prompting import DEFAULT_EXAMPLES, SCHEMA_EXAMPLES, WorkedExample, render_completion_prompt
+from .redaction import redact_url
 
 Backend = Literal["llama-cpp-python", "llama-server"]
 LocalMode = Literal["free_text", "schema"]
@@ -82,7 +85,7 @@ class LocalModelServer:
             return None
 
     def log_tail(self, lines: int = 8) -> str:
-        return "" if self.log_path is None else "\n".join(log_lines(self.log_path)[-lines:])
+        return "" if self.log_path is None else printable("\n".join(log_lines(self.log_path)[-lines:]))
 
     def stop(self, grace_seconds: float = 5.0) -> None:
         """End the child (SIGTERM, then SIGKILL after the grace); a shared server is left alone."""
@@ -121,6 +124,12 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
 
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _dies_with_this_thread_only() -> bool:
+    """Linux's death signal follows the thread that forked, not the process: an engine started from a worker thread
+    would be killed when that thread ends (and read as out of memory). There, stdin's end stops the engine instead."""
+    return sys.platform == "linux" and threading.current_thread() is threading.main_thread()
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -226,7 +235,7 @@ def _spawn(command: Sequence[str], log_path: Path, temporary: bool) -> subproces
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                preexec_fn=_die_with_parent if _dies_with_this_thread_only() else None,
             )
     except OSError as error:  # a missing or non-executable binary: 127, as a shell says it
         if temporary:
@@ -252,8 +261,8 @@ def connect_local_server(base_url: str) -> LocalModelServer:
     """A server started elsewhere (the class's); ``ProviderFailure`` when it does not answer."""
     url = base_url.rstrip("/")
     if not is_ready(url, timeout=5.0):
-        raise ProviderFailure(FailureCode.SHARED_SERVER_DOWN, url=url, variable=SHARED_SERVER_VARIABLE)
-    return LocalModelServer(url, "shared", note=f"the shared model server at {url}")
+        raise ProviderFailure(FailureCode.SHARED_SERVER_DOWN, url=redact_url(url), variable=SHARED_SERVER_VARIABLE)
+    return LocalModelServer(url, "shared", note=f"the shared model server at {redact_url(url)}")
 
 
 _OWN: list[LocalModelServer] = []
@@ -320,7 +329,9 @@ class GemmaProvider(OpenAICompletionsProvider):
         if ended is None:
             try:
                 return super().complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
-            except ProviderError:
+            except ProviderError as error:
+                if not _dropped(error):  # the engine answered (an HTTP error, a body refused): it is alive
+                    raise
                 # The socket closes as the process dies; its exit status follows a moment later.
                 ended = None if self.engine is None else self.engine.exit_message(wait_seconds=2.0)
                 if ended is None:
@@ -334,6 +345,11 @@ class GemmaProvider(OpenAICompletionsProvider):
         if served not in ("hit", "joined"):
             return response
         return SharedReply(response.text, response.input_tokens, response.output_tokens, response.finish_reason, served)
+
+
+def _dropped(error: ProviderError) -> bool:
+    dropped = (FailureCode.CONNECTION_FAILED, FailureCode.REQUEST_FAILED, FailureCode.TIMED_OUT)
+    return not isinstance(error, ProviderFailure) or error.code in dropped
 
 
 def llama_server(

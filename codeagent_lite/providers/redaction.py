@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..display import printable
+
 __all__ = ["MASK", "Redactor", "SecretLogFilter", "protect_library_logs", "redact_url", "url_secrets"]
 
 MASK = "***"
@@ -183,12 +185,12 @@ def url_secrets(url: str) -> list[str]:
 
 
 def redact_url(url: str) -> str:
-    """``url`` as it may be printed: each of its ``url_secrets`` replaced by ``***``."""
+    """``url`` as it may be printed: each of its ``url_secrets`` replaced by ``***``, control characters escaped."""
     parts = urllib.parse.urlsplit(url)
     netloc = f"{MASK}@{parts.netloc.rsplit('@', 1)[1]}" if "@" in parts.netloc else parts.netloc
     path = _PATH_PARAMETER.sub(r"\1" + MASK, parts.path)
     query = "&".join(f"{name}={MASK}" for name, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
-    return urllib.parse.urlunsplit((parts.scheme, netloc, path, query, MASK if parts.fragment else ""))
+    return printable(urllib.parse.urlunsplit((parts.scheme, netloc, path, query, MASK if parts.fragment else "")))
 
 
 # --------------------------------------------------------------------------- logs

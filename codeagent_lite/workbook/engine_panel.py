@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..display import escape_html
+from ..display import escape_html, printable
 from ..providers.local_engine import EngineState, EngineStatus, engine_status
 from .engine_words import engine_advice, engine_report_line, engine_summary
 from .language import Language, edition_language
@@ -75,7 +75,7 @@ def engine_report(status: EngineStatus) -> str:
     lines = [engine_report_line(status)]
     if status.state is EngineState.FAILED and status.log_tail:
         lines.append(_("last lines of the build log:"))
-        lines.extend("    " + line for line in status.log_tail[-6:])
+        lines.extend("    " + printable(line) for line in status.log_tail[-6:])
     lines.append(_("Until then, every model cell below shows RECORDED output from a real run of this notebook."))
     return "\n".join(lines)
 

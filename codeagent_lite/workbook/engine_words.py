@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..display import printable
 from ..providers.llama_server_build import ServerBuild
 from ..providers.local_engine import (
     PORTABLE_CMAKE_ARGS,
@@ -15,6 +16,7 @@ from ..providers.local_engine import (
     NoteCode,
     Phase,
 )
+from ..providers.redaction import redact_url
 from .language import Language
 from .provider_words import stored_failure_text
 from .words import N_, _
@@ -72,7 +74,7 @@ _STEPS = (Phase.SMOKE_TEST, Phase.REINSTALLING)  # one step, not a stretch of ti
 def note_text(note: Note | None, language: Language | None = None) -> str:
     if note is None:
         return ""
-    fields = dict(note.fields)
+    fields = {name: printable(value) for name, value in note.fields}  # read from a file anyone could have written
     if note.code is NoteCode.SMOKE_FAILED:
         code = fields.pop("failure", "?")
         return _(_NOTES[note.code], language, failure=stored_failure_text(code, fields, language))
@@ -104,7 +106,8 @@ def progress_text(progress: BuildProgress, language: Language | None = None) -> 
 
 def engine_summary(status: EngineStatus, language: Language | None = None) -> str:
     if status.state is EngineState.READY and status.shared_url:
-        return _("local engine: ready (the class's shared model server at {url})", language, url=status.shared_url)
+        url = redact_url(status.shared_url)
+        return _("local engine: ready (the class's shared model server at {url})", language, url=url)
     if status.state is EngineState.READY:
         return _("local engine: ready (llama-cpp-python and the Gemma weights are installed)", language)
     if status.state is EngineState.BUILDING:

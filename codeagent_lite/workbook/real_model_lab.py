@@ -22,6 +22,7 @@ from ..kernel_types import FinalAnswer, Message, MessageRole, ToolCall, ToolSpec
 from ..model_adapter import TokenUsage
 from ..providers.local_llama import MODEL_FILENAME
 from ..providers.local_server import LocalModelServer, SharedReply
+from ..providers.redaction import redact_url
 from .ladder import format_ladder, layer_label
 from .provider_words import provider_error_text
 from .transcript_view import usage_words
@@ -61,7 +62,7 @@ def hide_folder(text: str, folder: str | os.PathLike[str], label: str = "<worksp
 def server_line(server: LocalModelServer) -> str:
     """Without the port: it changes on every run."""
     if server.process is None:
-        return _("Gemma 3 270M: the class's shared model server at {url}", url=server.base_url)
+        return _("Gemma 3 270M: the class's shared model server at {url}", url=redact_url(server.base_url))
     own = N_(
         "Gemma 3 270M ({name}) runs in a process of its own: {backend}'s server, an OpenAI-compatible API on 127.0.0.1"
     )
