@@ -51,7 +51,7 @@ PROVIDER_ALLOWED_NAMES = {
     "kernel_types": {"ToolSpec"},
     "action_schema": {"action_json_schema"},
     "strict_json": {"DECODER"},  # a server's body is strict JSON too; its refusals are the chapter's error
-    "model_adapter": {"InvalidModelOutputError"},
+    "model_adapter": {"InvalidModelOutputError", "require_count"},  # the Kernel's one count check, for the budget
 }
 JUPYTER_AND_MODEL_LIBRARIES = ("ipywidgets", "IPython", "ipykernel", "jupyter", "jupyterlab", "openai", "llama_cpp")
 

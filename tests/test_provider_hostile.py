@@ -354,3 +354,16 @@ def test_the_key_echoed_in_a_refused_content_encoding_never_reaches_the_error(se
     assert_no_secret(shown)
     assert_no_secret(shown.lower(), KEY.lower())  # the client reads the header's codings in lower case
     assert_printable(str(error))
+
+
+@pytest.mark.parametrize(("budget", "error"), [(0, ValueError), (-1, ValueError), (None, TypeError), (True, TypeError)])
+def test_a_budget_that_is_no_positive_count_is_refused_before_sending(
+    server: Server, budget: object, error: type[Exception]
+) -> None:
+    """0 and None mean "no limit" to a server, and -1 came back as HTTP 500 quoting the server's traceback."""
+    sent = len(server.authorizations)
+    with pytest.raises(error, match="max_output_tokens must"):
+        provider(server.base_url).complete(
+            messages=[ProviderMessage("user", "Read README.md.")], tools=(), max_output_tokens=budget
+        )
+    assert len(server.authorizations) == sent

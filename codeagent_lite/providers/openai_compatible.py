@@ -22,7 +22,7 @@ from ..display import error_text, printable, shorten
 from ..json_text_adapter import ProviderResponse
 from ..json_text_messages import ProviderMessage
 from ..kernel_types import ToolSpec
-from ..model_adapter import InvalidModelOutputError
+from ..model_adapter import InvalidModelOutputError, require_count
 from ..strict_json import DECODER
 from .bounded_http import bounded_http_client
 from .failure import FailureCode, ProviderFailure, SetupFailure
@@ -260,6 +260,7 @@ class OpenAICompatibleProvider:
     def complete(
         self, *, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
     ) -> ProviderResponse:
+        require_count("max_output_tokens", max_output_tokens, 1)  # 0 or None would mean "no limit" to a server
         request = self.build_request(messages, tools, max_output_tokens)
         check_sendable([message["content"] for message in request.get("messages", [])] + [request.get("prompt", "")])
         return self.read_completion(self._send(request))
