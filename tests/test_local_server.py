@@ -8,6 +8,7 @@ everywhere. The real engine's tests are in test_local_llama.py.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextlib
 import json
@@ -22,6 +23,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -575,3 +577,23 @@ def test_an_engine_that_fails_before_serving_exits_1_not_sigabrt(tmp_path: Path)
             engine.stdin.close()
     said = (tmp_path / "engine.log").read_text(encoding="utf-8", errors="replace")
     assert returncode == 1 and "Traceback" in said, said[-2000:]
+
+
+def test_a_forked_child_that_exits_leaves_its_parents_engine_and_log(
+    started: list[LocalModelServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stop registered to run at exit ran in a forked child too (os.fork, then a normal exit): it stopped the
+    parent's engine and deleted the log the parent's crash messages point to."""
+    at_exit: list[tuple[Any, tuple[Any, ...]]] = []
+    monkeypatch.setattr(atexit, "register", lambda function, *args: at_exit.append((function, args)))
+    server = start(started, "echo")
+    monkeypatch.undo()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child runs what its exit would run, and nothing of pytest's
+        try:
+            for function, args in at_exit:
+                function(*args)
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+    assert server.exit_message() is None and server.log_path is not None and server.log_path.exists()

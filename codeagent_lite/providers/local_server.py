@@ -132,6 +132,13 @@ def _dies_with_this_thread_only() -> bool:
     return sys.platform == "linux" and threading.current_thread() is threading.main_thread()
 
 
+def _stop_from(pid: int, server: LocalModelServer) -> None:
+    """At exit, by the process that started the engine only: a forked child that exits (multiprocessing) would
+    otherwise stop its parent's engine and delete the log its crash messages point to."""
+    if os.getpid() == pid:
+        server.stop()
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     # Another process could take it before the engine binds: that shows as a clear startup error.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -221,7 +228,7 @@ def start_local_server(
     process = _spawn(command, Path(log_path), temporary)
     note = note or f"{backend} in a process of its own"
     server = LocalModelServer(base_url, backend, note, Path(log_path), process, temporary_log=temporary)
-    atexit.register(server.stop)
+    atexit.register(_stop_from, os.getpid(), server)
     _wait_until_ready(server, startup_timeout)
     return server
 
