@@ -401,9 +401,9 @@ if not rehearsal:
             raise SystemExit(f"nbgrader's exchange {exchange} is inside {folder}, which other accounts cannot enter")
     # The course's own folders, made here at nbgrader's modes: a student who made them first would own them, and
     # the teacher's release_assignment would stop ("You don't own the directory").
-    course_folders = {COURSE_ID: 0o755, "inbound": 0o2733, "outbound": 0o755, "feedback": 0o711}
+    course_folders = {"": 0o755, "inbound": 0o2733, "outbound": 0o755, "feedback": 0o711}  # "": the course's own
     for name, mode in course_folders.items():
-        made = exchange / COURSE_ID / name if name != COURSE_ID else exchange / COURSE_ID
+        made = exchange / COURSE_ID / name
         made.mkdir(exist_ok=True)
         if made.is_symlink() or os.lstat(made).st_uid != 0:
             raise SystemExit(f"{made} was made by another account: remove it, then start the hub again")
