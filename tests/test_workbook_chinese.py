@@ -8,6 +8,7 @@ written in Chinese and still refuse a wrong one.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 
 from codeagent_lite import InvalidModelOutputError, ValidationLayer
 from codeagent_lite.workbook.exercise_checks import check_exercise, check_exercise_3, check_exercise_5
+from codeagent_lite.workbook.ladder import layer_title
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 
@@ -437,3 +439,22 @@ def test_the_stubs_docstrings_speak_chinese_first_then_english() -> None:
             prose = re.sub(r"``.*?``", " ", docstring[first_chinese.start() :], flags=re.S)
             english = re.search(r"\b[A-Za-z]{3,} [A-Za-z]{3,}\b", prose)
             assert english, f"{where}: no English after the Chinese"
+
+
+# --------------------------------------------------------------------------- the zh notebooks' saved outputs
+
+_ZH_LAYER = re.compile(r"第 (\d) 层（([^）]*)）")
+
+
+def test_the_zh_notebooks_print_each_layer_with_its_chinese_title() -> None:
+    """A shared code cell that formats ``layer.title`` (the chapter's English) into a Chinese sentence printed
+    "第 1 层（JSON syntax）"; the edition's title comes from the catalog (``cells.layer_title``)."""
+    wrong = []
+    for path in sorted(Path(__file__).resolve().parent.parent.joinpath("notebooks", "zh").glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            for output in cell.get("outputs", []):
+                text = "".join(output.get("text", "")) + "".join(output.get("data", {}).get("text/plain", ""))
+                for number, title in _ZH_LAYER.findall(text):
+                    if title != layer_title(ValidationLayer(int(number)), "zh"):
+                        wrong.append(f"{path.name}: 第 {number} 层（{title}）")
+    assert not wrong, wrong
