@@ -16,7 +16,7 @@ import json
 import random
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from types import ModuleType
 from typing import Any
@@ -71,7 +71,7 @@ class CheckWords:
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """One behaviour of one file; ``id`` and ``step`` come from its place in ``CHECKS`` (``_numbered``)."""
+    """One behaviour of one file; ``id`` and ``step`` come from its place in ``CHECKS``."""
 
     name: str
     given: str
@@ -110,10 +110,6 @@ class Check:
 def _fill(text: str, fields: Fields, language: Language) -> str:
     values = {name: _layer(value, language) if isinstance(value, ValidationLayer) else value for name, value in fields}
     return _(text, language, **values)
-
-
-def _numbered(step: int, checks: Sequence[Check]) -> list[Check]:
-    return [replace(check, id=f"{step}.{number}", step=step) for number, check in enumerate(checks, start=1)]
 
 
 class Mismatch(Exception):
@@ -265,8 +261,7 @@ def _layer(layer: object, language: Language | None = None) -> str:
 
 
 def _messages_probe(history: Sequence[HistoryItem | ToolSpec], each: bool = False) -> Probe:
-    probe: Probe = {"kind": "messages", "history": encode(list(history))}
-    return {**probe, "each": True} if each else probe
+    return {"kind": "messages", "history": encode(list(history))} | ({"each": True} if each else {})
 
 
 def _messages(history: Callable[[Inputs], Sequence[HistoryItem | ToolSpec]], rule: Rule) -> Case:
@@ -310,9 +305,7 @@ def _tool_result(inputs: Inputs) -> ToolResult:
 
 
 def _fields(item: ToolCall | ToolResult) -> dict[str, Any]:
-    if isinstance(item, ToolCall):
-        return {"type": "tool_call", "call_id": item.call_id, "tool_name": item.tool_name, "arguments": item.arguments}
-    return {"type": "tool_result", "call_id": item.call_id, "content": item.content, "is_error": item.is_error}
+    return {"type": "tool_call" if isinstance(item, ToolCall) else "tool_result", **asdict(item)}
 
 
 _TOOL_CALL, _TOOL_RESULT = _tool_call(_PUBLIC), _tool_result(_PUBLIC)
@@ -558,18 +551,16 @@ def _adapter_probe(inputs: Inputs, *, fenced: bool = False, failure: str | None 
     and the provider's calls with (``verify_standins``; never sent: the child learns them only by calling)."""
     history = _history(inputs)
     nonce = inputs.nonce
-    stand_ins: dict[str, Any] = {
+    rejection = {"message": f"{_NOT_JSON}: found ```{nonce}", "layer": int(ValidationLayer.JSON_SYNTAX)}
+    stand_ins = {
         "reply": _FENCED if fenced else _reply(inputs),
         "usage": list(inputs.invalid_usage if fenced else inputs.usage),
         "failure": failure,
         "failure_message": (inputs.failure if failure == "provider_error" else "a bug inside the provider") + nonce,
         "canned_messages": [[item.role.value, item.content + nonce] for item in history if isinstance(item, Message)],
         "canned_action": encode(_reply_action(inputs)),
-        "canned_rejection": None,
+        "canned_rejection": rejection if fenced else None,
     }
-    if fenced:
-        message = f"{_NOT_JSON}: found ```{nonce}"
-        stand_ins["canned_rejection"] = {"message": message, "layer": int(ValidationLayer.JSON_SYNTAX)}
     return {
         "kind": "adapter",
         "history": encode(history),
@@ -815,9 +806,6 @@ def _parse_probe(text: str) -> Probe:
     return {"kind": "parse", "text": text}
 
 
-_TOKENS = ('"call_1"', '"c1"', '"read_file"', '"README.md"', '"42"')
-
-
 def _drawn(inputs: Inputs) -> bool:
     return replace(inputs, nonce="") != _PUBLIC  # the nonce is for step 2 only
 
@@ -828,7 +816,7 @@ def _vary(text: str, inputs: Inputs) -> str:
     if not _drawn(inputs):
         return text
     values = (inputs.call_id, inputs.call_id, inputs.tool_name, inputs.path, inputs.answer)
-    for token, value in zip(_TOKENS, values, strict=True):
+    for token, value in zip(('"call_1"', '"c1"', '"read_file"', '"README.md"', '"42"'), values, strict=True):
         text = text.replace(token, json.dumps(value, ensure_ascii=False))
     return text
 
@@ -899,9 +887,7 @@ _MISSING = object()
 
 def _call_text(inputs: Inputs, **fields: object) -> str:
     """A tool call's text with ``fields`` changed (``_MISSING`` leaves one out), the others from ``inputs``."""
-    base: dict[str, object] = {"type": "tool_call", "call_id": inputs.call_id, "tool_name": inputs.tool_name}
-    base["arguments"] = {}
-    base.update(fields)
+    base = {"type": "tool_call", "call_id": inputs.call_id, "tool_name": inputs.tool_name, "arguments": {}, **fields}
     return json.dumps({key: value for key, value in base.items() if value is not _MISSING}, ensure_ascii=False)
 
 
@@ -1076,13 +1062,14 @@ _STEP_4 = [
 ]
 
 CHECKS = tuple(
-    check for step, checks in enumerate((_STEP_1, _STEP_2, _STEP_3, _STEP_4), 1) for check in _numbered(step, checks)
+    replace(check, id=f"{step}.{number}", step=step)
+    for step, checks in enumerate((_STEP_1, _STEP_2, _STEP_3, _STEP_4), 1)
+    for number, check in enumerate(checks, 1)
 )
 
 
 def checks_up_to(step: int | None) -> tuple[Check, ...]:
-    last = max(STEPS) if step is None else step
-    return tuple(check for check in CHECKS if check.step <= last)
+    return tuple(check for check in CHECKS if step is None or check.step <= step)
 
 
 # --------------------------------------------------------------------------- samples: yours beside ours
