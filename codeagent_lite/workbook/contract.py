@@ -225,8 +225,7 @@ def _error(result: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _value(result: dict[str, Any]) -> Any:
-    error = _error(result)
-    if error is not None:
+    if (error := _error(result)) is not None:
         raise Raised(error)
     return result["value"]
 
@@ -237,8 +236,7 @@ def _is(error: dict[str, Any], cls: type) -> bool:
 
 def _error_of(result: dict[str, Any], cls: type) -> dict[str, Any] | None:
     """The ``cls`` error the call raised, None when it returned: any other error is ``Raised``."""
-    error = _error(result)
-    if error is not None and not _is(error, cls):
+    if (error := _error(result)) is not None and not _is(error, cls):
         raise Raised(error)
     return error
 
@@ -592,8 +590,7 @@ def _response_fields(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _raised(result: dict[str, Any], cls: type) -> dict[str, Any]:
-    error = _error_of(result, cls)
-    if error is None:
+    if (error := _error_of(result, cls)) is None:
         raise Mismatch(_("no error but {value}", value=_shown(result)))
     _asked_the_provider(result)
     return error
@@ -1112,8 +1109,7 @@ def parse_verdict_of(module: ModuleType, text: str) -> str:
 
 def parse_verdict(result: dict[str, Any]) -> str:
     """A parse probe's verdict, with no ``✔`` before an accepted action: the action, or ``✘ rejected at layer N``."""
-    error = _error_of(result, InvalidModelOutputError)
-    if error is None:
+    if (error := _error_of(result, InvalidModelOutputError)) is None:
         return _shown(result, 90)
     return _("✘ rejected at {layer}", layer=_layer(_raw_layer(error)))
 
