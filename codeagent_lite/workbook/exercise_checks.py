@@ -37,8 +37,6 @@ from .words import N_, _, _p
 _short = functools.partial(shown, limit=70)
 """A value in a problem line, cut so the line stays readable (a learner's raising ``__repr__`` says so)."""
 
-_STUB = N_("not implemented yet (the stub still raises NotImplementedError)")
-
 EXERCISE_NAMES: dict[int, tuple[str, ...]] = {
     1: ("my_encode_json", "encode_tool_call_rejected"),
     2: ("my_check_top_level_object",),
@@ -88,7 +86,7 @@ def _verdict(exercise: int, body: Callable[[], list[str]]) -> ExerciseVerdict:
     try:
         problems = body()
     except NotImplementedError:
-        problems = [_(_STUB)]
+        problems = [_("not implemented yet (the stub still raises NotImplementedError)")]
     except Exception as error:  # the learner's code may raise anything; report it, never crash the cell
         message = shown(error_text(error), 120)
         problems = [_("your code raised {name}: {message}", name=type(error).__name__, message=message)]
@@ -324,22 +322,18 @@ PREDICTION_OUTPUTS: dict[str, str] = {
 
 
 def _prediction_problem(label: str, value: object) -> str | None:
-    if value is None or isinstance(value, ValidationLayer):
-        return None
-    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4:
+    """None for None or 1-4, which a ``ValidationLayer`` (an ``IntEnum``) is too."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4):
         return None
     return _("{label}: {value} is not a prediction (use 1, 2, 3, 4 or None)", label=label, value=shown(value, 30))
 
 
 def _prediction_form_problems(predictions: Mapping[str, object]) -> list[str]:
     """Missing, unknown or malformed predictions: what must be fixed before any is judged."""
-    problems: list[str] = []
     missing = [label for label in PREDICTION_OUTPUTS if label not in predictions]
-    if missing:
-        problems.append(_("no prediction for {labels}", labels=", ".join(missing)))
     unknown = [str(label) for label in predictions if label not in PREDICTION_OUTPUTS]
-    if unknown:
-        problems.append(_("unknown labels {labels}", labels=", ".join(unknown)))
+    problems = [_("no prediction for {labels}", labels=", ".join(missing))] if missing else []
+    problems += [_("unknown labels {labels}", labels=", ".join(unknown))] if unknown else []
     malformed = (_prediction_problem(label, predictions[label]) for label in PREDICTION_OUTPUTS if label in predictions)
     return problems + list(filter(None, malformed))
 
@@ -421,42 +415,27 @@ def written_predictions(sources: Iterable[str]) -> dict[str, object] | None:
         except (SyntaxError, ValueError, RecursionError, MemoryError):  # a NUL, or nesting deeper than the parser goes
             continue
         for statement in statements:
-            written = _written_by(statement, written)
+            match statement:
+                case ast.Assign(targets=[target], value=value) | ast.AnnAssign(target=target, value=value):
+                    written = _written_by(target, value, written)
     return written
 
 
-def _assignment(statement: ast.stmt) -> tuple[ast.expr, ast.expr] | None:
-    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-        return statement.targets[0], statement.value
-    if isinstance(statement, ast.AnnAssign) and statement.value is not None:
-        return statement.target, statement.value
-    return None
-
-
-def _written_by(statement: ast.stmt, written: dict[str, object] | None) -> dict[str, object] | None:
-    assignment = _assignment(statement)
-    if assignment is None:
-        return written
-    target, value = assignment
-    if _is_predictions(target) and isinstance(value, ast.Dict):
-        pairs = [(_literal(key), _literal(item)) for key, item in zip(value.keys, value.values, strict=True)]
-        whole = _with_pairs({}, pairs)
-        return written if whole is None else whole
-    if isinstance(target, ast.Subscript) and _is_predictions(target.value) and written is not None:
-        changed = _with_pairs(written, [(_literal(target.slice), _literal(value))])
-        return written if changed is None else changed
-    return written
-
-
-def _with_pairs(written: dict[str, object], pairs: list[tuple[object, object]]) -> dict[str, object] | None:
-    """``written`` with ``pairs`` put in, or None when one of them is not a literal label and answer."""
+def _written_by(
+    target: ast.expr, value: ast.expr | None, written: dict[str, object] | None
+) -> dict[str, object] | None:
+    """``written`` after ``target = value``; unchanged unless every label and answer it writes is a literal."""
+    base: dict[str, object]
+    match target, value:
+        case ast.Name(id="predictions"), ast.Dict(keys=keys, values=values):
+            base, pairs = {}, [(_literal(key), _literal(item)) for key, item in zip(keys, values, strict=True)]
+        case ast.Subscript(value=ast.Name(id="predictions"), slice=key), _ if written is not None:
+            base, pairs = written, [(_literal(key), _literal(value))]
+        case _:
+            return written
     if not all(type(key) is str and item is not _UNSET for key, item in pairs):
-        return None
-    return {**written, **{str(key): item for key, item in pairs}}
-
-
-def _is_predictions(node: ast.expr) -> bool:
-    return isinstance(node, ast.Name) and node.id == "predictions"
+        return written
+    return {**base, **{str(key): item for key, item in pairs}}
 
 
 def _literal(node: ast.expr | None) -> object:
@@ -547,10 +526,9 @@ def check_exercise_4(
         problems.append(
             _("an invalid reply must raise InvalidModelOutputError, but complete() returned {returned}", returned=got)
         )
+    failing = ScriptedProvider([ProviderError("HTTP 503 from the model server")])
     try:
-        adapter_class(ScriptedProvider([ProviderError("HTTP 503 from the model server")])).complete(
-            _HISTORY_4, _TOOLS_4, _BUDGET_4
-        )
+        adapter_class(failing).complete(_HISTORY_4, _TOOLS_4, _BUDGET_4)
     except ModelProviderError as error:
         if not isinstance(error.__cause__, ProviderError):
             problems.append(_("the ModelProviderError lost its cause; raise it 'from' the ProviderError"))
