@@ -133,12 +133,10 @@ def _watched_code() -> dict[int, tuple[CodeType, str]]:
             if getattr(value, "__module__", None) != module_name:
                 continue
             members = vars(value).items() if isinstance(value, type) else [("", value)]
-            for attribute, member in members:
+            for attr, member in members:
                 code = getattr(getattr(member, "__func__", member), "__code__", None)
-                if isinstance(code, CodeType) and (
-                    not attribute.startswith("__") or attribute in ("__init__", "__call__")
-                ):
-                    found[id(code)] = (code, f"{module_name}.{name}.{attribute}".rstrip("."))
+                if isinstance(code, CodeType) and (not attr.startswith("__") or attr in ("__init__", "__call__")):
+                    found[id(code)] = (code, f"{module_name}.{name}.{attr}".rstrip("."))
     return found
 
 

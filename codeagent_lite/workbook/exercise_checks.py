@@ -581,12 +581,10 @@ def _names_layer(text: str, layer: ValidationLayer) -> bool:
 def _other_layer_named(text: str, error: InvalidModelOutputError) -> ValidationLayer | None:
     """A layer the message names besides the one that refused (``layer 3``, ``action type``), its fields aside."""
     rest = text.replace(str(error.expected), " ").replace(str(error.found), " ").lower()
-    named = (
-        layer
-        for layer in ValidationLayer
-        if re.search(rf"\blayer\s*{int(layer)}\b", rest) or layer.title.lower() in rest
-    )
-    return next((layer for layer in named if layer is not error.layer), None)
+    for layer in ValidationLayer:
+        if layer is not error.layer and (re.search(rf"\blayer\s*{int(layer)}\b", rest) or layer.title.lower() in rest):
+            return layer
+    return None
 
 
 def _correction_problems(text: str, error: InvalidModelOutputError, raw: str) -> list[str]:

@@ -20,8 +20,6 @@ from .ladder import layer_label, layer_name, status_word
 from .verify import DEFAULT_TIME_LIMIT, learner_parses
 from .words import _, _p
 
-_DIFFERS_STYLE = ' style="color:#cf222e;font-weight:bold"'
-
 
 def _said(statuses: Iterable[LayerStatus]) -> tuple[str, ...]:
     """Each layer's mark and status word (``✔ passed``), as the reference's ladder says them."""
@@ -40,7 +38,7 @@ def _your_ladder(rejected_at: int | None, accepted: bool) -> tuple[str, ...] | N
 
 
 def _html_row(differs: bool, label: str, ours: str, yours: str) -> str:
-    style = _DIFFERS_STYLE if differs else ""
+    style = ' style="color:#cf222e;font-weight:bold"' if differs else ""
     return f"<tr><td>{'≠' if differs else ''}</td><td>{label}</td><td>{ours}</td><td{style}>{yours}</td></tr>"
 
 
