@@ -43,3 +43,8 @@ def test_a_folder_and_reply_names_with_escape_codes_print_escaped(tmp_path: Path
     shutil.copytree(ROOT / "solutions" / "my_json_text", folder)
     text = str(learner_ladders(folder, {"name\x1b[5m": "{}"}, time_limit=10))
     assert "\x1b" not in text and "mine\\x1b[31m" in text and "name\\x1b[5m" in text, text
+
+
+def test_one_reply_given_alone_is_one_reply() -> None:
+    (pair,) = learner_ladders(BLOG_STAGE, '{"type": "final_answer", "content": "42"}').pairs
+    assert pair.name == "reply 1" and pair.same

@@ -113,6 +113,16 @@ SUBJECTS = {
         ),
         step=2,
     ),
+    "budget sent as a float": Subject(
+        (
+            (
+                "json_text_adapter.py",
+                "max_output_tokens=budget.max_output_tokens,",
+                "max_output_tokens=float(budget.max_output_tokens),",
+            ),
+        ),
+        step=2,
+    ),
     "unfinished parser": Subject((("json_action_parser.py", None, STUB_PARSER),), step=2),
     "lax json.loads parser": Subject((("json_action_parser.py", None, BLOG_PARSER),)),
     "wrong layer": Subject(
@@ -303,6 +313,13 @@ def test_a_lost_cause_fails_the_provider_error_check(reports: dict[str, VerifyRe
     report = reports["cause lost"]
     assert failing(report) == {"2.6"}
     assert "__cause__ None" in result_of(report, "2.6")
+
+
+def test_a_budget_sent_as_another_type_fails_the_provider_arguments_check(reports: dict[str, VerifyReport]) -> None:
+    # 200.0 == 200 in Python: the judge compares typed JSON, so a changed type is a changed value
+    report = reports["budget sent as a float"]
+    assert failing(report) == {"2.3"}
+    assert "max_output_tokens=200.0" in result_of(report, "2.3")
 
 
 def test_catching_every_exception_fails_the_pass_through_check(reports: dict[str, VerifyReport]) -> None:

@@ -90,9 +90,20 @@ def test_check_5_accepts_a_chinese_correction_naming_the_layer_by_its_name() -> 
     assert check_exercise_5(by_name).passed
 
 
+def _naming_another_layer(error: InvalidModelOutputError) -> str:
+    other = "第四层" if error.layer is not ValidationLayer.FIELDS else "行动类型"
+    return _chinese_correction(error) + f"{other}之后再说。"
+
+
+def test_check_5_accepts_a_chinese_correction_that_says_the_reply_was_valid_json(zh: None) -> None:
+    # "合法 JSON" names layer 1 loosely: it counts for a layer-1 rejection, and is no other layer's name
+    assert check_exercise_5(lambda error: _chinese_correction(error) + "你的回复是合法 JSON 吗？").passed
+
+
 @pytest.mark.parametrize(
     ("implementation", "problem"),
     [
+        (_naming_another_layer, "只写出拒绝这条回复的那一层"),
         (lambda error: _chinese_correction(error).replace(f"第 {int(error.layer)} 层", "某一层"), "没有说明是哪一层"),
         (lambda error: _chinese_correction(error).replace("请只回复一个", "请回复"), "只回复一个 JSON 对象"),
         (lambda error: _chinese_correction(error).replace(str(error.found), "别的东西"), "实际得到的是什么"),

@@ -603,7 +603,7 @@ def _returns_action(inputs: Inputs, result: dict[str, Any]) -> None:
 
 def _usage_kept(inputs: Inputs, result: dict[str, Any]) -> None:
     usage = _response_fields(result).get("usage")
-    if usage != encode(TokenUsage(*inputs.usage)):
+    if not _same(usage, encode(TokenUsage(*inputs.usage))):
         raise Mismatch(_("usage {value}", value=_show(usage)))
 
 
@@ -616,9 +616,9 @@ def _provider_arguments(inputs: Inputs, result: dict[str, Any]) -> None:
     problems = []
     if not call["messages_same"]:
         problems.append(f"messages={_cut(call['messages_shown'], 80)}")
-    if call["tools"] != encode(list(_TOOLS)):
+    if not _same(call["tools"], encode(list(_TOOLS))):
         problems.append(f"tools={_cut(call['tools_shown'], 80)}")
-    if call["max_output_tokens"] != inputs.max_output_tokens:
+    if not _same(call["max_output_tokens"], inputs.max_output_tokens):
         problems.append(f"max_output_tokens={_show(call['max_output_tokens'], 40)}")
     if problems:
         raise Mismatch(_("the provider was called with {arguments}", arguments=", ".join(problems)))
@@ -627,7 +627,7 @@ def _provider_arguments(inputs: Inputs, result: dict[str, Any]) -> None:
 def _builds_from_history(inputs: Inputs, result: dict[str, Any]) -> None:
     _value(result)
     histories = result["built"]
-    if histories != [encode(_history(inputs))]:
+    if not _same(histories, [encode(_history(inputs))]):
         shown = _show(histories)
         raise Mismatch(
             _("build_provider_messages called {count} times, with {histories}", count=len(histories), histories=shown)
@@ -663,7 +663,7 @@ def _invalid_error(result: dict[str, Any]) -> dict[str, Any]:
 
 def _usage_on_error(inputs: Inputs, result: dict[str, Any]) -> None:
     usage = _invalid_error(result).get("usage")
-    if usage != encode(TokenUsage(*inputs.invalid_usage)):
+    if not _same(usage, encode(TokenUsage(*inputs.invalid_usage))):
         raise Mismatch(_("InvalidModelOutputError with usage={usage}", usage=_show(usage)))
 
 

@@ -30,7 +30,7 @@ from ..model_adapter import (
     ValidationLayer,
 )
 from ..scripted_provider import ScriptedProvider
-from .ladder import layer_label
+from .ladder import layer_label, layer_title
 from .wire import shown
 from .words import N_, _, _p
 
@@ -559,30 +559,38 @@ def _rejection(raw_text: str) -> InvalidModelOutputError:
     return error
 
 
-# A correction may be written in English or in Chinese: both name the layer and ask for one object.
-_CHINESE_LAYER_NAMES: dict[ValidationLayer, tuple[str, ...]] = {
-    ValidationLayer.JSON_SYNTAX: ("第一层", "json语法", "合法json"),
-    ValidationLayer.TOP_LEVEL_OBJECT: ("第二层", "顶层对象", "最外层"),
-    ValidationLayer.ACTION_TYPE: ("第三层", "行动类型"),
-    ValidationLayer.FIELDS: ("第四层", "字段集合", "字段和类型", "字段与类型"),
+# A correction may be written in English or in Chinese: both name the layer and ask for one object. A layer is
+# named by its number or its title, in either language; the looser Chinese phrases count only for the layer that
+# refused (a layer-2 correction may well say its reply was "合法 JSON" without naming layer 1).
+_CHINESE_NUMERALS = "一二三四"
+_LOOSE_CHINESE_NAMES: dict[ValidationLayer, tuple[str, ...]] = {
+    ValidationLayer.JSON_SYNTAX: ("合法json",),
+    ValidationLayer.TOP_LEVEL_OBJECT: ("最外层",),
+    ValidationLayer.FIELDS: ("字段集合", "字段和类型", "字段与类型"),
 }
 _ONE_OBJECT_IN_CHINESE = re.compile(r"(只|仅|恰好|正好)[^。！？\n]{0,8}一个\s*json\s*对象")
 
 
-def _names_layer(text: str, layer: ValidationLayer) -> bool:
+def _compact(text: str) -> str:
+    return "".join(text.lower().split())
+
+
+def _names_layer(text: str, layer: ValidationLayer, *, loosely: bool = True) -> bool:
     """``layer 2`` or ``top-level object``, or in Chinese ``第 2 层``, ``第二层`` or ``顶层对象``."""
-    lowered = text.lower()
-    compact = "".join(lowered.split())
-    chinese = (f"第{int(layer)}层", *_CHINESE_LAYER_NAMES[layer])
-    english = (f"layer {int(layer)}", layer.title.lower())
-    return any(name in lowered for name in english) or any(name in compact for name in chinese)
+    number = int(layer)
+    names = [f"layer{number}", f"第{number}层", f"第{_CHINESE_NUMERALS[number - 1]}层", _compact(layer.title)]
+    names.append(_compact(layer_title(layer, "zh")))
+    if loosely:
+        names.extend(_LOOSE_CHINESE_NAMES.get(layer, ()))
+    compact = _compact(text)
+    return any(name in compact for name in names)
 
 
 def _other_layer_named(text: str, error: InvalidModelOutputError) -> ValidationLayer | None:
-    """A layer the message names besides the one that refused (``layer 3``, ``action type``), its fields aside."""
-    rest = text.replace(str(error.expected), " ").replace(str(error.found), " ").lower()
+    """A layer the message names besides the one that refused (``layer 3``, ``第三层``), its fields aside."""
+    rest = text.replace(str(error.expected), " ").replace(str(error.found), " ")
     for layer in ValidationLayer:
-        if layer is not error.layer and (re.search(rf"\blayer\s*{int(layer)}\b", rest) or layer.title.lower() in rest):
+        if layer is not error.layer and _names_layer(rest, layer, loosely=False):
             return layer
     return None
 

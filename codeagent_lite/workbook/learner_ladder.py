@@ -111,7 +111,9 @@ def learner_ladders(
     time_limit: float = DEFAULT_TIME_LIMIT,
 ) -> LadderPairs:
     """``replies`` maps a name to a raw reply (the parser playground's ``PRESETS`` fits), or is a list of replies
-    named by their position."""
+    named by their position; one reply given alone is a list of one, not one reply per character."""
+    if isinstance(replies, str):
+        replies = [replies]
     if not isinstance(replies, Mapping):
         replies = {_("reply {number}", number=number): text for number, text in enumerate(replies, 1)}
     outcomes = learner_parses(directory, list(replies.values()), time_limit=time_limit)
