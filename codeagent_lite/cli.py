@@ -282,8 +282,11 @@ def _cannot_read(source: str, error: BaseException) -> UsageError:
     return UsageError(_("cannot read {source}: {reason}", source=source, reason=error_reason(error)))
 
 
-def _read_descriptor(fd: int, source: str, deadline: float | None) -> bytes:
-    """Up to ``MAX_INPUT_BYTES`` + 1 bytes from ``fd``; with a deadline, never waiting past it."""
+def _read_descriptor(fd: int, mode: int, source: str) -> str:
+    """Up to ``MAX_INPUT_BYTES`` + 1 bytes from ``fd``, decoded. A pipe, FIFO or socket waits a bounded time; a file
+    has an end, and a terminal is a person typing."""
+    waits = not stat.S_ISREG(mode) and not os.isatty(fd) and os.name == "posix"
+    deadline = time.monotonic() + FILE_WAIT_SECONDS if waits else None
     chunks: list[bytes] = []
     received = 0
     while received <= MAX_INPUT_BYTES:
@@ -299,7 +302,7 @@ def _read_descriptor(fd: int, source: str, deadline: float | None) -> bytes:
             break
         chunks.append(chunk)
         received += len(chunk)
-    return b"".join(chunks)
+    return _decoded(b"".join(chunks), source)
 
 
 def _read_file(path: str, source: str) -> str:
@@ -310,18 +313,11 @@ def _read_file(path: str, source: str) -> str:
             mode = os.fstat(fd).st_mode
             if stat.S_ISDIR(mode):
                 raise UsageError(_("{source} is a folder, not a file", source=source))
-            return _decoded(_read_descriptor(fd, source, _deadline(fd, mode)), source)
+            return _read_descriptor(fd, mode, source)
         finally:
             os.close(fd)
     except OSError as error:
         raise _cannot_read(source, error) from None
-
-
-def _deadline(fd: int, mode: int) -> float | None:
-    """When reading ``fd`` must end: a pipe, FIFO or socket waits a bounded time; a file has an end, and a terminal
-    is a person typing."""
-    waits = not stat.S_ISREG(mode) and not os.isatty(fd) and os.name == "posix"
-    return time.monotonic() + FILE_WAIT_SECONDS if waits else None
 
 
 def _read_stream(stream: TextIO | None) -> str:
@@ -335,7 +331,7 @@ def _read_stream(stream: TextIO | None) -> str:
         fd = -1
     if fd >= 0 and os.name == "posix":  # as --file reads: bounded, and a non-blocking pipe is waited on
         try:
-            return _decoded(_read_descriptor(fd, source, _deadline(fd, mode)), source)
+            return _read_descriptor(fd, mode, source)
         except OSError as error:
             raise _cannot_read(source, error) from None
     buffer = getattr(stream, "buffer", None)

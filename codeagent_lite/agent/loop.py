@@ -247,8 +247,7 @@ class _Run:
     rejections_in_a_row: int = 0
 
     def finish(self, reason: StopReason, detail: str = "", final_answer: str | None = None) -> Transcript:
-        steps, history = tuple(self.steps), tuple(self.history)
-        return Transcript(self.task, steps, reason, detail, final_answer, self.total, history)
+        return Transcript(self.task, tuple(self.steps), reason, detail, final_answer, self.total, tuple(self.history))
 
     def turn(self, call_number: int) -> Transcript | None:
         """One model call and what follows from it; a ``Transcript`` when the run ends here."""

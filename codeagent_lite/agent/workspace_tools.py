@@ -68,11 +68,9 @@ class ListFilesArguments(BaseModel):
 def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
     # Made from the model that validates the call, so the spec cannot drift from the check.
     schema = model.model_json_schema()
-    schema.pop("title", None)
-    schema.pop("description", None)
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
-    return schema
+    return {key: value for key, value in schema.items() if key not in ("title", "description")}
 
 
 _ARGUMENT_PROBLEMS = {"extra_forbidden": "unknown argument", "missing": "missing argument"}
@@ -213,19 +211,14 @@ def _opened(root: Path, path: str, kind: str) -> Iterator[tuple[int | Path, os.s
             info = os.stat(target)
         except OSError as error:
             raise ToolError(_open_failure(shown, error, kind)) from None
-        # PurePath drops a trailing "/" (and "/."); POSIX open() does not: "notes.md/" names a folder.
-        if _names_a_folder(path) and not stat.S_ISDIR(info.st_mode):
+        # PurePath drops a trailing "/" (and "/."); POSIX open() does not: "notes.md/" names a folder, as "." does.
+        last = path.replace(os.altsep or os.sep, os.sep).rsplit(os.sep, 1)[-1]
+        if last in ("", ".") and not stat.S_ISDIR(info.st_mode):
             raise ToolError(_open_failure(shown, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)), kind))
         yield target, info
     finally:
         if isinstance(target, int):
             os.close(target)
-
-
-def _names_a_folder(path: str) -> bool:
-    """Whether ``path`` ends the way only a folder's name can: ``/``, ``/.`` or ``.`` alone."""
-    last = path.replace(os.altsep or os.sep, os.sep).rsplit(os.sep, 1)[-1]
-    return last in ("", ".")
 
 
 _OPEN_FAILURES = {
@@ -247,20 +240,6 @@ def _check_workspace(workspace: str | os.PathLike[str]) -> Path:
     return root
 
 
-def _read_text(target: int | Path, size: int, shown: str) -> str:
-    try:
-        # newline="" shows the file's line endings as they are; read at most one char past the cap.
-        with open(os.dup(target) if isinstance(target, int) else target, encoding="utf-8", newline="") as handle:
-            text = handle.read(MAX_READ_CHARS + 1)
-    except UnicodeDecodeError:
-        raise ToolError(f"{shown} is not UTF-8 text") from None
-    except OSError as error:
-        raise ToolError(f"cannot read {shown}: {error_reason(error)}") from None
-    if len(text) <= MAX_READ_CHARS:
-        return text
-    return text[:MAX_READ_CHARS] + f"\n[truncated: showing the first {MAX_READ_CHARS} characters of a {size}-byte file]"
-
-
 def read_file_tool(workspace: str | os.PathLike[str]) -> Tool:
     """``read_file(path)``: the UTF-8 text of one file in the workspace, capped at ``MAX_READ_CHARS``."""
     root = _check_workspace(workspace)
@@ -273,7 +252,18 @@ def read_file_tool(workspace: str | os.PathLike[str]) -> Tool:
                 raise ToolError(f"{shown} is a folder, not a file; use list_files to see what it holds")
             if not stat.S_ISREG(info.st_mode):
                 raise ToolError(f"{shown} is not a regular file")
-            return _read_text(target, info.st_size, shown)
+            try:
+                # newline="" shows the file's line endings as they are; read at most one char past the cap.
+                with open(os.dup(target) if isinstance(target, int) else target, encoding="utf-8", newline="") as file:
+                    text = file.read(MAX_READ_CHARS + 1)
+            except UnicodeDecodeError:
+                raise ToolError(f"{shown} is not UTF-8 text") from None
+            except OSError as error:
+                raise ToolError(f"cannot read {shown}: {error_reason(error)}") from None
+        if len(text) > MAX_READ_CHARS:
+            note = f"[truncated: showing the first {MAX_READ_CHARS} characters of a {info.st_size}-byte file]"
+            text = text[:MAX_READ_CHARS] + "\n" + note
+        return text
 
     description = f"Read a UTF-8 text file inside the workspace (at most {MAX_READ_CHARS} characters are returned)."
     return Tool(ToolSpec("read_file", description, _input_schema(ReadFileArguments)), read_file)
@@ -292,17 +282,6 @@ def _entry_line(entry: os.DirEntry[str]) -> str:
     return name + ("/" if entry.is_dir(follow_symlinks=False) else "")
 
 
-def _list_folder(root: Path, path: str, shown: str) -> list[str]:
-    with _opened(root, path, "folder") as (target, info):
-        if not stat.S_ISDIR(info.st_mode):
-            raise ToolError(f"{shown} is a file, not a folder; use read_file to read it")
-        try:
-            with os.scandir(target) as entries:
-                return sorted(_entry_line(entry) for entry in entries)
-        except OSError as error:
-            raise ToolError(f"cannot list {shown}: {error_reason(error)}") from None
-
-
 def list_files_tool(workspace: str | os.PathLike[str]) -> Tool:
     """``list_files(path=".")``: one folder's entries, sorted by name. The description does not mention quoted
     names: measured prompts for Gemma 3 270M depend on its exact words, and such names explain themselves."""
@@ -310,7 +289,15 @@ def list_files_tool(workspace: str | os.PathLike[str]) -> Tool:
 
     def list_files(arguments: Mapping[str, Any]) -> str:
         path = _validate_arguments(ListFilesArguments, "list_files", arguments).path
-        names = _list_folder(root, path, _shown(path))
+        shown = _shown(path)
+        with _opened(root, path, "folder") as (target, info):
+            if not stat.S_ISDIR(info.st_mode):
+                raise ToolError(f"{shown} is a file, not a folder; use read_file to read it")
+            try:
+                with os.scandir(target) as entries:
+                    names = sorted(_entry_line(entry) for entry in entries)
+            except OSError as error:
+                raise ToolError(f"cannot list {shown}: {error_reason(error)}") from None
         if len(names) > MAX_LIST_ENTRIES:
             names = [*names[:MAX_LIST_ENTRIES], f"[truncated: showing {MAX_LIST_ENTRIES} of {len(names)} entries]"]
         return "\n".join(names) or "(empty folder)"

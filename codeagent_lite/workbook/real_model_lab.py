@@ -113,20 +113,17 @@ def ask(
 
 
 def verdict_text(diagnosis: Diagnosis) -> str:
-    layer = diagnosis.rejected_by
-    return _("accepted") if layer is None else layer_label(layer)
+    return _("accepted") if diagnosis.rejected_by is None else layer_label(diagnosis.rejected_by)
 
 
 def action_text(diagnosis: Diagnosis, max_chars: int = 40) -> str:
     action = diagnosis.action
     if isinstance(action, ToolCall):
         arguments = ", ".join(f"{name}={value!r}" for name, value in action.arguments.items())
-        text = f"{action.tool_name}({arguments})"
-    elif isinstance(action, FinalAnswer):
-        text = f"final: {action.content!r}"
-    else:
-        return "—"
-    return shorten(text, max_chars)
+        return shorten(f"{action.tool_name}({arguments})", max_chars)
+    if isinstance(action, FinalAnswer):
+        return shorten(f"final: {action.content!r}", max_chars)
+    return "—"
 
 
 def raw_line(text: str | None, max_chars: int = 160) -> str:
@@ -146,15 +143,11 @@ def finish_note(attempt: Attempt) -> str:
 
 
 def render_attempt(attempt: Attempt) -> str:
-    lines = [_("task: {task}  [{label}]", task=attempt.task, label=attempt.label)]
+    task = _("task: {task}  [{label}]", task=attempt.task, label=attempt.label)
     if attempt.error is not None:
-        lines.append(_("✘ provider error: {error}", error=attempt.error))
-        return "\n".join(lines)
-    lines.append(raw_line(attempt.raw_text))
-    lines.extend(_cost_lines(attempt))
+        return task + "\n" + _("✘ provider error: {error}", error=attempt.error)
     assert attempt.diagnosis is not None
-    lines.append(format_ladder(attempt.diagnosis))
-    return "\n".join(lines)
+    return "\n".join([task, raw_line(attempt.raw_text), *_cost_lines(attempt), format_ladder(attempt.diagnosis)])
 
 
 _SHARED_REPLY = N_(
