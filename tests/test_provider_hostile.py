@@ -69,8 +69,15 @@ pytestmark = pytest.mark.usefixtures("key_in_env")
 
 
 def everything_printed_about(error: BaseException) -> str:
-    """The message, the repr and a full traceback: what a learner could ever see of this error."""
-    return "\n".join([str(error), repr(error), "".join(traceback.format_exception(error))])
+    """The message, the repr and what a traceback says of every error in the chain: what a learner could ever see
+    of this error. A traceback's frames are the source's paths and lines, not data: a drawn key such as
+    'codeagent_li' is in them whatever the provider does, so they are left out."""
+    said = [str(error), repr(error)]
+    seen: BaseException | None = error
+    while seen is not None:
+        said.append("".join(traceback.format_exception_only(seen)))
+        seen = seen.__cause__ or (None if seen.__suppress_context__ else seen.__context__)  # as a traceback goes
+    return "\n".join(said)
 
 
 # --------------------------------------------------------------------------- crashes
