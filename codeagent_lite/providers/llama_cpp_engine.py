@@ -7,6 +7,7 @@ never imports ``llama_cpp``), and it exits when the process that started it goes
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -83,11 +84,9 @@ async def _refuse(send: Send, status: int, message: str) -> None:
 
 def _exit_with_parent() -> None:
     # The parent holds the write end of our stdin and never writes: end of file means it is gone.
-    try:
+    with contextlib.suppress(OSError, ValueError):
         while sys.stdin.buffer.read(4096):
             pass
-    except (OSError, ValueError):
-        pass
     os._exit(0)
 
 

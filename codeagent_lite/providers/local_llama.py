@@ -28,12 +28,11 @@ def ensure_model_file(path: str | Path | None = None) -> Path:
     except ImportError as error:
         raise ProviderFailure(FailureCode.WEIGHTS_MISSING) from error
     target = default_model_path() if path is None else Path(path)
+    shown = printable(str(target))
     if target.exists() and not target.is_file():  # a FIFO or a device would be hashed forever
-        raise ProviderFailure(FailureCode.MODEL_FILE, path=printable(str(target)), detail="not a regular file")
+        raise ProviderFailure(FailureCode.MODEL_FILE, path=shown, detail="not a regular file")
     try:
         return Path(assemble(output_path=target, overwrite=False))
     except (OSError, ValueError) as error:
         # FileExistsError (a file with the wrong hash) is an OSError.
-        raise ProviderFailure(
-            FailureCode.MODEL_FILE, path=printable(str(target)), detail=printable(str(error))
-        ) from error
+        raise ProviderFailure(FailureCode.MODEL_FILE, path=shown, detail=printable(str(error))) from error

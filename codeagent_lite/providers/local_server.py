@@ -279,9 +279,8 @@ def local_model_server(**options: object) -> LocalModelServer:
     """The class's server when ``CAL_LOCAL_MODEL_URL`` names one, else one child, started once (again if it died)."""
     if shared := shared_server_url():
         return connect_local_server(shared)
-    if _OWN and _OWN[0].exit_message() is None:
-        return _OWN[0]
-    _OWN[:] = [start_local_server(**options)]  # type: ignore[arg-type]
+    if not _OWN or _OWN[0].exit_message() is not None:
+        _OWN[:] = [start_local_server(**options)]  # type: ignore[arg-type]
     return _OWN[0]
 
 

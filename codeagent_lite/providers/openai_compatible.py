@@ -86,14 +86,6 @@ class Completion(_Answer, Generic[Choice]):
     usage: Usage | None = None
 
 
-def _import_openai() -> Any:
-    try:
-        import openai
-    except ImportError:
-        raise ProviderFailure(FailureCode.NO_OPENAI) from None
-    return openai
-
-
 def _check_base_url(base_url: object) -> str:
     if not isinstance(base_url, str):
         raise TypeError(f"base_url must be a string, found {type(base_url).__name__}")
@@ -199,7 +191,11 @@ class OpenAICompatibleProvider:
 
         key = PLACEHOLDER_API_KEY if api_key_env is None else _read_api_key(api_key_env)
         self._redactor = Redactor.for_secrets(url_secrets(base_url) + ([] if api_key_env is None else [key]))
-        self._openai = _import_openai()
+        try:
+            import openai
+        except ImportError:
+            raise ProviderFailure(FailureCode.NO_OPENAI) from None
+        self._openai: Any = openai
         bounded = bounded_http_client(seconds=self.timeout, max_body_bytes=MAX_BODY_BYTES)
         try:  # the client keeps the only copy of the key: it must send it
             self._client: openai.OpenAI = self._openai.OpenAI(

@@ -84,11 +84,6 @@ class WorkedExample:
         return "\n".join(f"{label}: {text}" for label, text in self.turns)
 
 
-def _type_first_order(action: dict[str, Any]) -> str:
-    # The order the schema grammar forces (the contract's field order, "type" first).
-    return json.dumps(action, ensure_ascii=False, separators=(",", ":"))
-
-
 def _worked_examples(write: Callable[[dict[str, Any]], str]) -> tuple[WorkedExample, ...]:
     def call(call_id: str, tool_name: str, path: str) -> tuple[str, str]:
         action = {"type": "tool_call", "call_id": call_id, "tool_name": tool_name, "arguments": {"path": path}}
@@ -139,7 +134,9 @@ Measured with Gemma 3 270M, ``run_agent`` on 6 tasks: 5 of 6 finished with these
 replies (it copied the ``Result:`` line above, a ``tool_result``), 2 of 6 with all-``call_1`` examples. They use
 the demo tools ``read_file`` and ``list_files``: pass your own examples when your tools differ."""
 
-SCHEMA_EXAMPLES: tuple[WorkedExample, ...] = _worked_examples(_type_first_order)
+SCHEMA_EXAMPLES: tuple[WorkedExample, ...] = _worked_examples(
+    lambda action: json.dumps(action, ensure_ascii=False, separators=(",", ":"))  # the contract's field order
+)
 """The same exchanges, replies written ``type`` first as the schema grammar forces: 4 of 6 tasks in schema
 mode, 1 of 6 with the conversation-order examples (a stray ``"type"`` in ``arguments``, or ``call_1`` again)."""
 
