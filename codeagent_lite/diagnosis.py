@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from .display import pad, shorten
 from .json_action_parser import check_action_type, check_fields, check_json_syntax, check_top_level_object
@@ -82,22 +81,17 @@ class Diagnosis:
 
 def diagnose(raw_text: str) -> Diagnosis:
     """Same layers, same order, same messages as ``parse_json_action``; never raises for bad text."""
-    outcomes: list[LayerOutcome] = []
-    action: Action | None = None
     try:
-        value: Any = check_json_syntax(raw_text)
-        outcomes.append(LayerOutcome(ValidationLayer.JSON_SYNTAX, LayerStatus.PASSED))
-        obj = check_top_level_object(value)
-        outcomes.append(LayerOutcome(ValidationLayer.TOP_LEVEL_OBJECT, LayerStatus.PASSED))
-        action_type = check_action_type(obj)
-        outcomes.append(LayerOutcome(ValidationLayer.ACTION_TYPE, LayerStatus.PASSED))
-        action = check_fields(obj, action_type)
-        outcomes.append(LayerOutcome(ValidationLayer.FIELDS, LayerStatus.PASSED))
+        obj = check_top_level_object(check_json_syntax(raw_text))
+        action = check_fields(obj, check_action_type(obj))
     except InvalidModelOutputError as error:
-        failed = ValidationLayer(len(outcomes) + 1)
-        outcomes.append(LayerOutcome(failed, LayerStatus.FAILED, error.with_raw_text(raw_text)))
-        outcomes += (LayerOutcome(layer, LayerStatus.NOT_REACHED) for layer in ValidationLayer if layer > failed)
-    return Diagnosis(raw_text=raw_text, outcomes=tuple(outcomes), action=action)
+        refusal = error.with_raw_text(raw_text)
+        passed = [LayerOutcome(layer, LayerStatus.PASSED) for layer in ValidationLayer if layer < refusal.layer]
+        later = [LayerOutcome(layer, LayerStatus.NOT_REACHED) for layer in ValidationLayer if layer > refusal.layer]
+        outcomes = (*passed, LayerOutcome(refusal.layer, LayerStatus.FAILED, refusal), *later)
+        return Diagnosis(raw_text=raw_text, outcomes=outcomes, action=None)
+    outcomes = tuple(LayerOutcome(layer, LayerStatus.PASSED) for layer in ValidationLayer)
+    return Diagnosis(raw_text=raw_text, outcomes=outcomes, action=action)
 
 
 def describe_action(action: Action) -> str:

@@ -72,9 +72,7 @@ def say(key: str, *values: object, **fields: object) -> None:
 
         fields = {name: provider_error_text(v) if isinstance(v, BaseException) else v for name, v in fields.items()}
     label = _(LABELS[key], None, **fields)
-    if not values:
-        print(label)
-    elif label.endswith("："):
+    if label.endswith("："):
         print(label + " ".join(map(str, values)))
     else:
         print(label, *values)

@@ -39,10 +39,8 @@ def _parse_arguments(text: str) -> dict[str, object]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        where = {"reason": error.msg, "line": error.lineno, "column": error.colno}
-        raise ValueError(
-            _("arguments is not valid JSON: {reason} (line {line}, column {column})", None, **where)
-        ) from error
+        said = N_("arguments is not valid JSON: {reason} (line {line}, column {column})")
+        raise ValueError(_(said, reason=error.msg, line=error.lineno, column=error.colno)) from error
     except RecursionError:  # json recurses per level: a hundred thousand brackets are no arguments
         raise ValueError(_("arguments nest too deeply to be read")) from None
     if not isinstance(value, dict):
@@ -79,7 +77,7 @@ class EncoderPlayground(ShownAsWidget):
         self.status = widgets.Label(value="")
         self.view = widgets.HTML(value="")
 
-        self.kind.observe(self._on_kind_change, names="value")
+        self.kind.observe(lambda change: self._show_fields_for(str(change["new"])), names="value")
         self.add_button.on_click(lambda _button: self.add())
         self.remove_button.on_click(lambda _button: self.remove_last())
         self.clear_button.on_click(lambda _button: self.clear())
@@ -160,6 +158,3 @@ class EncoderPlayground(ShownAsWidget):
 
     def _refresh(self) -> None:
         self.view.value = f"<pre style='white-space: pre-wrap'>{escape_html(self.shown_text)}</pre>"
-
-    def _on_kind_change(self, change: dict[str, object]) -> None:
-        self._show_fields_for(str(change["new"]))

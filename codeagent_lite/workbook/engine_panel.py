@@ -47,8 +47,7 @@ def recorded(key: str, run: RecordedRun | None = None) -> str:
     chosen = load_recorded() if run is None else run
     cells = chosen.cells()
     if key not in cells:
-        known = ", ".join(sorted(cells))
-        raise KeyError(f"no recorded output named {key!r}; recorded: {known}")
+        raise KeyError(f"no recorded output named {key!r}; recorded: {', '.join(sorted(cells))}")
     origin = ", ".join(f"{name} {value}" for name, value in chosen.source.items() if name != "notebooks")
     lines = [_("{top}: from a real run of this notebook ({origin})", top=_(RECORDED_TOP), origin=origin)]
     lines.extend(RECORDED_SIDE + line for line in cells[key].rstrip("\n").splitlines())

@@ -14,7 +14,6 @@ import ipywidgets
 
 from ..diagnosis import MARKS, Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose
 from ..display import escape_html, shorten
-from ..model_adapter import InvalidModelOutputError
 from .ladder import format_ladder, layer_label, status_word
 from .widget_view import ShownAsWidget
 from .words import N_, _
@@ -76,33 +75,28 @@ _ROW_STYLES = {
 _DETAIL_STYLE = "margin-left:2.2em;font-weight:normal;color:#24292f;white-space:pre-wrap"
 
 
-def _code_text(error: InvalidModelOutputError) -> str:
-    """``duplicate_key (key='tool_name')``: what a program reads from the error."""
-    params = ", ".join(f"{name}={shorten(repr(value), 40)}" for name, value in error.params.items())
-    return f"{error.code} ({params})" if params else error.code
-
-
 def _layer_row_html(outcome: LayerOutcome) -> str:
     status = outcome.status
-    number = int(outcome.layer)
     css = status.value.replace(" ", "-")  # ``not reached``: a class name holds no space
     parts = [
-        f'<div class="cal-layer cal-layer-{css}" data-layer="{number}" '
+        f'<div class="cal-layer cal-layer-{css}" data-layer="{int(outcome.layer)}" '
         f'data-status="{escape_html(status.value)}" style="{_ROW_STYLES[status]}">',
         f'<span class="cal-mark">{MARKS[status]}</span> ',
         f'<span class="cal-layer-title">{escape_html(layer_label(outcome.layer))}</span> ',
         f'<span class="cal-status">{escape_html(status_word(status))}</span>',
     ]
-    error = outcome.error
-    if error is not None:
+    if (error := outcome.error) is not None:
         expected, found, code = (escape_html(word) for word in (_("expected: "), _("found: "), _("code: ")))
+        # ``duplicate_key (key='tool_name')``: what a program reads from the error
+        params = ", ".join(f"{name}={shorten(repr(value), 40)}" for name, value in error.params.items())
+        code_text = f"{error.code} ({params})" if params else error.code
         parts.append(f'<div class="cal-message" style="{_DETAIL_STYLE}">{escape_html(error.message)}</div>')
         parts.append(
             f'<div class="cal-expected-found" style="{_DETAIL_STYLE}">'
             f'{expected}<span class="cal-expected">{escape_html(str(error.expected))}</span><br>'
             f'{found}<span class="cal-found">{escape_html(str(error.found))}</span><br>'
             f'{code}<span class="cal-code" data-code="{escape_html(error.code)}">'
-            f"{escape_html(_code_text(error))}</span></div>"
+            f"{escape_html(code_text)}</span></div>"
         )
     parts.append("</div>")
     return "".join(parts)
@@ -111,15 +105,12 @@ def _layer_row_html(outcome: LayerOutcome) -> str:
 def render_ladder_html(diagnosis: Diagnosis) -> str:
     """The ladder as HTML; every piece of model text in it is escaped, because model text is untrusted."""
     rows = [_layer_row_html(outcome) for outcome in diagnosis.outcomes]
-    action = diagnosis.action
-    if action is not None:
-        kind = type(action).__name__
+    if (action := diagnosis.action) is not None:
         rows.append(
-            f'<div class="cal-action" data-action="{escape_html(kind)}" style="margin-top:0.4em;color:#0969da">'
-            f"⇒ {escape_html(describe_action(action))}</div>"
+            f'<div class="cal-action" data-action="{escape_html(type(action).__name__)}" '
+            f'style="margin-top:0.4em;color:#0969da">⇒ {escape_html(describe_action(action))}</div>'
         )
-    elif diagnosis.rejected_by is not None:
-        layer = diagnosis.rejected_by
+    elif (layer := diagnosis.rejected_by) is not None:
         rejected = N_("⇒ rejected at {layer}: the Kernel would get InvalidModelOutputError, not an action")
         said = _(rejected, layer=layer_label(layer))
         rows.append(
@@ -163,20 +154,16 @@ class ParserPlayground(ShownAsWidget):
             value=initial_preset,
             description=_("Preset:"),
             layout=ipywidgets.Layout(width="32em"),
-        )
-        self.preset.add_class("cal-playground-preset")
+        ).add_class("cal-playground-preset")
         self.text = ipywidgets.Textarea(
             value=PRESETS[initial_preset],
             placeholder=_("Paste or type a raw model reply here"),
             continuous_update=True,
             rows=6,
             layout=ipywidgets.Layout(width="100%"),
-        )
-        self.text.add_class("cal-playground-input")
-        self.ladder = ipywidgets.HTML()
-        self.ladder.add_class("cal-playground-ladder")
-        self.widget = ipywidgets.VBox([self.preset, self.text, self.ladder])
-        self.widget.add_class("cal-playground")
+        ).add_class("cal-playground-input")
+        self.ladder = ipywidgets.HTML().add_class("cal-playground-ladder")
+        self.widget = ipywidgets.VBox([self.preset, self.text, self.ladder]).add_class("cal-playground")
         self.pause_seconds = pause_seconds
         self.refresh()
         self.preset.observe(self._on_preset_change, names="value")
@@ -188,13 +175,10 @@ class ParserPlayground(ShownAsWidget):
         self.ladder.value = render_ladder_html(self.diagnosis)
 
     def _on_preset_change(self, change: dict[str, Any]) -> None:
-        name = change["new"]
-        # None means "the text was edited away from any preset"; keep the learner's text.
-        if name is not None:
-            self.text.value = PRESETS[name]
+        if change["new"] is not None:  # None: the text was edited away from any preset; keep the learner's text
+            self.text.value = PRESETS[change["new"]]
 
     def _on_text_change(self, change: dict[str, Any]) -> None:
-        text = str(change["new"])
         if self._pending is not None:
             self._pending.cancel()
         try:
@@ -205,7 +189,5 @@ class ParserPlayground(ShownAsWidget):
             self.refresh()
         else:
             self._pending = loop.call_later(self.pause_seconds, self.refresh)
-        chosen = self.preset.value
-        if chosen is not None and PRESETS[chosen] != text:
-            # Clear the drop-down so choosing the same preset again reloads it.
-            self.preset.value = None
+        if self.preset.value is not None and PRESETS[self.preset.value] != change["new"]:
+            self.preset.value = None  # cleared, so choosing the same preset again reloads it

@@ -34,17 +34,14 @@ def stored_failure_text(code: str, params: Mapping[str, str], language: Language
         return code
 
 
-def _worded(error: BaseException | None, language: Language | None) -> str | None:
-    """Our words for ``error`` when it is one of ours, else None."""
-    if isinstance(error, ScriptExhaustedError):
-        return _(EXHAUSTED, language, calls=error.calls)
-    return failure_text(error, language) if isinstance(error, ProviderFailure) else None
-
-
 def provider_error_text(error: BaseException, language: Language | None = None) -> str:
     """For the failure itself, or the adapter's error raised from it."""
     wrapped = isinstance(error, ModelProviderError)
-    text = _worded(error.__cause__ if wrapped else error, language)
-    if text is None:
-        return error_text(error)  # a learner's error class may fail even to print
+    ours = error.__cause__ if wrapped else error
+    if isinstance(ours, ScriptExhaustedError):
+        text = _(EXHAUSTED, language, calls=ours.calls)
+    elif isinstance(ours, ProviderFailure):
+        text = failure_text(ours, language)
+    else:
+        return error_text(error)  # not ours: a learner's error class may fail even to print
     return _("provider request failed: {error}", language, error=text) if wrapped else text

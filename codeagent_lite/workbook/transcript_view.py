@@ -79,8 +79,7 @@ def render_transcript(
     reason = stop_words(transcript.stop_reason, language)
     lines.append(_("stopped: {reason} ({detail})", language, reason=reason, detail=detail))
     if transcript.final_answer is not None:
-        answer = shorten_counted(transcript.final_answer, max_chars)
-        lines.append(_("final answer: {answer}", language, answer=answer))
+        lines.append(_("final answer: {answer}", language, answer=shorten_counted(transcript.final_answer, max_chars)))
     usage, calls, rejected = usage_words(transcript.usage, language), transcript.model_calls, transcript.rejections
     counts = {"usage": usage, "calls": calls, "rejected": rejected}
     lines.append(_("usage: {usage} over {calls} model calls ({rejected} rejected)", language, **counts))

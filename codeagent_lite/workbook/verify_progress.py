@@ -8,18 +8,11 @@ from __future__ import annotations
 
 import html
 import sys
-from typing import Any
 
 from .contract import step_title
 from .words import _
 
 __all__ = ["start"]
-
-
-def _shell() -> Any:
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    return shell if shell is not None and type(shell).__name__ == "ZMQInteractiveShell" else None
 
 
 def _line(number: int, total: int) -> str:
@@ -45,12 +38,10 @@ class _Notebook:
         self.total = total
         self.handle = display({}, raw=True, display_id=True)  # type: ignore[no-untyped-call]
 
-    def _bar(self, done: int, line: str) -> dict[str, str]:
-        bar = f'<progress value="{done}" max="{self.total}"></progress> {html.escape(line)}'
-        return {"text/plain": line, "text/html": bar}
-
     def step(self, number: int) -> None:
-        self.handle.update(self._bar(number - 1, _line(number, total=self.total)), raw=True)
+        line = _line(number, total=self.total)
+        bar = f'<progress value="{number - 1}" max="{self.total}"></progress> {html.escape(line)}'
+        self.handle.update({"text/plain": line, "text/html": bar}, raw=True)
 
     def done(self) -> None:
         self.handle.update({}, raw=True)
@@ -58,7 +49,9 @@ class _Notebook:
 
 def start(total: int, progress: bool | None) -> _Terminal | _Notebook:
     """The progress display for a verify of ``total`` steps: ``progress`` None shows it where it can be seen."""
-    if progress is not False and _shell() is not None:
+    ipython = sys.modules.get("IPython")  # a notebook's kernel has imported it; never imported here
+    shell = ipython.get_ipython() if ipython is not None else None
+    if progress is not False and type(shell).__name__ == "ZMQInteractiveShell":
         return _Notebook(total)
     tty = bool(getattr(sys.stderr, "isatty", lambda: False)())
     return _Terminal(total, quiet=progress is False or not (progress or tty))
