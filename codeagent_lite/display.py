@@ -7,6 +7,7 @@ included, may use it without an import circle.
 
 from __future__ import annotations
 
+import bisect
 import html
 import unicodedata
 
@@ -40,13 +41,12 @@ def quote(text: str, limit: int = QUOTE_CHARS) -> str:
     head = text[:limit]  # repr of a long text would cost its whole length; no more than this can show
     if len(head) == len(text) and len(quoted := repr(head)) <= limit:
         return quoted
-    # The longest prefix whose repr and the ellipsis fit, found by halving (a repr only grows with its text): one
-    # character at a time took a repr per character, seconds for a limit of 60,000 escapes.
-    low, high = 0, min(len(head), limit - 3)  # two quotes and the ellipsis leave no more room than ``high``
-    while low < high:
-        middle = (low + high + 1) // 2
-        low, high = (middle, high) if len(repr(text[:middle])) + len(ELLIPSIS) <= limit else (low, middle - 1)
-    return repr(text[:low]) + ELLIPSIS
+    # The longest prefix whose repr and the ellipsis fit, found by bisection (a repr only grows with its text): one
+    # character at a time took a repr per character, seconds for a limit of 60,000 escapes. Two quotes and the
+    # ellipsis leave room for no more than ``limit - 3`` characters.
+    sizes = range(min(len(head), limit - 3) + 1)
+    fitting = bisect.bisect_right(sizes, limit - len(ELLIPSIS), key=lambda size: len(repr(text[:size])))
+    return repr(text[: fitting - 1]) + ELLIPSIS  # ``fitting`` sizes fit, counting from 0
 
 
 def printable(text: str) -> str:
