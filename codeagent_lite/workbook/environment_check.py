@@ -52,9 +52,7 @@ def _dotted(parts: Sequence[int]) -> str:
 def parse_version(text: str) -> tuple[int, ...] | None:
     """``4.2.0rc1`` -> (4, 2, 0): a pre-release counts as its release, enough for a lower bound."""
     match = re.match(r"\s*v?(\d+(?:\.\d+)*)", text)
-    if match is None:
-        return None
-    return tuple(int(part) for part in match.group(1).split("."))
+    return None if match is None else tuple(int(part) for part in match.group(1).split("."))
 
 
 def check_python(version_info: Sequence[int] | None = None) -> RequirementCheck:
