@@ -100,9 +100,7 @@ def check_importable(module_name: str) -> RequirementCheck:
 
 def check_environment() -> list[RequirementCheck]:
     """In the order a learner would fix them."""
-    results = [check_python(), check_importable("codeagent_lite")]
-    results.extend(check_distribution(requirement) for requirement in PACKAGE_REQUIREMENTS)
-    return results
+    return [check_python(), check_importable("codeagent_lite"), *map(check_distribution, PACKAGE_REQUIREMENTS)]
 
 
 def format_results(results: Sequence[RequirementCheck]) -> str:
