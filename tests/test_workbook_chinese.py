@@ -138,7 +138,7 @@ def test_the_environment_check_speaks_chinese(zh: None) -> None:
         "[OK]   codeagent_lite 可以导入",
         "[FAIL] codeagent-lite-no-such-distribution >= 1.0：没有安装"
         '（提示：在仓库根目录运行 `make lab` 或 `pip install -e ".[lab]"`，然后重启内核）',
-        "3 项要求中有 1 项没有满足：请先修好，再运行 notebook。",
+        "3 项要求中有 1 项没有满足：请先修好，再运行笔记本。",
     ]
     assert check_python((3, 10, 2)).hint == "请在 Python 3.11 或更新版本的环境里启动 Jupyter"
 
@@ -405,6 +405,22 @@ def test_the_playground_ladders_and_the_learner_ladder_speak_chinese(zh: None) -
     assert "第 2 层（顶层对象）" in ladder_html and ">拒绝<" in ladder_html
     text = str(learner_ladders(STUBS, ["[]"]))
     assert "第 2 层" in text and "✘ 拒绝" in text and "=> 参考：✘ 在第 2 层（顶层对象）被拒绝" in text
+    named = learner_ladders(STUBS, {"top-level array": "[]", "my own reply": "{}", 7: "[]"})
+    assert [pair.name for pair in named.pairs] == ["顶层是数组", "my own reply", "7"]
+
+
+def test_the_preset_list_gives_each_key_with_its_chinese_name(zh: None) -> None:
+    from codeagent_lite.workbook.parser_playground import PRESETS, preset_names
+
+    lines = preset_names().splitlines()
+    assert len(lines) == len(PRESETS) and lines[0] == "clean tool call  ·  合法的工具调用"
+    assert all(line.startswith(key + "  ·  ") and CHINESE.search(line) for line, key in zip(lines, PRESETS))
+
+
+def test_the_preset_list_is_the_keys_alone_in_english(en: None) -> None:
+    from codeagent_lite.workbook.parser_playground import PRESETS, preset_names
+
+    assert preset_names().splitlines() == list(PRESETS)
 
 
 def test_compare_labels_its_rows_in_chinese_and_keeps_the_folders_name(zh: None) -> None:

@@ -122,6 +122,7 @@ def learner_ladders(
         ours = _said(outcome.status for outcome in diagnose(text).outcomes)
         ours_verdict = parse_verdict_of(reference_parser, text)
         your_ladder = _your_ladder(yours.rejected_at, yours.accepted)
-        pairs.append(LadderPair(printable(name), text, ours, ours_verdict, your_ladder, yours.verdict))
+        shown = printable(_(str(name)))  # a preset's key is a catalog id: its name in the edition's language
+        pairs.append(LadderPair(shown, text, ours, ours_verdict, your_ladder, yours.verdict))
     given = os.fspath(directory)  # names printed as text: escaped once, here
     return LadderPairs(printable(given if not os.path.isabs(given) else os.path.basename(given)), tuple(pairs))

@@ -121,6 +121,12 @@ def render_ladder_html(diagnosis: Diagnosis) -> str:
     return f'<div class="cal-ladder" style="{style}">' + "".join(rows) + "</div>"
 
 
+def preset_names() -> str:
+    """One line a preset: its key, which code uses in both editions, and beside it the name the drop-down shows
+    when that is another (the Chinese edition's)."""
+    return "\n".join(name if _(name) == name else f"{name}  ·  {_(name)}" for name in PRESETS)
+
+
 def static_ladders_text(names: Iterable[str]) -> str:
     """For places where widgets cannot run: plain text reads well on GitHub and diffs cleanly under nbval."""
     blocks = []
