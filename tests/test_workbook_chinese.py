@@ -414,7 +414,9 @@ def test_the_preset_list_gives_each_key_with_its_chinese_name(zh: None) -> None:
 
     lines = preset_names().splitlines()
     assert len(lines) == len(PRESETS) and lines[0] == "clean tool call  ·  合法的工具调用"
-    assert all(line.startswith(key + "  ·  ") and CHINESE.search(line) for line, key in zip(lines, PRESETS))
+    assert all(
+        line.startswith(key + "  ·  ") and CHINESE.search(line) for line, key in zip(lines, PRESETS, strict=True)
+    )
 
 
 def test_the_preset_list_is_the_keys_alone_in_english(en: None) -> None:
