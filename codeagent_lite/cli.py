@@ -225,7 +225,8 @@ def parse_script(text: str) -> tuple[str, ...]:
     if isinstance(value, list):
         replies = [_script_reply(number, item) for number, item in enumerate(value, start=1)]
     else:
-        replies = [line for line in text.splitlines() if line.strip()]
+        # Lines end at "\n" alone: str.splitlines() also breaks at U+2028, \x85 or \f, which a JSON string may hold.
+        replies = [line.removesuffix("\r") for line in text.split("\n") if line.strip()]
     if not replies:
         raise UsageError(_("the script holds no replies"))
     return tuple(replies)
@@ -401,10 +402,19 @@ _PROVIDERS: dict[str, Callable[[argparse.Namespace], tuple[TextProvider, str]]] 
 }
 
 
+def _workspace(given: str) -> Path:
+    """An existing folder; "" is refused, not read as the current folder (``--workspace "$UNSET"``)."""
+    try:
+        if given and Path(given).is_dir():
+            return Path(given)
+        found = repr(given)
+    except (OSError, ValueError) as error:  # a name too long, a folder we may not look into
+        found = f"{given!r} ({error_reason(error)})"
+    raise UsageError(_("--workspace must be an existing folder: {found}", found=found))
+
+
 def _run(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int:
-    workspace = Path(args.workspace)
-    if not workspace.is_dir():
-        raise UsageError(_("--workspace must be an existing folder: {found}", found=repr(args.workspace)))
+    workspace = _workspace(args.workspace)
     task = _argument(args.task, _("the task"))
     if not task.strip():
         raise UsageError(_("the task must not be blank"))

@@ -147,6 +147,41 @@ def test_the_cap_is_a_run_option() -> None:
     assert sent.content == "abc… [3 more characters]"
 
 
+@pytest.mark.parametrize("over", [1, 5, 20, 25])
+def test_a_result_cut_by_a_few_characters_is_still_said_to_be_cut(over: int) -> None:
+    # The cut text ends in "… [N more characters]", longer than a cut of 20: lengths alone cannot tell
+    output = "y" * (MAX_TOOL_RESULT_CHARS + over)
+    transcript = run([call("c1", "t"), final("done")], (custom_tool("t", lambda arguments: output),))
+    step = next(step for step in transcript.steps if isinstance(step, ToolResultStep))
+    assert step.capped and step.output_chars == len(output)
+    assert f"the tool returned {len(output)} characters" in render_transcript(transcript, language="en")
+
+
+def test_a_result_that_fits_is_not_said_to_be_cut() -> None:
+    transcript = run([call("c1", "t"), final("done")], (custom_tool("t", lambda arguments: "z" * 30),))
+    step = next(step for step in transcript.steps if isinstance(step, ToolResultStep))
+    assert not step.capped and step.output_chars == 30
+
+
+def test_the_tools_may_be_any_iterable_read_once() -> None:
+    tools = iter((custom_tool("t", lambda arguments: "ok"),))
+    transcript = run_agent(JsonTextModelAdapter(ScriptedProvider([call("c1", "t"), final("done")])), tools, "Go")
+    sent = next(item for item in transcript.history if isinstance(item, ToolResult))
+    assert sent.content == "ok" and not sent.is_error
+
+
+def test_a_final_answer_on_many_lines_cannot_pass_for_the_transcripts_own_lines() -> None:
+    forged = "fine.\nusage: 0 in + 0 out = 0 tokens over 1 model calls (0 rejected)\n[3] tool result · ok"
+    text = render_transcript(run([final(forged)], ()), language="en")
+    assert "\n    usage: 0 in" in text and "\n    [3] tool result" in text
+    assert [line for line in text.splitlines() if line.startswith("usage:")] == [text.splitlines()[-1]]
+
+
+def test_a_transcript_too_narrow_for_a_quote_is_refused_whatever_it_holds() -> None:
+    with pytest.raises(ValueError, match="max_chars must be at least 4, found 3"):
+        render_transcript(run([final("done")], ()), max_chars=3)
+
+
 def test_a_tool_output_with_a_lone_surrogate_is_made_sendable() -> None:
     result = run_tool([custom_tool("t", lambda arguments: "caf\udce9")], ToolCall("c1", "t", {}))
     assert result.content == "caf\\udce9"

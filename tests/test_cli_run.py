@@ -149,6 +149,9 @@ def test_module_entry_point_runs_offline_without_the_real_providers(tmp_path: Pa
         (["--provider", "openai", "--model", "m", "Go"], "needs --base-url URL and --model NAME"),
         (["--provider", "scripted", "--script", "missing.txt", "Go"], "cannot read the script"),
         (["--provider", "scripted", "--script", "SCRIPT", "--workspace", "no/such/dir", "Go"], "existing folder"),
+        # "" is not the current folder (--workspace "$UNSET"), and a name the system cannot look up is no traceback
+        (["--provider", "scripted", "--script", "SCRIPT", "--workspace", "", "Go"], "existing folder: ''"),
+        (["--provider", "scripted", "--script", "SCRIPT", "--workspace", "/" + "a" * 300, "Go"], "File name too long"),
         (["--provider", "scripted", "--script", "SCRIPT", "   "], "the task must not be blank"),
     ],
 )
@@ -289,3 +292,10 @@ def test_no_api_key_and_api_key_env_exclude_each_other(capsys: pytest.CaptureFix
     )
     assert status == EXIT_USAGE
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\x85", "\x0c", "\x1c", "\x0b"])
+def test_a_script_line_ends_at_a_newline_only(separator: str) -> None:
+    # No line end in a text file (U+2028 is even legal raw in a JSON string): str.splitlines() broke replies there.
+    reply = f'{{"type": "final_answer", "content": "one{separator}reply"}}'
+    assert parse_script(f"{reply}\r\n{reply}\n") == (reply, reply)

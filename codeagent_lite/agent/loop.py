@@ -121,17 +121,16 @@ class ProviderErrorStep:
 
 @dataclass(frozen=True, slots=True)
 class ToolResultStep:
-    """``result`` is what the model was sent; ``output_chars`` is the tool's own length, longer when capped."""
+    """``result`` is what the model was sent; ``output_chars``, the length of the tool's text before the loop's cap
+    (in the form it is sent: a lone surrogate as its escape); ``capped``, whether the cap cut it. A flag, not a
+    comparison of the two lengths: the cut text carries a marker, longer than a cut of a few characters."""
 
     kind: ClassVar[Literal[StepKind.TOOL_RESULT]] = StepKind.TOOL_RESULT
     model_call: ClassVar[None] = None
     usage: ClassVar[None] = None
     result: ToolResult
     output_chars: int
-
-    @property
-    def capped(self) -> bool:
-        return self.output_chars > len(self.result.content)
+    capped: bool
 
 
 Step: TypeAlias = ActionStep | RejectionStep | RepeatedCallIdStep | ProviderErrorStep | ToolResultStep
@@ -310,7 +309,7 @@ class _Run:
             result = ToolResult(call.call_id, interrupted, is_error=True)
         sent = replace(result, content=shorten_counted(result.content, self.max_chars))
         self.history.append(sent)
-        self.steps.append(ToolResultStep(sent, len(result.content)))
+        self.steps.append(ToolResultStep(sent, len(result.content), capped=len(result.content) > self.max_chars))
         return None if interrupted is None else self.finish(StopReason.INTERRUPTED, interrupted)
 
 
@@ -349,12 +348,13 @@ def run_agent(
     require_count("max_steps", max_steps, 1)
     require_count("max_consecutive_rejections", max_consecutive_rejections, 0)
     require_count("max_tool_result_chars", max_tool_result_chars, 1)
+    tools = tuple(tools)  # read once: an iterator checked for duplicates would be empty when the run begins
     names = [tool.name for tool in tools]
     if duplicates := sorted({name for name in names if names.count(name) > 1}):
         raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
     history: list[HistoryItem] = [] if system_prompt is None else [Message(MessageRole.SYSTEM, system_prompt)]
     history.append(Message(MessageRole.USER, task))
-    run = _Run(adapter, tuple(tools), task, history, budget, max_consecutive_rejections, max_tool_result_chars)
+    run = _Run(adapter, tools, task, history, budget, max_consecutive_rejections, max_tool_result_chars)
     for call_number in range(1, max_steps + 1):
         if (transcript := run.turn(call_number)) is not None:
             return transcript

@@ -20,7 +20,7 @@ from ..agent.loop import (
 )
 from ..diagnosis import diagnose
 from ..display import printable, quote, shorten, shorten_counted
-from ..model_adapter import TokenUsage
+from ..model_adapter import TokenUsage, require_count
 from .ladder import format_ladder, layer_label
 from .language import Language
 from .words import N_, _
@@ -71,19 +71,27 @@ def render_transcript(
 ) -> str:
     """The task, each step, why the run stopped and what it cost. With ``show_ladders`` a rejected reply is run
     through ``diagnose`` again, so the learner sees all four layers, not only the one that failed."""
-    lines = [_("task: {task}", language, task=shorten_counted(transcript.task, max_chars))]
+    require_count("max_chars", max_chars, 4)  # a raw reply is quoted, and a quote needs its two marks and "…"
+    lines = [_("task: {task}", language, task=_indented(shorten_counted(transcript.task, max_chars)))]
     for number, step in enumerate(transcript.steps, start=1):
         lines.append(_heading(number, step, language))
         lines.extend("    " + line for line in _body(step, show_ladders, max_chars, language).splitlines())
-    detail = shorten_counted(_stop_detail(transcript, language), max_chars)
+    detail = _indented(shorten_counted(_stop_detail(transcript, language), max_chars))
     reason = stop_words(transcript.stop_reason, language)
     lines.append(_("stopped: {reason} ({detail})", language, reason=reason, detail=detail))
     if transcript.final_answer is not None:
-        lines.append(_("final answer: {answer}", language, answer=shorten_counted(transcript.final_answer, max_chars)))
+        answer = _indented(shorten_counted(transcript.final_answer, max_chars))
+        lines.append(_("final answer: {answer}", language, answer=answer))
     usage, calls, rejected = usage_words(transcript.usage, language), transcript.model_calls, transcript.rejections
     counts = {"usage": usage, "calls": calls, "rejected": rejected}
     lines.append(_("usage: {usage} over {calls} model calls ({rejected} rejected)", language, **counts))
     return printable("\n".join(lines))
+
+
+def _indented(text: str) -> str:
+    """Text a model or a user wrote, on a line of the transcript's own: its next lines indented like a step's
+    body, so "usage: …" or "[3] tool result" in a final answer cannot pass for the transcript's lines."""
+    return text.replace("\n", "\n    ")  # the one line break printable() keeps
 
 
 def _heading(number: int, step: Step, language: Language | None) -> str:
