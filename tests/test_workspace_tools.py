@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import socket
+import subprocess
 import sys
+import threading
+import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
+from types import TracebackType
 
 import pytest
 
+from codeagent_lite import JsonTextModelAdapter, ScriptedProvider
+from codeagent_lite.agent.loop import MAX_TOOL_RESULT_CHARS, ToolResultStep, run_agent
 from codeagent_lite.agent.workspace_tools import (
+    MAX_LIST_CHARS,
     MAX_LIST_ENTRIES,
     MAX_READ_CHARS,
     Tool,
@@ -303,3 +314,252 @@ def test_a_symlink_loop_or_a_chain_past_40_links_is_refused(workspace: Path) -> 
     for path in ("ping", "link0"):
         with pytest.raises(ToolError, match="cannot be resolved: too many levels of symbolic links"):
             read_file.run({"path": path})
+
+
+# --------------------------------------------------------------------------- the bug hunt's findings
+
+
+def _listing_checked(listing: str, names: list[str], total: int) -> int:
+    """``listing`` is whole lines of the first names by name, then the tool's own line saying how many it shows."""
+    assert len(listing) <= MAX_LIST_CHARS
+    *lines, marker = listing.split("\n")
+    assert lines == names[: len(lines)]
+    assert marker == f"[truncated: showing {len(lines)} of {total} entries]"
+    return len(lines)
+
+
+def test_a_listing_of_long_names_stays_under_its_character_cap_and_says_what_it_shows(tmp_path: Path) -> None:
+    names = [f"{number:04d}_" + "n" * 60 for number in range(600)]
+    for name in names:
+        (tmp_path / name).write_text("", encoding="utf-8")
+    assert 1 < _listing_checked(list_files_tool(tmp_path).run({}), names, 600) < MAX_LIST_ENTRIES
+    # What the model is sent: the tool's own line, never the loop's cut in the middle of a name.
+    assert MAX_LIST_CHARS <= MAX_TOOL_RESULT_CHARS * 0.9
+    replies = [
+        json.dumps({"type": "tool_call", "call_id": "c1", "tool_name": "list_files", "arguments": {"path": "."}}),
+        json.dumps({"type": "final_answer", "content": "done"}),
+    ]
+    transcript = run_agent(JsonTextModelAdapter(ScriptedProvider(replies)), workspace_tools(tmp_path), "List it.")
+    [sent] = [step for step in transcript.steps if isinstance(step, ToolResultStep)]
+    assert not sent.capped
+    assert sent.result.content.endswith(" of 600 entries]")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="names that are not UTF-8: Linux file systems take any bytes")
+def test_a_listing_of_255_byte_names_that_are_not_utf8_stays_under_its_cap(tmp_path: Path) -> None:
+    folder = os.open(tmp_path, os.O_RDONLY)
+    try:
+        for number in range(MAX_LIST_ENTRIES + 20):
+            os.close(os.open(b"%03d" % number + b"\xff" * 252, os.O_CREAT | os.O_WRONLY, 0o600, dir_fd=folder))
+    finally:
+        os.close(folder)
+    names = sorted(repr(os.fsdecode(b"%03d" % number + b"\xff" * 252)) for number in range(MAX_LIST_ENTRIES + 20))
+    assert _listing_checked(list_files_tool(tmp_path).run({}), names, MAX_LIST_ENTRIES + 20) >= 10
+
+
+class _FakeEntry:
+    """Just what ``list_files`` asks of an ``os.DirEntry``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def is_symlink(self) -> bool:
+        return False
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+        return False
+
+
+class _FakeScandir:
+    """A folder of ``count`` entries made one at a time, in no particular order."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    def __enter__(self) -> Iterator[_FakeEntry]:
+        # 7919 is prime, so (n * 7919) % count runs through every number below count once.
+        return (_FakeEntry(f"{(number * 7919) % self.count:06d}") for number in range(self.count))
+
+    def __exit__(self, *exc_info: type[BaseException] | BaseException | TracebackType | None) -> None:
+        pass
+
+
+def test_a_huge_folder_is_read_keeping_only_the_entries_shown(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    count = 100_000
+    monkeypatch.setattr(os, "scandir", lambda target: _FakeScandir(count))
+    list_files = list_files_tool(workspace)
+    tracemalloc.start()
+    try:
+        listing = list_files.run({"path": "src"})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    monkeypatch.undo()
+    expected = [f"{number:06d}" for number in range(MAX_LIST_ENTRIES)]
+    assert _listing_checked(listing, expected, count) == MAX_LIST_ENTRIES
+    assert peak < 1_000_000  # all 100,000 names at once took some 8 MB
+
+
+def test_the_listing_is_sorted_by_name_not_by_its_display_lines(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    for name in ("a-b", "a.txt", "b\tc"):
+        (tmp_path / name).write_text("", encoding="utf-8")
+    assert list_files_tool(tmp_path).run({}).split("\n") == ["a/", "a-b", "a.txt", "'b\\tc'"]
+
+
+def _fifo_writer(fifo: Path) -> threading.Thread:
+    """A thread blocked opening ``fifo`` to write, until something opens it to read."""
+    writer = threading.Thread(target=lambda: os.close(os.open(fifo, os.O_WRONLY)), daemon=True)
+    writer.start()
+    return writer
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_a_fifo_is_refused_without_being_opened(workspace: Path) -> None:
+    fifo = workspace / "pipe"
+    os.mkfifo(fifo)
+    writer = _fifo_writer(fifo)
+    try:
+        for tool in workspace_tools(workspace):
+            with pytest.raises(ToolError, match="named pipe"):
+                tool.run({"path": "pipe"})
+        writer.join(0.3)
+        assert writer.is_alive(), "the tool opened the FIFO: its blocked writer was let go"
+    finally:
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # lets the writer go
+        writer.join(5)
+
+
+_TTY_CHILD = """
+import os
+from codeagent_lite.agent.workspace_tools import ToolError, workspace_tools
+
+def controlling_tty():
+    with open("/proc/self/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[4])
+
+master, slave = os.openpty()
+folder, name = os.path.split(os.ttyname(slave))
+os.close(slave)
+before = controlling_tty()
+for tool in workspace_tools(folder):
+    try:
+        tool.run({"path": name})
+    except ToolError as error:
+        print(error)
+print(before, controlling_tty())
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc and /dev/pts")
+def test_a_terminal_device_is_refused_without_becoming_the_controlling_terminal() -> None:
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    child = subprocess.run(
+        [sys.executable, "-c", _TTY_CHILD], start_new_session=True, capture_output=True, text=True, env=env, timeout=60
+    )
+    assert child.returncode == 0, child.stderr
+    *refusals, ttys = child.stdout.splitlines()
+    assert ttys == "0 0"  # no controlling terminal before the calls, nor after
+    assert len(refusals) == 2 and all("is a character device, not a regular file or folder" in r for r in refusals)
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOCTTY"), reason="POSIX open flags")
+def test_every_open_under_the_workspace_has_o_noctty(read_file: Tool, monkeypatch: pytest.MonkeyPatch) -> None:
+    flags: list[int] = []
+    real_open = os.open
+
+    def recording_open(path: str, flag: int, *args: object, **kwargs: object) -> int:
+        if "dir_fd" in kwargs:
+            flags.append(flag)
+        return real_open(path, flag, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", recording_open)
+    assert read_file.run({"path": "src/main.py"}) == "print('hi')\n"
+    monkeypatch.undo()
+    assert len(flags) == 2 and all(flag & os.O_NOCTTY for flag in flags)
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets")
+def test_special_files_are_called_what_they_are(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    os.mkfifo(workspace / "pipe")
+    monkeypatch.chdir(workspace)  # a relative name: a socket's path is limited to about 100 bytes
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind("sock")
+        answers = {}
+        for tool in workspace_tools(workspace):
+            for path in ("pipe", "sock"):
+                with pytest.raises(ToolError) as caught:
+                    tool.run({"path": path})
+                answers[tool.name, path] = str(caught.value)
+    tail = "not a regular file or folder; neither tool can open it"
+    assert answers == {
+        ("read_file", "pipe"): f"'pipe' is a named pipe (FIFO), {tail}",
+        ("list_files", "pipe"): f"'pipe' is a named pipe (FIFO), {tail}",
+        ("read_file", "sock"): f"'sock' is a socket, {tail}",
+        ("list_files", "sock"): f"'sock' is a socket, {tail}",
+    }
+    if Path("/dev/null").is_char_device():
+        for tool in workspace_tools("/dev"):
+            with pytest.raises(ToolError, match=f"^'null' is a character device, {tail}$"):
+                tool.run({"path": "null"})
+
+
+def test_names_that_read_as_the_listings_own_words_are_quoted(tmp_path: Path) -> None:
+    lonely = tmp_path / "lonely"
+    lonely.mkdir()
+    (lonely / "(empty folder)").write_text("", encoding="utf-8")
+    assert list_files_tool(lonely).run({}) == "'(empty folder)'"
+    forged = tmp_path / "forged"
+    forged.mkdir()
+    for name in ("notes.txt", "[truncated: showing 1 of 90000 entries]", "zz [truncated: showing 500 of 90 entries]"):
+        (forged / name).write_text("", encoding="utf-8")
+    assert list_files_tool(forged).run({}).split("\n") == [
+        "'[truncated: showing 1 of 90000 entries]'",
+        "notes.txt",
+        "'zz [truncated: showing 500 of 90 entries]'",
+    ]
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="the descriptor walk is POSIX's")
+def test_a_symlink_whose_target_ends_in_a_slash_names_a_folder(workspace: Path) -> None:
+    for name, target in (("dotlink", "README.md/."), ("slashlink", "README.md/"), ("deeplink", "src/main.py/")):
+        (workspace / name).symlink_to(target)
+        with pytest.raises(NotADirectoryError):
+            (workspace / name).open(encoding="utf-8")  # as the system reads it
+        for tool in workspace_tools(workspace):
+            with pytest.raises(ToolError, match=f"^path '{name}' goes through a file as if it were a folder$"):
+                tool.run({"path": name})
+    (workspace / "srclink").symlink_to("src/")
+    (workspace / "srcdot").symlink_to("./src/.")
+    read_file, list_files = workspace_tools(workspace)
+    assert list_files.run({"path": "srclink"}) == list_files.run({"path": "srcdot"}) == list_files.run({"path": "src"})
+    assert read_file.run({"path": "srclink/main.py"}) == "print('hi')\n"
+
+
+@pytest.mark.parametrize("walk", [True, False])
+def test_a_workspace_removed_or_replaced_later_is_named_not_the_path(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, walk: bool
+) -> None:
+    monkeypatch.setattr(sys.modules["codeagent_lite.agent.workspace_tools"], "_WALK_SUPPORTED", walk)
+    tools = workspace_tools(workspace)
+    shutil.rmtree(workspace)
+    for tool in tools:
+        for path in ("README.md", "."):
+            with pytest.raises(ToolError, match=r"^the workspace folder itself is gone: it was removed after"):
+                tool.run({"path": path})
+    workspace.write_text("now a file", encoding="utf-8")
+    for tool in tools:
+        for path in ("README.md", "."):
+            with pytest.raises(ToolError, match=r"^the workspace folder itself is no longer a folder: it was replaced"):
+                tool.run({"path": path})
+
+
+def test_a_workspace_the_system_cannot_look_up_is_a_value_error_saying_why(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="cannot be looked up: File name too long"):
+        read_file_tool(tmp_path / ("x" * 300))
+    (tmp_path / "loop").symlink_to("loop")
+    with pytest.raises(ValueError, match="loop"):
+        list_files_tool(tmp_path / "loop")

@@ -11,6 +11,7 @@ link to a file outside cannot be told from a file inside.
 from __future__ import annotations
 
 import errno
+import heapq
 import os
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -30,10 +31,15 @@ MAX_READ_CHARS = 20_000
 """Longest text ``read_file`` returns; more would flood the model's context and the bill."""
 MAX_LIST_ENTRIES = 500
 """Most entries ``list_files`` returns for one folder, for the same reason."""
+MAX_LIST_CHARS = 20_000
+"""Longest text ``list_files`` returns, its truncation line included: 500 entries are not a size (a 255-byte name
+that is not UTF-8 takes some 1,500 characters escaped), and the loop's own cap must never cut a listing mid-name."""
 MAX_PATH_CHARS = 1024
 """Longer path arguments are refused before any system call."""
 _MAX_SYMLINKS = 40  # followed in one path before it counts as a loop (Linux's own limit)
 _PATH_QUOTE_CHARS = 80
+_MARKER_ROOM = 80  # kept for the "[truncated: showing N of M entries]" line: 33 characters and two counts
+_OWN_LINES = ("(empty folder)", "[truncated:")  # list_files' own words, which no listed name may pass for
 
 
 class ToolError(Exception):
@@ -139,14 +145,34 @@ def resolve_in_workspace(workspace: Path, path: object) -> Path:
 
 
 _WALK_SUPPORTED = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
+_WALK_SUPPORTED = _WALK_SUPPORTED and os.stat in os.supports_dir_fd and os.stat in os.supports_follow_symlinks
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-# O_NONBLOCK: opening a FIFO someone left in the workspace must not hang the tool.
+# Special files are refused before they are opened; should one take a regular file's place in between, O_NONBLOCK
+# keeps a FIFO from hanging the tool and O_NOCTTY keeps a terminal from becoming the process's controlling one.
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | _O_CLOEXEC
+_OPEN_FLAGS |= getattr(os, "O_NOCTTY", 0)
+
+
+class _SpecialFile(Exception):
+    """The path names neither a folder nor a regular file, found so without opening it: opening one acts (a FIFO's
+    blocked writer is let go into a pipe nobody reads, a terminal can become the controlling one)."""
+
+    def __init__(self, mode: int) -> None:
+        super().__init__(mode)
+        self.mode = mode
 
 
 def _open_component(parent: int, name: str, *, last: bool) -> int | str:
-    """A descriptor for ``name`` in ``parent``, or its target text when ``name`` is a symlink."""
+    """A descriptor for ``name`` in ``parent``, or its target text when ``name`` is a symlink. The last step is
+    looked at first, links not followed, and opened only if it is a folder or a regular file; the steps before it
+    open with ``O_DIRECTORY``, which refuses anything but a folder before opening it."""
+    if last:
+        mode = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
+        if stat.S_ISLNK(mode):
+            return os.readlink(name, dir_fd=parent)
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+            raise _SpecialFile(mode)
     try:
         return os.open(name, _OPEN_FLAGS | (0 if last else _O_DIRECTORY), dir_fd=parent)
     except OSError as error:
@@ -159,12 +185,15 @@ def _open_component(parent: int, name: str, *, last: bool) -> int | str:
 
 
 def _link_parts(root: Path, target: str, shown: str) -> tuple[Sequence[str], bool]:
-    """A symlink's target as components to walk, and whether they start again from the workspace's root."""
+    """A symlink's target as components to walk, and whether they start again from the workspace's root. A target
+    ending in "/" or "/." names a folder, as in the model's own path: PurePath drops that ending, so a "." is kept
+    last, and the step before it opens as a folder or not at all."""
+    folder = (".",) if target.endswith(("/", "/.")) else ()
     if not os.path.isabs(target):
-        return PurePath(target).parts, False
+        return (*PurePath(target).parts, *folder), False
     if not PurePath(target).is_relative_to(root):
         raise _outside(shown)
-    return PurePath(target).relative_to(root).parts, True
+    return (*PurePath(target).relative_to(root).parts, *folder), True
 
 
 def _walk(root: Path, parts: Sequence[str], shown: str) -> int:
@@ -204,17 +233,18 @@ def _opened(root: Path, path: str, kind: str) -> Iterator[tuple[int | Path, os.s
     pure, shown = _check_path_text(path), _shown(path)
     try:
         target = _walk(root, pure.parts, shown) if _WALK_SUPPORTED else resolve_in_workspace(root, path)
+    except _SpecialFile as special:
+        raise ToolError(_not_regular(shown, special.mode)) from None
     except OSError as error:
-        raise ToolError(_open_failure(shown, error, kind)) from None
+        raise ToolError(_open_failure(root, shown, error, kind)) from None
     try:
         try:
             info = os.stat(target)
         except OSError as error:
-            raise ToolError(_open_failure(shown, error, kind)) from None
-        # PurePath drops a trailing "/" (and "/."); POSIX open() does not: "notes.md/" names a folder, as "." does.
-        last = path.replace(os.altsep or os.sep, os.sep).rsplit(os.sep, 1)[-1]
-        if last in ("", ".") and not stat.S_ISDIR(info.st_mode):
-            raise ToolError(_open_failure(shown, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)), kind))
+            raise ToolError(_open_failure(root, shown, error, kind)) from None
+        problem = _type_problem(path, shown, info.st_mode)
+        if problem:  # without the walk, "." is the workspace folder itself, which may have become a file
+            raise ToolError(_root_problem(root) or problem)
         yield target, info
     finally:
         if isinstance(target, int):
@@ -228,15 +258,66 @@ _OPEN_FAILURES = {
 }
 
 
-def _open_failure(shown: str, error: OSError, kind: str) -> str:
+def _open_failure(root: Path, shown: str, error: OSError, kind: str) -> str:
     template = _OPEN_FAILURES.get(error.errno or 0, "cannot open {shown}: {reason}")
-    return template.format(kind=kind, shown=shown, reason=error_reason(error))
+    return _root_problem(root) or template.format(kind=kind, shown=shown, reason=error_reason(error))
+
+
+_NO_PATH_OPENS = "after the tools were made; no path in it can be opened"
+
+
+def _root_problem(root: Path) -> str | None:
+    """Why nothing opens when the workspace folder itself was removed or replaced after the tools were made: the
+    model's path is not to blame then."""
+    try:
+        mode = os.stat(root).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return f"the workspace folder itself is gone: it was removed {_NO_PATH_OPENS}"
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode):
+        return None
+    return f"the workspace folder itself is no longer a folder: it was replaced {_NO_PATH_OPENS}"
+
+
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _not_regular(shown: str, mode: int) -> str:
+    found = next((name for is_kind, name in _SPECIAL_KINDS if is_kind(mode)), "a special file")
+    return f"{shown} is {found}, not a regular file or folder; neither tool can open it"
+
+
+def _type_problem(path: str, shown: str, mode: int) -> str | None:
+    """Why what ``path`` led to cannot be used: a path ending in "/" or "/." that is not a folder, or something
+    neither a folder nor a regular file (the walk refuses those unopened; this holds without it, and after a swap)."""
+    # PurePath drops a trailing "/" (and "/."); POSIX open() does not: "notes.md/" names a folder, as "." does.
+    last = path.replace(os.altsep or os.sep, os.sep).rsplit(os.sep, 1)[-1]
+    if last in ("", ".") and not stat.S_ISDIR(mode):
+        return _OPEN_FAILURES[errno.ENOTDIR].format(shown=shown)
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        return None
+    return _not_regular(shown, mode)
 
 
 def _check_workspace(workspace: str | os.PathLike[str]) -> Path:
-    root = Path(workspace).resolve()
-    if not root.is_dir():
-        raise ValueError(f"workspace must be an existing folder: {os.fspath(workspace)!r}")
+    shown = repr(os.fspath(workspace))
+    try:
+        root = Path(workspace).resolve()
+        mode = os.stat(root).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = 0
+    except RuntimeError:  # a symlink loop, on Python < 3.13
+        raise ValueError(f"workspace {shown} cannot be resolved: it is a symlink loop") from None
+    except OSError as error:
+        raise ValueError(f"workspace {shown} cannot be looked up: {error_reason(error)}") from None
+    if not stat.S_ISDIR(mode):
+        raise ValueError(f"workspace must be an existing folder: {shown}")
     return root
 
 
@@ -248,10 +329,8 @@ def read_file_tool(workspace: str | os.PathLike[str]) -> Tool:
         path = _validate_arguments(ReadFileArguments, "read_file", arguments).path
         shown = _shown(path)
         with _opened(root, path, "file") as (target, info):
-            if stat.S_ISDIR(info.st_mode):
+            if stat.S_ISDIR(info.st_mode):  # else a regular file: _opened refuses the rest
                 raise ToolError(f"{shown} is a folder, not a file; use list_files to see what it holds")
-            if not stat.S_ISREG(info.st_mode):
-                raise ToolError(f"{shown} is not a regular file")
             try:
                 # newline="" shows the file's line endings as they are; read at most one char past the cap.
                 with open(os.dup(target) if isinstance(target, int) else target, encoding="utf-8", newline="") as file:
@@ -272,14 +351,46 @@ def read_file_tool(workspace: str | os.PathLike[str]) -> Tool:
 def _entry_line(entry: os.DirEntry[str]) -> str:
     """The name, then "/" for a folder or "@" for a symlink. A name is quoted as a literal when it could be read
     as something else: not plain printable text, ending with a mark (``x@`` is a file, not the symlink ``x``),
-    or starting with a quote; so a line starting with a quote is always a literal, a mark always a mark."""
+    starting with a quote, or passing for the tool's own words ("(empty folder)", "[truncated: ..."); so a line
+    starting with a quote is always a literal, a mark always a mark, and the tool's words always its own."""
     name = entry.name
-    if not name.isprintable() or name.endswith(("@", "/")) or name.startswith(("'", '"')):
+    own_words = name == _OWN_LINES[0] or _OWN_LINES[1] in name
+    if not name.isprintable() or name.endswith(("@", "/")) or name.startswith(("'", '"')) or own_words:
         name = repr(name)
     # follow_symlinks=False: listing must not touch what a link points to (it may be outside).
     if entry.is_symlink():
         return name + "@"
     return name + ("/" if entry.is_dir(follow_symlinks=False) else "")
+
+
+def _first_by_name(entries: Iterator[os.DirEntry[str]]) -> tuple[list[os.DirEntry[str]], int]:
+    """The ``MAX_LIST_ENTRIES`` entries first by name, in order, and how many there are: no more than those are
+    kept while the folder is read, so a folder of a million entries costs the memory of a small one."""
+    total = 0
+
+    def counted() -> Iterator[os.DirEntry[str]]:
+        nonlocal total
+        for entry in entries:
+            total += 1
+            yield entry
+
+    first = heapq.nsmallest(MAX_LIST_ENTRIES, counted(), key=lambda entry: entry.name)
+    return first, total
+
+
+def _listing(lines: Sequence[str], total: int) -> str:
+    """The lines that fit in ``MAX_LIST_CHARS``, then, if any of the ``total`` entries is left out, a line saying
+    how many of how many are shown."""
+    shown: list[str] = []
+    room = MAX_LIST_CHARS - _MARKER_ROOM
+    for line in lines:
+        room -= len(line) + 1
+        if room < 0:
+            break
+        shown.append(line)
+    if len(shown) < total:
+        shown.append(f"[truncated: showing {len(shown)} of {total} entries]")
+    return "\n".join(shown) or _OWN_LINES[0]
 
 
 def list_files_tool(workspace: str | os.PathLike[str]) -> Tool:
@@ -295,12 +406,11 @@ def list_files_tool(workspace: str | os.PathLike[str]) -> Tool:
                 raise ToolError(f"{shown} is a file, not a folder; use read_file to read it")
             try:
                 with os.scandir(target) as entries:
-                    names = sorted(_entry_line(entry) for entry in entries)
+                    first, total = _first_by_name(entries)
+                    lines = [_entry_line(entry) for entry in first]  # formatted after sorting: sorted by name
             except OSError as error:
                 raise ToolError(f"cannot list {shown}: {error_reason(error)}") from None
-        if len(names) > MAX_LIST_ENTRIES:
-            names = [*names[:MAX_LIST_ENTRIES], f"[truncated: showing {MAX_LIST_ENTRIES} of {len(names)} entries]"]
-        return "\n".join(names) or "(empty folder)"
+        return _listing(lines, total)
 
     description = (
         "List the entries of a folder inside the workspace, sorted by name. "
