@@ -4,8 +4,10 @@ A tool's arguments are untrusted (a model, or text injected into a file it read,
 every refusal is a ``ToolError`` whose message goes back to the model, so it can change course. Checking a path and
 then opening it leaves a window to swap a folder for a symlink, so where ``os.open`` has ``dir_fd`` and
 ``O_NOFOLLOW`` the tools walk the path from a descriptor of the workspace, following each symlink themselves only
-while it stays inside. Known limits: without ``dir_fd`` (Windows) they check the resolved path, then use it; a hard
-link to a file outside cannot be told from a file inside.
+while it stays inside. What is neither a folder nor a regular file (a FIFO, a socket, a device) is refused before
+it is opened, since opening one acts. Known limits: without ``dir_fd`` (Windows) they check the resolved path, then
+use it, and a symlink's target ending in "/" is not held to name a folder; a hard link to a file outside cannot be
+told from a file inside.
 """
 
 from __future__ import annotations
