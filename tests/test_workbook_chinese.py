@@ -405,8 +405,8 @@ def test_the_playground_ladders_and_the_learner_ladder_speak_chinese(zh: None) -
     assert "第 2 层（顶层对象）" in ladder_html and ">拒绝<" in ladder_html
     text = str(learner_ladders(STUBS, ["[]"]))
     assert "第 2 层" in text and "✘ 拒绝" in text and "=> 参考：✘ 在第 2 层（顶层对象）被拒绝" in text
-    named = learner_ladders(STUBS, {"top-level array": "[]", "my own reply": "{}", 7: "[]"})
-    assert [pair.name for pair in named.pairs] == ["顶层是数组", "my own reply", "7"]
+    named = learner_ladders(STUBS, {"top-level array": "[]", "my own reply": "{}", 7: "[]", "": "{}"})
+    assert [pair.name for pair in named.pairs] == ["顶层是数组", "my own reply", "7", ""]
 
 
 def test_the_preset_list_gives_each_key_with_its_chinese_name(zh: None) -> None:

@@ -122,7 +122,8 @@ def learner_ladders(
         ours = _said(outcome.status for outcome in diagnose(text).outcomes)
         ours_verdict = parse_verdict_of(reference_parser, text)
         your_ladder = _your_ladder(yours.rejected_at, yours.accepted)
-        shown = printable(_(str(name)))  # a preset's key is a catalog id: its name in the edition's language
+        # A preset's key is a catalog id: its name in the edition's language ("" is the catalog's header's id).
+        shown = printable(_(str(name)) if name != "" else "")
         pairs.append(LadderPair(shown, text, ours, ours_verdict, your_ladder, yours.verdict))
     given = os.fspath(directory)  # names printed as text: escaped once, here
     return LadderPairs(printable(given if not os.path.isabs(given) else os.path.basename(given)), tuple(pairs))
