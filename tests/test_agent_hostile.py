@@ -364,3 +364,52 @@ def test_a_rejection_whose_fields_are_not_text_is_corrected_not_a_crash() -> Non
     rejected = transcript.steps[0]
     assert rejected.message == "['a list']" and rejected.raw_text is None and rejected.usage is None
     assert printable(render_transcript(transcript)) == render_transcript(transcript)
+
+
+class _BrokenAdapter:
+    """A learner's adapter that answers once, then breaks its contract the way ``behaviour`` says."""
+
+    def __init__(self, behaviour: Any) -> None:
+        self.behaviour, self.calls = behaviour, 0
+
+    def complete(self, history: Any, tools: Any, budget: Any) -> Any:
+        from codeagent_lite import ModelResponse, TokenUsage
+
+        self.calls += 1
+        if self.calls == 1:
+            return ModelResponse(ToolCall("call_1", "echo", {}), TokenUsage(7, 2))
+        return self.behaviour()
+
+
+def _raise(error: BaseException) -> Any:
+    raise error
+
+
+def _layer_overwritten() -> Any:
+    from codeagent_lite import InvalidModelOutputError, ValidationLayer
+
+    error = InvalidModelOutputError("bad", layer=ValidationLayer.FIELDS)
+    error.layer = 4  # type: ignore[assignment]
+    raise error
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "said"),
+    [
+        (lambda: _raise(ValueError("input_tokens must be >= 0, got -3\x1b[2J")), "raised ValueError: input_tokens"),
+        (lambda: _raise(SystemExit(3)), "raised SystemExit: 3"),
+        (lambda: None, "returned NoneType, not a ModelResponse"),
+        (lambda: "the reply", "returned str, not a ModelResponse"),
+        (_layer_overwritten, "InvalidModelOutputError with a layer of type int"),
+    ],
+)
+def test_an_adapter_that_breaks_its_contract_ends_the_run_with_its_transcript(behaviour: Any, said: str) -> None:
+    from codeagent_lite.agent.loop import StopReason
+
+    echo = custom_tool("echo", lambda arguments: "echoed")
+    transcript = run_agent(_BrokenAdapter(behaviour), (echo,), "task")
+    assert transcript.stop_reason is StopReason.ADAPTER_ERROR
+    assert transcript.stop_detail.startswith("model call 2: adapter.complete ") and said in transcript.stop_detail
+    assert transcript.usage.total_tokens == 9 and transcript.steps[-1].result.content == "echoed"  # type: ignore[union-attr]
+    text = render_transcript(transcript, language="zh")
+    assert "Adapter 出错" in text and printable(text) == text

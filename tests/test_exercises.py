@@ -459,7 +459,7 @@ def _good_correction(error: InvalidModelOutputError) -> str:
         (lambda error: _good_correction(error).replace(str(error.found), "?"), "what was found"),
         (lambda error: _good_correction(error).replace(str(error.expected), "?"), "what was expected"),
         (lambda error: _good_correction(error) + f" Your reply was: {error.raw_text}", "echoes the whole raw reply"),
-        (lambda error: _good_correction(error) + " Please." * 80, "keep it under 600"),
+        (lambda error: _good_correction(error) + " Please." * 80, "the limit is 600"),
         (lambda error: None, "must return a str"),
         # keyword stuffing: naming every layer would "name" the right one whatever went wrong
         (lambda error: _good_correction(error) + " (layer 1, layer 2, layer 3 or layer 4)", "name only the layer"),

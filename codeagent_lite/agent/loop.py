@@ -20,6 +20,7 @@ from ..model_adapter import (
     ModelAdapter,
     ModelCallBudget,
     ModelProviderError,
+    ModelResponse,
     TokenUsage,
     ValidationLayer,
     require_count,
@@ -66,6 +67,9 @@ class StopReason(StrEnum):
     INTERRUPTED = "interrupted"
     """Ctrl-C while the model is asked or a tool runs (or a tool raising ``KeyboardInterrupt``): the run stops, not its
     host."""
+    ADAPTER_ERROR = "adapter error"
+    """``adapter.complete`` broke its contract (raised something else, returned no ``ModelResponse``, or refused a
+    reply without a ``ValidationLayer``): a bug in the adapter, often a learner's. The run ends, its transcript kept."""
 
 
 # One class per kind of step, each holding exactly what it has, so no field is "None unless ...";
@@ -250,18 +254,9 @@ class _Run:
 
     def turn(self, call_number: int) -> Transcript | None:
         """One model call and what follows from it; a ``Transcript`` when the run ends here."""
-        try:
-            response = self.adapter.complete(tuple(self.history), tuple(t.spec for t in self.tools), self.budget)
-        except ModelProviderError as error:
-            counted = _counted(error)
-            if counted is not None:
-                self.total += counted
-            self.steps.append(ProviderErrorStep(call_number, error_text(error), error, counted))
-            return self.finish(StopReason.PROVIDER_ERROR, error_text(error))
-        except InvalidModelOutputError as error:
-            return self.reject(self.rejection(call_number, error), correction_message(error))
-        except KeyboardInterrupt:  # Ctrl-C while the model thinks, where a run spends most of its time
-            return self.finish(StopReason.INTERRUPTED, f"model call {call_number} was interrupted (KeyboardInterrupt)")
+        response = self.ask(call_number)
+        if not isinstance(response, ModelResponse):
+            return response
         self.total += response.usage
         action = response.action
         if isinstance(action, ToolCall) and action.call_id in self.used_call_ids:
@@ -273,6 +268,34 @@ class _Run:
         if isinstance(action, FinalAnswer):
             return self.finish(StopReason.FINAL_ANSWER, "", action.content)
         return self.run_tool_call(action)
+
+    def ask(self, call_number: int) -> ModelResponse | Transcript | None:
+        """The adapter's response, or what its failure makes of the run: ``None`` when a correction goes out."""
+        try:
+            response = self.adapter.complete(tuple(self.history), tuple(t.spec for t in self.tools), self.budget)
+        except ModelProviderError as error:
+            counted = _counted(error)
+            if counted is not None:
+                self.total += counted
+            self.steps.append(ProviderErrorStep(call_number, error_text(error), error, counted))
+            return self.finish(StopReason.PROVIDER_ERROR, error_text(error))
+        except InvalidModelOutputError as error:
+            if not isinstance(error.layer, ValidationLayer):
+                return self.broken(
+                    call_number, f"raised InvalidModelOutputError with a layer of type {type(error.layer).__name__}"
+                )
+            return self.reject(self.rejection(call_number, error), correction_message(error))
+        except KeyboardInterrupt:  # Ctrl-C while the model thinks, where a run spends most of its time
+            return self.finish(StopReason.INTERRUPTED, f"model call {call_number} was interrupted (KeyboardInterrupt)")
+        except BaseException as error:  # sys.exit() in an adapter must not end the notebook either
+            return self.broken(call_number, f"raised {type(error).__name__}: {error_text(error)}")
+        if not _is_response(response):
+            return self.broken(call_number, f"returned {type(response).__name__}, not a ModelResponse of an action")
+        return response
+
+    def broken(self, call_number: int, what: str) -> Transcript:
+        detail = f"model call {call_number}: adapter.complete {what}"
+        return self.finish(StopReason.ADAPTER_ERROR, shorten(detail, _MAX_REASON_CHARS))
 
     def rejection(self, call_number: int, error: InvalidModelOutputError) -> RejectionStep:
         """The step, its cost counted; a learner's parser may fill the error with anything but text and counts."""
@@ -313,6 +336,14 @@ class _Run:
         return None if interrupted is None else self.finish(StopReason.INTERRUPTED, interrupted)
 
 
+def _is_response(response: object) -> bool:
+    return (
+        isinstance(response, ModelResponse)
+        and isinstance(response.action, (ToolCall, FinalAnswer))
+        and isinstance(response.usage, TokenUsage)
+    )
+
+
 def _counted(error: ModelProviderError) -> TokenUsage | None:
     """What a reply refused by its provider cost, when the provider's error (the cause the adapter chains) holds
     ``input_tokens`` and ``output_tokens`` as ``ProviderResponse`` does: a server counts a reply it sent in vain."""
@@ -333,7 +364,8 @@ def run_agent(
     budget: ModelCallBudget = DEFAULT_BUDGET,
     max_tool_result_chars: int = MAX_TOOL_RESULT_CHARS,
 ) -> Transcript:
-    """Run ``task`` until a final answer, the step limit, too many rejections, a provider error or an interrupt.
+    """Run ``task`` until a final answer, the step limit, too many rejections, a provider or adapter error, or an
+    interrupt.
 
     ``max_steps`` bounds the model calls, rejected ones included, so the cost too; an accepted action resets the
     count of rejections in a row. Choices worth knowing:
@@ -344,6 +376,7 @@ def run_agent(
     * A tool that raises anything, ``SystemExit`` included, gets an error ``ToolResult``; a ``KeyboardInterrupt``
       (in a tool or while the model is asked) stops the run with ``StopReason.INTERRUPTED``. Either way
       ``run_agent`` returns.
+    * An adapter that breaks its own contract (see ``StopReason.ADAPTER_ERROR``) stops the run, which still returns.
     """
     require_count("max_steps", max_steps, 1)
     require_count("max_consecutive_rejections", max_consecutive_rejections, 0)

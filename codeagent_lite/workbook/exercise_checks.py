@@ -614,7 +614,7 @@ def _correction_problems(text: str, error: InvalidModelOutputError, raw: str) ->
         problems.append(_("the message echoes the whole raw reply ({length} characters)", length=len(raw)))
     elif len(text) > MAX_CORRECTION_CHARS:
         length, limit = len(text), MAX_CORRECTION_CHARS
-        problems.append(_("the message has {length} characters; keep it under {limit}", length=length, limit=limit))
+        problems.append(_("the message has {length} characters; the limit is {limit}", length=length, limit=limit))
     return problems
 
 

@@ -35,6 +35,7 @@ _STOP_REASONS: Mapping[StopReason, str] = {
     StopReason.TOO_MANY_REJECTIONS: N_("too many rejected replies in a row"),
     StopReason.PROVIDER_ERROR: N_("provider error"),
     StopReason.INTERRUPTED: N_("interrupted"),
+    StopReason.ADAPTER_ERROR: N_("adapter error"),
 }
 
 
