@@ -187,6 +187,34 @@ def test_large_file_is_capped_with_a_note(workspace: Path, read_file: Tool) -> N
     assert note == f"[truncated: showing the first {MAX_READ_CHARS} characters of a {MAX_READ_CHARS + 500}-byte file]"
 
 
+def test_a_bad_byte_past_the_shown_part_does_not_refuse_the_file(workspace: Path, read_file: Tool) -> None:
+    (workspace / "log.txt").write_bytes("é".encode() * (MAX_READ_CHARS + 10) + b"\xff tail")
+    body, note = read_file.run({"path": "log.txt"}).rsplit("\n", 1)
+    assert body == "é" * MAX_READ_CHARS
+    assert note.endswith(f"of a {2 * (MAX_READ_CHARS + 10) + 6}-byte file]")
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4])
+def test_the_cap_counts_characters_whatever_their_utf8_length(workspace: Path, read_file: Tool, width: int) -> None:
+    char = {1: "a", 2: "é", 3: "中", 4: "😀"}[width]
+    (workspace / "wide.txt").write_text(char * (MAX_READ_CHARS + 1), encoding="utf-8")
+    body, note = read_file.run({"path": "wide.txt"}).rsplit("\n", 1)
+    assert body == char * MAX_READ_CHARS and note.startswith("[truncated:")
+
+
+def test_a_bad_byte_right_after_the_shown_part_does_not_refuse_the_file(workspace: Path, read_file: Tool) -> None:
+    (workspace / "log.txt").write_bytes(b"a" * MAX_READ_CHARS + b"\xff")
+    body, note = read_file.run({"path": "log.txt"}).rsplit("\n", 1)
+    assert body == "a" * MAX_READ_CHARS
+    assert note == f"[truncated: showing the first {MAX_READ_CHARS} characters of a {MAX_READ_CHARS + 1}-byte file]"
+
+
+def test_a_bad_byte_in_the_shown_part_refuses_the_file(workspace: Path, read_file: Tool) -> None:
+    (workspace / "log.txt").write_bytes(b"a" * (MAX_READ_CHARS - 1) + b"\xff" + b"a" * 100)
+    with pytest.raises(ToolError, match="not UTF-8"):
+        read_file.run({"path": "log.txt"})
+
+
 def test_file_exactly_at_the_cap_is_not_truncated(workspace: Path, read_file: Tool) -> None:
     (workspace / "edge.txt").write_text("y" * MAX_READ_CHARS, encoding="utf-8")
     assert read_file.run({"path": "edge.txt"}) == "y" * MAX_READ_CHARS

@@ -334,20 +334,36 @@ def read_file_tool(workspace: str | os.PathLike[str]) -> Tool:
             if stat.S_ISDIR(info.st_mode):  # else a regular file: _opened refuses the rest
                 raise ToolError(f"{shown} is a folder, not a file; use list_files to see what it holds")
             try:
-                # newline="" shows the file's line endings as they are; read at most one char past the cap.
-                with open(os.dup(target) if isinstance(target, int) else target, encoding="utf-8", newline="") as file:
-                    text = file.read(MAX_READ_CHARS + 1)
-            except UnicodeDecodeError:
-                raise ToolError(f"{shown} is not UTF-8 text") from None
+                with open(os.dup(target) if isinstance(target, int) else target, "rb") as file:
+                    data = file.read(_READ_BYTES)
+                    size = max(os.fstat(file.fileno()).st_size, len(data))  # now, not at the stat before the read
             except OSError as error:
                 raise ToolError(f"cannot read {shown}: {error_reason(error)}") from None
-        if len(text) > MAX_READ_CHARS:
-            note = f"[truncated: showing the first {MAX_READ_CHARS} characters of a {info.st_size}-byte file]"
-            text = text[:MAX_READ_CHARS] + "\n" + note
-        return text
+        text = _utf8_prefix(data)
+        if text is None:
+            raise ToolError(f"{shown} is not UTF-8 text")
+        shown_text = text[:MAX_READ_CHARS]
+        if len(shown_text.encode("utf-8")) < len(data):
+            note = f"[truncated: showing the first {MAX_READ_CHARS} characters of a {size}-byte file]"
+            return shown_text + "\n" + note
+        return shown_text
 
     description = f"Read a UTF-8 text file inside the workspace (at most {MAX_READ_CHARS} characters are returned)."
     return Tool(ToolSpec("read_file", description, _input_schema(ReadFileArguments)), read_file)
+
+
+_READ_BYTES = 4 * MAX_READ_CHARS + 1
+"""Enough bytes for the cap's characters, whatever their UTF-8 lengths, and one to tell that more follow."""
+
+
+def _utf8_prefix(data: bytes) -> str | None:
+    """The text, line endings as they are; only the part shown must be UTF-8 (a bad byte further on, or a
+    character the read cut in two, is not shown anyway). None when the shown part is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        text = data[: error.start].decode("utf-8")
+        return text if len(text) >= MAX_READ_CHARS else None
 
 
 def _entry_line(entry: os.DirEntry[str]) -> str:
