@@ -550,6 +550,15 @@ def test_a_model_path_that_is_no_regular_file_is_refused_not_read_forever(tmp_pa
     assert "\x1b" not in str(caught.value)
 
 
+@pytest.mark.parametrize("name", ["gema-3.gguf", "x" * 300, "folder"])
+def test_a_model_path_given_that_is_no_file_is_refused_not_assembled(tmp_path: Path, name: str) -> None:
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(ProviderFailure) as caught:
+        start_local_server(model_path=tmp_path / name, startup_timeout=1)
+    assert caught.value.code is FailureCode.MODEL_FILE and "no such regular file" in str(caught.value)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["folder"]
+
+
 def test_the_engine_log_is_read_at_its_end_and_shown_escaped(tmp_path: Path) -> None:
     log = tmp_path / "engine.log"
     log.write_bytes(b"x" * (6 * 2**20) + b"\nthe end \x1b[2J\n")

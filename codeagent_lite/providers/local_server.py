@@ -211,13 +211,12 @@ def start_local_server(
     """Start an engine and return once ``GET /v1/models`` answers 200; ``EngineStartError`` if it ends first.
 
     ``command`` (with ``{port}`` filled in) replaces the engine's command line: the tests' fake engine. A model
-    file given is used as it is (the class's server may only read its copies), else the user's own.
+    file given is used as it is (the class's server may only read its copies), else the user's own is assembled.
     """
     chosen_port = free_port(host) if port is None else port
     base_url = f"http://{host}:{chosen_port}/v1"
     if command is None:
-        given = None if model_path is None else Path(model_path)
-        model = given if given is not None and given.is_file() else ensure_model_file(model_path)
+        model = ensure_model_file() if model_path is None else _given_model(Path(model_path))
         command = engine_command(
             backend, model, binary, host=host, port=chosen_port, parallel=parallel, threads=threads, python=python
         )
@@ -351,6 +350,18 @@ class GemmaProvider(OpenAICompletionsProvider):
         if served not in ("hit", "joined"):
             return response
         return SharedReply(response.text, response.input_tokens, response.output_tokens, response.finish_reason, served)
+
+
+def _given_model(path: Path) -> Path:
+    """Never assembled: a mistyped ``--model`` would otherwise become a new 253 MB copy at the typo's name."""
+    try:
+        found = path.is_file()
+    except (OSError, ValueError):  # a name too long, a NUL in it
+        found = False
+    if not found:
+        detail = "no such regular file (leave the model out to use the workbook's own)"
+        raise ProviderFailure(FailureCode.MODEL_FILE, path=printable(str(path)), detail=detail)
+    return path
 
 
 def _dropped(error: ProviderError) -> bool:
