@@ -22,7 +22,7 @@ import time
 import tracemalloc
 import urllib.parse
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -269,6 +269,28 @@ def test_the_key_in_base64_at_any_alignment_is_hidden(key: str, prefix: bytes, s
     assert MASK in scrubbed
     # What is left of the encoding is at most the few characters that mix in the neighbours.
     assert len(scrubbed) - len("header: ") - len(MASK) <= len(echo) - len(key) * 4 // 3 + 8
+
+
+_BINARY_SPELLINGS = [
+    (base64.b64encode, "utf-8"),
+    (base64.b64encode, "utf-16-le"),
+    (base64.b64encode, "utf-16-be"),
+    (base64.b32encode, "utf-8"),
+    (base64.b32encode, "utf-16-le"),
+    (base64.b16encode, "utf-16-le"),
+]
+
+
+@settings(max_examples=40, deadline=None)
+@pytest.mark.parametrize(("encode", "encoding"), _BINARY_SPELLINGS)
+@given(key=_KEYS, prefix=st.binary(max_size=5), suffix=st.binary(max_size=5))
+def test_the_keys_bytes_in_any_binary_spelling_are_hidden(
+    encode: Callable[[bytes], bytes], encoding: str, key: str, prefix: bytes, suffix: bytes
+) -> None:
+    echo = encode(prefix + key.encode(encoding) + suffix).decode()
+    scrubbed = Redactor.for_secrets([key]).scrub(f"header: {echo}")
+    assert MASK in scrubbed
+    assert all(echo[i : i + 16] not in scrubbed for i in range(len(echo) - 15)), scrubbed
 
 
 @settings(max_examples=200, deadline=None)

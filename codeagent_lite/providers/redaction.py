@@ -5,7 +5,8 @@ A server that refuses a key often quotes it, and not always literally or whole: 
 base64, a log line cuts the key after 40 characters. So the text is read as a browser, a JSON or URL decoder
 would read it, up to ``_MAX_LAYERS`` times over (remembering where each character came from), with and without
 spaces and zero-width characters, and every run of ``_RUN`` characters of a secret becomes ``***`` in the
-original. Base64 (at its three alignments) and hexadecimal spellings are secrets of their own.
+original. Base64, base32 (at each alignment) and hexadecimal spellings, of the UTF-8 or UTF-16 bytes, are secrets
+of their own.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ MASK = "***"
 _MIN_SECRET_CHARS = 4  # shorter "secrets" (a user name like "a") would blank out ordinary words
 _RUN = 8  # a run this long of a secret's characters is hidden: specific enough, too short to leak much
 _HEX_RUN = 16  # hexadecimal spends two characters per byte
+_BYTE_ENCODINGS = ("utf-8", "utf-16-le", "utf-16-be")  # what a secret's bytes may be before base64 or hex
 _MAX_LAYERS = 4  # how often escapes are undone ("%252573" is three layers deep); past that, nobody reads it
 
 # One escaped character, in the spellings of JSON, Python, URLs and HTML.
@@ -105,14 +107,19 @@ def _compatible(char: str) -> str:
     return folded if len(folded) == 1 else char
 
 
-def _base64_forms(secret: bytes) -> list[str]:
-    """The base64 of ``secret`` at each of three alignments in a longer text, in both alphabets: only the
-    characters made of the secret's own bits, since the others depend on the neighbours."""
+_ENCODINGS = ((base64.b64encode, 3, 6), (base64.b32encode, 5, 5))
+"""Each binary-to-text spelling: its encoder, the bytes of one group, the bits one character holds."""
+
+
+def _encoded_forms(secret: bytes) -> list[str]:
+    """The base64 and base32 of ``secret`` at each alignment in a longer text (base64 in both alphabets): only
+    the characters made of the secret's own bits, since the others depend on the neighbours."""
     forms: list[str] = []
-    for offset in range(3):
-        first, last = -(-8 * offset // 6), 8 * (offset + len(secret)) // 6
-        encoded = base64.b64encode(bytes(offset) + secret).decode("ascii")[first:last]
-        forms.extend({encoded, encoded.replace("+", "-").replace("/", "_")})
+    for encode, group, bits in _ENCODINGS:
+        for offset in range(group):
+            first, last = -(-8 * offset // bits), 8 * (offset + len(secret)) // bits
+            encoded = encode(bytes(offset) + secret).decode("ascii")[first:last]
+            forms.extend({encoded, encoded.replace("+", "-").replace("/", "_")})
     return forms
 
 
@@ -120,10 +127,12 @@ def _base64_forms(secret: bytes) -> list[str]:
 class Redactor:
     """Replaces each run of a few secrets' characters, in any spelling, by ``***``.
 
-    ``finders`` are lookahead patterns, so overlapping runs (``width`` characters each) are all found and merged.
+    ``runs`` holds, for each width, every run of that many characters of every spelling, in ``_folded`` case:
+    looking each window of the text up in a set costs the same however many spellings there are, where a
+    pattern of thousands of alternatives is tried one by one at every position.
     """
 
-    finders: tuple[tuple[re.Pattern[str], int], ...]
+    runs: tuple[tuple[int, frozenset[str]], ...]
 
     @classmethod
     def for_secrets(cls, secrets: Iterable[str]) -> Redactor:
@@ -134,19 +143,18 @@ class Redactor:
             runs.setdefault(width, set()).update(form[i : i + width] for i in range(len(form) - width + 1))
 
         for secret in {secret for secret in secrets if len(secret) >= _MIN_SECRET_CHARS}:
-            raw = secret.encode("utf-8", "surrogatepass")
-            for form in (secret, secret.replace(" ", "+"), *_base64_forms(raw)):
-                if len(form) >= _MIN_SECRET_CHARS:
-                    hunt(form)
-            hunt(binascii.hexlify(raw).decode("ascii"), _HEX_RUN)
-        finders = tuple(
-            (re.compile("(?=(?:" + "|".join(map(re.escape, sorted(found))) + "))", re.IGNORECASE), width)
-            for width, found in sorted(runs.items())
-        )
-        return cls(finders)
+            for form in (secret, secret.replace(" ", "+")):
+                hunt(form)
+            for encoding in _BYTE_ENCODINGS:
+                raw = secret.encode(encoding, "surrogatepass")
+                for form in _encoded_forms(raw):
+                    if len(form) >= _MIN_SECRET_CHARS:
+                        hunt(form)
+                hunt(binascii.hexlify(raw).decode("ascii"), _HEX_RUN)
+        return cls(tuple((width, frozenset(map(_folded, found))) for width, found in sorted(runs.items())))
 
     def scrub(self, text: str) -> str:
-        if not self.finders or not text:
+        if not self.runs or not text:
             return text
         hidden: list[tuple[int, int]] = []
         reading: _Reading | None = _Reading(text, tuple(range(len(text))), tuple(range(1, len(text) + 1)))
@@ -154,11 +162,21 @@ class Redactor:
             if reading is None:
                 break
             for seen in filter(None, (reading, _without_invisibles(reading))):
-                for finder, width in self.finders:
-                    for match in finder.finditer(seen.text):
-                        hidden.append((seen.starts[match.start()], seen.ends[match.start() + width - 1]))
+                folded = _folded(seen.text)
+                for width, found in self.runs:
+                    for start in range(len(folded) - width + 1):
+                        if folded[start : start + width] in found:
+                            hidden.append((seen.starts[start], seen.ends[start + width - 1]))
             reading = _read_once(reading)
         return _masked(text, hidden)
+
+
+def _folded(text: str) -> str:
+    """Lower case, one character for one, so positions stay those of the text ("İ" lowers to two: it stays)."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(char.lower() if len(char.lower()) == 1 else char for char in text)
 
 
 def _masked(text: str, hidden: list[tuple[int, int]]) -> str:
