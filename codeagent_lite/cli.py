@@ -19,11 +19,10 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
 from .agent.loop import DEFAULT_SYSTEM_PROMPT, run_agent
-from .agent.workspace_tools import workspace_tools
+from .agent.workspace_tools import Tool, WorkspaceError, workspace_tools
 from .diagnosis import diagnose
 from .display import error_reason, json_kind, printable
 from .json_text_adapter import JsonTextModelAdapter, ProviderError, TextProvider
@@ -402,19 +401,16 @@ _PROVIDERS: dict[str, Callable[[argparse.Namespace], tuple[TextProvider, str]]] 
 }
 
 
-def _workspace(given: str) -> Path:
-    """An existing folder; "" is refused, not read as the current folder (``--workspace "$UNSET"``)."""
+def _tools(given: str) -> tuple[Tool, ...]:
     try:
-        if given and Path(given).is_dir():
-            return Path(given)
-        found = repr(given)
-    except (OSError, ValueError) as error:  # a name too long, a folder we may not look into
-        found = f"{given!r} ({error_reason(error)})"
-    raise UsageError(_("--workspace must be an existing folder: {found}", found=found))
+        return workspace_tools(given)
+    except WorkspaceError as error:
+        found = repr(error.given) if error.reason is None else f"{error.given!r} ({error.reason})"
+        raise UsageError(_("--workspace must be an existing folder: {found}", found=found)) from None
 
 
 def _run(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int:
-    workspace = _workspace(args.workspace)
+    tools = _tools(args.workspace)
     task = _argument(args.task, _("the task"))
     if not task.strip():
         raise UsageError(_("the task must not be blank"))
@@ -430,7 +426,7 @@ def _run(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int:
     # measured on 4 demo tasks an extra "Note:" line cut its final answers from 3 of 4 to 1 of 4.
     transcript = run_agent(
         JsonTextModelAdapter(provider),
-        workspace_tools(workspace),
+        tools,
         task,
         system_prompt=None if args.provider == "local" else DEFAULT_SYSTEM_PROMPT,
         max_steps=args.max_steps,

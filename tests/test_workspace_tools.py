@@ -24,6 +24,7 @@ from codeagent_lite.agent.workspace_tools import (
     MAX_READ_CHARS,
     Tool,
     ToolError,
+    WorkspaceError,
     list_files_tool,
     read_file_tool,
     resolve_in_workspace,
@@ -586,8 +587,17 @@ def test_a_workspace_removed_or_replaced_later_is_named_not_the_path(
 
 
 def test_a_workspace_the_system_cannot_look_up_is_a_value_error_saying_why(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="cannot be looked up: File name too long"):
+    with pytest.raises(ValueError, match=r"existing folder: .*\(File name too long\)"):
         read_file_tool(tmp_path / ("x" * 300))
     (tmp_path / "loop").symlink_to("loop")
-    with pytest.raises(ValueError, match="loop"):
+    with pytest.raises(ValueError, match=r"\((a symlink loop|Too many levels of symbolic links)\)$"):
         list_files_tool(tmp_path / "loop")
+
+
+@pytest.mark.parametrize("given", ["", "a\0b"])
+def test_an_empty_or_impossible_workspace_name_is_refused_as_data(given: str) -> None:
+    with pytest.raises(WorkspaceError) as caught:
+        workspace_tools(given)
+    assert caught.value.given == given and str(caught.value).startswith(
+        f"workspace must be an existing folder: {given!r}"
+    )

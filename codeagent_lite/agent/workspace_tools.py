@@ -307,19 +307,30 @@ def _type_problem(path: str, shown: str, mode: int) -> str | None:
     return _not_regular(shown, mode)
 
 
+class WorkspaceError(ValueError):
+    """The folder given cannot be the workspace. As data, so the CLI words it in the learner's language:
+    ``given`` is the name as given, ``reason`` what the system said (None when it is simply no folder)."""
+
+    def __init__(self, given: str, reason: str | None) -> None:
+        self.given, self.reason = given, reason
+        why = "" if reason is None else f" ({reason})"
+        super().__init__(f"workspace must be an existing folder: {given!r}{why}")
+
+
 def _check_workspace(workspace: str | os.PathLike[str]) -> Path:
-    shown = repr(os.fspath(workspace))
+    """ "" is refused, not read as the current folder: it is what an unset variable gives (``--workspace "$X"``)."""
+    given = os.fspath(workspace)
     try:
-        root = Path(workspace).resolve()
-        mode = os.stat(root).st_mode
+        root = Path(given).resolve()
+        mode = os.stat(root).st_mode if given else 0
     except (FileNotFoundError, NotADirectoryError):
         mode = 0
     except RuntimeError:  # a symlink loop, on Python < 3.13
-        raise ValueError(f"workspace {shown} cannot be resolved: it is a symlink loop") from None
-    except OSError as error:
-        raise ValueError(f"workspace {shown} cannot be looked up: {error_reason(error)}") from None
+        raise WorkspaceError(given, "a symlink loop") from None
+    except (OSError, ValueError) as error:  # a name too long, a folder we may not look into, a NUL
+        raise WorkspaceError(given, error_reason(error)) from None
     if not stat.S_ISDIR(mode):
-        raise ValueError(f"workspace must be an existing folder: {shown}")
+        raise WorkspaceError(given, None)
     return root
 
 
