@@ -115,6 +115,24 @@ def test_a_signal_in_the_engine_is_a_provider_error_that_names_it(
     assert time.monotonic() - started_at < 1.0
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="a stopped process is seen in /proc")
+def test_a_stopped_engine_is_named_at_once_and_answers_again_once_resumed(started: list[LocalModelServer]) -> None:
+    server = start(started, "echo")
+    assert server.process is not None
+    provider = server.provider("free_text", timeout=30)
+    os.kill(server.process.pid, signal.SIGSTOP)
+    try:
+        started_at = time.monotonic()
+        with pytest.raises(ProviderFailure) as caught:
+            provider.complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=4)
+        assert time.monotonic() - started_at < 5.0
+        assert data(caught.value) == (FailureCode.ENGINE_STOPPED, {"pid": server.process.pid})
+        assert f"`kill -CONT {server.process.pid}`" in str(caught.value)
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+    assert provider.complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=4).text
+
+
 SIGNALS = {"sigill": signal.SIGILL, "sigsegv": signal.SIGSEGV, "sigkill": signal.SIGKILL}
 
 

@@ -62,6 +62,7 @@ class FailureCode(StrEnum):
     ENGINE_SILENT = "engine-silent"
     ENGINE_NOT_READY = "engine-not-ready"
     ENGINE_GONE = "engine-gone"
+    ENGINE_STOPPED = "engine-stopped"
     SHARED_SERVER_DOWN = "shared-server-down"
     ONE_TOKEN_FAILED = "one-token-failed"
     ONE_TOKEN_COUNT = "one-token-count"
@@ -151,6 +152,10 @@ FAILURE_WORDS: Mapping[FailureCode, str] = {
     FailureCode.ENGINE_SILENT: N_("the local engine stayed silent for {seconds} s"),
     FailureCode.ENGINE_NOT_READY: N_("{ended}, before it was ready; the end of its log:\n{log_tail}"),
     FailureCode.ENGINE_GONE: N_("{ended}; run the notebook's server cell again (or the command) for a new engine"),
+    FailureCode.ENGINE_STOPPED: N_(
+        "the local engine (process {pid}) is stopped, by Ctrl-Z or SIGSTOP, and would not answer: "
+        "`kill -CONT {pid}` resumes it"
+    ),
     FailureCode.SHARED_SERVER_DOWN: N_(
         "the shared model server at {url} does not answer GET /models; ask whoever runs it "
         "(in class: the teacher), or unset {variable} to start one of your own"

@@ -84,6 +84,18 @@ class LocalModelServer:
         except subprocess.TimeoutExpired:
             return None
 
+    def stopped_pid(self) -> int | None:
+        """The engine's pid while it is stopped (state T in ``/proc``, Linux only): its port still accepts, so a
+        request would wait for the whole timeout. None for a running or ended engine, or without ``/proc``."""
+        if self.process is None:
+            return None
+        try:
+            stat_line = Path(f"/proc/{self.process.pid}/stat").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            return None
+        fields = stat_line.rpartition(")")[2].split()  # the name before ")" may hold spaces and parentheses
+        return self.process.pid if fields and fields[0] in ("T", "t") else None
+
     def log_tail(self, lines: int = 8) -> str:
         return "" if self.log_path is None else printable("\n".join(log_lines(self.log_path)[-lines:]))
 
@@ -331,6 +343,9 @@ class GemmaProvider(OpenAICompletionsProvider):
     ) -> ProviderResponse:
         """A child engine's crash reaches us as a dropped connection; its exit status says why (SIGILL...)."""
         ended = None if self.engine is None else self.engine.exit_message()
+        stopped = None if self.engine is None else self.engine.stopped_pid()
+        if ended is None and stopped is not None:
+            raise ProviderFailure(FailureCode.ENGINE_STOPPED, pid=stopped)
         if ended is None:
             try:
                 return super().complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
