@@ -271,6 +271,11 @@ def test_the_key_in_base64_at_any_alignment_is_hidden(key: str, prefix: bytes, s
     assert len(scrubbed) - len("header: ") - len(MASK) <= len(echo) - len(key) * 4 // 3 + 8
 
 
+@pytest.mark.parametrize(("key", "echo"), [("sk-ABCDEFGH1234", "SK-abcdefgh1234"), ("ΚΑΛΟΣ1234", "καλος1234")])
+def test_a_key_echoed_in_another_case_is_hidden(key: str, echo: str) -> None:
+    assert Redactor.for_secrets([key]).scrub(f"bad key {echo}!") == f"bad key {MASK}!"
+
+
 _BINARY_SPELLINGS = [
     (base64.b64encode, "utf-8"),
     (base64.b64encode, "utf-16-le"),

@@ -343,8 +343,8 @@ class GemmaProvider(OpenAICompletionsProvider):
     ) -> ProviderResponse:
         """A child engine's crash reaches us as a dropped connection; its exit status says why (SIGILL...)."""
         ended = None if self.engine is None else self.engine.exit_message()
-        stopped = None if self.engine is None else self.engine.stopped_pid()
-        if ended is None and stopped is not None:
+        stopped = None if self.engine is None or ended is not None else self.engine.stopped_pid()
+        if stopped is not None:  # only a live engine: an ended one's pid may be another process's by now
             raise ProviderFailure(FailureCode.ENGINE_STOPPED, pid=stopped)
         if ended is None:
             try:

@@ -172,11 +172,9 @@ class Redactor:
 
 
 def _folded(text: str) -> str:
-    """Lower case, one character for one, so positions stay those of the text ("İ" lowers to two: it stays)."""
-    lowered = text.lower()
-    if len(lowered) == len(text):
-        return lowered
-    return "".join(char.lower() if len(char.lower()) == 1 else char for char in text)
+    """Case-folded a character at a time, so positions stay those of the text ("ß" folds to two: it stays) and a
+    run folds as it does inside any text; "ς", "σ" and "Σ" all become "σ"."""
+    return "".join(char.casefold() if len(char.casefold()) == 1 else char for char in text)
 
 
 def _masked(text: str, hidden: list[tuple[int, int]]) -> str:
