@@ -405,8 +405,7 @@ def _tools(given: str) -> tuple[Tool, ...]:
     try:
         return workspace_tools(given)
     except WorkspaceError as error:
-        found = repr(error.given) if error.reason is None else f"{error.given!r} ({error.reason})"
-        raise UsageError(_("--workspace must be an existing folder: {found}", found=found)) from None
+        raise UsageError(_("--workspace must be an existing folder: {found}", found=error.found)) from None
 
 
 def _run(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int:

@@ -313,16 +313,22 @@ class WorkspaceError(ValueError):
 
     def __init__(self, given: str, reason: str | None) -> None:
         self.given, self.reason = given, reason
-        why = "" if reason is None else f" ({reason})"
-        super().__init__(f"workspace must be an existing folder: {given!r}{why}")
+        super().__init__(f"workspace must be an existing folder: {self.found}")
+
+    @property
+    def found(self) -> str:
+        """The name quoted, then the system's reason in parentheses when there is one."""
+        return repr(self.given) if self.reason is None else f"{self.given!r} ({self.reason})"
 
 
 def _check_workspace(workspace: str | os.PathLike[str]) -> Path:
     """ "" is refused, not read as the current folder: it is what an unset variable gives (``--workspace "$X"``)."""
     given = os.fspath(workspace)
+    if not given:
+        raise WorkspaceError(given, None)
     try:
         root = Path(given).resolve()
-        mode = os.stat(root).st_mode if given else 0
+        mode = os.stat(root).st_mode
     except (FileNotFoundError, NotADirectoryError):
         mode = 0
     except RuntimeError:  # a symlink loop, on Python < 3.13

@@ -228,7 +228,7 @@ def start_local_server(
     chosen_port = free_port(host) if port is None else port
     base_url = f"http://{host}:{chosen_port}/v1"
     if command is None:
-        model = ensure_model_file() if model_path is None else _given_model(Path(model_path))
+        model = _model_file(model_path)
         command = engine_command(
             backend, model, binary, host=host, port=chosen_port, parallel=parallel, threads=threads, python=python
         )
@@ -367,8 +367,12 @@ class GemmaProvider(OpenAICompletionsProvider):
         return SharedReply(response.text, response.input_tokens, response.output_tokens, response.finish_reason, served)
 
 
-def _given_model(path: Path) -> Path:
-    """Never assembled: a mistyped ``--model`` would otherwise become a new 253 MB copy at the typo's name."""
+def _model_file(model_path: str | Path | None) -> Path:
+    """The user's own model, assembled once; a file given is never assembled: a mistyped ``--model`` would
+    otherwise become a new 253 MB copy at the typo's name."""
+    if model_path is None:
+        return ensure_model_file()
+    path = Path(model_path)
     try:
         found = path.is_file()
     except (OSError, ValueError):  # a name too long, a NUL in it
@@ -389,7 +393,7 @@ def llama_server(
 ) -> LocalModelServer:
     """llama-cpp-python's stock server (``repeat_penalty`` 1.1), for chat-completions tests of
     ``OpenAICompatibleProvider``; ``options`` are ``start_local_server``'s."""
-    where = ["--model", str(ensure_model_file(model_path)), "--host", options.get("host", "127.0.0.1")]
+    where = ["--model", str(_model_file(model_path)), "--host", options.get("host", "127.0.0.1")]
     return start_local_server(
         [sys.executable, "-m", "llama_cpp.server", *where, "--port", "{port}", *extra_args], **options
     )
