@@ -12,25 +12,38 @@ link, into a private folder (regular files and folders only, at most nbgrader's 
 nbgrader copies from there with its own rules. A submission is refused, named in collect's log with the reason,
 when it holds anything else, is larger, lacks nbgrader's ``submission_secret.txt`` (release_feedback would stop
 for the class), or belongs to a known account other than the one it is named after; the others are collected.
+
+The time in a submission's name is the student's own word: any student can make a folder named as if it came before
+the due date. Each submission's time is therefore the one the system vouches for, the last change (``st_ctime``,
+which no student can set) of anything in it, and the name's time only when it falls in the minute before that, as
+nbgrader's own submit writes it. That time picks among a student's submissions and is what the collected
+``timestamp.txt`` says, so autograde's lateness is the system's. A name with no readable time no longer stops
+collect for the class.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import pwd
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from nbgrader.exchange.default.collect import ExchangeCollect  # type: ignore[import-untyped]
+from nbgrader.utils import parse_utc  # type: ignore[import-untyped]
 
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
 MAX_ENTRIES = 10_000  # files and folders in one submission: an assignment has a handful
 MAX_DEPTH = 32
 SECRET = "submission_secret.txt"  # nbgrader's submit writes it; release_feedback needs it
+TIMESTAMP = "timestamp.txt"  # what autograde reads a submission's time from
+SUBMIT_SLACK = timedelta(minutes=1)  # submit takes its time first and copies after: so long may the copy take
 
 
 class Refused(Exception):
@@ -38,6 +51,12 @@ class Refused(Exception):
 
 
 class CheckedCollect(ExchangeCollect):  # type: ignore[misc]
+    def _path_to_record(self, path: str) -> dict[str, Any]:
+        """nbgrader's record of a submission folder, with the time the system vouches for (module docstring)."""
+        username, _assignment, claim = Path(path).name.rsplit("+", 3)[:3]
+        changed = last_change(Path(path))
+        return {"username": username, "filename": Path(path).name, "timestamp": vouched_time(claim, changed)}
+
     def init_src(self) -> None:
         super().init_src()
         # nbgrader picked the newest submission of each name: a refused one must not hide an older honest one.
@@ -69,7 +88,43 @@ class CheckedCollect(ExchangeCollect):  # type: ignore[misc]
             except Refused as refused:
                 self.log.error("Not collected: %s: %s", Path(src).name, refused)
                 return
+            stamp = self._path_to_record(src)["timestamp"]
+            (staged / TIMESTAMP).unlink(missing_ok=True)
+            (staged / TIMESTAMP).write_text(f"{stamp:%Y-%m-%d %H:%M:%S.%f} UTC", encoding="utf-8")
             super().do_copy(str(staged), dest, log)
+
+
+def vouched_time(claim: str, changed: datetime) -> datetime:
+    """The claimed time (naive UTC, as nbgrader keeps times) when it is the minute before the last change, else
+    the last change: a claim earlier than that is refuted by the files themselves."""
+    try:
+        claimed: datetime = parse_utc(claim)
+    except (ValueError, OverflowError):
+        return changed
+    return claimed if changed - SUBMIT_SLACK <= claimed <= changed else changed
+
+
+def last_change(folder: Path) -> datetime:
+    """The newest status change of the folder and what is under it, links not followed (naive UTC); past the
+    entries and depth snapshot allows, nothing more is looked at (snapshot refuses such a submission)."""
+    newest = max(map(_ctime_ns, itertools.islice(_entries(folder), MAX_ENTRIES + 1)), default=0)
+    changed = datetime.fromtimestamp(newest / 1e9, UTC) if newest else datetime.now(UTC)
+    return changed.replace(tzinfo=None)
+
+
+def _entries(folder: Path) -> Iterator[str]:
+    yield str(folder)
+    for top, folders, files in os.walk(folder):
+        yield from (os.path.join(top, name) for name in folders + files)
+        if len(Path(top).relative_to(folder).parts) >= MAX_DEPTH:
+            folders.clear()
+
+
+def _ctime_ns(path: str) -> int:
+    try:
+        return os.lstat(path).st_ctime_ns
+    except OSError:  # gone since it was listed
+        return 0
 
 
 def owner_problem(path: Path, claimed: str) -> str | None:
@@ -95,6 +150,8 @@ def snapshot(source: Path, target: Path, limit: int) -> None:
     try:
         if not stat.S_ISREG(_entry_mode(top, SECRET)):
             raise Refused(f"it has no {SECRET} (a submission made by hand, not by nbgrader's submit)")
+        if stat.S_ISDIR(_entry_mode(top, TIMESTAMP)):
+            raise Refused(f"its {TIMESTAMP} is a folder; nbgrader's submit writes a file")
         _made_folder(target)
         _copy_folder(top, target, "", budget, 0)
     except Refused:

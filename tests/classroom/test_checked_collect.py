@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from course_scripts import ROOT, release
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "classroom"))
+sys.path.insert(0, str(ROOT / "classroom"))
 
-from checked_collect import SECRET, Refused, owner_problem, snapshot
+from checked_collect import SECRET, Refused, last_change, owner_problem, snapshot, vouched_time
 
 
 def submission(folder: Path) -> Path:
@@ -76,3 +78,57 @@ def test_a_submission_named_after_another_account_is_not_theirs(tmp_path: Path) 
     assert owner_problem(folder, "alice") == "it is named after 'alice' but belongs to the account 'nobody'"
     os.chown(folder, 4_000_000, 4_000_000)  # a uid this machine cannot name (a student's pod, seen from the teacher's)
     assert owner_problem(folder, "alice") is None
+
+
+# ------------------------------------------------------------------------------------------ the submission's time
+
+
+def test_a_claimed_time_counts_only_as_the_minute_before_the_files_last_change() -> None:
+    changed = datetime(2026, 12, 3, 10, 0, 30)
+    honest = "2026-12-03 10:00:00.000000 UTC"  # submit takes its time, then copies
+    assert vouched_time(honest, changed) == datetime(2026, 12, 3, 10, 0, 0)
+    for refuted in ("2026-12-03 09:50:00.000000 UTC", "2026-12-03 10:01:00.000000 UTC", "soon", "", "99999-1-1"):
+        assert vouched_time(refuted, changed) == changed, refuted
+
+
+def test_the_last_change_is_the_systems_not_a_time_a_student_set(tmp_path: Path) -> None:
+    source = submission(tmp_path / "in")
+    before = datetime.now(UTC).replace(tzinfo=None) - timedelta(seconds=1)
+    for path in (source, *source.rglob("*")):
+        os.utime(path, (0, 0), follow_symlinks=False)  # what a student can set: access and modification times
+    assert last_change(source) >= before
+
+
+def collect(tmp_path: Path, names: dict[str, str]) -> tuple[Path, str]:
+    """nbgrader collect, with the course's collect, of a submission folder per name (file content: the name)."""
+    course, inbound = tmp_path / "course", tmp_path / "exchange" / "course" / "inbound"
+    (course / "source" / "ps1").mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT / 'classroom')!r})\nc = get_config()\n"
+        "c.CourseDirectory.course_id = 'course'\nc.ExchangeFactory.collect = 'checked_collect.CheckedCollect'\n"
+        f"c.Exchange.root = {str(tmp_path / 'exchange')!r}\nc.ExchangeCollect.check_owner = False\n"
+    )
+    for name, claim in names.items():
+        folder = submission(inbound / name)
+        (folder / "timestamp.txt").write_text(claim, encoding="utf-8")
+    environment = release.nbgrader_environment(tmp_path / "home")
+    result = release.run_nbgrader(["collect", "ps1"], course, environment)
+    return course / "submitted", result.stdout + result.stderr
+
+
+def test_collect_stamps_each_submission_with_the_time_the_system_vouches_for(tmp_path: Path) -> None:
+    """The name's time was the student's own word: a folder named as if made in 2000 was graded as on time."""
+    now = datetime.now(UTC).replace(tzinfo=None)
+    honest = f"{now - timedelta(seconds=5):%Y-%m-%d %H:%M:%S.%f} UTC"
+    names = {
+        f"alice+ps1+{honest}+1": honest,
+        "bob+ps1+2000-01-01 00:00:00.000000 UTC+2": "2000-01-01 00:00:00.000000 UTC",
+        "carol+ps1+whenever+3": "whenever",  # nbgrader's own collect stopped here, for the whole class
+    }
+    submitted, said = collect(tmp_path, names)
+    stamps = {
+        student: (submitted / student / "ps1" / "timestamp.txt").read_text() for student in ("alice", "bob", "carol")
+    }
+    assert stamps["alice"] == honest, said
+    for student in ("bob", "carol"):
+        assert stamps[student] >= f"{now - timedelta(seconds=1):%Y-%m-%d %H:%M:%S.%f} UTC", (student, said)
