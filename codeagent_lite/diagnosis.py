@@ -6,14 +6,14 @@ playground and ``python -m codeagent_lite check`` both use this module, so they 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .display import pad, shorten
+from .display import N_, pad, shorten
 from .json_action_parser import check_action_type, check_fields, check_json_syntax, check_top_level_object
 from .kernel_types import Action, FinalAnswer, ToolCall
-from .model_adapter import LAYER_NAME, N_, InvalidModelOutputError, ValidationLayer
+from .model_adapter import LAYER_NAME, InvalidModelOutputError, ValidationLayer
 
 __all__ = ["ACTION_CHARS", "ENGLISH_WORDS", "MARKS", "Diagnosis", "LadderWords", "LayerOutcome", "LayerStatus"]
 __all__ += ["describe_action", "diagnose", "format_ladder"]
@@ -34,7 +34,9 @@ MARKS = {LayerStatus.PASSED: "✔", LayerStatus.FAILED: "✘", LayerStatus.NOT_R
 class LadderWords:
     """A ladder's words, in English: they are the workbook's catalog ids, so it passes their translations.
 
-    The chapter cannot know which edition runs. The parser's messages inside the ladder stay as they are.
+    The chapter cannot know which edition runs. The parser's messages inside the ladder stay as they are (they are
+    what the model is sent); ``facts`` says the verdict's expected and found, which the workbook makes from the
+    error's code and params.
     """
 
     titles: Mapping[ValidationLayer, str] = field(
@@ -46,6 +48,7 @@ class LadderWords:
     )
     colon: str = N_(": ")
     rejected: str = N_("rejected at layer {number}: expected {expected}, found {found}")
+    facts: Callable[[InvalidModelOutputError], tuple[object, object]] = lambda error: (error.expected, error.found)
 
 
 ENGLISH_WORDS = LadderWords()  # the command line, the agent loop and the English edition
@@ -111,6 +114,7 @@ def format_ladder(diagnosis: Diagnosis, words: LadderWords = ENGLISH_WORDS) -> s
     if diagnosis.action is not None:
         lines.append(f"=> {describe_action(diagnosis.action)}")
     elif (error := diagnosis.error) is not None:
-        verdict = words.rejected.format(number=int(error.layer), expected=error.expected, found=error.found)
+        expected, found = words.facts(error)
+        verdict = words.rejected.format(number=int(error.layer), expected=expected, found=found)
         lines.append(f"=> {verdict}")
     return "\n".join(lines)

@@ -10,12 +10,27 @@ from __future__ import annotations
 import bisect
 import html
 import unicodedata
+from collections.abc import Mapping
 
-__all__ = ["ELLIPSIS", "QUOTE_CHARS", "display_width", "escape_html", "json_kind", "pad", "printable", "quote"]
-__all__ += ["error_reason", "error_text", "shorten", "shorten_counted"]
+__all__ = ["ELLIPSIS", "JSON_KINDS", "N_", "QUOTE_CHARS", "display_width", "escape_html", "json_kind", "pad"]
+__all__ += ["error_reason", "error_text", "printable", "quote", "shorten", "shorten_counted"]
 
 ELLIPSIS = "…"  # the one mark for "cut here"
 QUOTE_CHARS = 24  # a quoted excerpt's default length, quotes and ellipsis included
+
+
+def N_(message: str, /) -> str:
+    """Marks a catalog id in the chapter, which imports no translation code: the workbook looks these up itself."""
+    return message
+
+
+JSON_KINDS = {
+    "number": N_("the number {value}"),
+    "string": N_("the string {value}"),
+    "array": N_("an array"),
+    "object": N_("an object"),
+}
+"""``json_kind``'s English words; the workbook passes their translations."""
 
 
 def _check_limit(limit: int, least: int) -> None:
@@ -81,18 +96,18 @@ def pad(text: str, width: int) -> str:
     return text + " " * max(0, width - display_width(text))
 
 
-def json_kind(value: object) -> str:
+def json_kind(value: object, words: Mapping[str, str] = JSON_KINDS) -> str:
     """A decoded JSON value named the way a learner reads JSON, not the way Python stores it."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, (int, float)):
-        return f"the number {shorten(repr(value), QUOTE_CHARS)}"  # a 4000-digit integer is legal JSON
+        return words["number"].format(value=shorten(repr(value), QUOTE_CHARS))  # a 4000-digit integer is legal JSON
     if isinstance(value, str):
-        return f"the string {quote(value)}"
+        return words["string"].format(value=quote(value))
     if isinstance(value, (list, dict)):
-        return "an array" if isinstance(value, list) else "an object"
+        return words["array" if isinstance(value, list) else "object"]
     return type(value).__name__
 
 

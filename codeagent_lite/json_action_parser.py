@@ -34,16 +34,17 @@ def check_top_level_object(value: Any) -> dict[str, Any]:
     if isinstance(value, dict):
         return value
     message = f"model output must be an object, found {(found := json_kind(value))}"
-    raise _refuse(ValidationLayer.TOP_LEVEL_OBJECT, "not_an_object", message, "a JSON object {...}", found)
+    raise _refuse(ValidationLayer.TOP_LEVEL_OBJECT, "not_an_object", message, "a JSON object {...}", found, value=value)
 
 
 def check_action_type(obj: dict[str, Any]) -> ActionType:
     """Step 3: ``type`` picks the contract; only the two action types exist (case-sensitive)."""
     if (action_type := obj.get("type")) in ("tool_call", "final_answer"):
         return cast(ActionType, action_type)
-    expected, found = "'tool_call' or 'final_answer'", json_kind(action_type) if "type" in obj else 'no "type" field'
+    given = {"value": action_type} if "type" in obj else {}  # a "type": null is not a missing one
+    expected, found = "'tool_call' or 'final_answer'", json_kind(action_type) if given else 'no "type" field'
     message = f"unsupported action type: expected {expected}, found {found}"
-    raise _refuse(ValidationLayer.ACTION_TYPE, "unknown_type", message, expected, found)
+    raise _refuse(ValidationLayer.ACTION_TYPE, "unknown_type", message, expected, found, **given)
 
 
 def _field_problem(kind: FieldKind, value: Any, action_type: ActionType) -> tuple[str, str, str] | None:
@@ -66,7 +67,8 @@ def _field_set_error(obj: dict[str, Any], contract: Mapping[str, FieldKind], act
     problem, expected = "; ".join(problems), "exactly " + ", ".join(contract)
     code = "missing_field" if missing else "extra_field"
     message = f"{action_type} fields do not match the contract: {problem} (expected {expected})"
-    return _refuse(ValidationLayer.FIELDS, code, message, expected, problem, missing=missing, unexpected=unexpected)
+    params = {"missing": missing, "unexpected": unexpected, "fields": tuple(contract)}
+    return _refuse(ValidationLayer.FIELDS, code, message, expected, problem, **params)
 
 
 def check_fields(obj: dict[str, Any], action_type: ActionType) -> Action:
@@ -77,7 +79,7 @@ def check_fields(obj: dict[str, Any], action_type: ActionType) -> Action:
     for name, kind in contract.items():
         if (problem := _field_problem(kind, obj[name], action_type)) is not None:
             (code, rule, expected), found = problem, json_kind(obj[name])
-            raise _refuse(layer, code, f"{name} {rule}, found {found}", expected, found, field=name)
+            raise _refuse(layer, code, f"{name} {rule}, found {found}", expected, found, field=name, value=obj[name])
     if action_type == "final_answer":
         return FinalAnswer(content=obj["content"])
     return ToolCall(call_id=obj["call_id"], tool_name=obj["tool_name"], arguments=obj["arguments"])

@@ -11,6 +11,7 @@ from enum import IntEnum
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from .display import N_
 from .kernel_types import Action, HistoryItem, ToolSpec
 
 __all__ = ["DEFAULT_CODES", "LAYER_LABEL", "LAYER_NAME", "FakeModelAdapter", "FakeModelExhaustedError"]
@@ -94,11 +95,6 @@ class ValidationLayer(IntEnum):
     @property
     def label(self) -> str:  # ``layer 1 (JSON syntax)``
         return LAYER_LABEL.format(number=int(self), title=self.title)
-
-
-def N_(message: str) -> str:
-    """Marks a catalog id: the chapter imports no translation code, so the workbook looks these up itself."""
-    return message
 
 
 LAYER_NAME = N_("layer {number}")  # beside a title in a ladder

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .display import N_
 from .json_text_adapter import ProviderError, ProviderResponse
 from .json_text_messages import ProviderMessage
 from .kernel_types import ToolSpec
-from .model_adapter import N_
 
 __all__ = ["EXHAUSTED", "ProviderCall", "ScriptExhaustedError", "ScriptedProvider"]
 

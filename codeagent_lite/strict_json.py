@@ -1,6 +1,5 @@
-"""Layer 1, strict JSON. ``json.loads()`` takes ``NaN``, keeps the last of two duplicate keys and says "Expecting
-value" where a model needs "the reply is wrapped in a code fence". So: one decoder whose hooks refuse what strict JSON
-forbids, naming the key or number; the few checks hooks cannot make; where json gives up, its position and a hint."""
+"""Layer 1, strict JSON. ``json.loads()`` takes ``NaN`` and the last of two equal keys, and says "Expecting value" to a
+fenced reply. So: hooks that refuse, naming the key or number; the checks hooks cannot make; json's position, a hint."""
 
 from __future__ import annotations
 
@@ -26,7 +25,7 @@ HINTS = {  # the shapes real models send: code -> (the correction, what to send 
     "code_fence": ("the reply is wrapped in a markdown code fence; send the bare JSON without ``` lines", "bare JSON"),
     "cut_off": ("the reply ends before the JSON value is complete; it looks cut off (max_output_tokens?)", "all of it"),
     "two_values": ("more than one JSON value; a second one starts here", "exactly one JSON value"),
-    "prose_around": ("text {where} the JSON value; send the JSON alone", "nothing {where} the JSON value"),
+    "prose_around": ("text {where} the JSON value; send the JSON alone", "nothing but the JSON value"),
     "single_quotes": ("single quotes are not JSON; strings and keys need double quotes", 'a double quote (")'),
     "trailing_comma": ("trailing comma before the closing bracket", "another item after the comma"),
     "control_character": ("raw control character {char}; in a string, escape it (\\n, \\t)", "an escape"),
@@ -49,6 +48,7 @@ _SHAPES: tuple[tuple[str, Callable[[str, int, str], bool]], ...] = (  # (text, w
 
 def _refuse(code: str, detail: str, expected: str, found: str, place: Any = None, **params: Any) -> Error:
     line, column = (place.lineno, place.colno) if place else (None, None)  # json's own count, from its error
+    params |= {"at_end": not place.doc[place.pos :].strip(WHITESPACE)} if place else {}  # found: nothing left
     text = f"model output must be valid JSON{f' at line {line}, column {column}' if place else ''}: {detail}"
     return Error(text, layer=_LAYER, code=code, params=params, expected=expected, found=found, line=line, column=column)
 
@@ -68,10 +68,8 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _integer(token: str) -> int:
-    if len(token) < 640:  # the lowest limit a program may set: shorter needs no count before int()'s quadratic work
-        return int(token)
     limit = min(MAX_INTEGER_DIGITS, sys.get_int_max_str_digits() or MAX_INTEGER_DIGITS)
-    if (digits := len(token) - (token[0] == "-")) <= limit:
+    if len(token) < 640 or (digits := len(token) - (token[0] == "-")) <= limit:  # 640: the lowest limit there is
         return int(token)
     detail, expected = f"an integer with {digits} digits is too long (at most {limit})", f"at most {limit} digits"
     raise _refuse("number_too_long", detail, expected, f"{digits} digits", digits=digits, limit=limit)

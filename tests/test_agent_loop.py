@@ -184,7 +184,7 @@ def test_correction_message_names_layer_expected_found_and_asks_for_one_object()
         parse_json_action('{"type": "final_answer", "content": "ok"} trailing words')
     message = correction_message(caught.value)
     assert message.startswith("Your last reply was rejected at layer 1 (JSON syntax): model output must be valid JSON")
-    assert "Expected nothing after the JSON value, found 'trailing words'." in message
+    assert "Expected nothing but the JSON value, found 'trailing words'." in message
     assert "exactly one JSON object" in message
     assert 'a "tool_call" or a "final_answer"' in message
     # No placeholders a small model could copy literally.

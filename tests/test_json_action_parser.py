@@ -115,7 +115,8 @@ def test_hints_and_hook_refusals_name_what_they_refused() -> None:
     assert dict(rejection("[NaN]").params) == {"number": "NaN"}
     assert dict(rejection("[1e400]").params) == {"number": "1e400"}
     assert dict(rejection("[" + "9" * 4301 + "]").params) == {"digits": 4301, "limit": 4300}
-    assert dict(rejection('{"a" 1}').params) == {"reason": "Expecting ':' delimiter"}
+    assert dict(rejection('{"a" 1}').params) == {"reason": "Expecting ':' delimiter", "at_end": False}
+    assert dict(rejection('{"a": ').params) == {"at_end": True}  # nothing left where json gave up
     assert "U+0009" in rejection('{"a":"x\ty"}').message
     for code, (hint, _) in HINTS.items():
         assert code in {c[2] for c in LAYER_1_CASES}, code
@@ -192,7 +193,7 @@ def test_check_fields_refuses_a_type_that_does_not_match_the_contract() -> None:
     with pytest.raises(InvalidModelOutputError) as caught:
         check_fields({"type": "final_answer", "call_id": "c", "tool_name": "t", "arguments": {}}, "tool_call")
     assert caught.value.message.startswith("type must be 'tool_call'")  # the series' "<field> must be ..."
-    assert (caught.value.code, dict(caught.value.params)) == ("wrong_type", {"field": "type"})
+    assert (caught.value.code, dict(caught.value.params)) == ("wrong_type", {"field": "type", "value": "final_answer"})
     assert caught.value.layer is ValidationLayer.FIELDS
 
 
@@ -311,7 +312,7 @@ def test_layer_4_field_types_without_coercion(text: str, exact_message: str) -> 
     assert (error.layer, error.code, dict(error.params), error.found) == (
         ValidationLayer.FIELDS,
         code,
-        {"field": field},
+        {"field": field, "value": json.loads(text)[field]},
         found,
     )
     assert error.message.startswith(phrase)  # the series' phrase: "call_id must be a string", ...
@@ -339,7 +340,7 @@ def test_layer_4_field_set(text: str, words: list[str]) -> None:
     contract = list(CONTRACTS[sent["type"]])
     missing, unexpected = [f for f in contract if f not in sent], [f for f in sent if f not in contract]
     assert error.code == ("missing_field" if missing else "extra_field")
-    assert dict(error.params) == {"missing": tuple(missing), "unexpected": tuple(unexpected)}
+    assert dict(error.params) == {"missing": tuple(missing), "unexpected": tuple(unexpected), "fields": tuple(contract)}
     contracts = {"tool_call": "type, call_id, tool_name, arguments", "final_answer": "type, content"}
     assert error.expected == "exactly " + contracts[json.loads(text)["type"]]
 
@@ -475,7 +476,8 @@ def test_schema_lists_the_fields_layer_4_checks_in_the_same_order() -> None:
 def test_field_set_message_names_five_unexpected_fields_then_counts_the_rest() -> None:
     extra = {f"x{i}": i for i in range(7)}
     error = rejection(json.dumps({"type": "final_answer", **extra}))
-    assert (error.code, dict(error.params)) == ("missing_field", {"missing": ("content",), "unexpected": tuple(extra)})
+    params = {"missing": ("content",), "unexpected": tuple(extra), "fields": ("type", "content")}
+    assert (error.code, dict(error.params)) == ("missing_field", params)
     assert error.found in error.message and error.expected == "exactly type, content"
     assert error.found == "missing content; unexpected 'x0', 'x1', 'x2', 'x3', 'x4' and 2 more"
     five = rejection(json.dumps({"type": "final_answer", "content": "c", **{f"x{i}": i for i in range(5)}}))
@@ -503,8 +505,8 @@ EXPECTED_AND_FOUND = [
     ("[1,]", "trailing_comma", "another item after the comma", "']'"),
     ('{"a":', "cut_off", "all of it", "the end of the text"),
     ('{"a" 1}', "not_json", "':' delimiter", "'1}'"),
-    (ANSWER + " x", "prose_around", "nothing after the JSON value", "'x'"),
-    ("x " + ANSWER, "prose_around", "nothing before the JSON value", "'x " + ANSWER[:19] + "'…"),
+    (ANSWER + " x", "prose_around", "nothing but the JSON value", "'x'"),
+    ("x " + ANSWER, "prose_around", "nothing but the JSON value", "'x " + ANSWER[:19] + "'…"),
     ("[" * 101 + "]" * 101, "too_deep", "at most 100 levels", "deeper"),
     ('"\\ud800"', "lone_surrogate", "valid Unicode text", "a lone U+D800"),
     ('\ufeff{"a":1}', "bom", "the JSON itself", "U+FEFF"),

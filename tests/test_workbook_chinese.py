@@ -372,7 +372,7 @@ def test_the_zh_ladder_names_its_layers_in_chinese(zh: None) -> None:
         "✘ 第 3 层  行动类型          拒绝：unsupported action type: expected 'tool_call' or 'final_answer', "
         "found the string 'tool_result'",
         "· 第 4 层  字段集合与类型    未走到",
-        "=> 在第 3 层被拒绝：期望 'tool_call' or 'final_answer'，实际 the string 'tool_result'",
+        "=> 在第 3 层被拒绝：期望 'tool_call' 或 'final_answer'，实际 字符串 'tool_result'",
     ]
     assert layer_label(ValidationLayer.FIELDS) == "第 4 层（字段集合与类型）"
 

@@ -4,8 +4,9 @@
   and ``learner_playground`` (04), ``exercise_checks`` (05), ``real_model_lab``, ``engine_panel`` and ``recorded/``
   (06), ``build_assignment`` (07); ``widget_view``: how each widget shows itself where none can render;
 * the words: ``language`` (which one the learner reads), ``words`` (the one gettext catalog), ``cells`` (what the
-  notebooks' shared code cells print), ``ladder``, ``transcript_view``, ``engine_words`` and ``provider_words``
-  (the chapter's, an agent run's, the local engine's and the providers' data as sentences), ``lab_language``
+  notebooks' shared code cells print), ``ladder``, ``error_words``, ``transcript_view``, ``engine_words`` and
+  ``provider_words`` (the chapter's ladder and refusals, an agent run's, the local engine's and the providers' data
+  as sentences), ``lab_language``
   (JupyterLab's own menus);
 * the build-it-yourself checks of notebooks 01-04 and ``python -m codeagent_lite verify``: ``contract``,
   ``verify``, ``verify_child``, ``verify_probe``, ``verify_standins``, ``verify_progress``, ``learner_ladder``,

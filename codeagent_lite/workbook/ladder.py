@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..diagnosis import ENGLISH_WORDS, Diagnosis, LadderWords, LayerStatus
 from ..diagnosis import format_ladder as format_chapter_ladder
 from ..model_adapter import LAYER_LABEL, LAYER_NAME, ValidationLayer
+from .error_words import expected_and_found
 from .language import Language
 from .words import _
 
@@ -35,5 +36,6 @@ def format_ladder(diagnosis: Diagnosis, language: Language | None = None) -> str
         statuses={status: status_word(status, language) for status in LayerStatus},
         colon=_(ENGLISH_WORDS.colon, language),
         rejected=_(ENGLISH_WORDS.rejected, language),
+        facts=lambda error: expected_and_found(error, language),
     )
     return format_chapter_ladder(diagnosis, words)

@@ -14,6 +14,7 @@ import ipywidgets
 
 from ..diagnosis import MARKS, Diagnosis, LayerOutcome, LayerStatus, describe_action, diagnose
 from ..display import escape_html, shorten
+from .error_words import expected_and_found
 from .ladder import format_ladder, layer_label, status_word
 from .widget_view import ShownAsWidget
 from .words import N_, _
@@ -87,14 +88,15 @@ def _layer_row_html(outcome: LayerOutcome) -> str:
     ]
     if (error := outcome.error) is not None:
         expected, found, code = (escape_html(word) for word in (_("expected: "), _("found: "), _("code: ")))
+        expected_text, found_text = expected_and_found(error)
         # ``duplicate_key (key='tool_name')``: what a program reads from the error
         params = ", ".join(f"{name}={shorten(repr(value), 40)}" for name, value in error.params.items())
         code_text = f"{error.code} ({params})" if params else error.code
         parts.append(f'<div class="cal-message" style="{_DETAIL_STYLE}">{escape_html(error.message)}</div>')
         parts.append(
             f'<div class="cal-expected-found" style="{_DETAIL_STYLE}">'
-            f'{expected}<span class="cal-expected">{escape_html(str(error.expected))}</span><br>'
-            f'{found}<span class="cal-found">{escape_html(str(error.found))}</span><br>'
+            f'{expected}<span class="cal-expected">{escape_html(expected_text)}</span><br>'
+            f'{found}<span class="cal-found">{escape_html(found_text)}</span><br>'
             f'{code}<span class="cal-code" data-code="{escape_html(error.code)}">'
             f"{escape_html(code_text)}</span></div>"
         )
