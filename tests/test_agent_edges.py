@@ -84,6 +84,7 @@ def test_a_keyboard_interrupt_in_a_tool_stops_the_run_not_the_host() -> None:
     (result,) = results(transcript)
     assert result.is_error and "interrupted (KeyboardInterrupt)" in result.content
     assert "stopped: interrupted" in render_transcript(transcript, language="en")
+    assert "（工具 'quitter' 被中断（KeyboardInterrupt））" in render_transcript(transcript, language="zh")
 
 
 def test_ctrl_c_while_the_model_is_asked_stops_the_run_with_what_it_spent() -> None:
@@ -102,6 +103,8 @@ def test_ctrl_c_while_the_model_is_asked_stops_the_run_with_what_it_spent() -> N
     assert transcript.stop_detail == "model call 2 was interrupted (KeyboardInterrupt)"
     assert transcript.usage == transcript.steps[0].usage and transcript.usage.total_tokens > 0  # the first call's cost
     assert "stopped: interrupted" in render_transcript(transcript, language="en")
+    assert (transcript.stop_cause.code, dict(transcript.stop_cause.params)) == ("model_call_interrupted", {"call": 2})
+    assert "第 2 次模型调用被中断（KeyboardInterrupt）" in render_transcript(transcript, language="zh")
 
 
 # --------------------------------------------------------------------------- a trailing slash

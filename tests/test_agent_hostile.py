@@ -413,3 +413,5 @@ def test_an_adapter_that_breaks_its_contract_ends_the_run_with_its_transcript(be
     assert transcript.usage.total_tokens == 9 and transcript.steps[-1].result.content == "echoed"  # type: ignore[union-attr]
     text = render_transcript(transcript, language="zh")
     assert "Adapter 出错" in text and printable(text) == text
+    stopped = next(line for line in text.splitlines() if line.startswith("结束："))
+    assert "第 2 次模型调用：adapter.complete " in stopped and "model call" not in stopped, stopped

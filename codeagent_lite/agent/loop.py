@@ -8,12 +8,12 @@ Short, yet it handles every way a real model's reply goes wrong, because that is
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import ClassVar, Literal, TypeAlias
 
-from ..display import error_text, quote, shorten, shorten_counted
+from ..display import N_, error_text, quote, shorten, shorten_counted
 from ..kernel_types import Action, FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult
 from ..model_adapter import (
     InvalidModelOutputError,
@@ -70,6 +70,28 @@ class StopReason(StrEnum):
     ADAPTER_ERROR = "adapter error"
     """``adapter.complete`` broke its contract (raised something else, returned no ``ModelResponse``, or refused a
     reply without a ``ValidationLayer``): a bug in the adapter, often a learner's. The run ends, its transcript kept."""
+
+
+STOP_CAUSES: Mapping[str, str] = {
+    "model_call_interrupted": N_("model call {call} was interrupted (KeyboardInterrupt)"),
+    "tool_interrupted": N_("tool {tool} was interrupted (KeyboardInterrupt)"),
+    "adapter_raised": N_("model call {call}: adapter.complete raised {error_type}: {error}"),
+    "adapter_bad_layer": N_(
+        "model call {call}: adapter.complete raised InvalidModelOutputError with a layer of type {layer_type}"
+    ),
+    "adapter_returned": N_("model call {call}: adapter.complete returned {returned}, not a ModelResponse of an action"),
+}
+"""What ended a run where no step says it (an interrupt, a broken adapter), by code: the English of ``stop_detail``,
+and the catalog ids the workbook says it with in the learner's language."""
+
+
+@dataclass(frozen=True, slots=True)
+class StopCause:
+    code: str
+    params: tuple[tuple[str, object], ...]  # pairs, so a frozen transcript stays hashable
+
+    def __str__(self) -> str:
+        return STOP_CAUSES[self.code].format(**dict(self.params))
 
 
 # One class per kind of step, each holding exactly what it has, so no field is "None unless ...";
@@ -144,7 +166,7 @@ Step: TypeAlias = ActionStep | RejectionStep | RepeatedCallIdStep | ProviderErro
 class Transcript:
     """One run, in order. ``history`` is what the model was sent (no rejected reply, see ``run_agent``);
     ``stop_detail`` is what the provider's error, the interrupted tool or model call said, else empty (counts are
-    in ``steps``)."""
+    in ``steps``); ``stop_cause`` is the interrupt's or the broken adapter's as data."""
 
     task: str
     steps: tuple[Step, ...]
@@ -153,6 +175,7 @@ class Transcript:
     final_answer: str | None
     usage: TokenUsage
     history: tuple[HistoryItem, ...]
+    stop_cause: StopCause | None = None
 
     @property
     def model_calls(self) -> int:
@@ -252,6 +275,11 @@ class _Run:
     def finish(self, reason: StopReason, detail: str = "", final_answer: str | None = None) -> Transcript:
         return Transcript(self.task, tuple(self.steps), reason, detail, final_answer, self.total, tuple(self.history))
 
+    def stop(self, reason: StopReason, code: str, **params: object) -> Transcript:
+        """The run ended by what no step records: its detail made from its cause, shortened as a reason is."""
+        cause = StopCause(code, tuple(params.items()))
+        return replace(self.finish(reason, shorten(str(cause), _MAX_REASON_CHARS)), stop_cause=cause)
+
     def turn(self, call_number: int) -> Transcript | None:
         """One model call and what follows from it; a ``Transcript`` when the run ends here."""
         response = self.ask(call_number)
@@ -281,21 +309,23 @@ class _Run:
             return self.finish(StopReason.PROVIDER_ERROR, error_text(error))
         except InvalidModelOutputError as error:
             if not isinstance(error.layer, ValidationLayer):
-                return self.broken(
-                    call_number, f"raised InvalidModelOutputError with a layer of type {type(error.layer).__name__}"
-                )
+                return self.broken(call_number, "adapter_bad_layer", layer_type=type(error.layer).__name__)
             return self.reject(self.rejection(call_number, error), correction_message(error))
         except KeyboardInterrupt:  # Ctrl-C while the model thinks, where a run spends most of its time
-            return self.finish(StopReason.INTERRUPTED, f"model call {call_number} was interrupted (KeyboardInterrupt)")
+            return self.stop(StopReason.INTERRUPTED, "model_call_interrupted", call=call_number)
         except BaseException as error:  # sys.exit() in an adapter must not end the notebook either
-            return self.broken(call_number, f"raised {type(error).__name__}: {error_text(error)}")
+            return self.broken(
+                call_number,
+                "adapter_raised",
+                error_type=type(error).__name__,
+                error=shorten(error_text(error), _MAX_REASON_CHARS),
+            )
         if not _is_response(response):
-            return self.broken(call_number, f"returned {type(response).__name__}, not a ModelResponse of an action")
+            return self.broken(call_number, "adapter_returned", returned=type(response).__name__)
         return response
 
-    def broken(self, call_number: int, what: str) -> Transcript:
-        detail = f"model call {call_number}: adapter.complete {what}"
-        return self.finish(StopReason.ADAPTER_ERROR, shorten(detail, _MAX_REASON_CHARS))
+    def broken(self, call_number: int, code: str, **params: object) -> Transcript:
+        return self.stop(StopReason.ADAPTER_ERROR, code, call=call_number, **params)
 
     def rejection(self, call_number: int, error: InvalidModelOutputError) -> RejectionStep:
         """The step, its cost counted; a learner's parser may fill the error with anything but text and counts."""
@@ -328,12 +358,12 @@ class _Run:
         try:
             result = run_tool(self.tools, call)
         except KeyboardInterrupt:
-            interrupted = f"tool {quote(call.tool_name, _ID_QUOTE_CHARS)} was interrupted (KeyboardInterrupt)"
-            result = ToolResult(call.call_id, interrupted, is_error=True)
+            interrupted = {"tool": quote(call.tool_name, _ID_QUOTE_CHARS)}
+            result = ToolResult(call.call_id, STOP_CAUSES["tool_interrupted"].format(**interrupted), is_error=True)
         sent = replace(result, content=shorten_counted(result.content, self.max_chars))
         self.history.append(sent)
         self.steps.append(ToolResultStep(sent, len(result.content), capped=len(result.content) > self.max_chars))
-        return None if interrupted is None else self.finish(StopReason.INTERRUPTED, interrupted)
+        return None if interrupted is None else self.stop(StopReason.INTERRUPTED, "tool_interrupted", **interrupted)
 
 
 def _is_response(response: object) -> bool:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from itertools import takewhile
 
 from ..agent.loop import (
+    STOP_CAUSES,
     ActionStep,
     ProviderErrorStep,
     RejectionStep,
@@ -52,7 +53,7 @@ def usage_words(usage: TokenUsage | None, language: Language | None = None) -> s
 
 
 def _stop_detail(transcript: Transcript, language: Language | None) -> str:
-    """Made from the run's counts or the provider's failure; an interrupt is shown as it came."""
+    """Made from the run's counts, the provider's failure, or the cause of an interrupt or a broken adapter."""
     reason, calls, last = transcript.stop_reason, transcript.model_calls, transcript.steps[-1:]
     if reason is StopReason.PROVIDER_ERROR and last and isinstance(last[0], ProviderErrorStep):
         return _provider_error(last[0], language)
@@ -64,6 +65,8 @@ def _stop_detail(transcript: Transcript, language: Language | None) -> str:
         count = len(list(takewhile(lambda step: step.kind is StepKind.REJECTION, reversed(transcript.steps))))
         said = N_("{count} rejected replies in a row; at most {limit} corrections are sent in a row")
         return _(said, language, count=count, limit=count - 1)
+    if (cause := transcript.stop_cause) is not None:
+        return _(STOP_CAUSES[cause.code], language, **dict(cause.params))
     return transcript.stop_detail
 
 
