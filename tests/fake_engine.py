@@ -8,7 +8,9 @@ It serves ``GET /v1/models`` like a real engine, and then, by BEHAVIOUR:
   request body it received (so a test sees exactly what the client sent);
 - ``sigill-on-completion`` / ``sigsegv-on-completion`` / ``sigkill-on-completion``: the first
   completion request kills the process with that signal, as a native crash would;
-- ``sigill-at-start``: dies with SIGILL before it serves anything.
+- ``sigill-at-start``: dies with SIGILL before it serves anything;
+- ``stop-on-completion``: the first completion request stops the process (SIGSTOP), as Ctrl-Z in its
+  terminal would, with the request unanswered; once resumed it answers that one and every later one.
 
 Core dumps are switched off first, so a "crash" leaves no core file behind.
 """
@@ -39,6 +41,8 @@ def main() -> None:
         print("loading the model...", flush=True)
         die("sigill")
 
+    stopped: list[bool] = []
+
     class Handler(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             pass
@@ -56,7 +60,11 @@ def main() -> None:
 
         def do_POST(self) -> None:
             request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if behaviour.endswith("-on-completion"):
+            if behaviour == "stop-on-completion":
+                if not stopped:
+                    stopped.append(True)
+                    os.kill(os.getpid(), signal.SIGSTOP)
+            elif behaviour.endswith("-on-completion"):
                 die(behaviour.split("-")[0])
             tokens = min(int(request.get("max_tokens", 12)), 12)
             self.reply(

@@ -133,6 +133,25 @@ def test_a_stopped_engine_is_named_at_once_and_answers_again_once_resumed(starte
     assert provider.complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=4).text
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="a stopped process is seen in /proc")
+def test_an_engine_stopped_during_a_request_is_named_without_waiting_out_the_timeout(
+    started: list[LocalModelServer],
+) -> None:
+    """The stop was looked for before a request only: one that stopped while answering took the whole timeout."""
+    server = start(started, "stop-on-completion")
+    assert server.process is not None
+    provider = server.provider("free_text", timeout=30)
+    try:
+        started_at = time.monotonic()
+        with pytest.raises(ProviderFailure) as caught:
+            provider.complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=4)
+        assert time.monotonic() - started_at < 5.0
+        assert data(caught.value) == (FailureCode.ENGINE_STOPPED, {"pid": server.process.pid})
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+    assert provider.complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=4).text
+
+
 SIGNALS = {"sigill": signal.SIGILL, "sigsegv": signal.SIGSEGV, "sigkill": signal.SIGKILL}
 
 

@@ -342,10 +342,9 @@ class GemmaProvider(OpenAICompletionsProvider):
         self, *, messages: Sequence[ProviderMessage], tools: Sequence[ToolSpec], max_output_tokens: int
     ) -> ProviderResponse:
         """A child engine's crash reaches us as a dropped connection; its exit status says why (SIGILL...)."""
+        if (stopped := self.failure_while_waiting()) is not None:
+            raise stopped
         ended = None if self.engine is None else self.engine.exit_message()
-        stopped = None if self.engine is None or ended is not None else self.engine.stopped_pid()
-        if stopped is not None:  # only a live engine: an ended one's pid may be another process's by now
-            raise ProviderFailure(FailureCode.ENGINE_STOPPED, pid=stopped)
         if ended is None:
             try:
                 return super().complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
@@ -357,6 +356,14 @@ class GemmaProvider(OpenAICompletionsProvider):
                 if ended is None:
                     raise
         raise ProviderFailure(FailureCode.ENGINE_GONE, ended=ended)
+
+    def failure_while_waiting(self) -> ProviderFailure | None:
+        """A stopped engine (Ctrl-Z, SIGSTOP) answers nothing until resumed: named at once, before a request and
+        while one waits, not after the whole timeout."""
+        if self.engine is None or self.engine.exit_message() is not None:  # an ended one's pid may be reused
+            return None
+        stopped = self.engine.stopped_pid()
+        return None if stopped is None else ProviderFailure(FailureCode.ENGINE_STOPPED, pid=stopped)
 
     def _response_of(self, completion: Completion[Any]) -> ProviderResponse:
         """The reply, as a ``SharedReply`` when the class's reply cache answered it without a model call."""

@@ -11,6 +11,7 @@ import os
 import queue
 import re
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
@@ -45,6 +46,7 @@ KEY_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 _EXCERPT_CHARS = 300
 _SCRUBBED_CHARS = 20 * _EXCERPT_CHARS  # searched for secrets: more than an excerpt can show, however escaped
 _WAIT_GRACE_SECONDS = 1.0  # past the deadline, for the transport, which stops itself at the deadline
+_POLL_SECONDS = 0.5  # how often a request in flight asks ``failure_while_waiting``
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _CONVENTIONAL_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 
@@ -267,15 +269,23 @@ class OpenAICompatibleProvider:
         outcome: queue.Queue[str | ProviderFailure] = queue.Queue(maxsize=1)
         worker = threading.Thread(target=lambda: outcome.put(self._attempt(request)), daemon=True)
         worker.start()
-        try:
-            answer = outcome.get(timeout=self.timeout + _WAIT_GRACE_SECONDS)
-        except queue.Empty:  # only what the transport cannot bound (a name lookup that hangs)
-            answer = self._timed_out()
-        else:
-            worker.join()
+        deadline = time.monotonic() + self.timeout + _WAIT_GRACE_SECONDS
+        answer: str | ProviderFailure | None = None
+        while answer is None:
+            try:
+                answer = outcome.get(timeout=min(_POLL_SECONDS, max(deadline - time.monotonic(), 0.0)))
+            except queue.Empty:  # the deadline is for what the transport cannot bound (a name lookup that hangs)
+                answer = self._timed_out() if time.monotonic() >= deadline else self.failure_while_waiting()
+            else:
+                worker.join()
         if isinstance(answer, ProviderFailure):
             raise answer
         return answer
+
+    def failure_while_waiting(self) -> ProviderFailure | None:
+        """Looked at between polls of a request in flight: a reason to give up on it now rather than at the
+        deadline (the local engine's, when it is stopped). A server elsewhere gives none."""
+        return None
 
     def _timed_out(self) -> ProviderFailure:
         return ProviderFailure(FailureCode.TIMED_OUT, url=self.shown_url, seconds=format(self.timeout, "g"))
