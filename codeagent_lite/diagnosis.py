@@ -1,6 +1,7 @@
-"""The parser's four layers run one at a time, each one's outcome recorded.
+"""The parser's four layers, each one's outcome recorded.
 
-``parse_json_action`` stops at the first refusal, right for an agent; a learner wants the whole ladder. The
+``parse_json_action`` stops at the first refusal with one error, right for an agent; a learner wants the whole
+ladder: the layers it passed, the one that refused, and those it never reached. The
 playground and ``python -m codeagent_lite check`` both use this module, so they cannot disagree.
 """
 
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from .display import N_, pad, shorten
-from .json_action_parser import check_action_type, check_fields, check_json_syntax, check_top_level_object
+from .json_action_parser import parse_json_action
 from .kernel_types import Action, FinalAnswer, ToolCall
 from .model_adapter import LAYER_NAME, InvalidModelOutputError, ValidationLayer
 
@@ -83,18 +84,20 @@ class Diagnosis:
 
 
 def diagnose(raw_text: str) -> Diagnosis:
-    """Same layers, same order, same messages as ``parse_json_action``; never raises for bad text."""
+    """``parse_json_action``'s own answer, laid out layer by layer: the same checks and messages, a caller's nearly
+    full stack included (which the four checks called one by one let escape as RecursionError); never raises for
+    bad text."""
     try:
-        obj = check_top_level_object(check_json_syntax(raw_text))
-        action = check_fields(obj, check_action_type(obj))
-    except InvalidModelOutputError as error:
-        refusal = error.with_raw_text(raw_text)
-        passed = [LayerOutcome(layer, LayerStatus.PASSED) for layer in ValidationLayer if layer < refusal.layer]
-        later = [LayerOutcome(layer, LayerStatus.NOT_REACHED) for layer in ValidationLayer if layer > refusal.layer]
-        outcomes = (*passed, LayerOutcome(refusal.layer, LayerStatus.FAILED, refusal), *later)
-        return Diagnosis(raw_text=raw_text, outcomes=outcomes, action=None)
-    outcomes = tuple(LayerOutcome(layer, LayerStatus.PASSED) for layer in ValidationLayer)
-    return Diagnosis(raw_text=raw_text, outcomes=outcomes, action=action)
+        action = parse_json_action(raw_text)
+    except InvalidModelOutputError as refusal:
+        outcomes = []
+        for layer in ValidationLayer:  # a loop, not a comprehension: no frame more than the parser had
+            status = LayerStatus.PASSED if layer < refusal.layer else LayerStatus.NOT_REACHED
+            error = refusal if layer == refusal.layer else None
+            outcomes.append(LayerOutcome(layer, LayerStatus.FAILED if error else status, error))
+        return Diagnosis(raw_text=raw_text, outcomes=tuple(outcomes), action=None)
+    outcomes = [LayerOutcome(layer, LayerStatus.PASSED) for layer in ValidationLayer]
+    return Diagnosis(raw_text=raw_text, outcomes=tuple(outcomes), action=action)
 
 
 def describe_action(action: Action) -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+
 import pytest
 
 from codeagent_lite.diagnosis import ACTION_CHARS, LayerStatus, describe_action, diagnose, format_ladder
@@ -101,3 +104,29 @@ def test_the_failed_layer_keeps_the_raw_text_and_the_caller_error_is_untouched()
     diagnosis = diagnose("[1]")
     assert diagnosis.error is not None and diagnosis.error.raw_text == "[1]"
     assert diagnosis.rejected_by is ValidationLayer.TOP_LEVEL_OBJECT
+
+
+def _raises_recursion_error(depth: int, call: Callable[[str], object], text: str) -> bool:
+    """Whether ``call(text)`` lets a RecursionError out when the stack is ``depth`` frames deep; lean, so the
+    probe itself needs no frame more than the call."""
+    if depth:
+        return _raises_recursion_error(depth - 1, call, text)
+    try:
+        call(text)
+    except InvalidModelOutputError:
+        return False
+    except RecursionError:
+        return True
+    return False
+
+
+def test_a_nearly_full_stack_is_the_parsers_refusal_not_a_recursion_error() -> None:
+    """The four checks called one by one let RecursionError out of diagnose where parse_json_action refuses."""
+    text, limit = "[" * 60 + "]" * 60, sys.getrecursionlimit()
+    for depth in range(limit - 80, limit - 3):
+        try:
+            parser_coped = not _raises_recursion_error(depth + 2, parse_json_action, text)  # diagnose: 2 frames more
+            diagnose_failed = _raises_recursion_error(depth, diagnose, text)
+        except RecursionError:  # the probe's own frames, past the parser's reach
+            continue
+        assert not (parser_coped and diagnose_failed), f"{limit - depth} frames left"
