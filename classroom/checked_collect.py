@@ -89,7 +89,6 @@ class CheckedCollect(ExchangeCollect):  # type: ignore[misc]
                 self.log.error("Not collected: %s: %s", Path(src).name, refused)
                 return
             stamp = self._path_to_record(src)["timestamp"]
-            (staged / TIMESTAMP).unlink(missing_ok=True)
             (staged / TIMESTAMP).write_text(f"{stamp:%Y-%m-%d %H:%M:%S.%f} UTC", encoding="utf-8")
             super().do_copy(str(staged), dest, log)
 

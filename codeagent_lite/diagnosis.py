@@ -92,12 +92,15 @@ def diagnose(raw_text: str) -> Diagnosis:
     except InvalidModelOutputError as refusal:
         outcomes = []
         for layer in ValidationLayer:  # a loop, not a comprehension: no frame more than the parser had
-            status = LayerStatus.PASSED if layer < refusal.layer else LayerStatus.NOT_REACHED
-            error = refusal if layer == refusal.layer else None
-            outcomes.append(LayerOutcome(layer, LayerStatus.FAILED if error else status, error))
+            if layer == refusal.layer:
+                outcomes.append(LayerOutcome(layer, LayerStatus.FAILED, refusal))
+            else:
+                outcomes.append(
+                    LayerOutcome(layer, LayerStatus.PASSED if layer < refusal.layer else LayerStatus.NOT_REACHED)
+                )
         return Diagnosis(raw_text=raw_text, outcomes=tuple(outcomes), action=None)
-    outcomes = [LayerOutcome(layer, LayerStatus.PASSED) for layer in ValidationLayer]
-    return Diagnosis(raw_text=raw_text, outcomes=tuple(outcomes), action=action)
+    passed = tuple(LayerOutcome(layer, LayerStatus.PASSED) for layer in ValidationLayer)
+    return Diagnosis(raw_text=raw_text, outcomes=passed, action=action)
 
 
 def describe_action(action: Action) -> str:

@@ -116,11 +116,19 @@ def test_a_signal_in_the_engine_is_a_provider_error_that_names_it(
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="a stopped process is seen in /proc")
-def test_a_stopped_engine_is_named_at_once_and_answers_again_once_resumed(started: list[LocalModelServer]) -> None:
-    server = start(started, "echo")
+@pytest.mark.parametrize(
+    "behaviour",
+    ["echo", "stop-on-completion"],
+    ids=["stopped before the request", "stopped while answering"],  # the second took the whole timeout
+)
+def test_a_stopped_engine_is_named_at_once_and_answers_again_once_resumed(
+    started: list[LocalModelServer], behaviour: str
+) -> None:
+    server = start(started, behaviour)
     assert server.process is not None
     provider = server.provider("free_text", timeout=30)
-    os.kill(server.process.pid, signal.SIGSTOP)
+    if behaviour == "echo":
+        os.kill(server.process.pid, signal.SIGSTOP)
     try:
         started_at = time.monotonic()
         with pytest.raises(ProviderFailure) as caught:
@@ -128,25 +136,6 @@ def test_a_stopped_engine_is_named_at_once_and_answers_again_once_resumed(starte
         assert time.monotonic() - started_at < 5.0
         assert data(caught.value) == (FailureCode.ENGINE_STOPPED, {"pid": server.process.pid})
         assert f"`kill -CONT {server.process.pid}`" in str(caught.value)
-    finally:
-        os.kill(server.process.pid, signal.SIGCONT)
-    assert provider.complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=4).text
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="a stopped process is seen in /proc")
-def test_an_engine_stopped_during_a_request_is_named_without_waiting_out_the_timeout(
-    started: list[LocalModelServer],
-) -> None:
-    """The stop was looked for before a request only: one that stopped while answering took the whole timeout."""
-    server = start(started, "stop-on-completion")
-    assert server.process is not None
-    provider = server.provider("free_text", timeout=30)
-    try:
-        started_at = time.monotonic()
-        with pytest.raises(ProviderFailure) as caught:
-            provider.complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=4)
-        assert time.monotonic() - started_at < 5.0
-        assert data(caught.value) == (FailureCode.ENGINE_STOPPED, {"pid": server.process.pid})
     finally:
         os.kill(server.process.pid, signal.SIGCONT)
     assert provider.complete(messages=MESSAGES, tools=TOOLS, max_output_tokens=4).text
