@@ -1,13 +1,10 @@
 """The contract a learner's three files are judged by: one list of checks, in notebook order.
 
 ``verify DIR`` runs them on a learner's folder and ``tests/test_contract.py`` on the package's own modules, so the
-workbook never grades a learner on a rule its own reference breaks. A check judges behaviour, never wording, and
-is marked ``ours`` where the blog never states its rule.
-
-The learner's code must not decide its own verdict, so ``check.probe(inputs)`` gives a probe (data, its Kernel
-values ``wire.encode``d, that ``verify_probe`` runs in the sandbox) and a judge (run here, with the expected
-values the probe never carries).
-``Inputs()`` are the public cases a report prints; ``Inputs.draw(seed)`` draws fresh ones for grading.
+workbook never grades a learner on a rule its own reference breaks. A check judges behaviour, never wording; ``ours``
+marks a rule the blog never states. The learner's code must not decide its own verdict, so ``check.probe(inputs)``
+gives a probe (data that ``verify_probe`` runs in the sandbox) and a judge (run here, with the expected values the
+probe never carries). ``Inputs()`` are the public cases a report prints; ``Inputs.draw(seed)`` draws fresh ones.
 """
 
 from __future__ import annotations
@@ -963,13 +960,16 @@ _STEP_3 = [_parse_check(name, text, outcome) for name, text, outcome in _ROWS_3]
 _STRICT = N_("strict JSON (RFC 8259): json.loads accepts this, the blog's parser starts with json.loads")
 
 
+def _not_json(name: str, text: str, ours: str, look_alike: Callable[[Inputs], str], given: str | None = None) -> Check:
+    return _parse_check(name, text, _BAD_JSON, ours=ours, given=given, look_alike=look_alike)
+
+
 def _no_number(name: str, token: str) -> Check:
-    return _parse_check(
+    return _not_json(
         name,
         _sleep(f'"seconds": {token}'),
-        _BAD_JSON,
-        ours=_STRICT,
-        look_alike=lambda inputs: _call_text(inputs, arguments={"seconds": token, "n": inputs.limit}),
+        _STRICT,
+        lambda inputs: _call_text(inputs, arguments={"seconds": token, "n": inputs.limit}),
     )
 
 
@@ -979,72 +979,64 @@ def _blank(name: str, text: Text, field: str, look_alike: Callable[[Inputs], str
 
 
 _STEP_4 = [
-    _parse_check(
+    _not_json(
         N_("a duplicate key is refused, not resolved"),
         _TWO_NAMES,
-        _BAD_JSON,
-        ours=N_(
+        N_(
             "strict JSON (RFC 8259): json.loads accepts this, the blog's parser starts with json.loads"
             " and keeps the last value: read_file becomes delete_file"
         ),
-        look_alike=lambda inputs: _call_text(inputs, arguments={"tool_name": inputs.tool_name, "note": inputs.answer}),
+        lambda inputs: _call_text(inputs, arguments={"tool_name": inputs.tool_name, "note": inputs.answer}),
     ),
-    _parse_check(
+    _not_json(
         N_("a duplicate key inside arguments"),
         _TWO_PATHS,
-        _BAD_JSON,
-        ours=_STRICT,
-        look_alike=lambda inputs: _call_text(inputs, arguments={"path": {"path": inputs.path}, "limit": inputs.limit}),
+        _STRICT,
+        lambda inputs: _call_text(inputs, arguments={"path": {"path": inputs.path}, "limit": inputs.limit}),
     ),
     _no_number(N_("NaN is not a JSON number"), "NaN"),
     _no_number(N_("Infinity is not a JSON number"), "Infinity"),
     _no_number(N_("-Infinity is not a JSON number"), "-Infinity"),
-    _parse_check(
+    _not_json(
         N_("a number too large for a float"),
         _sleep('"seconds": 1e999'),
-        _BAD_JSON,
-        ours=N_(
+        N_(
             "strict JSON (RFC 8259): json.loads accepts this, the blog's parser starts with json.loads"
             " and turns 1e999 into inf"
         ),
-        look_alike=lambda inputs: _call_text(inputs, arguments={"seconds": 10.0 ** (inputs.limit % 300), "s": "1e999"}),
+        lambda inputs: _call_text(inputs, arguments={"seconds": 10.0 ** (inputs.limit % 300), "s": "1e999"}),
     ),
-    _parse_check(
+    _not_json(
         N_("a 5000-digit integer"),
         _NINES,
-        _BAD_JSON,
-        ours=N_("json.loads raises ValueError (not JSONDecodeError) past 4300 digits"),
+        N_("json.loads raises ValueError (not JSONDecodeError) past 4300 digits"),
+        lambda inputs: _call_text(inputs, arguments={"n": "9" * 5000, "limit": inputs.limit}),
         given=N_('a tool call whose arguments hold {"n": 999…9} with 5000 digits'),
-        look_alike=lambda inputs: _call_text(inputs, arguments={"n": "9" * 5000, "limit": inputs.limit}),
     ),
-    _parse_check(
+    _not_json(
         N_("nesting 100 000 arrays deep"),
         _DEEP,
-        _BAD_JSON,
-        ours=N_("json.loads raises RecursionError on deep nesting"),
+        N_("json.loads raises RecursionError on deep nesting"),
+        lambda inputs: _call_text(inputs, arguments={"deep": "[" * 100_000, "n": [[[inputs.limit]]]}),
         given=N_("'[[[[…]]]]' nested 100 000 deep"),
-        look_alike=lambda inputs: _call_text(inputs, arguments={"deep": "[" * 100_000, "n": [[[inputs.limit]]]}),
     ),
-    _parse_check(
+    _not_json(
         N_("a cut-off reply"),
         _CUT_OFF,
-        _BAD_JSON,
-        ours=N_("json.loads refuses it too; unstated in the blog: nothing may close the brackets of a reply cut off"),
-        look_alike=_final(lambda inputs: f"The answer is {inputs.answer}"),
+        N_("json.loads refuses it too; unstated in the blog: nothing may close the brackets of a reply cut off"),
+        _final(lambda inputs: f"The answer is {inputs.answer}"),
     ),
-    _parse_check(
+    _not_json(
         N_("two JSON values in one reply"),
         _TWO_VALUES,
-        _BAD_JSON,
-        ours=N_("json.loads refuses it too; unstated in the blog: one value, never the first or last of several"),
-        look_alike=_final(lambda inputs: inputs.answer + '}\n{"type": 2'),
+        N_("json.loads refuses it too; unstated in the blog: one value, never the first or last of several"),
+        _final(lambda inputs: inputs.answer + '}\n{"type": 2'),
     ),
-    _parse_check(
+    _not_json(
         N_("a byte-order mark before the JSON"),
         '\ufeff{"type": "final_answer", "content": "42"}',
-        _BAD_JSON,
-        ours=N_("json.loads refuses it too; unstated in the blog: RFC 8259 forbids a byte-order mark in JSON text"),
-        look_alike=_final(lambda inputs: "\ufeff" + inputs.answer),
+        N_("json.loads refuses it too; unstated in the blog: RFC 8259 forbids a byte-order mark in JSON text"),
+        _final(lambda inputs: "\ufeff" + inputs.answer),
     ),
     _blank(N_("a blank call_id"), _seeded(call_id="   "), "call_id", lambda i: _call_text(i, call_id=f" {i.call_id} ")),
     _blank(
