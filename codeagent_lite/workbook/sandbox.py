@@ -269,11 +269,7 @@ def _setpriv(uid: int) -> list[str]:
 @functools.cache
 def isolated() -> bool:
     """Whether runs get bubblewrap: installed, allowed its namespaces (a container may forbid them), ``setpriv``."""
-    if (
-        not sys.platform.startswith("linux")
-        or not shutil.which("bwrap")
-        or (_is_root() and not shutil.which("setpriv"))
-    ):
+    if not (sys.platform.startswith("linux") and shutil.which("bwrap")) or (_is_root() and not shutil.which("setpriv")):
         return False
     folder = Path(tempfile.mkdtemp(prefix="cal-sandbox-probe-"))
     try:
@@ -382,7 +378,7 @@ def _command(folder: Path, limits: Limits) -> tuple[list[str], int | None, bool]
     python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd", "request-fd"]
     if isolated():
         return [*_bwrap_command(folder, uid), *python_args], uid, True
-    return ([*_setpriv(uid)] if uid is not None else []) + [_PYTHON, *python_args], uid, False
+    return (_setpriv(uid) if uid is not None else []) + [_PYTHON, *python_args], uid, False
 
 
 # --------------------------------------------------------------------------- one run
@@ -829,8 +825,7 @@ def _run_pids(live: _Live) -> set[int]:
 
 def _belongs(pid: int, live: _Live) -> bool:
     """A process of a run without bwrap: in its session, or (with a uid of its own) of that uid, or adopted."""
-    fields = _stat_fields(pid)
-    in_session = fields is not None and len(fields) > 3 and fields[3] == str(live.process.pid)
+    in_session = (_stat_fields(pid) or [])[3:4] == [str(live.process.pid)]
     return (live.uid is not None and _uid(pid) == live.uid) or in_session or _adopted(pid, live)
 
 
