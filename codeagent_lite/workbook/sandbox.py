@@ -113,18 +113,15 @@ def kernel_closure(package_dir: Path = _PACKAGE_DIR) -> tuple[str, ...]:
             continue
         seen.append(name)
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            todo += _imported(node)
+            if isinstance(node, ast.Import):
+                todo += [alias.name.split(".")[1] for alias in node.names if alias.name.startswith(_PACKAGE + ".")]
+            elif isinstance(node, ast.ImportFrom):
+                todo += _imported_from(node)
     return tuple(seen)
 
 
-def _imported(node: ast.AST) -> list[str]:
-    """The package's modules one import names, however spelled (``.x``, ``from . import x``, ``codeagent_lite.x``)."""
-    if isinstance(node, ast.Import):
-        return [alias.name.split(".")[1] for alias in node.names if alias.name.startswith(_PACKAGE + ".")]
-    return _imported_from(node) if isinstance(node, ast.ImportFrom) else []
-
-
 def _imported_from(node: ast.ImportFrom) -> list[str]:
+    """The package's modules a ``from`` import names, however spelled (``.x``, ``from . import x``, absolute)."""
     absolute = node.level == 0 and (node.module or "").split(".")[0] == _PACKAGE
     if node.level != 1 and not absolute:
         return []
