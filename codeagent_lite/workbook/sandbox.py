@@ -113,18 +113,15 @@ def kernel_closure(package_dir: Path = _PACKAGE_DIR) -> tuple[str, ...]:
             continue
         seen.append(name)
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            todo += _imported(node)
+            if isinstance(node, ast.Import):
+                todo += [alias.name.split(".")[1] for alias in node.names if alias.name.startswith(_PACKAGE + ".")]
+            elif isinstance(node, ast.ImportFrom):
+                todo += _imported_from(node)
     return tuple(seen)
 
 
-def _imported(node: ast.AST) -> list[str]:
-    """The package's modules one import names, however spelled (``.x``, ``from . import x``, ``codeagent_lite.x``)."""
-    if isinstance(node, ast.Import):
-        return [alias.name.split(".")[1] for alias in node.names if alias.name.startswith(_PACKAGE + ".")]
-    return _imported_from(node) if isinstance(node, ast.ImportFrom) else []
-
-
 def _imported_from(node: ast.ImportFrom) -> list[str]:
+    """The package's modules a ``from`` import names, however spelled (``.x``, ``from . import x``, absolute)."""
     absolute = node.level == 0 and (node.module or "").split(".")[0] == _PACKAGE
     if node.level != 1 and not absolute:
         return []
@@ -269,11 +266,7 @@ def _setpriv(uid: int) -> list[str]:
 @functools.cache
 def isolated() -> bool:
     """Whether runs get bubblewrap: installed, allowed its namespaces (a container may forbid them), ``setpriv``."""
-    if (
-        not sys.platform.startswith("linux")
-        or not shutil.which("bwrap")
-        or (_is_root() and not shutil.which("setpriv"))
-    ):
+    if not (sys.platform.startswith("linux") and shutil.which("bwrap")) or (_is_root() and not shutil.which("setpriv")):
         return False
     folder = Path(tempfile.mkdtemp(prefix="cal-sandbox-probe-"))
     try:
@@ -382,7 +375,7 @@ def _command(folder: Path, limits: Limits) -> tuple[list[str], int | None, bool]
     python_args = ["-I", "-S", "-B", "-u", "-X", "utf8", "-c", boot, "channel-fd", "request-fd"]
     if isolated():
         return [*_bwrap_command(folder, uid), *python_args], uid, True
-    return ([*_setpriv(uid)] if uid is not None else []) + [_PYTHON, *python_args], uid, False
+    return (_setpriv(uid) if uid is not None else []) + [_PYTHON, *python_args], uid, False
 
 
 # --------------------------------------------------------------------------- one run
@@ -829,8 +822,7 @@ def _run_pids(live: _Live) -> set[int]:
 
 def _belongs(pid: int, live: _Live) -> bool:
     """A process of a run without bwrap: in its session, or (with a uid of its own) of that uid, or adopted."""
-    fields = _stat_fields(pid)
-    in_session = fields is not None and len(fields) > 3 and fields[3] == str(live.process.pid)
+    in_session = (_stat_fields(pid) or [])[3:4] == [str(live.process.pid)]
     return (live.uid is not None and _uid(pid) == live.uid) or in_session or _adopted(pid, live)
 
 

@@ -69,8 +69,7 @@ def _parents() -> tuple[Path, Path] | None:
         for line in Path("/proc/self/cgroup").read_text().splitlines():
             _number, controllers, path = line.split(":", 2)
             own.update((controller, path) for controller in controllers.split(",") if controller)
-    names = ("memory", "pids")
-    if not all(name in own and (_ROOT / name / "cgroup.procs").exists() for name in names):
+    if not all(name in own and (_ROOT / name / "cgroup.procs").exists() for name in ("memory", "pids")):
         return None
     return _ROOT / "memory" / own["memory"].lstrip("/"), _ROOT / "pids" / own["pids"].lstrip("/")
 
