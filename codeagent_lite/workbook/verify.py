@@ -9,10 +9,11 @@ otherwise, 2 when used wrongly.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import importlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,14 +93,12 @@ class VerifyReport:
         """The report is read step by step: each step's checks together, in contract order."""
         return [result for result in self.results if result.check.step == step]
 
-    def _by_step(self) -> list[tuple[str, list[tuple[CheckResult, tuple[str, ...] | None]]]]:
-        steps = []
+    def _by_step(self) -> Iterator[tuple[str, list[tuple[CheckResult, tuple[str, ...] | None]]]]:
         for step in self.steps:
             results = self._results_of(step)
             groups = _same_causes(results)
             heading = _("step {step} · {title}", step=step, title=step_title(step))
-            steps.append((heading, [(result, groups.get(result.check.id)) for result in results]))
-        return steps
+            yield heading, [(result, groups.get(result.check.id)) for result in results]
 
     def __str__(self) -> str:
         lines = [_("verify {label}: steps {first}-{last}", label=self.label, first=self.steps[0], last=self.steps[-1])]
@@ -115,14 +114,13 @@ class VerifyReport:
         lines = []
         for step in self.steps:
             results = self._results_of(step)
-            passed, total, title = sum(1 for result in results if result.passed), len(results), step_title(step)
-            mark = "✔" if passed == total else "✘"
+            passed, total = sum(1 for result in results if result.passed), len(results)
             lines.append(
                 _(
                     "{mark} step {step} · {title}: {passed} of {total} checks pass",
-                    mark=mark,
+                    mark="✔" if passed == total else "✘",
                     step=step,
-                    title=title,
+                    title=step_title(step),
                     passed=passed,
                     total=total,
                 )
@@ -169,10 +167,9 @@ def _same_causes(results: Sequence[CheckResult]) -> dict[str, tuple[str, ...]]:
         if not result.passed and result.got:
             by_reason.setdefault((result.passed, result.got), []).append(result.check.id)
     groups: dict[str, tuple[str, ...]] = {}
-    for ids in by_reason.values():
-        if len(ids) > 1:
-            groups[ids[0]] = tuple(ids[1:])
-            groups.update({other: () for other in ids[1:]})
+    for first, *others in by_reason.values():
+        if others:
+            groups |= {first: tuple(others), **dict.fromkeys(others, ())}
     return groups
 
 
@@ -204,11 +201,13 @@ def _html_row(result: CheckResult, group: tuple[str, ...] | None = None) -> str:
     why, rule, notes = _details(result, group)
     rules = ["<i>" + esc(_("a rule of this workbook: {rule}", rule=rule)) + "</i>"] if rule else []
     detail = [esc(line) for line in why] + rules + [esc(line) for line in notes]
-    return (
-        f'<tr><td style="color:{_COLOURS[result.passed]};font-weight:bold">{_MARKS[result.passed]}</td>'
-        f'<td style="text-align:left">{esc(result.check.id)} {esc(words.name)}{ours}</td>'
-        f'<td style="text-align:left">{"<br>".join(detail)}</td></tr>'
-    )
+    cells = (f"{esc(result.check.id)} {esc(words.name)}{ours}", "<br>".join(detail))
+    return _html_tr(_MARKS[result.passed], _COLOURS[result.passed], cells)
+
+
+def _html_tr(mark: str, colour: str, cells: Sequence[str]) -> str:
+    left = "".join(f'<td style="text-align:left">{cell}</td>' for cell in cells)
+    return f'<tr><td style="color:{colour};font-weight:bold">{mark}</td>{left}</tr>'
 
 
 # --------------------------------------------------------------------------- the parent side
@@ -334,49 +333,33 @@ class Comparison:
             _("{label} beside the reference: step {step} · {title}", label=self.label, step=self.step, title=title)
         ]
         for row in self.rows:
-            lines.append(f"{'=' if row.same else '≠'} {row.label}")
-            lines.append(_("    ours : {text}", text=row.reference))
+            lines += [f"{'=' if row.same else '≠'} {row.label}", _("    ours : {text}", text=row.reference)]
             if not row.same:
                 lines.append(_("    yours: {text}", text=row.yours))
                 if row.cost:
                     lines.append(_("    cost : {text}", text=row.cost))
-        differ, total = self._differ(), len(self.rows)
-        lines.append(
-            _("{differ} of {total} differ", differ=differ, total=total)
-            if differ
-            else _("all {total} the same", total=total)
-        )
+        if differ := self._differ():
+            lines.append(_("{differ} of {total} differ", differ=differ, total=len(self.rows)))
+        else:
+            lines.append(_("all {total} the same", total=len(self.rows)))
         return "\n".join(lines)
 
     def _differ(self) -> int:
         return sum(1 for row in self.rows if not row.same)
 
     def __repr__(self) -> str:
-        differ = self._differ()
-        return f"Comparison({self.label!r}, step {self.step}: {differ} of {len(self.rows)} differ)"
+        return f"Comparison({self.label!r}, step {self.step}: {self._differ()} of {len(self.rows)} differ)"
 
     def _repr_html_(self) -> str:
         esc = html.escape
         columns = (_("reply"), _("ours (reference)"), _("yours"), _("what the difference costs"))
         head = "<tr><th></th>" + "".join(f"<th>{esc(column)}</th>" for column in columns) + "</tr>"
         rows = []
-        same = _("same")
         for row in self.rows:
-            mark, colour = ("=", "#1a7f37") if row.same else ("≠", "#cf222e")
-            yours = same if row.same else row.yours
-            cells = (
-                esc(row.label),
-                f"<code>{esc(row.reference)}</code>",
-                f"<code>{esc(yours)}</code>",
-                "" if row.same else esc(row.cost),
-            )
-            rows.append(
-                f'<tr><td style="color:{colour};font-weight:bold">{mark}</td>'
-                + "".join(f'<td style="text-align:left">{cell}</td>' for cell in cells)
-                + "</tr>"
-            )
-        label = "<code>" + esc(self.label) + "</code>"
-        title = _("{label} beside the reference", label=label)
+            yours, cost = (_("same"), "") if row.same else (row.yours, row.cost)
+            cells = (esc(row.label), f"<code>{esc(row.reference)}</code>", f"<code>{esc(yours)}</code>", esc(cost))
+            rows.append(_html_tr("=" if row.same else "≠", _COLOURS[row.same], cells))
+        title = _("{label} beside the reference", label=f"<code>{esc(self.label)}</code>")
         return f"<div><p>{title}</p><table>{head}{''.join(rows)}</table></div>"
 
 
@@ -446,13 +429,9 @@ def _folder(directory: str | os.PathLike[str]) -> tuple[str, Path]:
     """The folder's name in the report (as given when relative, else its name: no machine paths), and where it is."""
     given = Path(directory)
     label = clean(given.as_posix() if not given.is_absolute() else given.name, limit=120)
-    try:
-        folder = given.resolve()
-        found = folder.is_dir()
-    except (OSError, RuntimeError, ValueError):  # a name too long, a symlink loop, a NUL: no folder either
-        found = False
-    if not found:
-        raise VerifyUsageError(
-            _("{label} is not a folder (run from the folder that holds it, or give its path)", label=f"'{label}'")
-        )
-    return label, folder
+    with contextlib.suppress(OSError, RuntimeError, ValueError):  # a name too long, a symlink loop, a NUL: no folder
+        if (folder := given.resolve()).is_dir():
+            return label, folder
+    raise VerifyUsageError(
+        _("{label} is not a folder (run from the folder that holds it, or give its path)", label=f"'{label}'")
+    )

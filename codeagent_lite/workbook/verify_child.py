@@ -15,6 +15,7 @@ import random
 import stat
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -40,7 +41,7 @@ _PROCESSES = 16
 _STARTUP_SECONDS = 30.0  # the sandbox starts in a few tens of ms; this is for a machine under load
 _PROGRAM = "import verify_probe\nverify_probe.main()\n"
 _PROBE_SOURCE = Path(__file__).with_name("verify_probe.py")
-_RESERVED = frozenset({"codeagent_lite", "verify_probe", "sandbox_io", "solutions", "__main__"})
+_RESERVED = sys.stdlib_module_names | {"codeagent_lite", "verify_probe", "sandbox_io", "solutions", "__main__"}
 
 
 def clean(text: str, *, limit: int = 400) -> str:
@@ -132,17 +133,11 @@ class Tally:
     capped: list[bool] = field(default_factory=list)
 
 
-def package_name(folder_name: str, taken: Callable[[str], bool] = lambda name: False) -> str:
+def package_name(folder: str, taken: Callable[[str], bool] = lambda name: False) -> str:
     """The learner's folder name when it shadows nothing (its absolute self-imports then work), else an alias."""
-    if (
-        folder_name.isidentifier()
-        and not keyword.iskeyword(folder_name)
-        and folder_name not in sys.stdlib_module_names
-        and folder_name not in _RESERVED
-        and not taken(folder_name)
-    ):
-        return folder_name
-    return "_verified_" + "".join(char if char.isalnum() else "_" for char in folder_name)
+    if folder.isidentifier() and not keyword.iskeyword(folder) and folder not in _RESERVED and not taken(folder):
+        return folder
+    return "_verified_" + "".join(char if char.isalnum() else "_" for char in folder)
 
 
 def load_package(directory: Path) -> str:
@@ -226,22 +221,20 @@ def run_step(
     package = package_name(folder.name)
     files = learner_files(folder, package, tally.file_problems)
     remaining = list(items) if seed is None else _shuffled(items, seed)
-    crashes: dict[int, int] = {}
+    crashes: Counter[int] = Counter()
     while remaining:  # a session judges one item at least, or ends in a crash its step has a budget for
         remaining, crashed = _session(files, package, label, remaining, time_limit, tally, on_event)
         if crashed is not None:
-            crashes[crashed] = crashes.get(crashed, 0) + 1
+            crashes[crashed] += 1
             remaining = _within_restarts(tally, remaining, crashed, crashes[crashed])
 
 
 def _shuffled(items: Sequence[Item], seed: int) -> list[Item]:
-    steps: dict[int, list[Item]] = {}
-    for item in items:
-        steps.setdefault(item.group, []).append(item)
+    steps = [[item for item in items if item.group == group] for group in dict.fromkeys(item.group for item in items)]
     draw = random.Random(f"verify-order-{seed}")
-    for group in steps.values():
-        draw.shuffle(group)
-    return [item for group in steps.values() for item in group]
+    for step in steps:
+        draw.shuffle(step)
+    return [item for step in steps for item in step]
 
 
 def _within_restarts(tally: Tally, remaining: list[Item], crashed: int, crashes: int) -> list[Item]:
@@ -295,7 +288,7 @@ def _session(
     stand_ins = {item.id: StandIns(v) for item in items if isinstance(v := item.probe.get("stand_ins"), dict)}
     keys = {f"load:{file}": f"load:{file}" for file in FILES}  # a step's places join when it is handed out
     state = _Session(label, {item.id: item for item in items}, tally, time_limit, keys, steps, stand_ins)
-    state.step, state.step_started = (items[0].group if items else None), time.monotonic()
+    state.step, state.step_started = items[0].group, time.monotonic()  # a session has an item at least
     seconds = _STARTUP_SECONDS + time_limit * (len(items) + len(FILES))
     limits = sandbox.Limits(seconds, memory_bytes=_MEMORY_BYTES, processes=_PROCESSES, output_bytes=8_000_000)
 
@@ -333,10 +326,8 @@ def _answer(state: _Session, part: object) -> sandbox.Answer | None:
     if "call" not in part:
         return None
     stand_ins = state.stand_ins.get(state.running or "")
-    if stand_ins is None:
-        return sandbox.Answer(refusal(part.get("call")), progress=False)
     # No progress: the time limit is the check's as a whole, however often it calls the stand-ins.
-    return sandbox.Answer(stand_ins.answer(part), progress=False)
+    return sandbox.Answer(refusal(part.get("call")) if stand_ins is None else stand_ins.answer(part), progress=False)
 
 
 def _next_step(state: _Session) -> sandbox.Answer:
@@ -399,20 +390,18 @@ def _record_load(state: _Session, file: str, part: dict[str, Any] | None) -> Non
     """What loading a file came to: missing, importing the reference, raising, or loaded (noted if it printed)."""
     problems = state.tally.file_problems
     if file in state.loads or file in problems:
-        state.loads.setdefault(file, file not in problems)
-        return
-    if part is None:
+        pass  # said already: a file loads once, and a hang's blame stands
+    elif part is None:
         problems[file] = _(_NOT_LOADED, file=file, what=_(_MALFORMED, id=file + ".py"))
     elif part.get("missing"):
         problems[file] = _("{file}.py is missing from {label}", file=file, label=state.label)
     elif part.get("reference_imports"):
         problems[file] = _imports_reference(file, part["reference_imports"])
     elif part.get("error") is not None:
-        what = clean(describe_error(part["error"]))
-        problems[file] = _(_NOT_LOADED, file=file, what=what)
+        problems[file] = _(_NOT_LOADED, file=file, what=clean(describe_error(part["error"])))
     elif part.get("printed", "").strip():
         state.tally.file_notes[file] = _printed_note(part["printed"], file)
-    state.loads[file] = file not in problems
+    state.loads.setdefault(file, file not in problems)
 
 
 def not_run(reason: str, file: str) -> str:
@@ -483,7 +472,7 @@ def _judged(item: Item, result: dict[str, Any], notes: tuple[str, ...]) -> Check
 
 def _hidden(text: str, secret: str) -> str:
     """``text`` cleaned, the run's nonce taken out (it is no business of the learner's, and varies)."""
-    return clean(text.replace(secret, "") if secret else text)
+    return clean(text.replace(secret, ""))
 
 
 def _after_stop(
@@ -492,30 +481,23 @@ def _after_stop(
     """The session ended early: what was running gets the cause. Returns what a fresh session runs, and the step that
     crashed: after a crash every item left; after a hang or a broken channel the later steps (the stopped one's
     rest not run, said once)."""
+    running, what = state.running, _blame(state, outcome, time_limit)
+    left = [item for item in items if item.id not in state.tally.outcomes]
+    if running is None:  # nothing of the learner's had started: the sandbox itself did not
+        _not_run(state.tally, left, _("this step did not start: {what}", what=what))
+        return [], None
+    stopped = state.by_id[running].group if running in state.by_id else state.step  # a file's load stops its step
+    if outcome.status == "crashed":
+        return left, stopped
+    reason = _("this step stopped at {id}: {what}", id=running.removeprefix("load:"), what=what)
+    _not_run(state.tally, [item for item in left if item.group == stopped], reason)
+    return [item for item in left if item.group != stopped], None
+
+
+def _blame(state: _Session, outcome: sandbox.ChildOutcome, time_limit: float) -> str:
+    """What stopped the session, said of what was running and of every check whose file did not load."""
     running, tally = state.running, state.tally
     what = _what_stopped(outcome, time_limit) if running is not None else clean(outcome.detail)
-    _blame(state, running, what)
-    left = [item for item in items if item.id not in tally.outcomes]
-    if outcome.status == "crashed" and running is not None:
-        return left, state.by_id[running].group if running in state.by_id else state.step
-    return _later_steps(state, left, running, what), None
-
-
-def _later_steps(state: _Session, left: list[Item], running: str | None, what: str) -> list[Item]:
-    stopped = state.by_id[running].group if running in state.by_id else None
-    if running is not None and running.startswith("load:"):  # a file that hangs while it loads stops its step only
-        stopped = state.step
-    later = [item for item in left if stopped is not None and item.group != stopped]
-    if running is None:  # nothing of the learner's had started: the sandbox itself did not
-        reason = _("this step did not start: {what}", what=what)
-    else:
-        reason = _("this step stopped at {id}: {what}", id=running.removeprefix("load:"), what=what)
-    _not_run(state.tally, [item for item in left if item not in later], reason)
-    return later
-
-
-def _blame(state: _Session, running: str | None, what: str) -> None:
-    tally = state.tally
     if running is not None and running.startswith("load:"):
         file = running.removeprefix("load:")
         tally.file_problems[file] = _(_NOT_LOADED, file=file, what=what)
@@ -525,6 +507,7 @@ def _blame(state: _Session, running: str | None, what: str) -> None:
     for item in state.by_id.values():
         if state.loads.get(item.file) is False:
             tally.outcomes.setdefault(item.id, CheckResult(item.check, None, got=_(_DID_NOT_LOAD, file=item.file)))
+    return what
 
 
 def _what_stopped(outcome: sandbox.ChildOutcome, time_limit: float) -> str:

@@ -138,8 +138,7 @@ class _Provider:
     ``ProviderResponse``, or raises the learner's ``ProviderError`` (or a KeyError) when told to."""
 
     def __init__(self, module: types.ModuleType, ask: Ask) -> None:
-        self._module = module
-        self._ask = ask
+        self._module, self._ask = module, ask
 
     def complete(self, *, messages: Any, tools: Any, max_output_tokens: Any) -> Any:
         sent = list(messages)[:_MAX_ITEMS]
@@ -331,15 +330,11 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
             send_part({"done": item["id"], "not_run": True})
         else:
             send_part({"start": item["id"]})
-            send_part(
-                {
-                    "done": item["id"],
-                    "result": observed(lambda: run_probe(module, item["probe"], directory, ask), item["file"]),
-                }
-            )
+            result = observed(lambda: run_probe(module, item["probe"], directory, ask), item["file"])
+            send_part({"done": item["id"], "result": result})
 
-    send_part({"next": True})
     while True:
+        send_part({"next": True})
         request = receive()  # the parent fenced before answering: nothing of the last step lives on
         reap()
         probes = request.get("probes") if isinstance(request, dict) else None
@@ -347,6 +342,5 @@ def main() -> None:  # pragma: no cover - runs in the sandbox; tests/test_verify
             break
         for item in probes:
             run_item(item)
-        send_part({"next": True})
     send({"finished": True})
     os._exit(0)
