@@ -18,7 +18,7 @@ import select
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TextIO
 
@@ -67,8 +67,7 @@ ARGPARSE_WORDS = (
 """argparse's words (as Python 3.11-3.13 spell them), under their own context: "usage: " is also a token label."""
 
 
-@contextlib.contextmanager
-def _argparse_speaks() -> Iterator[None]:
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """argparse asks ``gettext`` in the process locale; while the parser reads it asks the workbook's catalog."""
     from .workbook.language import edition_language
     from .workbook.words import catalog
@@ -76,7 +75,7 @@ def _argparse_speaks() -> Iterator[None]:
     saved = argparse._  # type: ignore[attr-defined]
     argparse._ = functools.partial(catalog(edition_language()).pgettext, "argparse")  # type: ignore[attr-defined]
     try:
-        yield
+        return _build_parser().parse_args(argv)
     finally:
         argparse._ = saved  # type: ignore[attr-defined]
 
@@ -503,8 +502,7 @@ def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdo
 
 def _dispatch(argv: Sequence[str] | None, stdin: TextIO | None, out: TextIO) -> int:
     try:
-        with _argparse_speaks():
-            args = _build_parser().parse_args(argv)
+        args = _parse(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code else EXIT_VALID
     try:
