@@ -18,11 +18,12 @@ import select
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TextIO
 
 from .agent.loop import DEFAULT_SYSTEM_PROMPT, run_agent
-from .agent.workspace_tools import Tool, WorkspaceError, workspace_tools
+from .agent.workspace_tools import WorkspaceError, workspace_tools
 from .diagnosis import diagnose
 from .display import error_reason, json_kind, printable
 from .json_text_adapter import JsonTextModelAdapter, ProviderError, TextProvider
@@ -66,8 +67,7 @@ ARGPARSE_WORDS = (
 """argparse's words (as Python 3.11-3.13 spell them), under their own context: "usage: " is also a token label."""
 
 
-@contextlib.contextmanager
-def _argparse_speaks() -> Iterator[None]:
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """argparse asks ``gettext`` in the process locale; while the parser reads it asks the workbook's catalog."""
     from .workbook.language import edition_language
     from .workbook.words import catalog
@@ -75,7 +75,7 @@ def _argparse_speaks() -> Iterator[None]:
     saved = argparse._  # type: ignore[attr-defined]
     argparse._ = functools.partial(catalog(edition_language()).pgettext, "argparse")  # type: ignore[attr-defined]
     try:
-        yield
+        return _build_parser().parse_args(argv)
     finally:
         argparse._ = saved  # type: ignore[attr-defined]
 
@@ -95,12 +95,11 @@ class UsageError(Exception):
     """The command cannot do what it was asked; the message says why (exit status 2)."""
 
 
+@dataclass(eq=False)
 class _OutputFailed(Exception):
     """Only a failed write of the output says "cannot write the output", not any other ``OSError`` near it."""
 
-    def __init__(self, cause: OSError) -> None:
-        super().__init__(cause)
-        self.cause = cause
+    cause: OSError
 
 
 def _write(text: str, out: SupportsWrite[str]) -> None:
@@ -329,14 +328,10 @@ def _read_stream(stream: TextIO | None) -> str:
         mode = os.fstat(fd).st_mode
     except (OSError, ValueError, AttributeError):  # a text stream handed to main() (tests, notebooks), or closed
         fd = -1
-    if fd >= 0 and os.name == "posix":  # as --file reads: bounded, and a non-blocking pipe is waited on
-        try:
-            return _read_descriptor(fd, mode, source)
-        except OSError as error:
-            raise _cannot_read(source, error) from None
-    buffer = getattr(stream, "buffer", None)
     try:
-        data = (buffer or stream).read(MAX_INPUT_BYTES + 1)
+        if fd >= 0 and os.name == "posix":  # as --file reads: bounded, and a non-blocking pipe is waited on
+            return _read_descriptor(fd, mode, source)
+        data = (getattr(stream, "buffer", None) or stream).read(MAX_INPUT_BYTES + 1)
     except (OSError, ValueError) as error:  # ValueError: reading a closed file object
         raise _cannot_read(source, error) from None
     return _decoded(data, source) if isinstance(data, bytes) else _argument(data, source)
@@ -401,15 +396,11 @@ _PROVIDERS: dict[str, Callable[[argparse.Namespace], tuple[TextProvider, str]]] 
 }
 
 
-def _tools(given: str) -> tuple[Tool, ...]:
+def _run(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int:
     try:
-        return workspace_tools(given)
+        tools = workspace_tools(args.workspace)
     except WorkspaceError as error:
         raise UsageError(_("--workspace must be an existing folder: {found}", found=error.found)) from None
-
-
-def _run(args: argparse.Namespace, _stdin: TextIO | None, out: TextIO) -> int:
-    tools = _tools(args.workspace)
     task = _argument(args.task, _("the task"))
     if not task.strip():
         raise UsageError(_("the task must not be blank"))
@@ -511,8 +502,7 @@ def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdo
 
 def _dispatch(argv: Sequence[str] | None, stdin: TextIO | None, out: TextIO) -> int:
     try:
-        with _argparse_speaks():
-            args = _build_parser().parse_args(argv)
+        args = _parse(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code else EXIT_VALID
     try:

@@ -8,6 +8,7 @@ Short, yet it handles every way a real model's reply goes wrong, because that is
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -336,13 +337,10 @@ class _Run:
         return RejectionStep(call_number, usage, error.layer, _message_of(error), raw_text, None)
 
     def unused_call_id(self) -> str:
-        number = len(self.used_call_ids) + 1
-        while f"call_{number}" in self.used_call_ids:
-            number += 1
-        return f"call_{number}"
+        ids = (f"call_{number}" for number in itertools.count(len(self.used_call_ids) + 1))
+        return next(call_id for call_id in ids if call_id not in self.used_call_ids)
 
     def reject(self, step: RejectionStep | RepeatedCallIdStep, correction: str) -> Transcript | None:
-        """Send the correction, or stop when too many came in a row."""
         self.rejections_in_a_row += 1
         if self.rejections_in_a_row > self.max_rejections:
             self.steps.append(step)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import heapq
+import itertools
 import os
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -93,7 +94,7 @@ def _validate_arguments(model: type[_Arguments], tool_name: str, arguments: Mapp
         for detail in error.errors(include_url=False):
             name = str(detail["loc"][0]) if detail["loc"] else "arguments"
             if detail["type"] in _ARGUMENT_PROBLEMS:
-                problems.append(f"{_ARGUMENT_PROBLEMS[detail['type']]} {quote(name, _PATH_QUOTE_CHARS)}")
+                problems.append(f"{_ARGUMENT_PROBLEMS[detail['type']]} {_shown(name)}")
             elif detail["type"] == "string_type":
                 problems.append(f"{name} must be a string, found {json_kind(arguments.get(name))}")
             else:
@@ -156,13 +157,12 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLO
 _OPEN_FLAGS |= getattr(os, "O_NOCTTY", 0)
 
 
+@dataclass(eq=False)
 class _SpecialFile(Exception):
     """The path names neither a folder nor a regular file, found so without opening it: opening one acts (a FIFO's
     blocked writer is let go into a pipe nobody reads, a terminal can become the controlling one)."""
 
-    def __init__(self, mode: int) -> None:
-        super().__init__(mode)
-        self.mode = mode
+    mode: int
 
 
 def _open_component(parent: int, name: str, *, last: bool) -> int | str:
@@ -272,12 +272,11 @@ def _root_problem(root: Path) -> str | None:
     """Why nothing opens when the workspace folder itself was removed or replaced after the tools were made: the
     model's path is not to blame then."""
     try:
-        mode = os.stat(root).st_mode
+        if stat.S_ISDIR(os.stat(root).st_mode):
+            return None
     except (FileNotFoundError, NotADirectoryError):
         return f"the workspace folder itself is gone: it was removed {_NO_PATH_OPENS}"
     except OSError:
-        return None
-    if stat.S_ISDIR(mode):
         return None
     return f"the workspace folder itself is no longer a folder: it was replaced {_NO_PATH_OPENS}"
 
@@ -317,7 +316,6 @@ class WorkspaceError(ValueError):
 
     @property
     def found(self) -> str:
-        """The name quoted, then the system's reason in parentheses when there is one."""
         return repr(self.given) if self.reason is None else f"{self.given!r} ({self.reason})"
 
 
@@ -356,8 +354,7 @@ def read_file_tool(workspace: str | os.PathLike[str]) -> Tool:
                     size = max(os.fstat(file.fileno()).st_size, len(data))  # now, not at the stat before the read
             except OSError as error:
                 raise ToolError(f"cannot read {shown}: {error_reason(error)}") from None
-        text = _utf8_prefix(data)
-        if text is None:
+        if (text := _utf8_prefix(data)) is None:
             raise ToolError(f"{shown} is not UTF-8 text")
         shown_text = text[:MAX_READ_CHARS]
         if len(shown_text.encode("utf-8")) < len(data):
@@ -384,10 +381,9 @@ def _utf8_prefix(data: bytes) -> str | None:
 
 
 def _entry_line(entry: os.DirEntry[str]) -> str:
-    """The name, then "/" for a folder or "@" for a symlink. A name is quoted as a literal when it could be read
-    as something else: not plain printable text, ending with a mark (``x@`` is a file, not the symlink ``x``),
-    starting with a quote, or passing for the tool's own words ("(empty folder)", "[truncated: ..."); so a line
-    starting with a quote is always a literal, a mark always a mark, and the tool's words always its own."""
+    """A name that could be read as something else (not printable, ending with a mark: ``x@`` is a file, not the
+    symlink ``x``, starting with a quote, or passing for the tool's own words) is quoted: so a line starting with a
+    quote is always a literal, a mark always a mark, and the tool's words always its own."""
     name = entry.name
     own_words = name == _OWN_LINES[0] or _OWN_LINES[1] in name
     if not name.isprintable() or name.endswith(("@", "/")) or name.startswith(("'", '"')) or own_words:
@@ -401,28 +397,15 @@ def _entry_line(entry: os.DirEntry[str]) -> str:
 def _first_by_name(entries: Iterator[os.DirEntry[str]]) -> tuple[list[os.DirEntry[str]], int]:
     """The ``MAX_LIST_ENTRIES`` entries first by name, in order, and how many there are: no more than those are
     kept while the folder is read, so a folder of a million entries costs the memory of a small one."""
-    total = 0
-
-    def counted() -> Iterator[os.DirEntry[str]]:
-        nonlocal total
-        for entry in entries:
-            total += 1
-            yield entry
-
-    first = heapq.nsmallest(MAX_LIST_ENTRIES, counted(), key=lambda entry: entry.name)
-    return first, total
+    counter = itertools.count()  # zip draws from it once per entry: its next number is how many there were
+    counted = (entry for entry, _ in zip(entries, counter, strict=False))
+    return heapq.nsmallest(MAX_LIST_ENTRIES, counted, key=lambda entry: entry.name), next(counter)
 
 
 def _listing(lines: Sequence[str], total: int) -> str:
-    """The lines that fit in ``MAX_LIST_CHARS``, then, if any of the ``total`` entries is left out, a line saying
-    how many of how many are shown."""
-    shown: list[str] = []
-    room = MAX_LIST_CHARS - _MARKER_ROOM
-    for line in lines:
-        room -= len(line) + 1
-        if room < 0:
-            break
-        shown.append(line)
+    """The lines that fit in ``MAX_LIST_CHARS``, then a line saying how many of the ``total`` are shown, if not all."""
+    ends = itertools.accumulate(len(line) + 1 for line in lines)
+    shown = [line for line, end in zip(lines, ends, strict=True) if end <= MAX_LIST_CHARS - _MARKER_ROOM]
     if len(shown) < total:
         shown.append(f"[truncated: showing {len(shown)} of {total} entries]")
     return "\n".join(shown) or _OWN_LINES[0]
