@@ -142,8 +142,7 @@ mode, 1 of 6 with the conversation-order examples (a stray ``"type"`` in ``argum
 
 
 def _label(message: ProviderMessage) -> str:
-    by_role = {"assistant": "Reply", "system": "Note"}.get(message.role)
-    if by_role is not None:
+    if (by_role := {"assistant": "Reply", "system": "Note"}.get(message.role)) is not None:
         return by_role
     try:  # build_provider_messages sends a tool result as a user message holding one JSON object
         value = json.loads(message.content)
