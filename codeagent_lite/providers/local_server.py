@@ -49,11 +49,8 @@ LocalMode = Literal["free_text", "schema"]
 CONTEXT_PER_SLOT = 2048  # the worked-example prompt alone is about 740 tokens
 LOCAL_TIMEOUT_SECONDS = 600.0  # on a shared server a request may wait behind a class's worth of others
 _LOG_PREFIX = "codeagent-lite-engine-"
-_DROPPED = (
-    FailureCode.CONNECTION_FAILED,
-    FailureCode.REQUEST_FAILED,
-    FailureCode.TIMED_OUT,
-)  # what a dying engine does
+# What a dying engine's dropped connection becomes; any other failure means it answered.
+_DROPPED = (FailureCode.CONNECTION_FAILED, FailureCode.REQUEST_FAILED, FailureCode.TIMED_OUT)
 DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 itself, never a proxy
 
 
