@@ -97,8 +97,7 @@ def _inflate(pieces: Iterator[bytes], coding: str, error: type[Exception]) -> It
     wbits = zlib.MAX_WBITS | 16 if coding in ("gzip", "x-gzip") else zlib.MAX_WBITS
     decompressor = zlib.decompressobj(wbits)
     first = True
-    for piece in pieces:
-        data = piece
+    for data in pieces:
         while data and not decompressor.eof:
             try:
                 out = decompressor.decompress(data, _PIECE_BYTES)

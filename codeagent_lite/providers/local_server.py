@@ -49,6 +49,8 @@ LocalMode = Literal["free_text", "schema"]
 CONTEXT_PER_SLOT = 2048  # the worked-example prompt alone is about 740 tokens
 LOCAL_TIMEOUT_SECONDS = 600.0  # on a shared server a request may wait behind a class's worth of others
 _LOG_PREFIX = "codeagent-lite-engine-"
+# What a dying engine's dropped connection becomes; any other failure means it answered.
+_DROPPED = (FailureCode.CONNECTION_FAILED, FailureCode.REQUEST_FAILED, FailureCode.TIMED_OUT)
 DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 itself, never a proxy
 
 
@@ -136,12 +138,6 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
 
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-def _dies_with_this_thread_only() -> bool:
-    """Linux's death signal follows the thread that forked, not the process: an engine started from a worker thread
-    would be killed when that thread ends (and read as out of memory). There, stdin's end stops the engine instead."""
-    return sys.platform == "linux" and threading.current_thread() is threading.main_thread()
 
 
 def _stop_from(pid: int, server: LocalModelServer) -> None:
@@ -245,6 +241,9 @@ def start_local_server(
 
 
 def _spawn(command: Sequence[str], log_path: Path, temporary: bool) -> subprocess.Popen[bytes]:
+    # Linux's death signal follows the thread that forked, not the process: an engine started from a worker thread
+    # would be killed when that thread ends (and read as out of memory). There, stdin's end stops the engine instead.
+    dies_with_parent = sys.platform == "linux" and threading.current_thread() is threading.main_thread()
     try:
         with log_path.open("wb") as log_file:
             process = subprocess.Popen(
@@ -253,7 +252,7 @@ def _spawn(command: Sequence[str], log_path: Path, temporary: bool) -> subproces
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_die_with_parent if _dies_with_this_thread_only() else None,
+                preexec_fn=_die_with_parent if dies_with_parent else None,
             )
     except OSError as error:  # a missing or non-executable binary: 127, as a shell says it
         if temporary:
@@ -349,7 +348,8 @@ class GemmaProvider(OpenAICompletionsProvider):
             try:
                 return super().complete(messages=messages, tools=tools, max_output_tokens=max_output_tokens)
             except ProviderError as error:
-                if not _dropped(error):  # the engine answered (an HTTP error, a body refused): it is alive
+                # The engine answered (an HTTP error, a body refused): it is alive.
+                if isinstance(error, ProviderFailure) and error.code not in _DROPPED:
                     raise
                 # The socket closes as the process dies; its exit status follows a moment later.
                 ended = None if self.engine is None else self.engine.exit_message(wait_seconds=2.0)
@@ -390,11 +390,6 @@ def _model_file(model_path: str | Path | None) -> Path:
     return path
 
 
-def _dropped(error: ProviderError) -> bool:
-    dropped = (FailureCode.CONNECTION_FAILED, FailureCode.REQUEST_FAILED, FailureCode.TIMED_OUT)
-    return not isinstance(error, ProviderFailure) or error.code in dropped
-
-
 def llama_server(
     model_path: str | Path | None = None, extra_args: Sequence[str] = (), **options: Any
 ) -> LocalModelServer:
@@ -419,16 +414,12 @@ def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -
     build = llama_server_build()
     found = binary if binary is not None else build.binary if build.ready else None
     if requested != "llama-cpp-python" and found is not None and found.is_file() and os.access(found, os.X_OK):
-        why = "given: --llama-server" if binary else _why_llama_server(requested)
+        why = "given: --llama-server" if binary else {"llama-server": "asked for"}.get(requested, "built here")
         slots = f"{parallel} parallel slot(s), continuous batching, each slot keeping its prompt (cache_prompt)"
         return BackendChoice("llama-server", found, f"llama.cpp's llama-server ({why}): {slots}")
     if requested == "llama-server":
         raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=binary if binary is not None else build.binary)
     return _python_backend(requested, parallel, build.state.value)
-
-
-def _why_llama_server(requested: str) -> str:
-    return "asked for" if requested == "llama-server" else "built here"
 
 
 def _python_backend(requested: str, parallel: int, build_state: str) -> BackendChoice:

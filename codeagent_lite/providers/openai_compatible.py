@@ -333,9 +333,8 @@ class OpenAICompatibleProvider:
         choice = completion.choices[0]
         if choice.text is None:
             raise ProviderFailure(FailureCode.NO_TEXT, finish_reason=self._excerpt(repr(choice.finish_reason)))
-        if completion.usage is None:  # zeros would be a lie in the token accounting
+        if (usage := completion.usage) is None:  # zeros would be a lie in the token accounting
             raise ProviderFailure(FailureCode.NO_USAGE)
-        usage = completion.usage
         return ProviderResponse(choice.text, usage.prompt_tokens, usage.completion_tokens, choice.finish_reason)
 
     def _decode_body(self, body_text: str) -> object:

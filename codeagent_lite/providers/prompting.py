@@ -1,8 +1,7 @@
 """What a JSON-text model is told: the protocol, the two action shapes and the tools, as text (it has no tool
 channel). The shapes come from ``action_json_schema()``, so the prompt cannot promise one the parser refuses. A
-chat model gets ``render_system_prompt``; a *base* model (Gemma 3 270M) ignores instructions but continues
-patterns (0 of 8 protocol replies from a system prompt, about 7 of 8 from worked examples), so it gets
-``render_completion_prompt``. Both are pure: same input, same bytes.
+chat model gets ``render_system_prompt``; a *base* model, which continues patterns but ignores instructions
+(``openai_completions`` has the numbers), ``render_completion_prompt``. Both are pure: same input, same bytes.
 """
 
 from __future__ import annotations
@@ -142,8 +141,7 @@ mode, 1 of 6 with the conversation-order examples (a stray ``"type"`` in ``argum
 
 
 def _label(message: ProviderMessage) -> str:
-    by_role = {"assistant": "Reply", "system": "Note"}.get(message.role)
-    if by_role is not None:
+    if (by_role := {"assistant": "Reply", "system": "Note"}.get(message.role)) is not None:
         return by_role
     try:  # build_provider_messages sends a tool result as a user message holding one JSON object
         value = json.loads(message.content)
