@@ -10,13 +10,14 @@ from __future__ import annotations
 import bisect
 import html
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 __all__ = ["ELLIPSIS", "JSON_KINDS", "N_", "QUOTE_CHARS", "display_width", "escape_html", "json_kind", "pad"]
-__all__ += ["error_reason", "error_text", "printable", "quote", "shorten", "shorten_counted"]
+__all__ += ["error_reason", "error_text", "few_names", "printable", "quote", "shorten", "shorten_counted"]
 
 ELLIPSIS = "…"  # the one mark for "cut here"
 QUOTE_CHARS = 24  # a quoted excerpt's default length, quotes and ellipsis included
+NAMES_SHOWN = 5  # a reply with a thousand keys is still refused in one line
 
 
 def N_(message: str, /) -> str:
@@ -62,6 +63,12 @@ def quote(text: str, limit: int = QUOTE_CHARS) -> str:
     sizes = range(min(len(head), limit - 3) + 1)
     fitting = bisect.bisect_right(sizes, limit - len(ELLIPSIS), key=lambda size: len(repr(text[:size])))
     return repr(text[: fitting - 1]) + ELLIPSIS  # ``fitting`` sizes fit, counting from 0
+
+
+def few_names(names: Sequence[str], more: str = " and {count} more") -> str:
+    """The first names, quoted, then how many more: ``more`` is in the reader's words (the model's are English)."""
+    rest = len(names) - NAMES_SHOWN
+    return ", ".join(map(quote, names[:NAMES_SHOWN])) + (more.format(count=rest) if rest > 0 else "")
 
 
 def printable(text: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, cast
 
-from .display import json_kind, quote
+from .display import few_names, json_kind
 from .kernel_types import Action, FinalAnswer, ToolCall
 from .model_adapter import InvalidModelOutputError, ValidationLayer
 from .strict_json import check_json_syntax, too_deep
@@ -61,9 +61,8 @@ def _field_problem(kind: FieldKind, value: Any, action_type: ActionType) -> tupl
 def _field_set_error(obj: dict[str, Any], contract: Mapping[str, FieldKind], action_type: ActionType) -> Exception:
     missing = tuple(name for name in contract if name not in obj)
     unexpected = tuple(name for name in obj if name not in contract)
-    named = ", ".join(map(quote, unexpected[:5])) + (f" and {len(unexpected) - 5} more" if unexpected[5:] else "")
     problems = [f"missing {', '.join(missing)}"] if missing else []
-    problems += [f"unexpected {named}"] if unexpected else []
+    problems += [f"unexpected {few_names(unexpected)}"] if unexpected else []
     problem, expected = "; ".join(problems), "exactly " + ", ".join(contract)
     code = "missing_field" if missing else "extra_field"
     message = f"{action_type} fields do not match the contract: {problem} (expected {expected})"

@@ -45,7 +45,7 @@ ROOMS = ("agent", "providers", "workbook")
 # What a provider may take from the chapter: the protocol's own types, the action
 # contract it describes to its model, and the one way untrusted text is shown (display).
 PROVIDER_ALLOWED_NAMES = {
-    "display": {"error_text", "json_kind", "printable", "quote", "shorten", "shorten_counted"},
+    "display": {"N_", "error_text", "json_kind", "printable", "quote", "shorten", "shorten_counted"},
     "json_text_adapter": {"ProviderError", "ProviderResponse", "TextProvider"},
     "json_text_messages": {"ProviderMessage", "encode_json"},
     "kernel_types": {"ToolSpec"},

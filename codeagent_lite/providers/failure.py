@@ -12,13 +12,10 @@ from collections.abc import Mapping
 from enum import StrEnum
 from types import MappingProxyType
 
+from ..display import N_
 from ..json_text_adapter import ProviderError
 
 __all__ = ["FAILURE_WORDS", "FailureCode", "ProviderFailure", "SetupFailure", "engine_end"]
-
-
-def N_(message: str) -> str:  # marks a catalog id for ``pybabel extract``; the workbook translates it
-    return message
 
 
 class FailureCode(StrEnum):

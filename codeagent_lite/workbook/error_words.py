@@ -8,7 +8,7 @@ type name), it is shown as the error holds it; a code this table does not know (
 
 from __future__ import annotations
 
-from ..display import JSON_KINDS, json_kind, quote
+from ..display import JSON_KINDS, few_names, json_kind, quote
 from ..json_action_parser import CONTRACTS
 from ..model_adapter import InvalidModelOutputError
 from .language import Language
@@ -97,12 +97,12 @@ def _found(error: InvalidModelOutputError, code: str, params: dict[str, object],
 
 
 def _field_set(params: dict[str, object], language: Language | None) -> str:
-    """What is missing and what is not in the contract, as the parser names them (at most five of the second)."""
+    """What is missing and what is not in the contract, named as the parser names them."""
     missing, unexpected = (_names(params.get(name)) for name in ("missing", "unexpected"))
     said = [_("missing {names}", language, names=", ".join(missing))] if missing else []
     if unexpected:
-        more = _(" and {count} more", language, count=len(unexpected) - 5) if unexpected[5:] else ""
-        said.append(_("unexpected {names}", language, names=", ".join(map(quote, unexpected[:5])) + more))
+        names = few_names(unexpected, more=_(" and {count} more", language))
+        said.append(_("unexpected {names}", language, names=names))
     return _("; ", language).join(said)
 
 
