@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import ClassVar, Literal, TypeAlias
 
-from ..display import N_, error_text, quote, shorten, shorten_counted
+from ..display import ELLIPSIS, N_, error_text, quote, shorten, shorten_counted
 from ..kernel_types import Action, FinalAnswer, HistoryItem, Message, MessageRole, ToolCall, ToolResult
 from ..model_adapter import (
     InvalidModelOutputError,
@@ -207,7 +207,7 @@ def _message_of(error: InvalidModelOutputError) -> str:
 
 def _end_sentence(text: str) -> str:
     # A preview already ends in "..." or "…"; a second full stop would read as a typo.
-    return text if text.endswith((".", "…")) else text + "."
+    return text if text.endswith((".", ELLIPSIS)) else text + "."
 
 
 def repeated_call_id_message(call_id: str, suggestion: str) -> str:

@@ -1,6 +1,6 @@
 """Values and exceptions as plain data, both ways across a sandbox's channel: one format for verify and the grader.
 
-Why one module: two codecs would be two sets of rules to get right; it runs in the sandbox too (stdlib only).
+Why one module: two codecs would be two sets of rules to get right; it runs in the sandbox too (stdlib and display).
 ``encode`` cuts at ``Caps`` and sends what it cannot read as data as its type and a cut ``repr``; ``decode`` builds
 only the classes the reader names and refuses unknown tags and deep nesting: a hostile child's message decodes at
 worst into wrong values.
@@ -15,6 +15,8 @@ import enum
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from ..display import shorten
 
 __all__ = [
     "GRADER_CAPS",
@@ -105,7 +107,7 @@ def shown(value: object, limit: int = 300) -> str:
         text = repr(value)
     except BaseException as error:  # learner code: anything may come out
         text = f"<repr raised {type(error).__name__}>"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 def encode(value: object, depth: int = 0, caps: Caps = Caps()) -> Any:
