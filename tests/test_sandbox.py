@@ -39,7 +39,7 @@ def test_linux_runs_children_in_bubblewrap_where_ci_requires_it() -> None:
 
 def test_the_childs_package_holds_the_kernel_types_and_no_reference_module() -> None:
     closure = sandbox.kernel_closure()
-    assert {"kernel_types", "model_adapter"} <= set(closure)
+    assert {"kernel_types", "model_adapter", "display"} <= set(closure)  # display: wire, copied beside, imports it
     assert not set(closure) & sandbox.REFERENCE_MODULES
     outcome = run(
         "import os, sandbox_io\n"

@@ -42,7 +42,7 @@ REFERENCE_MODULES = frozenset(
 )
 """The chapter's reference modules: never copied into a sandbox, whatever imports them."""
 
-_KERNEL_ROOTS = ("kernel_types", "model_adapter")
+_KERNEL_ROOTS = ("kernel_types", "model_adapter", "display")  # display: the channel's codec (wire) cuts with it
 _PACKAGE = "codeagent_lite"
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 # the interpreter under any virtual environment: its prefix is all the child sees
