@@ -15,13 +15,17 @@ The rules:
 - no saved widget state (it holds random ids and is rebuilt on every run);
 - ``NBVAL_IGNORE_OUTPUT`` only on cells that display a widget, and no ``NBVAL_SKIP``:
   everything else is compared;
-- the markdown cites the blog chapter, and every ``##`` heading carries a Chinese title.
+- the markdown cites the blog chapter, and every ``##`` heading carries a Chinese title;
+- the markdown renders as written: no bare web address runs into the Chinese after it (a renderer takes the
+  Chinese into the link), and no line break inside a paragraph sits between two Chinese characters or beside
+  full-width punctuation (a browser shows it as a stray space there).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +57,10 @@ SECRET = re.compile(
     re.IGNORECASE,
 )
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# A bare address (not in <...> or a [text](...) link) that goes on into non-ASCII text: autolinking takes it all.
+RUN_ON_URL = re.compile(r"(?<![<(\w])https?://[^\s<>()]*?[^\x00-\x7f]")
+FULL_WIDTH = re.compile(r"[\u3000-\u303f\uff00-\uffef“”‘’]")
+BLOCK_START = re.compile(r"\s*(?:[-*+]\s|\d+\.\s|#|>|\||```|~~~)")
 IGNORE_OUTPUT_MARK = re.compile(r"^\s*#\s*NBVAL_IGNORE_OUTPUT\b", re.MULTILINE)
 SKIP_MARK = re.compile(r"^\s*#\s*NBVAL_SKIP\b", re.MULTILINE)
 
@@ -87,6 +95,36 @@ def _headings(markdown: str, level: int) -> list[str]:
         elif not in_fence and stripped.startswith(prefix):
             headings.append(stripped)
     return headings
+
+
+def _shows_a_space(line: str, next_line: str) -> bool:
+    """Whether the soft line break between two lines of one paragraph shows as a space that Chinese does not have."""
+    if not line.strip() or not next_line.strip() or line.startswith("    ") or next_line.startswith("    "):
+        return False
+    if line.lstrip().startswith(("#", "|")) or BLOCK_START.match(next_line) or line.endswith(("  ", "\\")):
+        return False
+    before, after = line.rstrip("*_")[-1:], next_line.lstrip().lstrip("*_")[:1]
+    if FULL_WIDTH.match(before) or FULL_WIDTH.match(after):
+        return True
+    return bool(CJK.match(before) and CJK.match(after))
+
+
+def _markdown_rendering_problems(index: int, markdown: str) -> list[str]:
+    """Where one markdown cell would not render as written (see the module's rules)."""
+    problems = [
+        f"cell {index}: the bare address {match.group()!r}... runs into the text after it; write it as <address>"
+        for match in RUN_ON_URL.finditer(markdown)
+    ]
+    lines = markdown.split("\n")
+    in_fence = False
+    for line, next_line in pairwise(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        if not in_fence and _shows_a_space(line, next_line):
+            problems.append(
+                f"cell {index}: the line break after {line[-12:]!r} shows as a space in Chinese; join the lines"
+            )
+    return problems
 
 
 def _cell_tags(cell: dict[str, Any]) -> set[str]:
@@ -154,6 +192,9 @@ def notebook_problems(path: Path) -> list[str]:
                 if SECRET.search(text):
                     problems.append(f"cell {index}: an output contains something that looks like a token or API key")
 
+    for index, cell in enumerate(cells):
+        if cell.get("cell_type") == "markdown":
+            problems.extend(_markdown_rendering_problems(index, str(cell.get("source", ""))))
     markdown = "\n\n".join(str(cell.get("source", "")) for cell in cells if cell.get("cell_type") == "markdown")
     if BLOG_URL not in markdown:
         problems.append(f"markdown does not cite the blog chapter ({BLOG_URL})")
@@ -271,6 +312,14 @@ def _english_heading(nb: nbformat.NotebookNode) -> None:
     nb.cells[1].source = "## Layer 1: JSON syntax"
 
 
+def _run_on_address(nb: nbformat.NotebookNode) -> None:
+    nb.cells[0].source = f"# 4. Demo · 四、演示\n\n这一章（{BLOG_URL}）讲三个文件。"
+
+
+def _chinese_line_break(nb: nbformat.NotebookNode) -> None:
+    nb.cells[0].source = f"# 4. Demo · 四、演示\n\n[博客]({BLOG_URL})的这一节讲\n三个文件。"
+
+
 def _ignored_print(nb: nbformat.NotebookNode) -> None:
     nb.cells[2].source = "# NBVAL_IGNORE_OUTPUT\nprint('hello')"
 
@@ -302,6 +351,8 @@ BROKEN = {
     "widget state": (_widget_state, "saves widget state"),
     "no blog address": (_no_blog, "does not cite the blog chapter"),
     "heading without Chinese": (_english_heading, "heading '## Layer 1: JSON syntax' has no Chinese section title"),
+    "bare address into Chinese": (_run_on_address, "cell 0: the bare address 'https://zhuanlan"),
+    "line break between Chinese": (_chinese_line_break, "shows as a space in Chinese"),
     "ignored non-widget cell": (_ignored_print, "cell 2: ignores its output under nbval but displays no widget"),
     "skipped cell": (_skipped, "cell 2: is skipped by nbval"),
 }
