@@ -816,3 +816,24 @@ def test_a_look_alike_that_raises_is_said_as_the_error_not_as_data(tmp_path: Pat
     text = str(verify(_solution_with(tmp_path, "json_action_parser", raises), step=4, seed=7, time_limit=10))
     assert "on the valid look-alike" in text and "it raised KeyError: 'note'" in text, text
     assert "'$error'" not in text, text
+
+
+# --------------------------------------------------------------------------- third bug hunt
+
+PATCHES_JSON_DUMPS = """
+_plain_dumps = json.dumps
+
+
+def _compact_dumps(value, **_ignored):  # every json.dumps in the process writes the chapter's encoding
+    return _plain_dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+json.dumps = _compact_dumps
+"""
+
+
+def test_a_learner_replacing_json_dumps_does_not_break_the_channel(tmp_path: Path) -> None:
+    """The channel's writer looked ``json.dumps`` up at each message: the learner's own (non-ASCII, whatever it was
+    asked) made every message garbage, and a correct file was reported as one that could not be loaded."""
+    report = verify(_solution_with(tmp_path, "json_text_messages", PATCHES_JSON_DUMPS), step=1, time_limit=10)
+    assert report.ok and report.passed == 12, str(report)
