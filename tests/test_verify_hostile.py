@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -816,3 +817,36 @@ def test_a_look_alike_that_raises_is_said_as_the_error_not_as_data(tmp_path: Pat
     text = str(verify(_solution_with(tmp_path, "json_action_parser", raises), step=4, seed=7, time_limit=10))
     assert "on the valid look-alike" in text and "it raised KeyError: 'note'" in text, text
     assert "'$error'" not in text, text
+
+
+# --------------------------------------------------------------------------- third bug hunt
+
+PATCHES_JSON_DUMPS = """
+_plain_dumps = json.dumps
+
+
+def _compact_dumps(value, **_ignored):  # every json.dumps in the process writes the chapter's encoding
+    return _plain_dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+json.dumps = _compact_dumps
+"""
+
+
+def test_a_learner_replacing_json_dumps_does_not_break_the_channel(tmp_path: Path) -> None:
+    """The channel's writer looked ``json.dumps`` up at each message: the learner's own (non-ASCII, whatever it was
+    asked) made every message garbage, and a correct file was reported as one that could not be loaded."""
+    report = verify(_solution_with(tmp_path, "json_text_messages", PATCHES_JSON_DUMPS), step=1, time_limit=10)
+    assert report.ok and report.passed == 12, str(report)
+
+
+def test_an_import_error_names_no_path_of_this_machine(tmp_path: Path) -> None:
+    """An ImportError names the file it looked in: the interpreter's under the teacher's home (a pyenv), the
+    sandbox's folder (random without bubblewrap). A report, a notebook's saved output, reads the same anywhere."""
+    folder = _solution_with(tmp_path, "json_text_messages", "\nfrom json import no_such_name\n")
+    with (folder / "json_text_adapter.py").open("a", encoding="utf-8") as adapter:
+        adapter.write("\nfrom .json_action_parser import no_such_helper\n")
+    text = str(verify(folder, step=2, time_limit=10))
+    assert text.count("cannot import name") == 2 and "json/__init__.py" in text, text
+    for machine_path in (os.path.join(sys.base_prefix, ""), "/sandbox/", "cal-sandbox-"):
+        assert machine_path not in text, text

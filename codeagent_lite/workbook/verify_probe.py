@@ -45,18 +45,28 @@ def describe_error(error: BaseException, package_dir: str = "") -> dict[str, Any
     """``wire.describe_error``'s facts, and what only a learner's raise has: where in their folder it was raised,
     a syntax error's place, an exit's code and the cause as it would print."""
     described = wire.describe_error(error)
+    described["message"] = _relative(described["message"], package_dir)
     described["place"] = None
     with contextlib.suppress(Exception):  # the innermost frame in the learner's folder
         for frame in traceback.extract_tb(error.__traceback__):
             if package_dir and os.path.dirname(os.path.abspath(frame.filename)) == package_dir:
                 described["place"] = [os.path.basename(frame.filename), frame.lineno]
     if error.__cause__ is not None:
-        described["cause_shown"] = shown(error.__cause__)
+        described["cause_shown"] = _relative(shown(error.__cause__), package_dir)
     if isinstance(error, SyntaxError) and error.filename:
         described["syntax"] = [os.path.basename(error.filename), error.lineno, str(error.msg)]
     if isinstance(error, SystemExit):
         described["exit_code"] = shown(error.code)
     return described
+
+
+def _relative(text: str, package_dir: str) -> str:
+    """``text`` without this machine's paths (an ImportError names the file it looked in): relative to the sandbox
+    and to the interpreter's prefix, as a report must read the same on every machine."""
+    for root in (os.path.dirname(package_dir), sys.base_prefix):
+        if root:
+            text = text.replace(os.path.join(root, ""), "")
+    return text
 
 
 def run_probe(
