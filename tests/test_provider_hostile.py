@@ -164,15 +164,20 @@ def test_no_raw_client_exception_is_chained(server: Server) -> None:
     assert "APIStatusError" not in "".join(traceback.format_exception(error))
 
 
-def test_a_query_secret_in_the_base_url_is_never_shown(server: Server) -> None:
+@pytest.mark.parametrize(
+    ("query", "shown_query"),
+    [("api-key=query-secret-123", "api-key=***"), ("query-secret-123", "***"), ("a=1&query%2Dsecret-123", "a=***&***")],
+    ids=["named", "bare", "bare-escaped"],
+)
+def test_a_query_secret_in_the_base_url_is_never_shown(server: Server, query: str, shown_query: str) -> None:
+    """A bare item (``?sk-...``, no "=") is a value too: most likely the key pasted onto the address."""
     port = server.base_url.split(":")[2].split("/")[0]
-    secret_url = f"http://127.0.0.1:{port}/v1?api-key=query-secret-123"
     server.answer = Answer(status=403, body=b'{"error": "query-secret-123 refused"}')
-    target = provider(secret_url)
+    target = provider(f"http://127.0.0.1:{port}/v1?{query}")
     error = refusal(target)
     shown = everything_printed_about(error) + repr(target) + target.shown_url
     assert "query-secret-123" not in shown
-    assert target.shown_url == f"http://127.0.0.1:{port}/v1?api-key=***"
+    assert target.shown_url == f"http://127.0.0.1:{port}/v1?{shown_query}"
 
 
 @pytest.mark.parametrize(
