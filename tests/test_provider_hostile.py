@@ -137,6 +137,13 @@ def test_a_broken_base_url_is_a_clear_error(base_url: object) -> None:
 # --------------------------------------------------------------------------- secrets
 
 
+def test_what_a_provider_holds_never_spells_its_key_in_a_repr(server: Server) -> None:
+    """A variable inspector, ``vars(provider)`` or a traceback showing locals prints the reprs of its attributes: the
+    redactor's pieces of the key must not be among them (folded to lower case, they still read as the key)."""
+    shown = repr(vars(provider(server.base_url))).casefold()
+    assert not any(KEY.casefold()[start : start + 8] in shown for start in range(len(KEY) - 7))
+
+
 @pytest.mark.parametrize("ending", ["\r\n", "\n", "\r", "  "])
 def test_a_key_with_a_line_ending_is_sent_and_scrubbed_without_it(
     server: Server, monkeypatch: pytest.MonkeyPatch, ending: str

@@ -123,7 +123,7 @@ def _encoded_forms(secret: bytes) -> list[str]:
     return forms
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)  # its runs spell the secrets: a repr would show them
 class Redactor:
     """Replaces each run of a few secrets' characters, in any spelling, by ``***``.
 
