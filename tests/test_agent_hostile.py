@@ -415,3 +415,27 @@ def test_an_adapter_that_breaks_its_contract_ends_the_run_with_its_transcript(be
     assert "Adapter 出错" in text and printable(text) == text
     stopped = next(line for line in text.splitlines() if line.startswith("结束："))
     assert "第 2 次模型调用：adapter.complete " in stopped and "model call" not in stopped, stopped
+
+
+def _refused_with_usage_and_a_bad_layer() -> Any:
+    from codeagent_lite import InvalidModelOutputError, TokenUsage, ValidationLayer
+
+    error = InvalidModelOutputError("bad", layer=ValidationLayer.FIELDS, usage=TokenUsage(30, 4))
+    error.layer = 4  # type: ignore[assignment]
+    raise error
+
+
+def _a_response_of_no_action() -> Any:
+    from codeagent_lite import ModelResponse, TokenUsage
+
+    return ModelResponse({"type": "final_answer", "content": "a dict"}, TokenUsage(30, 4))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("behaviour", [_refused_with_usage_and_a_bad_layer, _a_response_of_no_action])
+def test_a_broken_adapters_counted_usage_is_kept(behaviour: Any) -> None:
+    """The server was paid for the call whose answer the adapter then mishandled: its tokens stay in the total."""
+    from codeagent_lite.agent.loop import StopReason
+
+    transcript = run_agent(_BrokenAdapter(behaviour), (custom_tool("echo", lambda arguments: "echoed"),), "task")
+    assert transcript.stop_reason is StopReason.ADAPTER_ERROR
+    assert (transcript.usage.input_tokens, transcript.usage.output_tokens) == (37, 6)

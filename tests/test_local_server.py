@@ -593,6 +593,22 @@ def test_the_engine_log_is_read_at_its_end_and_shown_escaped(tmp_path: Path) -> 
     assert tail.endswith("the end \\x1b[2J") and len(tail) < 1000, tail[-200:]
 
 
+def test_an_engine_path_that_cannot_run_is_named_escaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A binary's name is the teacher's argv or a folder's: printed raw, an escape in it would clear the screen."""
+    from codeagent_lite.providers.local_server import _choose_backend
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with pytest.raises(ProviderFailure) as missing:
+        _choose_backend("llama-server", 1, tmp_path / "no\x1b[2Jserver")
+    not_a_program = tmp_path / "not\x1b[2Ja-program"
+    not_a_program.write_bytes(b"\x7fELF garbage")
+    not_a_program.chmod(0o755)
+    with pytest.raises(EngineStartError) as unstartable:
+        start_local_server([str(not_a_program), "{port}"], startup_timeout=30)
+    for error in (missing.value, unstartable.value):
+        assert "\x1b" not in str(error) and "\\x1b[2J" in str(error), str(error)
+
+
 def test_an_engine_that_fails_before_serving_exits_1_not_sigabrt(tmp_path: Path) -> None:
     """With --exit-with-parent a thread reads stdin; a failing start shut the interpreter down around it: SIGABRT,
     said as "llama.cpp stopped on a failed check" over a corrupt model file or a taken port."""

@@ -137,6 +137,13 @@ def test_a_broken_base_url_is_a_clear_error(base_url: object) -> None:
 # --------------------------------------------------------------------------- secrets
 
 
+def test_what_a_provider_holds_never_spells_its_key_in_a_repr(server: Server) -> None:
+    """A variable inspector, ``vars(provider)`` or a traceback showing locals prints the reprs of its attributes: the
+    redactor's pieces of the key must not be among them (folded to lower case, they still read as the key)."""
+    shown = repr(vars(provider(server.base_url))).casefold()
+    assert not any(KEY.casefold()[start : start + 8] in shown for start in range(len(KEY) - 7))
+
+
 @pytest.mark.parametrize("ending", ["\r\n", "\n", "\r", "  "])
 def test_a_key_with_a_line_ending_is_sent_and_scrubbed_without_it(
     server: Server, monkeypatch: pytest.MonkeyPatch, ending: str
@@ -164,15 +171,20 @@ def test_no_raw_client_exception_is_chained(server: Server) -> None:
     assert "APIStatusError" not in "".join(traceback.format_exception(error))
 
 
-def test_a_query_secret_in_the_base_url_is_never_shown(server: Server) -> None:
+@pytest.mark.parametrize(
+    ("query", "shown_query"),
+    [("api-key=query-secret-123", "api-key=***"), ("query-secret-123", "***"), ("a=1&query%2Dsecret-123", "a=***&***")],
+    ids=["named", "bare", "bare-escaped"],
+)
+def test_a_query_secret_in_the_base_url_is_never_shown(server: Server, query: str, shown_query: str) -> None:
+    """A bare item (``?sk-...``, no "=") is a value too: most likely the key pasted onto the address."""
     port = server.base_url.split(":")[2].split("/")[0]
-    secret_url = f"http://127.0.0.1:{port}/v1?api-key=query-secret-123"
     server.answer = Answer(status=403, body=b'{"error": "query-secret-123 refused"}')
-    target = provider(secret_url)
+    target = provider(f"http://127.0.0.1:{port}/v1?{query}")
     error = refusal(target)
     shown = everything_printed_about(error) + repr(target) + target.shown_url
     assert "query-secret-123" not in shown
-    assert target.shown_url == f"http://127.0.0.1:{port}/v1?api-key=***"
+    assert target.shown_url == f"http://127.0.0.1:{port}/v1?{shown_query}"
 
 
 @pytest.mark.parametrize(

@@ -309,9 +309,10 @@ class _Run:
             self.steps.append(ProviderErrorStep(call_number, error_text(error), error, counted))
             return self.finish(StopReason.PROVIDER_ERROR, error_text(error))
         except InvalidModelOutputError as error:
+            step = self.rejection(call_number, error)  # its cost counted first: a broken adapter's call was paid too
             if not isinstance(error.layer, ValidationLayer):
                 return self.broken(call_number, "adapter_bad_layer", layer_type=type(error.layer).__name__)
-            return self.reject(self.rejection(call_number, error), correction_message(error))
+            return self.reject(step, correction_message(error))
         except KeyboardInterrupt:  # Ctrl-C while the model thinks, where a run spends most of its time
             return self.stop(StopReason.INTERRUPTED, "model_call_interrupted", call=call_number)
         except BaseException as error:  # sys.exit() in an adapter must not end the notebook either
@@ -322,6 +323,7 @@ class _Run:
                 error=shorten(error_text(error), _MAX_REASON_CHARS),
             )
         if not _is_response(response):
+            self.total += _paid(response)
             return self.broken(call_number, "adapter_returned", returned=type(response).__name__)
         return response
 
@@ -370,6 +372,12 @@ def _is_response(response: object) -> bool:
         and isinstance(response.action, (ToolCall, FinalAnswer))
         and isinstance(response.usage, TokenUsage)
     )
+
+
+def _paid(response: object) -> TokenUsage:
+    """What a ``ModelResponse`` of no action still cost, when its usage says so."""
+    usage = response.usage if isinstance(response, ModelResponse) else None
+    return usage if isinstance(usage, TokenUsage) else TokenUsage(0, 0)
 
 
 def _counted(error: ModelProviderError) -> TokenUsage | None:

@@ -257,7 +257,7 @@ def _spawn(command: Sequence[str], log_path: Path, temporary: bool) -> subproces
     except OSError as error:  # a missing or non-executable binary: 127, as a shell says it
         if temporary:
             log_path.unlink(missing_ok=True)
-        raise EngineStartError(engine_end(127), f"cannot start {command[0]}: {error}") from None
+        raise EngineStartError(engine_end(127), printable(f"cannot start {command[0]}: {error}")) from None
     return process
 
 
@@ -418,7 +418,7 @@ def _choose_backend(requested: str, parallel: int, binary: Path | None = None) -
         slots = f"{parallel} parallel slot(s), continuous batching, each slot keeping its prompt (cache_prompt)"
         return BackendChoice("llama-server", found, f"llama.cpp's llama-server ({why}): {slots}")
     if requested == "llama-server":
-        raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=binary if binary is not None else build.binary)
+        raise ProviderFailure(FailureCode.NOT_EXECUTABLE, path=printable(str(binary or build.binary)))
     return _python_backend(requested, parallel, build.state.value)
 
 

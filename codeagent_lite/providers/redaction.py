@@ -123,7 +123,7 @@ def _encoded_forms(secret: bytes) -> list[str]:
     return forms
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)  # its runs spell the secrets: a repr would show them
 class Redactor:
     """Replaces each run of a few secrets' characters, in any spelling, by ``***``.
 
@@ -191,13 +191,22 @@ def _masked(text: str, hidden: list[tuple[int, int]]) -> str:
 _PATH_PARAMETER = re.compile(r"(;[^/;=]*=)([^/;]*)")  # "/v1;key=..." : a value that may be a credential
 
 
+def _query_items(query: str) -> list[tuple[str, str | None]]:
+    """Each item of a query, decoded: its name and value, or the item itself and None when it has no "=" (a bare
+    ``?sk-...`` is a value, most likely the key)."""
+    items = (item.partition("=") for item in query.split("&") if item)
+    return [
+        (urllib.parse.unquote_plus(name), urllib.parse.unquote_plus(value) if eq else None) for name, eq, value in items
+    ]
+
+
 def url_secrets(url: str) -> list[str]:
-    """The parts of ``url`` that may be credentials: user name, password, every query value and path parameter's
-    value, and the fragment (``#access_token=...``; a server never needs it)."""
+    """The parts of ``url`` that may be credentials: user name, password, every query value (a bare item too) and
+    path parameter's value, and the fragment (``#access_token=...``; a server never needs it)."""
     parts = urllib.parse.urlsplit(url)
     secrets = [part for part in (parts.username, parts.password, parts.fragment) if part]
     secrets += [value for _, value in _PATH_PARAMETER.findall(parts.path) if value]
-    return secrets + [value for _, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=False)]
+    return secrets + [name if value is None else value for name, value in _query_items(parts.query) if value != ""]
 
 
 def redact_url(url: str) -> str:
@@ -205,7 +214,7 @@ def redact_url(url: str) -> str:
     parts = urllib.parse.urlsplit(url)
     netloc = f"{MASK}@{parts.netloc.rsplit('@', 1)[1]}" if "@" in parts.netloc else parts.netloc
     path = _PATH_PARAMETER.sub(r"\1" + MASK, parts.path)
-    query = "&".join(f"{name}={MASK}" for name, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+    query = "&".join(MASK if value is None else f"{name}={MASK}" for name, value in _query_items(parts.query))
     return printable(urllib.parse.urlunsplit((parts.scheme, netloc, path, query, MASK if parts.fragment else "")))
 
 
