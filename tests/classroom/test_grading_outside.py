@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -312,6 +313,33 @@ def test_the_autograde_kernel_starts_from_a_checkout_closed_to_other_accounts(
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["package", "False", "[]"]
+
+
+INTERRUPTIBLE = """\
+import signal, sys, time
+signal.signal(signal.SIGINT, lambda *_: (print("interrupted", flush=True), sys.exit(0)))
+print("running", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(not isolated(), reason="bubblewrap")
+def test_interrupting_the_autograde_kernel_reaches_the_kernel_and_does_not_kill_it(tmp_path: Path) -> None:
+    """nbgrader stops a cell past its timeout with SIGINT to the kernel's process group (jupyter_client's
+    interrupt): it killed bwrap, and the kernel with it, so one endless loop stopped a whole submission's grading."""
+    notebook_dir = tmp_path / "course" / "autograded" / "ada" / "exercises"
+    notebook_dir.mkdir(parents=True)
+    connection = tmp_path / "kernel.json"
+    connection.write_text("{}")
+    command = _kernel_sandbox([sys.executable, "-c", INTERRUPTIBLE], notebook_dir, tmp_path / "course", str(connection))
+    kernel = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert kernel.stdout is not None and kernel.stdout.readline() == "running\n"
+        os.killpg(kernel.pid, signal.SIGINT)
+        said, _ = kernel.communicate(timeout=30)
+    finally:
+        kernel.kill()
+    assert (said, kernel.returncode) == ("interrupted\n", 0)
 
 
 def _gone(uid: int, within: float) -> bool:
