@@ -172,6 +172,15 @@ def test_notebook_05_one_exercise_that_hangs_costs_only_its_own_points() -> None
     }, verdicts
 
 
+def test_notebook_05_an_answer_cell_that_never_ends_costs_no_other_cell_its_points() -> None:
+    """Every child runs all the answer cells first: an endless loop at the top of the ungraded exercise 6 made
+    each child miss its deadline, and every graded cell failed; nbgrader's kernel interrupts such a cell."""
+    edition = release.EDITIONS[0]
+    answers = _answer_sources(release.source_notebook(edition), {"exercise_6_answer": "while True:\n    pass\n"})
+    verdicts = judge_exercises(answers, seed=19)
+    assert [name for name, verdict in verdicts.items() if not verdict.passed] == [], verdicts
+
+
 SLOW_EXERCISE_1 = """
 
 import time as _time
