@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 import types
 from collections.abc import Callable
@@ -64,12 +65,27 @@ class _NoFreshCopy:
             raise ImportError(f"{name} cannot be loaded again while its exercise is judged")
 
 
+CELL_SECONDS = 2.0
+"""How long one answer cell may run while loading (honest ones define functions, in milliseconds): a cell that
+never ends stops there, as nbgrader's kernel interrupts it, and the later cells still load within the first
+request's deadline."""
+
+
+def _cell_overran(*_: object) -> None:
+    raise TimeoutError(f"the cell ran longer than {CELL_SECONDS} s")
+
+
 def _load_answers(sources: list[str]) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": "__main__", "display": lambda *args, **kwargs: None}
     for number, source in enumerate(sources, start=1):
+        signal.signal(signal.SIGALRM, _cell_overran)
         try:
-            exec(compile(source, f"<answer cell {number}>", "exec"), namespace)  # the point of this child
-        except BaseException:  # a cell that raises stops only itself, as in a notebook
+            try:
+                signal.setitimer(signal.ITIMER_REAL, CELL_SECONDS)
+                exec(compile(source, f"<answer cell {number}>", "exec"), namespace)  # the point of this child
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except BaseException:  # a cell that raises or overruns stops only itself, as in a notebook
             continue
     return namespace
 

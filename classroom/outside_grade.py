@@ -111,6 +111,9 @@ KERNEL_LIMITS = Limits(memory_bytes=4 * 2**30, processes=64, open_files=256, out
 """The student's kernel as root: its own uid, and these bounds (threads count as processes; ipykernel runs a few)."""
 
 
+_IGNORE_SIGINT = ["/bin/sh", "-c", 'trap "" INT && exec "$@"', "sh"]
+
+
 def _kernel_sandbox(
     command: list[str],
     notebook_dir: Path,
@@ -136,7 +139,9 @@ def _kernel_sandbox(
         )
     hidden = [path.resolve() for path in (course, repo / "solutions", repo / "classroom") if path.is_dir()]
     uid = fresh_uid()
-    wrapped = [bwrap, *_kernel_world(repo, prefix, uid), "--dev", "/dev", "--proc", "/proc"]
+    # jupyter_client interrupts a cell with SIGINT to the kernel's process group, bwrap's included: bwrap dies of
+    # it, and the kernel with it. Ignored here, SIGINT stays ignored through exec; ipykernel handles it itself.
+    wrapped = [*_IGNORE_SIGINT, bwrap, *_kernel_world(repo, prefix, uid), "--dev", "/dev", "--proc", "/proc"]
     for path in hidden:
         wrapped += ["--tmpfs", str(path)]
     for path in (notebook_dir.resolve(), Path(connection_file).resolve()):

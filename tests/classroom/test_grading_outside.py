@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -171,6 +172,15 @@ def test_notebook_05_one_exercise_that_hangs_costs_only_its_own_points() -> None
     }, verdicts
 
 
+def test_notebook_05_an_answer_cell_that_never_ends_costs_no_other_cell_its_points() -> None:
+    """Every child runs all the answer cells first: an endless loop at the top of the ungraded exercise 6 made
+    each child miss its deadline, and every graded cell failed; nbgrader's kernel interrupts such a cell."""
+    edition = release.EDITIONS[0]
+    answers = _answer_sources(release.source_notebook(edition), {"exercise_6_answer": "while True:\n    pass\n"})
+    verdicts = judge_exercises(answers, seed=19)
+    assert [name for name, verdict in verdicts.items() if not verdict.passed] == [], verdicts
+
+
 SLOW_EXERCISE_1 = """
 
 import time as _time
@@ -312,6 +322,33 @@ def test_the_autograde_kernel_starts_from_a_checkout_closed_to_other_accounts(
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["package", "False", "[]"]
+
+
+INTERRUPTIBLE = """\
+import signal, sys, time
+signal.signal(signal.SIGINT, lambda *_: (print("interrupted", flush=True), sys.exit(0)))
+print("running", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(not isolated(), reason="bubblewrap")
+def test_interrupting_the_autograde_kernel_reaches_the_kernel_and_does_not_kill_it(tmp_path: Path) -> None:
+    """nbgrader stops a cell past its timeout with SIGINT to the kernel's process group (jupyter_client's
+    interrupt): it killed bwrap, and the kernel with it, so one endless loop stopped a whole submission's grading."""
+    notebook_dir = tmp_path / "course" / "autograded" / "ada" / "exercises"
+    notebook_dir.mkdir(parents=True)
+    connection = tmp_path / "kernel.json"
+    connection.write_text("{}")
+    command = _kernel_sandbox([sys.executable, "-c", INTERRUPTIBLE], notebook_dir, tmp_path / "course", str(connection))
+    kernel = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert kernel.stdout is not None and kernel.stdout.readline() == "running\n"
+        os.killpg(kernel.pid, signal.SIGINT)
+        said, _ = kernel.communicate(timeout=30)
+    finally:
+        kernel.kill()
+    assert (said, kernel.returncode) == ("interrupted\n", 0)
 
 
 def _gone(uid: int, within: float) -> bool:
