@@ -37,6 +37,8 @@ from typing import Any
 from nbgrader.exchange.default.collect import ExchangeCollect  # type: ignore[import-untyped]
 from nbgrader.utils import parse_utc  # type: ignore[import-untyped]
 
+from codeagent_lite.display import printable
+
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
 MAX_ENTRIES = 10_000  # files and folders in one submission: an assignment has a handful
@@ -64,11 +66,13 @@ class CheckedCollect(ExchangeCollect):  # type: ignore[misc]
         pattern = f"{self.coursedir.student_id or '*'}+{self.coursedir.assignment_id}+*"
         for path in sorted(Path(self.inbound_path).glob(pattern)):
             record = self._path_to_record(str(path))
-            problem = owner_problem(path, record["username"]) if self.check_owner else None
+            problem = name_problem(record["username"])
+            if problem is None and self.check_owner:
+                problem = owner_problem(path, record["username"])
             if problem is None:
                 by_student.setdefault(record["username"], []).append(record)
             else:
-                self.log.error("Not collected: %s: %s", record["filename"], problem)
+                self.log.error("Not collected: %s: %s", printable(record["filename"]), problem)
         self.src_records = [self._chosen(records) for records in by_student.values()]
 
     def _chosen(self, records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -86,7 +90,7 @@ class CheckedCollect(ExchangeCollect):  # type: ignore[misc]
             try:
                 snapshot(Path(src), staged, limit)
             except Refused as refused:
-                self.log.error("Not collected: %s: %s", Path(src).name, refused)
+                self.log.error("Not collected: %s: %s", printable(Path(src).name), refused)
                 return
             stamp = self._path_to_record(src)["timestamp"]
             (staged / TIMESTAMP).write_text(f"{stamp:%Y-%m-%d %H:%M:%S.%f} UTC", encoding="utf-8")
@@ -124,6 +128,16 @@ def _ctime_ns(path: str) -> int:
         return os.lstat(path).st_ctime_ns
     except OSError:  # gone since it was listed
         return 0
+
+
+def name_problem(student: str) -> str | None:
+    """Why ``student`` (a submission's name up to its first ``+``) cannot be a folder of ``submitted/``, or None.
+    nbgrader joins it to the path: ``..`` was collected beside ``submitted/``, an empty name into it, and a name
+    with control characters was printed raw in collect's log, where no owner check stops it (Zero to JupyterHub's
+    uids are unknown to the teacher's pod)."""
+    if student.isprintable() and not student.startswith(".") and student.strip():
+        return None
+    return f"its student name {student!r} cannot be a folder of submitted/"
 
 
 def owner_problem(path: Path, claimed: str) -> str | None:

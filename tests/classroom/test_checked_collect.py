@@ -132,3 +132,15 @@ def test_collect_stamps_each_submission_with_the_time_the_system_vouches_for(tmp
     assert stamps["alice"] == honest, said
     for student in ("bob", "carol"):
         assert stamps[student] >= f"{now - timedelta(seconds=1):%Y-%m-%d %H:%M:%S.%f} UTC", (student, said)
+
+
+def test_a_student_name_that_is_no_folder_of_submitted_is_not_collected(tmp_path: Path) -> None:
+    """Where no owner check can stop it (Zero to JupyterHub's uids), ``..`` was collected beside submitted/, an empty
+    name into it, and a name holding escape codes was printed raw in collect's log."""
+    stamp = f"{datetime.now(UTC):%Y-%m-%d %H:%M:%S.%f} UTC"
+    hostile = ("..", "", ".hidden", "\x1b[2Jevil\x07", " ")
+    names = {f"{student}+ps1+{stamp}+{number}": stamp for number, student in enumerate(hostile)}
+    submitted, said = collect(tmp_path, {**names, f"alice+ps1+{stamp}+9": stamp})
+    assert sorted(os.listdir(submitted)) == ["alice"], said
+    assert sorted(os.listdir(submitted.parent)) == ["gradebook.db", "nbgrader_config.py", "source", "submitted"]
+    assert said.count("Not collected") == len(hostile) and "\x1b" not in said and "\x07" not in said, said
